@@ -1,0 +1,40 @@
+# llmbench — see README.md. Every target works from a clean clone with Go 1.26.
+GO        ?= go
+BIN       ?= bin/llmbench
+FUZZTIME  ?= 60s
+# Packages that start goroutines run their tests under the race detector.
+RACE_PKGS ?= ./kernels/cpu/... ./engine/...
+
+.PHONY: all build run test bench lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+## run: the main job on the built-in default model (no download).
+run: build
+	./$(BIN) generate -p "Once upon a time" -n 128
+
+## test: behaviour and correctness (lint, all tests, race detector where goroutines run).
+test: lint
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+## bench: speed targets (Go benchmarks per kernel and shape).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
+
+## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	./scripts/check-imports.sh
+
+## fuzz: every fuzz target for FUZZTIME each.
+fuzz:
+	./scripts/fuzz-all.sh $(FUZZTIME)
+
+clean:
+	rm -rf bin

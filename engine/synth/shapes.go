@@ -1,0 +1,175 @@
+// Package synth writes synthetic models: a named shape (llama-7b, qwen2-0.5b, …) and a
+// quantization mix become a real GGUF file with seeded random weights at a realistic
+// scale and a working tokenizer, with tensor names and metadata keys as llama.cpp writes
+// them. Every benchmark can then run without downloading a model, and llama.cpp itself
+// loads the same files.
+//
+// Files are streamed: weights are generated and quantized chunk by chunk on all cores and
+// written in order, so writing a 12B model needs a few megabytes of memory. Synthetic
+// models are cached (see Ensure) under the user's cache directory.
+package synth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// VocabKind selects how a shape's tokenizer is built.
+type VocabKind int
+
+// The tokenizer families a shape can have.
+const (
+	// VocabSPM is a SentencePiece vocabulary (tokenizer.ggml.model = "llama") with
+	// <unk>, <s>, </s>, 256 byte-fallback tokens and ▁-prefixed pieces with scores.
+	VocabSPM VocabKind = iota
+	// VocabLlama3 is a byte-level BPE vocabulary (tokenizer.ggml.model = "gpt2",
+	// pre = "llama-bpe") with merges and Llama 3's special tokens.
+	VocabLlama3
+	// VocabQwen2 is a byte-level BPE vocabulary (pre = "qwen2") with merges and Qwen2's
+	// special tokens.
+	VocabQwen2
+)
+
+// Shape is the architecture and hyperparameters of a named model, as the original
+// checkpoint's config.json gives them.
+type Shape struct {
+	Name        string // the synth name ("llama-1b")
+	Description string // the model it imitates
+	Arch        string // general.architecture: "llama" or "qwen2"
+
+	Vocab   int // vocabulary size (rows of token_embd)
+	Embd    int // hidden size (n_embd)
+	Layers  int // transformer blocks
+	Heads   int // attention heads
+	HeadsKV int // key/value heads (GQA)
+	FF      int // feed-forward (intermediate) size
+	// HeadDim is the per-head size when it is not Embd/Heads (Mistral Nemo); 0 means
+	// Embd/Heads. When set, the key_length/value_length keys are written.
+	HeadDim  int
+	Context  int     // training context length
+	RopeBase float32 // rope theta
+	RMSEps   float32 // RMSNorm epsilon
+	// Tied means the output projection shares token_embd (no output.weight tensor).
+	Tied bool
+	// QKVBias means attn_q/attn_k/attn_v have bias vectors (qwen2).
+	QKVBias bool
+	Tok     VocabKind
+}
+
+// headDim returns the size of one attention head.
+func (s Shape) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Embd / s.Heads
+}
+
+// shapes is the table of named shapes. Sources are the Hugging Face config.json of each
+// checkpoint (and, for the context lengths, the values llama.cpp's converters write).
+var shapes = []Shape{
+	{
+		// karpathy/tinyllamas stories15M (llama2.c): dim 288, 6 layers, 6 heads,
+		// hidden_dim 768, vocab 32000, shared classifier (tied). llama2.c trained it with
+		// a 256-token context; llama.cpp's llama2.c converter writes 2048 (as in the
+		// stories260K fixture), which is what we use so benchmarks can fill pp512.
+		Name: "llama-tiny", Description: "stories15M (llama2.c tinyllamas)", Arch: "llama",
+		Vocab: 32000, Embd: 288, Layers: 6, Heads: 6, HeadsKV: 6, FF: 768,
+		Context: 2048, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: VocabSPM,
+	},
+	{
+		// TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json: hidden 2048, intermediate 5632,
+		// 22 layers, 32 heads, 4 KV heads, max_position_embeddings 2048, rope_theta 1e4,
+		// rms_norm_eps 1e-5, untied.
+		Name: "llama-1b", Description: "TinyLlama 1.1B", Arch: "llama",
+		Vocab: 32000, Embd: 2048, Layers: 22, Heads: 32, HeadsKV: 4, FF: 5632,
+		Context: 2048, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM,
+	},
+	{
+		// meta-llama/Llama-2-7b-hf config.json: hidden 4096, intermediate 11008,
+		// 32 layers, 32 heads (MHA), max_position_embeddings 4096, rope_theta 1e4,
+		// rms_norm_eps 1e-5, untied.
+		Name: "llama-7b", Description: "Llama 2 7B", Arch: "llama",
+		Vocab: 32000, Embd: 4096, Layers: 32, Heads: 32, HeadsKV: 32, FF: 11008,
+		Context: 4096, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM,
+	},
+	{
+		// meta-llama/Meta-Llama-3-8B config.json: vocab 128256, hidden 4096,
+		// intermediate 14336, 32 layers, 32 heads, 8 KV heads, max_position_embeddings
+		// 8192, rope_theta 5e5, rms_norm_eps 1e-5, untied.
+		Name: "llama-8b", Description: "Llama 3 8B", Arch: "llama",
+		Vocab: 128256, Embd: 4096, Layers: 32, Heads: 32, HeadsKV: 8, FF: 14336,
+		Context: 8192, RopeBase: 500000, RMSEps: 1e-5, Tok: VocabLlama3,
+	},
+	{
+		// Qwen/Qwen2-0.5B config.json: vocab 151936, hidden 896, intermediate 4864,
+		// 24 layers, 14 heads, 2 KV heads, rope_theta 1e6, rms_norm_eps 1e-6, tied
+		// embeddings, q/k/v biases. Context 32768 as in Qwen's own GGUF releases.
+		Name: "qwen2-0.5b", Description: "Qwen2 0.5B", Arch: "qwen2",
+		Vocab: 151936, Embd: 896, Layers: 24, Heads: 14, HeadsKV: 2, FF: 4864,
+		Context: 32768, RopeBase: 1000000, RMSEps: 1e-6, Tied: true, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
+		// Qwen/Qwen2-7B config.json: vocab 152064, hidden 3584, intermediate 18944,
+		// 28 layers, 28 heads, 4 KV heads, rope_theta 1e6, rms_norm_eps 1e-6, untied,
+		// q/k/v biases. Context 32768 as in Qwen's own GGUF releases.
+		Name: "qwen2-7b", Description: "Qwen2 7B", Arch: "qwen2",
+		Vocab: 152064, Embd: 3584, Layers: 28, Heads: 28, HeadsKV: 4, FF: 18944,
+		Context: 32768, RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
+		// mistralai/Mistral-Nemo-Base-2407 config.json: vocab 131072, hidden 5120,
+		// intermediate 14336, 40 layers, 32 heads, 8 KV heads, head_dim 128 (so
+		// 32×128 = 4096 ≠ 5120), max_position_embeddings 1024000, rope_theta 1e6,
+		// rms_norm_eps 1e-5, untied. The real model uses the "tekken" BPE tokenizer; the
+		// synthetic one gets a SentencePiece vocabulary of the same size, which every
+		// llama.cpp build and llmbench's tokenizer read.
+		Name: "mistral-nemo-12b", Description: "Mistral Nemo 12B", Arch: "llama",
+		Vocab: 131072, Embd: 5120, Layers: 40, Heads: 32, HeadsKV: 8, FF: 14336, HeadDim: 128,
+		Context: 1024000, RopeBase: 1000000, RMSEps: 1e-5, Tok: VocabSPM,
+	},
+}
+
+// Shapes returns the names of the built-in shapes, smallest first.
+func Shapes() []string {
+	out := make([]string, len(shapes))
+	for i, s := range shapes {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Lookup returns the named shape (case-insensitive).
+func Lookup(name string) (Shape, error) {
+	for _, s := range shapes {
+		if strings.EqualFold(s.Name, name) {
+			return s, nil
+		}
+	}
+	return Shape{}, fmt.Errorf("synth: unknown shape %q (known: %s)", name, strings.Join(Shapes(), ", "))
+}
+
+// Validate checks that the hyperparameters are consistent.
+func (s Shape) Validate() error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("synth: shape has no name")
+	case s.Arch != "llama" && s.Arch != "qwen2":
+		return fmt.Errorf("synth: shape %s: architecture %q is not supported", s.Name, s.Arch)
+	case s.Vocab < minVocab(s.Tok):
+		return fmt.Errorf("synth: shape %s: vocabulary of %d is too small (need %d)", s.Name, s.Vocab, minVocab(s.Tok))
+	case s.Embd <= 0 || s.Layers <= 0 || s.FF <= 0 || s.Heads <= 0 || s.HeadsKV <= 0:
+		return fmt.Errorf("synth: shape %s: sizes must be positive", s.Name)
+	case s.Heads%s.HeadsKV != 0:
+		return fmt.Errorf("synth: shape %s: %d heads is not a multiple of %d KV heads", s.Name, s.Heads, s.HeadsKV)
+	case s.HeadDim == 0 && s.Embd%s.Heads != 0:
+		return fmt.Errorf("synth: shape %s: embedding %d is not a multiple of %d heads", s.Name, s.Embd, s.Heads)
+	case s.headDim()%2 != 0:
+		return fmt.Errorf("synth: shape %s: head size %d is odd", s.Name, s.headDim())
+	case s.Context <= 0 || s.RopeBase <= 0 || s.RMSEps <= 0:
+		return fmt.Errorf("synth: shape %s: context, rope base and eps must be positive", s.Name)
+	case slices.ContainsFunc([]int{s.Embd, s.FF, s.Heads * s.headDim(), s.HeadsKV * s.headDim()}, func(n int) bool { return n%32 != 0 }):
+		return fmt.Errorf("synth: shape %s: matrix sizes must be multiples of 32", s.Name)
+	}
+	return nil
+}

@@ -1,0 +1,381 @@
+package synth
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/bits"
+	"runtime"
+	"sync"
+
+	"llmbench/engine/gguf"
+	"llmbench/kernels"
+)
+
+// DefaultSeed is the seed used when none is given.
+const DefaultSeed uint64 = 0
+
+// Version identifies the generator. It is written into every file (llmbench.synth.version)
+// and changes whenever the same Spec would produce different bytes, so stale cached files
+// are regenerated.
+const Version = 1
+
+// Spec is one synthetic model: a shape, a quantization mix and a seed.
+type Spec struct {
+	Shape Shape
+	Type  FileType
+	Seed  uint64
+}
+
+// NewSpec returns the Spec for a shape name and a mix name ("llama-1b", "Q4_K_M").
+func NewSpec(shape, typ string, seed uint64) (Spec, error) {
+	sh, err := Lookup(shape)
+	if err != nil {
+		return Spec{}, err
+	}
+	ft, err := ParseFileType(typ)
+	if err != nil {
+		return Spec{}, err
+	}
+	return Spec{Shape: sh, Type: ft, Seed: seed}, nil
+}
+
+// String returns "shape Type".
+func (s Spec) String() string { return s.Shape.Name + " " + s.Type.Name }
+
+// TensorSpec describes one tensor of a synthetic model and how its values are drawn.
+type TensorSpec struct {
+	Name  string
+	Type  kernels.DType
+	Shape []uint64 // ne[0] (the row length) first, as in GGUF
+
+	role  tensorRole
+	layer int     // block index, -1 outside the blocks
+	mean  float32 // values are mean + std·z, z roughly standard normal
+	std   float32
+}
+
+// Elements returns the number of elements of the tensor.
+func (t TensorSpec) Elements() int64 {
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// Bytes returns the size of the tensor's data.
+func (t TensorSpec) Bytes() int64 {
+	return t.Elements() / int64(t.Type.BlockSize()) * int64(t.Type.BlockBytes())
+}
+
+// Scales of the random values: projections and embeddings ~ N(0, 0.02²) as in the usual
+// initialisation of Llama-family models, norm weights ≈ 1, biases small.
+const (
+	weightStd = 0.02
+	normStd   = 0.05
+	biasStd   = 0.02
+)
+
+// Tensors returns the model's tensors in file order, with the type llama.cpp's quantizer
+// would give each of them under the Spec's mix.
+func (s Spec) Tensors() []TensorSpec {
+	sh := s.Shape
+	e := uint64(sh.Embd)
+	hd := uint64(sh.headDim())
+	q := uint64(sh.Heads) * hd
+	kv := uint64(sh.HeadsKV) * hd
+	ff := uint64(sh.FF)
+	var out []TensorSpec
+	add := func(name string, role tensorRole, layer int, shape ...uint64) {
+		t := TensorSpec{Name: name, Shape: shape, role: role, layer: layer, std: weightStd}
+		switch {
+		case role != roleOther:
+		case len(shape) == 1 && len(name) > 5 && name[len(name)-5:] == ".bias":
+			t.std = biasStd
+		default:
+			t.mean, t.std = 1, normStd
+		}
+		t.Type = tensorType(s.Type, sh, role, layer, int(shape[0]))
+		out = append(out, t)
+	}
+	add("token_embd.weight", roleTokenEmbd, -1, e, uint64(sh.Vocab))
+	for l := range sh.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		add(p+"attn_norm.weight", roleOther, l, e)
+		add(p+"attn_q.weight", roleAttnQ, l, e, q)
+		if sh.QKVBias {
+			add(p+"attn_q.bias", roleOther, l, q)
+		}
+		add(p+"attn_k.weight", roleAttnK, l, e, kv)
+		if sh.QKVBias {
+			add(p+"attn_k.bias", roleOther, l, kv)
+		}
+		add(p+"attn_v.weight", roleAttnV, l, e, kv)
+		if sh.QKVBias {
+			add(p+"attn_v.bias", roleOther, l, kv)
+		}
+		add(p+"attn_output.weight", roleAttnOutput, l, q, e)
+		add(p+"ffn_norm.weight", roleOther, l, e)
+		add(p+"ffn_gate.weight", roleFFNGate, l, e, ff)
+		add(p+"ffn_up.weight", roleFFNUp, l, e, ff)
+		add(p+"ffn_down.weight", roleFFNDown, l, ff, e)
+	}
+	add("output_norm.weight", roleOther, -1, e)
+	if !sh.Tied {
+		add("output.weight", roleOutput, -1, e, uint64(sh.Vocab))
+	}
+	return out
+}
+
+// Params returns the number of parameters (tied embeddings counted once).
+func (s Spec) Params() int64 {
+	var n int64
+	for _, t := range s.Tensors() {
+		n += t.Elements()
+	}
+	return n
+}
+
+// FileSize returns the exact size in bytes of the file Write produces.
+func (s Spec) FileSize() (int64, error) {
+	gw, _, err := s.declare(io.Discard)
+	if err != nil {
+		return 0, err
+	}
+	return int64(gw.Size()), nil
+}
+
+// declare builds a GGUF writer with every key and tensor of the model declared.
+func (s Spec) declare(w io.Writer) (*gguf.Writer, []TensorSpec, error) {
+	if err := s.Shape.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if s.Type.Name == "" {
+		return nil, nil, fmt.Errorf("synth: no type given")
+	}
+	ts := s.Tensors()
+	for _, t := range ts {
+		if quantizer(t.Type) == nil {
+			return nil, nil, fmt.Errorf("synth: %s: no quantizer for %s (tensor %s) in package kernels", s, t.Type, t.Name)
+		}
+	}
+	gw := gguf.NewWriter(w)
+	s.addKVs(gw.AddKV)
+	for _, t := range ts {
+		gw.AddTensor(t.Name, t.Type, t.Shape...)
+	}
+	return gw, ts, nil
+}
+
+// addKVs adds the metadata keys, named and typed as llama.cpp's converter writes them.
+func (s Spec) addKVs(add func(string, any)) {
+	sh := s.Shape
+	a := sh.Arch + "."
+	add("general.architecture", sh.Arch)
+	add("general.type", "model")
+	add("general.name", fmt.Sprintf("llmbench synthetic %s (%s shape)", sh.Name, sh.Description))
+	add("general.file_type", s.Type.ID)
+	add("general.quantization_version", uint32(2))
+	add("llmbench.synth.shape", sh.Name)
+	add("llmbench.synth.seed", s.Seed)
+	add("llmbench.synth.version", uint32(Version))
+	add(a+"vocab_size", uint32(sh.Vocab))
+	add(a+"context_length", uint32(sh.Context))
+	add(a+"embedding_length", uint32(sh.Embd))
+	add(a+"block_count", uint32(sh.Layers))
+	add(a+"feed_forward_length", uint32(sh.FF))
+	add(a+"attention.head_count", uint32(sh.Heads))
+	add(a+"attention.head_count_kv", uint32(sh.HeadsKV))
+	if sh.HeadDim > 0 {
+		add(a+"attention.key_length", uint32(sh.HeadDim))
+		add(a+"attention.value_length", uint32(sh.HeadDim))
+	}
+	add(a+"attention.layer_norm_rms_epsilon", sh.RMSEps)
+	add(a+"rope.freq_base", sh.RopeBase)
+	add(a+"rope.dimension_count", uint32(sh.headDim()))
+	buildVocab(sh).addKVs(add)
+}
+
+// quantizer returns the float→type conversion for t, or nil if kernels has none.
+func quantizer(t kernels.DType) func([]float32, []byte) {
+	if tr := kernels.TraitsOf(t); tr != nil && tr.FromFloat != nil {
+		return tr.FromFloat
+	}
+	return nil
+}
+
+// chunkElems bounds the float32 values generated at once per worker (1 MiB).
+const chunkElems = 1 << 18
+
+// chunk is a range of rows of one tensor, the unit of parallel work.
+type chunk struct {
+	t          int // tensor index
+	row, nrows int
+}
+
+// result is a finished chunk.
+type result struct {
+	buf *[]byte
+	n   int
+}
+
+// Write generates the model described by spec and writes it to w as GGUF. progress, if
+// not nil, is called after each chunk with the tensor bytes written so far and in all.
+// Work is spread over GOMAXPROCS goroutines; the bytes do not depend on their number.
+// Write stops early, returning ctx's error, when ctx is cancelled.
+func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, total int64)) error {
+	gw, ts, err := spec.declare(w)
+	if err != nil {
+		return err
+	}
+	if err := gw.WriteHeader(); err != nil {
+		return fmt.Errorf("synth: %s: %w", spec, err)
+	}
+	var chunks []chunk
+	var total int64
+	maxBytes := 0
+	for i, t := range ts {
+		rowLen := int(t.Shape[0])
+		rows := int(t.Elements() / int64(rowLen))
+		per := max(1, chunkElems/rowLen)
+		for r := 0; r < rows; r += per {
+			chunks = append(chunks, chunk{t: i, row: r, nrows: min(per, rows-r)})
+		}
+		rb, _ := t.Type.RowBytes(rowLen)
+		maxBytes = max(maxBytes, rb*min(per, rows))
+		total += t.Bytes()
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	type pending = chan result
+	order := make(chan pending, 2*workers)
+	work := make(chan struct {
+		c   chunk
+		out pending
+	})
+	bufs := sync.Pool{New: func() any { b := make([]byte, maxBytes); return &b }}
+
+	var wg sync.WaitGroup
+	// Dispatcher: queues chunks in file order, bounded by the order channel.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		for _, c := range chunks {
+			out := make(pending, 1)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- struct {
+				c   chunk
+				out pending
+			}{c, out}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	// Workers: generate and quantize.
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var f []float32
+			for j := range work {
+				t := &ts[j.c.t]
+				rowLen := int(t.Shape[0])
+				n := j.c.nrows * rowLen
+				if cap(f) < n {
+					f = make([]float32, n)
+				}
+				fill(f[:n], spec.Seed, j.c.t, j.c.row, t.mean, t.std)
+				rb, _ := t.Type.RowBytes(rowLen)
+				bp := bufs.Get().(*[]byte)
+				nb := rb * j.c.nrows
+				quantizer(t.Type)(f[:n], (*bp)[:nb])
+				j.out <- result{buf: bp, n: nb}
+			}
+		}()
+	}
+	defer wg.Wait()
+
+	var done int64
+	cur := -1
+	var tw io.Writer
+	for _, c := range chunks {
+		var out pending
+		var ok bool
+		select {
+		case out, ok = <-order:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !ok {
+			return ctx.Err()
+		}
+		var r result
+		select {
+		case r = <-out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if c.t != cur {
+			cur = c.t
+			if tw, err = gw.BeginTensor(ts[cur].Name); err != nil {
+				return fmt.Errorf("synth: %s: %w", spec, err)
+			}
+		}
+		if _, err := tw.Write((*r.buf)[:r.n]); err != nil {
+			return fmt.Errorf("synth: %s: tensor %s: %w", spec, ts[cur].Name, err)
+		}
+		bufs.Put(r.buf)
+		done += int64(r.n)
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	if err := gw.Close(); err != nil {
+		return fmt.Errorf("synth: %s: %w", spec, err)
+	}
+	return ctx.Err()
+}
+
+// fill writes mean + std·z into f, where z are approximately standard normal values
+// (Irwin–Hall with four 16-bit uniforms: bell-shaped, variance 1, bounded by ±3.46)
+// from a generator seeded by (seed, tensor, first row), so every chunk can be made
+// independently and the result does not depend on how the work was split.
+func fill(f []float32, seed uint64, tensor, row int, mean, std float32) {
+	r := wyrand(mix(seed, uint64(tensor), uint64(row)))
+	const scale = 1.7320508 / 65536 // √3 / 2¹⁶
+	k := std * scale
+	c := mean - 131070*k // the sum of four 16-bit uniforms has mean 131070
+	for i := range f {
+		x := r.next()
+		s := (x & 0xffff) + (x >> 16 & 0xffff) + (x >> 32 & 0xffff) + (x >> 48)
+		f[i] = float32(s)*k + c
+	}
+}
+
+// mix hashes the chunk coordinates into a generator state (splitmix64 finalizer).
+func mix(seed, tensor, row uint64) uint64 {
+	z := seed ^ tensor*0x9e3779b97f4a7c15 ^ row*0xbf58476d1ce4e5b9
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// wyrand is a small, fast 64-bit generator (Wang Yi's wyrand).
+type wyrand uint64
+
+func (r *wyrand) next() uint64 {
+	*r += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(uint64(*r), uint64(*r)^0xe7037ed1a0b428db)
+	return hi ^ lo
+}

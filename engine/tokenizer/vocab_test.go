@@ -1,0 +1,107 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const modelsDir = "../../../shared/models"
+
+func vocabDir(t testing.TB) string {
+	dir := filepath.Join(modelsDir, "llama.cpp-vocab")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared fixtures absent (%s): %v", dir, err)
+	}
+	return dir
+}
+
+func loadTokenizer(t testing.TB, path string) *Tokenizer {
+	t.Helper()
+	md, err := readGGUFMeta(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tok, err := FromGGUF(md)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return tok
+}
+
+// readCases returns the inputs and expected ids of a llama.cpp vocab test.
+func readCases(t testing.TB, base string) ([]string, [][]int32) {
+	t.Helper()
+	inp, err := os.ReadFile(base + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outb, err := os.ReadFile(base + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	texts := strings.Split(string(inp), sep)
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(outb), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("%s: %d inputs but %d output lines", base, len(texts), len(lines))
+	}
+	want := make([][]int32, len(lines))
+	for i, l := range lines {
+		for _, f := range strings.Fields(l) {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", base, i+1, err)
+			}
+			want[i] = append(want[i], int32(v))
+		}
+	}
+	return texts, want
+}
+
+// TestLlamaCppVocabs runs every case of every llama.cpp vocab test whose
+// vocab GGUF is present.
+func TestLlamaCppVocabs(t *testing.T) {
+	dir := vocabDir(t)
+	inps, _ := filepath.Glob(filepath.Join(dir, "*.gguf.inp"))
+	if len(inps) == 0 {
+		t.Skip("no vocab tests found")
+	}
+	for _, inp := range inps {
+		base := strings.TrimSuffix(inp, ".inp")
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(base), "ggml-vocab-"), ".gguf")
+		t.Run(name, func(t *testing.T) {
+			if _, err := os.Stat(base); err != nil {
+				t.Skipf("vocab GGUF absent: %s", filepath.Base(base))
+			}
+			md, err := readGGUFMeta(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := FromGGUF(md)
+			if err != nil {
+				if m, _ := md.String(kModel); m == "bert" {
+					t.Skipf("WordPiece not implemented: %v", err)
+				}
+				t.Fatal(err)
+			}
+			texts, want := readCases(t, base)
+			pass := 0
+			for i, text := range texts {
+				got := tok.Encode(text, false, false)
+				if !slices.Equal(got, want[i]) {
+					t.Errorf("case %d %q:\n got  %v\n want %v", i, text, got, want[i])
+					continue
+				}
+				pass++
+			}
+			t.Logf("%s: %d/%d cases pass", name, pass, len(texts))
+		})
+	}
+}

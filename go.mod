@@ -1,0 +1,8 @@
+module llmbench
+
+go 1.26.0
+
+require (
+	github.com/dlclark/regexp2 v1.12.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)

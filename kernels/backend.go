@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Matrix is a weight matrix stored row-major in one of the block formats: Rows rows of
+// Cols elements, each row RowBytes(Cols) bytes.
+type Matrix struct {
+	Type       DType
+	Rows, Cols int
+	Data       []byte
+}
+
+// RoPE describes rotary position embedding as ggml's rope op does it.
+type RoPE struct {
+	Dims      int       // rotated dimensions per head (≤ head size); the rest pass through
+	Base      float32   // frequency base (theta)
+	FreqScale float32   // linear position scale (1 = none)
+	NeoX      bool      // rotate (i, i+Dims/2) pairs instead of adjacent (2i, 2i+1) pairs
+	Factors   []float32 // optional per-pair frequency divisors (llama 3.1's rope_freqs)
+}
+
+// Attention describes causal self-attention of a batch of N new tokens against a KV
+// cache that holds positions [0, Start+N) of one sequence.
+type Attention struct {
+	N, Start       int // new tokens, position of the first of them
+	Heads, KVHeads int // query heads and key/value heads (grouped-query when fewer)
+	HeadDim        int
+	Scale          float32
+	K, V           KVView
+}
+
+// KVView is one layer's key or value cache: row p holds position p, KVHeads*HeadDim
+// values, stored as F32 or F16.
+type KVView struct {
+	Type DType // F32 or F16
+	F32  []float32
+	F16  []uint16
+}
+
+// Backend is the compute contract the engine runs on. Activations are host float32
+// rows; weights are Matrices in any supported block format. Implementations choose
+// how to spread work over threads; results must not depend on the thread count.
+type Backend interface {
+	// Name identifies the backend and its fast paths ("cpu/avx2").
+	Name() string
+	// Threads reports how many threads the backend computes with.
+	Threads() int
+	// MatMul computes dst[i*w.Rows+r] = Σ_c w[r][c]·x[i*w.Cols+c] for n rows of x.
+	MatMul(dst []float32, w *Matrix, x []float32, n int)
+	// RMSNorm normalises each row of x (len(weight) wide) by its root mean square and
+	// multiplies by weight, writing dst (which may alias x).
+	RMSNorm(dst, x, weight []float32, eps float32)
+	// ApplyRoPE rotates, in place, n rows of heads*headDim values at positions start….
+	ApplyRoPE(x []float32, n, start, heads, headDim int, r *RoPE)
+	// Attend computes attention outputs (N rows of Heads*HeadDim) into dst from queries q.
+	Attend(dst, q []float32, a *Attention)
+	// SwiGLU computes dst[i] = silu(gate[i]) * up[i].
+	SwiGLU(dst, gate, up []float32)
+	// Close releases the backend's threads.
+	Close()
+}
+
+// Factory makes a backend with the given number of threads (0 = all cores).
+type Factory func(threads int) (Backend, error)
+
+var backends = map[string]Factory{}
+
+// Register makes a backend available by name; called from init functions.
+func Register(name string, f Factory) { backends[name] = f }
+
+// Select returns a new backend of the named kind.
+func Select(name string, threads int) (Backend, error) {
+	f, ok := backends[name]
+	if !ok {
+		return nil, fmt.Errorf("no backend %q (have %v)", name, Backends())
+	}
+	return f(threads)
+}
+
+// Backends lists the registered backend names.
+func Backends() []string {
+	var names []string
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

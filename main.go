@@ -1,0 +1,77 @@
+// Command llmbench is a terminal workbench for measuring LLM inference: an in-process
+// GGUF engine, benchmarks and (later) a serving load generator, telemetry and a TUI.
+//
+// main.go owns the subcommands and wires the packages together; it is the only place
+// that knows every package.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand: its name, a one-line summary and its entry point.
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"generate", "generate text from a prompt, streaming tokens, then report speed", runGenerate},
+		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
+		{"version", "print the version", func(context.Context, []string) error { fmt.Println("llmbench", version); return nil }},
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: llmbench <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun 'llmbench <command> -h' for a command's flags.\n")
+}
+
+// errUsage marks an error that is the user's command line; it exits with status 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage()
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, c := range commands() {
+		if c.name == name {
+			err := c.run(ctx, os.Args[2:])
+			switch {
+			case err == nil:
+				return
+			case errors.Is(err, errUsage):
+				os.Exit(2)
+			case errors.Is(err, context.Canceled):
+				fmt.Fprintln(os.Stderr, "llmbench: interrupted")
+				os.Exit(130)
+			default:
+				fmt.Fprintln(os.Stderr, "llmbench:", err)
+				os.Exit(1)
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "llmbench: unknown command %q\n\n", name)
+	usage()
+	os.Exit(2)
+}
