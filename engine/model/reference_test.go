@@ -1,8 +1,11 @@
 package model
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"llmbench/engine/gguf"
@@ -314,5 +317,142 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := m.NewCache(4, kernels.Q4_0); err == nil {
 		t.Error("Q4_0 cache: no error")
+	}
+}
+
+// writeTiny writes a small random model of the given architecture (F32 weights) and
+// returns it opened. qwen2 gets q/k/v biases.
+func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
+	t.Helper()
+	const embd, layers, heads, kvHeads, ff, vocab = 32, 2, 4, 2, 48, 40
+	hd := embd / heads
+	rng := seed
+	rnd := func(n int, scale float32) []byte {
+		b := make([]byte, 4*n)
+		for i := range n {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			v := (float32(rng>>40)/float32(1<<24) - 0.5) * 2 * scale
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		return b
+	}
+	ones := func(n int) []byte {
+		b := make([]byte, 4*n)
+		for i := range n {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(1+float32(i%3)*0.1))
+		}
+		return b
+	}
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf)
+	w.AddKV("general.architecture", arch)
+	w.AddKV(arch+".context_length", uint32(64))
+	w.AddKV(arch+".embedding_length", uint32(embd))
+	w.AddKV(arch+".block_count", uint32(layers))
+	w.AddKV(arch+".feed_forward_length", uint32(ff))
+	w.AddKV(arch+".attention.head_count", uint32(heads))
+	w.AddKV(arch+".attention.head_count_kv", uint32(kvHeads))
+	w.AddKV(arch+".attention.layer_norm_rms_epsilon", float32(1e-6))
+	w.AddKV(arch+".rope.freq_base", float32(1e6))
+	type tensor struct {
+		name  string
+		shape []uint64
+		data  []byte
+	}
+	ts := []tensor{{"token_embd.weight", []uint64{embd, vocab}, rnd(embd*vocab, 1)}}
+	for l := range layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts,
+			tensor{p + "attn_norm.weight", []uint64{embd}, ones(embd)},
+			tensor{p + "attn_q.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)},
+			tensor{p + "attn_k.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
+			tensor{p + "attn_v.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
+			tensor{p + "attn_output.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)},
+			tensor{p + "ffn_norm.weight", []uint64{embd}, ones(embd)},
+			tensor{p + "ffn_gate.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
+			tensor{p + "ffn_up.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
+			tensor{p + "ffn_down.weight", []uint64{ff, embd}, rnd(embd*ff, 0.3)})
+		if arch == "qwen2" {
+			ts = append(ts,
+				tensor{p + "attn_q.bias", []uint64{embd}, rnd(embd, 0.5)},
+				tensor{p + "attn_k.bias", []uint64{uint64(kvHeads * hd)}, rnd(kvHeads*hd, 0.5)},
+				tensor{p + "attn_v.bias", []uint64{uint64(kvHeads * hd)}, rnd(kvHeads*hd, 0.5)})
+		}
+	}
+	ts = append(ts, tensor{"output_norm.weight", []uint64{embd}, ones(embd)})
+	for _, x := range ts {
+		w.AddTensor(x.name, kernels.F32, x.shape...)
+	}
+	if err := w.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		tw, err := w.BeginTensor(x.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(x.data)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestSyntheticArchitecturesMatchReference covers what the real fixtures do not: qwen2
+// (NeoX RoPE, q/k/v biases), tied output, a large RoPE base and full-width RoPE.
+func TestSyntheticArchitecturesMatchReference(t *testing.T) {
+	for _, arch := range []string{"llama", "qwen2"} {
+		t.Run(arch, func(t *testing.T) {
+			f := writeTiny(t, arch, 7)
+			m, err := FromGGUF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Rope.NeoX != (arch == "qwen2") || (m.Blocks[0].QBias != nil) != (arch == "qwen2") || !m.TiedOutput {
+				t.Fatalf("config: neox %v bias %v tied %v", m.Rope.NeoX, m.Blocks[0].QBias != nil, m.TiedOutput)
+			}
+			be := cpu.New(2)
+			defer be.Close()
+			tokens := []int32{3, 17, 39, 0, 22, 5, 5, 31}
+			st := m.NewState(len(tokens))
+			cache, _ := m.NewCache(len(tokens), kernels.F32)
+			got, err := m.Forward(be, st, cache, tokens, 0, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := newRef(t, f, m.Config).forward(tokens)
+			for p := range tokens {
+				for j, w := range want[p] {
+					if d := math.Abs(float64(got[p*m.Vocab+j]) - w); d > 1e-4*math.Max(1, math.Abs(w)) {
+						t.Fatalf("position %d logit %d: %g, reference %g", p, j, got[p*m.Vocab+j], w)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf)
+	w.AddKV("general.architecture", "llama")
+	w.AddKV("llama.embedding_length", uint32(32))
+	w.Close()
+	f, _ := gguf.Parse(buf.Bytes())
+	if _, err := FromGGUF(f); err == nil || !strings.Contains(err.Error(), "block_count") {
+		t.Errorf("missing keys: %v", err)
+	}
+	buf.Reset()
+	w = gguf.NewWriter(&buf)
+	w.AddKV("general.architecture", "mamba")
+	w.Close()
+	f, _ = gguf.Parse(buf.Bytes())
+	if _, err := FromGGUF(f); err == nil || !strings.Contains(err.Error(), `"mamba" is not supported`) {
+		t.Errorf("unknown architecture: %v", err)
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// binPath is the llmbench binary built once for the end-to-end tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "llmbench-bin")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "llmbench")
+	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run executes the binary and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestHostileFiles checks that broken files give one clear line on stderr and a
+// non-zero exit status, never a panic.
+func TestHostileFiles(t *testing.T) {
+	good, err := os.ReadFile("engine/builtin/stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	absurd := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint64(absurd[8:], 1<<60) // tensor count
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"truncated", good[:len(good)/2], "truncated"},
+		{"absurd-tensor-count", absurd, "tensor count"},
+		{"wrong-magic", append([]byte("GGML"), good[4:]...), "not a GGUF file"},
+		{"empty", nil, "too short"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, c.name+".gguf")
+			if err := os.WriteFile(path, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"model", "info", path}, {"generate", "-m", path, "-n", "4"}} {
+				_, stderr, code := run(t, args...)
+				lines := strings.Split(strings.TrimSpace(stderr), "\n")
+				if code == 0 || len(lines) != 1 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "panic") {
+					t.Errorf("%v: exit %d, stderr %q; want one line mentioning %q and a non-zero exit", args, code, stderr, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestModelInfo(t *testing.T) {
+	out, stderr, code := run(t, "model", "info", "engine/builtin/stories260K.gguf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"architecture:  llama", "parameters:    292,800", "layers:        5", "vocabulary:    512 tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("model info lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestGenerateBuiltin(t *testing.T) {
+	out, stderr, code := run(t, "generate", "-n", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(out, " Once upon a time, there was a little girl named Lily") {
+		t.Errorf("stdout = %q", out)
+	}
+	if !strings.Contains(stderr, "tokens/s") {
+		t.Errorf("no speed report on stderr: %q", stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"nosuch"}, {"generate", "--nosuch"}} {
+		if _, _, code := run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
