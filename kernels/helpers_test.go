@@ -54,17 +54,22 @@ func relRMSE(x, y []float32) float64 {
 var minOffset = map[DType]int{Q4_1: 0, Q5_1: 0, Q2_K: 80, Q4_K: 0, Q5_K: 0}
 
 // refDot is the plain reference for VecDot: Σ dequant(w)·dequant(x) in float64.
-// It also returns the tolerance the fast dot product is held to:
+// It also returns the tolerance the fast dot product is held to, in two parts:
 //
-//	tol = c·Σ mag_i·|x_i| + [x is Q8_1] 2⁻¹⁰·Σ |m_i|·|x_i| + 1e-37
+//	tol   = c·Σ mag_i·|x_i| + 1e-37
+//	extra = [x is Q8_1] see below, else 0
 //
 // where m_i is the min part of w_i (0 for types without mins) and
 // mag_i = |w_i - m_i| + |m_i| bounds what a float32 rounding of either part can
 // cost; c = (nb+8)·2⁻²³ for nb blocks of quants (one float32 rounding per block
 // product and per running sum), and (n/8+16)·2⁻²³ for F32/F16/BF16 (eight float32
-// running sums of n/8 products each). The Q8_1 term covers ggml's s = fp16(d·Σq),
-// which the dot products use in place of Σx and which is rounded to 11 bits.
-func refDot(t DType, w, x []byte, n int) (ref, tol float64) {
+// running sums of n/8 products each). extra covers ggml's Q8_1 field
+// s = fp16(d·Σq), which the Q4_1/Q5_1 dot products use in place of Σx: it is
+// rounded to fp16 from the unrounded d, so it can differ from Σ dequant(x) by the
+// fp16 rounding of s plus Σq times that of d; per block, with h(v) = max(2⁻¹⁰|v|, 2⁻²⁴),
+//
+//	extra = Σ_blocks |m_b|·(h(s_b) + |Σq_b|·h(d_b))
+func refDot(t DType, w, x []byte, n int) (ref, tol, extra float64) {
 	tr := TraitsOf(t)
 	wf := dequantize(t, w, n)
 	xf := dequantize(tr.VecDotType, x, n)
@@ -76,12 +81,11 @@ func refDot(t DType, w, x []byte, n int) (ref, tol float64) {
 		}
 		tr.ToFloat(w2, mp)
 	}
-	var mag, minMag float64
+	var mag float64
 	for i := range wf {
 		ref += float64(wf[i]) * float64(xf[i])
 		m := math.Abs(float64(mp[i]))
 		mag += (math.Abs(float64(wf[i])-float64(mp[i])) + m) * math.Abs(float64(xf[i]))
-		minMag += m * math.Abs(float64(xf[i]))
 	}
 	c := float64(n/tr.BlockSize+8) * 0x1p-23
 	if tr.BlockSize == 1 {
@@ -89,7 +93,18 @@ func refDot(t DType, w, x []byte, n int) (ref, tol float64) {
 	}
 	tol = c*mag + 1e-37
 	if tr.VecDotType == Q8_1 {
-		tol += 0x1p-10 * minMag
+		// s = fp16(d·Σq) is rounded from the float32 d, while dequant(x) uses the
+		// fp16 d: both roundings count, to 11 bits or to the subnormal quantum.
+		hulp := func(v float64) float64 { return max(0x1p-10*math.Abs(v), 0x1p-24) }
+		for b := 0; b < n/32; b++ {
+			blk := x[36*b : 36*b+36]
+			var sumQ float64
+			for _, q := range blk[4:] {
+				sumQ += float64(int8(q))
+			}
+			m := math.Abs(float64(mp[32*b]))
+			extra += m * (hulp(float64(half(blk[2:]))) + math.Abs(sumQ)*hulp(float64(half(blk[0:]))))
+		}
 	}
-	return ref, tol
+	return ref, tol, extra
 }

@@ -36,7 +36,9 @@ func q4_0ToFloat(src []byte, dst []float32) {
 }
 
 // q4_0FromFloat follows quantize_row_q4_0_ref: the value of largest magnitude maps
-// to -8, the others round half up onto 0..15.
+// to -8, the others round half up onto 0..15. x·(1/d) is rounded to float32 before
+// 8.5 is added, as in a build of ggml without fused multiply-add (with FMA, ggml's
+// own output differs in rare ties; Q5_0 likewise).
 func q4_0FromFloat(src []float32, dst []byte) {
 	nb := fromFloatBlocks("Q4_0", 32, 18, src, dst)
 	for i := 0; i < nb; i++ {

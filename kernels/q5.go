@@ -129,16 +129,15 @@ func vecDotQ5_0Q8_0(n int, w, x []byte) float32 {
 		qa := (*[16]byte)(a[6:])
 		lo := (*[16]byte)(b[2:])
 		hi := (*[16]byte)(b[18:])
-		// Σ (q-16)*y = Σ q*y - 16*Σ y.
-		var s, sy int32
+		var s int32
+		h := uint64(qh) << 4 // bit j of qh at bit 4, bit j+16 at bit 20
 		for j := 0; j < 16; j++ {
-			y0, y1 := int32(int8(lo[j])), int32(int8(hi[j]))
-			q0 := int32(qa[j]&15) | int32(qh>>j&1)<<4
-			q1 := int32(qa[j]>>4) | int32(qh>>(j+16)&1)<<4
-			s += q0*y0 + q1*y1
-			sy += y0 + y1
+			q0 := int32(qa[j]&15) | int32(h&16) - 16
+			q1 := int32(qa[j]>>4) | int32(h>>16&16) - 16
+			s += q0*int32(int8(lo[j])) + q1*int32(int8(hi[j]))
+			h >>= 1
 		}
-		sum += float32(s-16*sy) * (half(a[0:]) * half(b[0:]))
+		sum += float32(s) * (half(a[0:]) * half(b[0:]))
 	}
 	return sum
 }
@@ -154,10 +153,12 @@ func vecDotQ5_1Q8_1(n int, w, x []byte) float32 {
 		lo := (*[16]byte)(b[4:])
 		hi := (*[16]byte)(b[20:])
 		var s int32
+		h := uint64(qh) << 4
 		for j := 0; j < 16; j++ {
-			q0 := int32(qa[j]&15) | int32(qh>>j&1)<<4
-			q1 := int32(qa[j]>>4) | int32(qh>>(j+16)&1)<<4
+			q0 := int32(qa[j]&15) | int32(h&16)
+			q1 := int32(qa[j]>>4) | int32(h>>16&16)
 			s += q0*int32(int8(lo[j])) + q1*int32(int8(hi[j]))
+			h >>= 1
 		}
 		sum += float32(s)*(half(a[0:])*half(b[0:])) + half(a[2:])*half(b[2:])
 	}
