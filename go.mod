@@ -3,6 +3,6 @@ module llmbench
 go 1.26.0
 
 require (
-	github.com/dlclark/regexp2 v1.12.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	github.com/dlclark/regexp2 v1.12.0
+	golang.org/x/sys v0.49.0
 )

@@ -2,6 +2,8 @@ package tokenizer
 
 import (
 	"os"
+
+	"llmbench/engine/gguf"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 )
 
 const modelsDir = "../../../shared/models"
+
+var _ Metadata = (*gguf.File)(nil)
 
 func vocabDir(t testing.TB) string {
 	dir := filepath.Join(modelsDir, "llama.cpp-vocab")
@@ -21,11 +25,12 @@ func vocabDir(t testing.TB) string {
 
 func loadTokenizer(t testing.TB, path string) *Tokenizer {
 	t.Helper()
-	md, err := readGGUFMeta(path)
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	tok, err := FromGGUF(md)
+	defer f.Close()
+	tok, err := FromGGUF(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -80,10 +85,11 @@ func TestLlamaCppVocabs(t *testing.T) {
 			if _, err := os.Stat(base); err != nil {
 				t.Skipf("vocab GGUF absent: %s", filepath.Base(base))
 			}
-			md, err := readGGUFMeta(base)
+			md, err := gguf.Open(base)
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer md.Close()
 			tok, err := FromGGUF(md)
 			if err != nil {
 				if m, _ := md.String(kModel); m == "bert" {
@@ -103,5 +109,34 @@ func TestLlamaCppVocabs(t *testing.T) {
 			}
 			t.Logf("%s: %d/%d cases pass", name, pass, len(texts))
 		})
+	}
+}
+
+// TestAbsentVocabSplits runs the llama-bpe and qwen2 test inputs, whose
+// vocab GGUFs are not in the fixtures, through their pre-tokenizers: the
+// words must cover the text exactly, and no case may have more words than
+// llama.cpp's expected ids (every word yields at least one token).
+func TestAbsentVocabSplits(t *testing.T) {
+	dir := vocabDir(t)
+	for name, pre := range map[string]string{"llama-bpe": "llama-bpe", "qwen2": "qwen2"} {
+		base := filepath.Join(dir, "ggml-vocab-"+name+".gguf")
+		if _, err := os.Stat(base + ".inp"); err != nil {
+			continue
+		}
+		tok := mustTok(t, bpeMeta(pre))
+		texts, want := readCases(t, base)
+		for i, text := range texts {
+			var joined strings.Builder
+			words := tok.pretokenize(text)
+			for _, w := range words {
+				joined.Write(tok.decodeByteLevel(w))
+			}
+			if joined.String() != text {
+				t.Errorf("%s case %d: words %q do not cover %q", name, i, words, text)
+			}
+			if len(words) > len(want[i]) {
+				t.Errorf("%s case %d %q: %d words but only %d expected ids", name, i, text, len(words), len(want[i]))
+			}
+		}
 	}
 }
