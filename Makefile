@@ -27,7 +27,7 @@ bench:
 
 ## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l .) || exit 1; \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	./scripts/check-imports.sh

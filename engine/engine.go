@@ -34,11 +34,10 @@ type Engine struct {
 	Tok    *tokenizer.Tokenizer
 	Source string // path or name the model came from
 
-	be    kernels.Backend
-	opts  Options
-	mu    sync.Mutex
-	cache *model.Cache
-	state *model.State
+	be   kernels.Backend
+	opts Options
+	mu   sync.Mutex
+	gen  *Session // reused by Generate, grown as requests need
 }
 
 // Load opens the GGUF file at path and prepares it for generation.
@@ -177,29 +176,34 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	if req.MaxTokens > 0 {
 		want = min(want, len(ids)+req.MaxTokens)
 	}
-	if err := e.reserve(want); err != nil {
-		return st, err
+	if e.gen == nil || e.gen.Context() < want {
+		s, err := e.NewSession(want)
+		if err != nil {
+			return st, err
+		}
+		e.gen = s
 	}
+	sess := e.gen
+	sess.Reset()
 	smp := sample.New(req.Sampling)
 	dec := tokenizer.NewStreamDecoder(e.Tok)
 	history := append(make([]int32, 0, want), ids...)
 
 	t0 := time.Now()
 	var logits []float32
-	for pos := 0; pos < len(ids); pos += e.opts.Batch {
+	for i := 0; i < len(ids); i += e.opts.Batch {
 		if err := ctx.Err(); err != nil {
 			st.StopReason = "cancelled"
 			return st, err
 		}
-		chunk := ids[pos:min(len(ids), pos+e.opts.Batch)]
 		var err error
-		if logits, err = e.Model.Forward(e.be, e.state, e.cache, chunk, pos, false); err != nil {
+		if logits, err = sess.eval(ids[i:min(len(ids), i+e.opts.Batch)]); err != nil {
 			return st, err
 		}
 	}
 	st.PromptTime = time.Since(t0)
 	tGen := time.Now()
-	pos := len(ids)
+	next := []int32{0}
 	for i := 0; ; i++ {
 		id := smp.Sample(logits, history)
 		history = append(history, id)
@@ -218,7 +222,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 			st.StopReason = "eos"
 		case req.MaxTokens > 0 && st.GenTokens >= req.MaxTokens:
 			st.StopReason = "length"
-		case pos >= e.opts.Context-1 || pos >= e.cache.Context:
+		case sess.Pos()+1 >= sess.Context(): // prompt + generated tokens fill the context
 			st.StopReason = "context"
 		}
 		if st.StopReason != "" {
@@ -231,28 +235,12 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 			st.StopReason = "cancelled"
 			return st, err
 		}
+		next[0] = id
 		var err error
-		if logits, err = e.Model.Forward(e.be, e.state, e.cache, []int32{id}, pos, false); err != nil {
+		if logits, err = sess.eval(next); err != nil {
 			return st, err
 		}
-		pos++
 	}
-}
-
-// reserve makes sure the cache holds n positions and the state a full batch.
-func (e *Engine) reserve(n int) error {
-	if e.state == nil {
-		e.state = e.Model.NewState(e.opts.Batch)
-	}
-	if e.cache != nil && e.cache.Context >= n {
-		return nil
-	}
-	c, err := e.Model.NewCache(n, e.opts.KVType)
-	if err != nil {
-		return err
-	}
-	e.cache = c
-	return nil
 }
 
 // Logits runs tokens through the model from position 0 and returns the logits of every

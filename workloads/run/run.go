@@ -1,0 +1,210 @@
+// Package run is the core every front end drives: it executes a Workload, stamps what
+// happens on one monotonic run clock, and publishes live events on a bounded, lossy
+// channel (the latest progress and snapshot win, so a slow terminal never slows a run),
+// ending with a Done event, sent blocking, that carries the exact result.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Workload is a unit of work a run executes. Run returns the result, which must be a
+// valid partial result when ctx is cancelled midway (with ctx's error).
+type Workload interface {
+	Name() string
+	Run(ctx context.Context, r *Reporter) (any, error)
+}
+
+// Event is one thing a run publishes: Progress, Snapshot, Log or Done.
+type Event interface{ event() }
+
+// Progress says how far the run is. Done and Total are in Unit ("tests", "requests").
+type Progress struct {
+	At          time.Duration // on the run clock
+	Done, Total float64
+	Unit        string
+	Label       string // what runs now, e.g. "pp512 t=2 rep 3/5"
+}
+
+// Snapshot carries a workload-specific live view (live metrics, telemetry).
+type Snapshot struct {
+	At   time.Duration
+	Data any
+}
+
+// Log is one line for the run's log.
+type Log struct {
+	At   time.Duration
+	Text string
+}
+
+// Done ends every run: the exact result (from the workload, never from snapshots),
+// the error if it failed, and whether it stopped early.
+type Done struct {
+	Elapsed time.Duration
+	Result  any
+	Err     error
+	Partial bool // cancelled before finishing; Result holds what was measured
+	Dropped int  // log lines dropped because the consumer fell behind
+}
+
+func (Progress) event() {}
+func (Snapshot) event() {}
+func (Log) event()      {}
+func (Done) event()     {}
+
+// maxPendingLogs bounds the log lines waiting for a slow consumer; older ones drop.
+const maxPendingLogs = 256
+
+// Reporter is how a workload publishes while it runs. Its methods never block.
+type Reporter struct {
+	start  time.Time
+	mu     sync.Mutex
+	prog   *Progress
+	snap   *Snapshot
+	logs   []Log
+	drop   int
+	notify chan struct{}
+}
+
+// Now returns the time on the run clock (monotonic, from the start of the run).
+func (r *Reporter) Now() time.Duration { return time.Since(r.start) }
+
+// Start returns the wall-clock instant the run clock counts from.
+func (r *Reporter) Start() time.Time { return r.start }
+
+// Progress publishes how far the run is; only the latest value is kept.
+func (r *Reporter) Progress(done, total float64, unit, label string) {
+	p := Progress{At: r.Now(), Done: done, Total: total, Unit: unit, Label: label}
+	r.mu.Lock()
+	r.prog = &p
+	r.mu.Unlock()
+	r.wake()
+}
+
+// Snapshot publishes a live view; only the latest value is kept.
+func (r *Reporter) Snapshot(data any) {
+	s := Snapshot{At: r.Now(), Data: data}
+	r.mu.Lock()
+	r.snap = &s
+	r.mu.Unlock()
+	r.wake()
+}
+
+// Logf publishes a log line.
+func (r *Reporter) Logf(format string, args ...any) {
+	l := Log{At: r.Now(), Text: fmt.Sprintf(format, args...)}
+	r.mu.Lock()
+	if len(r.logs) >= maxPendingLogs {
+		r.logs = r.logs[1:]
+		r.drop++
+	}
+	r.logs = append(r.logs, l)
+	r.mu.Unlock()
+	r.wake()
+}
+
+func (r *Reporter) wake() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take empties the pending events, logs first so they precede the progress they led to.
+func (r *Reporter) take(out []Event) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.logs {
+		out = append(out, l)
+	}
+	r.logs = r.logs[:0]
+	if r.prog != nil {
+		out = append(out, *r.prog)
+		r.prog = nil
+	}
+	if r.snap != nil {
+		out = append(out, *r.snap)
+		r.snap = nil
+	}
+	return out
+}
+
+// Run is a started run.
+type Run struct {
+	Name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	final  Done
+}
+
+// Start runs w in the background. The returned channel must be read until it closes;
+// its last event is the Done.
+func Start(ctx context.Context, w Workload) (*Run, <-chan Event) {
+	ctx, cancel := context.WithCancel(ctx)
+	rep := &Reporter{start: time.Now(), notify: make(chan struct{}, 1)}
+	r := &Run{Name: w.Name(), cancel: cancel, done: make(chan struct{})}
+	out := make(chan Event, 16)
+	finished := make(chan Done, 1)
+	go func() {
+		res, err := w.Run(ctx, rep)
+		d := Done{Elapsed: rep.Now(), Result: res, Err: err}
+		if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			d.Partial, d.Err = true, nil
+		}
+		r.final = d
+		close(r.done)
+		finished <- d
+	}()
+	go func() {
+		defer close(out)
+		var batch []Event
+		send := func() {
+			batch = rep.take(batch[:0])
+			for _, e := range batch {
+				out <- e
+			}
+		}
+		for {
+			select {
+			case <-rep.notify:
+				send()
+			case d := <-finished:
+				send()
+				rep.mu.Lock()
+				d.Dropped = rep.drop
+				rep.mu.Unlock()
+				cancel()
+				out <- d
+				return
+			}
+		}
+	}()
+	return r, out
+}
+
+// Cancel asks the run to stop; it still ends with a Done carrying partial results.
+func (r *Run) Cancel() { r.cancel() }
+
+// Wait blocks until the workload has returned and gives its Done (Dropped is only
+// final on the channel's Done). The channel must still be read until it closes.
+func (r *Run) Wait() Done {
+	<-r.done
+	return r.final
+}
+
+// Func adapts a function to a Workload.
+type Func struct {
+	Label string
+	F     func(ctx context.Context, r *Reporter) (any, error)
+}
+
+// Name implements Workload.
+func (f Func) Name() string { return f.Label }
+
+// Run implements Workload.
+func (f Func) Run(ctx context.Context, r *Reporter) (any, error) { return f.F(ctx, r) }
