@@ -25,6 +25,9 @@ type Options struct {
 	Batch   int           // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
 	Context int           // largest context the engine will grow to; 0 = the model's
 	KVType  kernels.DType // KV cache element type: F16 (default, as llama.cpp) or F32
+	// FlashAttn selects the fused attention path (llama-bench's -fa): scores are never
+	// materialised for the whole context; results agree with the plain path.
+	FlashAttn bool
 }
 
 // Engine is a loaded model ready to generate. Generate calls are serialised.

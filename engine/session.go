@@ -26,7 +26,9 @@ func (e *Engine) NewSession(ctx int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{e: e, cache: c, state: e.Model.NewState(e.opts.Batch)}, nil
+	st := e.Model.NewState(e.opts.Batch)
+	st.Flash = e.opts.FlashAttn
+	return &Session{e: e, cache: c, state: st}, nil
 }
 
 // Eval appends tokens to the sequence, in forward passes of at most the engine's batch

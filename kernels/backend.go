@@ -30,6 +30,7 @@ type Attention struct {
 	HeadDim        int
 	Scale          float32
 	K, V           KVView
+	Flash          bool // fused (online-softmax) attention instead of materialised scores
 }
 
 // KVView is one layer's key or value cache: row p holds position p, KVHeads*HeadDim

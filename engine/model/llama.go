@@ -134,6 +134,7 @@ func storeKV(kv *kernels.KVView, off int, src []float32) {
 // between calls so a steady decode allocates nothing.
 type State struct {
 	Batch                 int
+	Flash                 bool // use the fused attention path (llama-bench's -fa 1)
 	x, h, q, k, v, att, o []float32
 	gate, up              []float32
 	logits                []float32
@@ -178,7 +179,7 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 	att, o := st.att[:n*qDim], st.o[:n*e]
 	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
 	attn := kernels.Attention{N: n, Start: start, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(m.HeadDim)))}
+		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
 		be.RMSNorm(h, x, L.AttnNorm, m.NormEps)
