@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"llmbench/engine/gguf"
 	"llmbench/engine/model"
@@ -190,4 +191,96 @@ func bytesIEC(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-func runModelSynth(ctx context.Context, args []string) error { return fmt.Errorf("not yet") }
+func runModelSynth(ctx context.Context, args []string) error {
+	fs := newFlags("model synth", "--shape S --type T [-o FILE] [--seed N] [--cache-dir DIR] | --list")
+	shape := fs.String("shape", "", "model shape: "+strings.Join(synth.Shapes(), ", "))
+	typ := fs.String("type", "Q4_0", "quantization mix: "+strings.Join(synth.FileTypes(), ", "))
+	out := fs.String("o", "", "output `file` (default: the synthetic-model cache, reused when present)")
+	seed := fs.Uint64("seed", synth.DefaultSeed, "weight seed")
+	cacheDir := fs.String("cache-dir", "", "synthetic-model cache `dir` (default: the user cache dir)/llmbench/synth")
+	list := fs.Bool("list", false, "list the shapes with their parameter counts")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *list {
+		for _, name := range synth.Shapes() {
+			spec, err := synth.NewSpec(name, "Q4_0", *seed)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-18s %s parameters\n", name, humanCount(uint64(spec.Params())))
+		}
+		return nil
+	}
+	if *shape == "" {
+		fs.Usage()
+		return errUsage
+	}
+	spec, err := synth.NewSpec(*shape, *typ, *seed)
+	if err != nil {
+		return err
+	}
+	p := newProgress(os.Stderr, "writing "+spec.String())
+	path := *out
+	if path == "" {
+		path, err = synth.Ensure(ctx, *cacheDir, *shape, *typ, *seed, p.update)
+	} else {
+		err = synth.Cache{}.WriteFile(ctx, path, spec, p.update)
+	}
+	p.done()
+	if err != nil {
+		return err
+	}
+	fmt.Println(path)
+	return nil
+}
+
+// progress prints a byte-count progress line on w: redrawn in place on a terminal, a
+// line every few seconds otherwise.
+type progress struct {
+	w             *os.File
+	label         string
+	tty           bool
+	start, last   time.Time
+	printed       bool
+	doneB, totalB int64
+}
+
+func newProgress(w *os.File, label string) *progress {
+	st, err := w.Stat()
+	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
+	return &progress{w: w, label: label, tty: tty, start: time.Now()}
+}
+
+func (p *progress) update(done, total int64) {
+	p.doneB, p.totalB = done, total
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < every && done < total {
+		return
+	}
+	p.last = now
+	p.print("\r")
+}
+
+func (p *progress) print(prefix string) {
+	el := time.Since(p.start).Seconds()
+	pct := 100 * float64(p.doneB) / float64(max(p.totalB, 1))
+	line := fmt.Sprintf("%s: %s / %s  %5.1f %%  %.1f s  %s/s", p.label, bytesIEC(uint64(p.doneB)), bytesIEC(uint64(p.totalB)),
+		pct, el, bytesIEC(uint64(float64(p.doneB)/max(el, 1e-9))))
+	if p.tty {
+		fmt.Fprintf(p.w, "%s%s\x1b[K", prefix, line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+	p.printed = true
+}
+
+func (p *progress) done() {
+	if p.tty && p.printed {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -23,7 +23,8 @@ type Params struct {
 	// TopK keeps the K most likely tokens; <= 0 disables it.
 	TopK int
 	// TopP keeps the smallest set of most likely tokens whose probability mass reaches
-	// TopP; >= 1 (or 0 left unset via DefaultParams) disables it. 0 keeps one token.
+	// TopP; <= 0 or >= 1 disables it, so that the zero value means "off". (llama.cpp
+	// reads top_p = 0 as "keep one token"; here that is TopK = 1.)
 	TopP float32
 	// MinP drops tokens whose probability is below MinP times the most likely one's;
 	// <= 0 disables it.
@@ -348,11 +349,11 @@ func softmax(c []cand) {
 }
 
 // topP keeps the smallest best-first prefix whose probability mass reaches p (always at
-// least one candidate). p >= 1 keeps everything. The result is sorted best first. When
+// least one candidate). p <= 0 or p >= 1 keeps everything. The result is sorted best first. When
 // c is not sorted yet, it grows a partial selection (256, then ×8) instead of sorting
 // the whole vocabulary.
 func topP(c []cand, p float32) []cand {
-	if p >= 1 || len(c) == 0 {
+	if p <= 0 || p >= 1 || len(c) == 0 {
 		return c
 	}
 	softmax(c)

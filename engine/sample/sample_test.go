@@ -95,7 +95,8 @@ func TestTopP(t *testing.T) {
 		{"mass reached at 2", ln(0.1, 0.5, 0.3, 0.1), 0.7, []int32{1, 2}},
 		{"exact boundary included", ln(0.1, 0.5, 0.3, 0.1), 0.5, []int32{1}},
 		{"needs three", ln(0.1, 0.5, 0.3, 0.1), 0.85, []int32{1, 2, 0}},
-		{"p=0 keeps one", ln(0.1, 0.5, 0.3, 0.1), 0, []int32{1}},
+		{"p=0 disabled", ln(0.1, 0.5, 0.3, 0.1), 0, []int32{0, 1, 2, 3}},
+		{"tiny p keeps one", ln(0.1, 0.5, 0.3, 0.1), 1e-6, []int32{1}},
 		{"p=1 disabled", ln(0.1, 0.5, 0.3, 0.1), 1, []int32{0, 1, 2, 3}},
 		{"p>1 disabled", ln(0.1, 0.5, 0.3, 0.1), 1.5, []int32{0, 1, 2, 3}},
 		{"uniform keeps by id", ln(0.25, 0.25, 0.25, 0.25), 0.5, []int32{0, 1}},
@@ -274,12 +275,20 @@ func TestSampleSadPaths(t *testing.T) {
 			}
 		})
 	}
-	// p = 0 keeps only the best token, whatever the temperature.
-	s := New(Params{Temperature: 5, TopP: 0, Seed: 3})
+	// A tiny p keeps only the best token, whatever the temperature; p = 0 is "off".
+	s := New(Params{Temperature: 5, TopP: 1e-6, Seed: 3})
 	for range 100 {
 		if got := s.Sample([]float32{1, 2, 1.9}, nil); got != 1 {
-			t.Fatalf("top_p=0 drew %d, want 1", got)
+			t.Fatalf("top_p=1e-6 drew %d, want 1", got)
 		}
+	}
+	s = New(Params{Temperature: 5, TopP: 0, Seed: 3})
+	drawn := map[int32]bool{}
+	for range 100 {
+		drawn[s.Sample([]float32{1, 2, 1.9}, nil)] = true
+	}
+	if len(drawn) != 3 {
+		t.Fatalf("top_p=0 should be disabled; drew only %v", drawn)
 	}
 }
 

@@ -91,29 +91,46 @@ func (c Cache) Ensure(ctx context.Context, shape, typ string, seed uint64, progr
 	}
 	if cached(path, spec, size) {
 		if progress != nil {
-			progress(size, size)
+			var data int64
+			for _, t := range spec.Tensors() {
+				data += t.Bytes()
+			}
+			progress(data, data) // same units as Write's progress: tensor bytes
 		}
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("synth: cache directory: %w", err)
 	}
+	if err := c.WriteFile(ctx, path, spec, progress); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// WriteFile writes the model of spec to path: it refuses up front, with a message
+// naming the sizes, when the filesystem lacks room for the whole file plus a margin,
+// then writes a temporary file beside path and renames it into place, so path never
+// holds a partial model. Cancelling ctx removes the temporary file.
+func (c Cache) WriteFile(ctx context.Context, path string, spec Spec, progress func(done, total int64)) error {
+	size, err := spec.FileSize()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
 	free := c.FreeSpace
 	if free == nil {
 		free = statfsFree
 	}
 	avail, err := free(dir)
 	if err != nil {
-		return "", fmt.Errorf("synth: checking free space in %s: %w", dir, err)
+		return fmt.Errorf("synth: checking free space in %s: %w", dir, err)
 	}
 	if need := size + spaceMargin(size); uint64(need) > avail {
-		return "", fmt.Errorf("synth: %s needs %s in %s but only %s is free (%s with margin); free some space or pick another --cache-dir",
+		return fmt.Errorf("synth: %s needs %s in %s but only %s is free (%s with margin); free some space or pick another --cache-dir",
 			spec, human(size), dir, human(int64(avail)), human(need))
 	}
-	if err := writeFile(ctx, path, spec, progress); err != nil {
-		return "", err
-	}
-	return path, nil
+	return writeFile(ctx, path, spec, progress)
 }
 
 // cached reports whether path holds the model of spec: the right size and a header

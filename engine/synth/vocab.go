@@ -202,8 +202,9 @@ func gpt2ByteChars() [256]string {
 
 // buildBPE builds a byte-level BPE vocabulary of n tokens: the 256 byte characters, then
 // regular tokens each made by a merge of two existing tokens (merges listed in rank
-// order, each after the tokens it joins), then the family's special tokens. Words are
-// built left to right ("Ġ t" → "Ġt", "Ġt h" → "Ġth", …) so the merges always apply.
+// order, each after the tokens it joins), then the family's special tokens. The merges
+// are made by running BPE on English words (then pseudo-words) and joining what is left,
+// so every word listed becomes a single token, with or without a leading space ("Ġ").
 func buildBPE(kind VocabKind, n int) *vocab {
 	var v *vocab
 	var specials []string
@@ -230,16 +231,40 @@ func buildBPE(kind VocabKind, n int) *vocab {
 		seen[c] = true
 	}
 	full := func() bool { return len(v.tokens) >= nRegular }
-	chain := func(w string) bool {
-		// w is made of byte characters; merge its prefixes left to right.
-		prev := ""
+	rank := map[string]int{} // "a b" → merge rank
+	var syms []string
+	// bpe splits w into characters and applies the merges so far, lowest rank first,
+	// exactly as a BPE tokenizer would.
+	bpe := func(w string) []string {
+		syms = syms[:0]
 		for _, r := range w {
-			c := string(r)
-			if prev == "" {
-				prev = c
-				continue
+			syms = append(syms, string(r))
+		}
+		for len(syms) > 1 {
+			best, bi := -1, -1
+			for i := 0; i+1 < len(syms); i++ {
+				if r, ok := rank[syms[i]+" "+syms[i+1]]; ok && (best < 0 || r < best) {
+					best, bi = r, i
+				}
 			}
-			tok := prev + c
+			if bi < 0 {
+				break
+			}
+			syms[bi] += syms[bi+1]
+			syms = append(syms[:bi+1], syms[bi+2:]...)
+		}
+		return syms
+	}
+	// word adds merges until BPE turns w into a single token: each new merge joins the
+	// first two symbols BPE leaves, and has the highest rank so far, so the words added
+	// before keep tokenizing to one token.
+	word := func(w string) bool {
+		for {
+			ss := bpe(w)
+			if len(ss) < 2 {
+				return !full()
+			}
+			tok := ss[0] + ss[1]
 			if !seen[tok] {
 				if full() {
 					return false
@@ -247,15 +272,15 @@ func buildBPE(kind VocabKind, n int) *vocab {
 				seen[tok] = true
 				v.tokens = append(v.tokens, tok)
 				v.types = append(v.types, tokNormal)
-				v.merges = append(v.merges, prev+" "+c)
 			}
-			prev = tok
+			m := ss[0] + " " + ss[1]
+			rank[m] = len(v.merges)
+			v.merges = append(v.merges, m)
 		}
-		return !full()
 	}
 	space := bc[' ']
 	for w := range wordStream {
-		if !chain(space+w) || !chain(w) {
+		if !word(space+w) || !word(w) {
 			break
 		}
 	}

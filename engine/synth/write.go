@@ -214,10 +214,16 @@ type chunk struct {
 	row, nrows int
 }
 
-// result is a finished chunk.
+// result is a finished chunk: n bytes of quantized data in buf.
 type result struct {
 	buf *[]byte
 	n   int
+}
+
+// task is a chunk handed to a worker, with the channel its result goes to.
+type task struct {
+	c   chunk
+	out chan result
 }
 
 // Write generates the model described by spec and writes it to w as GGUF. progress, if
@@ -248,17 +254,18 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // stop the dispatcher and workers, then wait for them
+		wg.Wait()
+	}()
 	workers := runtime.GOMAXPROCS(0)
-	type pending = chan result
-	order := make(chan pending, 2*workers)
-	work := make(chan struct {
-		c   chunk
-		out pending
-	})
+	// order carries each chunk's result channel in file order; its capacity bounds
+	// how far generation runs ahead of the writer (and so the memory in use).
+	order := make(chan chan result, 2*workers)
+	work := make(chan task)
 	bufs := sync.Pool{New: func() any { b := make([]byte, maxBytes); return &b }}
 
-	var wg sync.WaitGroup
 	// Dispatcher: queues chunks in file order, bounded by the order channel.
 	wg.Add(1)
 	go func() {
@@ -266,17 +273,14 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		defer close(work)
 		defer close(order)
 		for _, c := range chunks {
-			out := make(pending, 1)
+			out := make(chan result, 1)
 			select {
 			case order <- out:
 			case <-ctx.Done():
 				return
 			}
 			select {
-			case work <- struct {
-				c   chunk
-				out pending
-			}{c, out}:
+			case work <- task{c, out}:
 			case <-ctx.Done():
 				return
 			}
@@ -304,13 +308,12 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 			}
 		}()
 	}
-	defer wg.Wait()
 
 	var done int64
 	cur := -1
 	var tw io.Writer
 	for _, c := range chunks {
-		var out pending
+		var out chan result
 		var ok bool
 		select {
 		case out, ok = <-order:
