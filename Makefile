@@ -20,6 +20,7 @@ run: build
 test: lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -short ./workloads/serving/... ./workloads/metrics/... ./workloads/report/...
 
 ## bench: speed targets (Go benchmarks per kernel and shape).
 bench:

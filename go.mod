@@ -3,6 +3,7 @@ module llmbench
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/dlclark/regexp2 v1.12.0
 	golang.org/x/sys v0.49.0
 )

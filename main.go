@@ -23,6 +23,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"generate", "generate text from a prompt, streaming tokens, then report speed", runGenerate},
+		{"serve-bench", "serving benchmark: vllm bench serve parity (in-process or HTTP)", runServeBench},
 		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
 		{"version", "print the version", func(context.Context, []string) error { fmt.Println("llmbench", version); return nil }},
 	}

@@ -1,0 +1,575 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/engine/gguf"
+	"llmbench/engine/synth"
+	"llmbench/engine/tokenizer"
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/report"
+	benchrun "llmbench/workloads/run"
+	"llmbench/workloads/serving"
+)
+
+// serveBenchNargs are the flags that take several values, as vllm bench serve's
+// argparse nargs do: "--goodput ttft:100 tpot:50" becomes two --goodput flags.
+var serveBenchNargs = map[string]int{"--header": -1, "--metadata": -1, "--goodput": -1, "--compare": 2}
+
+// expandNargs rewrites nargs-style arguments into repeated flags.
+func expandNargs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		n, ok := serveBenchNargs[a]
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		taken := 0
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && (n < 0 || taken < n) {
+			out = append(out, a, args[i+1])
+			i++
+			taken++
+		}
+		if taken == 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// listFlag collects repeated values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// optFloat and optInt are flags that remember whether they were given.
+type optFloat struct{ v *float64 }
+
+func (o *optFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return fmt.Sprint(*o.v)
+}
+func (o *optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	o.v = &v
+	return err
+}
+
+type optInt struct{ v *int }
+
+func (o *optInt) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return fmt.Sprint(*o.v)
+}
+func (o *optInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	o.v = &v
+	return err
+}
+
+func parseKV(items []string, sep string, what string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, it := range items {
+		for _, part := range strings.Fields(it) {
+			k, v, ok := strings.Cut(part, sep)
+			if !ok {
+				return nil, fmt.Errorf("%s %q: want KEY%sVALUE", what, part, sep)
+			}
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return m, nil
+}
+
+func runServeBench(ctx context.Context, args []string) error {
+	fs := newFlags("serve-bench", "[--backend inproc|openai|openai-chat|tgi|llamacpp] [--base-url URL] [-m MODEL] [--dataset-name NAME] [--num-prompts N] [--request-rate R[,R…]] [--max-concurrency N[,N…]] … | --compare A.json B.json")
+	var sp workloads.ServeSpec
+	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
+	baseURL := fs.String("base-url", "", "server base URL (default http://HOST:PORT)")
+	host := fs.String("host", "127.0.0.1", "server host when --base-url is not given")
+	port := fs.Int("port", 8000, "server port when --base-url is not given")
+	endpoint := fs.String("endpoint", "", "API endpoint (default per backend: /v1/completions, /v1/chat/completions, /generate_stream, /completion)")
+	fs.StringVar(&sp.Model, "model", "", "model name for the server; with --backend inproc a GGUF file or a synthetic shape (llama-1b, …); default: the server's first model / the built-in stories260K")
+	fs.StringVar(&sp.Model, "m", "", "shorthand for --model")
+	fs.StringVar(&sp.ServedModelName, "served-model-name", "", "model name sent in requests (default --model)")
+	fs.StringVar(&sp.Tokenizer, "tokenizer", "", "GGUF `file` whose tokenizer counts tokens (default: the model's, else the built-in one)")
+	fs.StringVar(&sp.Label, "label", "", "label (prefix) of the result file name (default: the backend)")
+	fs.StringVar(&sp.SyntheticType, "synthetic-type", "Q4_0", "weight type of a synthetic --model shape (inproc): "+strings.Join(synth.FileTypes(), ", "))
+	fs.IntVar(&sp.Threads, "t", 0, "inproc: threads (0 = all cores)")
+	ctxLen := fs.Int("c", 0, "inproc: context size (0 = the model's)")
+	var headers, metadata, goodput, compare listFlag
+	fs.Var(&headers, "header", "KEY=VALUE header sent with every request (repeatable; values never saved)")
+	fs.Var(&metadata, "metadata", "KEY=VALUE saved in the result JSON (repeatable)")
+	fs.Var(&goodput, "goodput", "SLO KEY:MS for goodput, KEY in ttft, tpot, e2el (repeatable)")
+	fs.Var(&compare, "compare", "compare two saved results: --compare A.json B.json")
+
+	d := &sp.Dataset
+	fs.StringVar(&d.Name, "dataset-name", "random", "sharegpt, sonnet, random, prefix_repetition or custom (JSONL)")
+	fs.StringVar(&d.Path, "dataset-path", "", "dataset file (sharegpt JSON, sonnet text, custom JSONL)")
+	fs.IntVar(&d.NumPrompts, "num-prompts", 1000, "number of prompts to send")
+	fs.Int64Var(&d.Seed, "seed", 0, "random seed (dataset sampling and arrival times)")
+	inputLen := fs.Int("input-len", 0, "general input length (maps to --random-input-len)")
+	outputLen := fs.Int("output-len", 0, "general output length (maps to every dataset's output length)")
+	fs.IntVar(&d.RandomInputLen, "random-input-len", 1024, "random: input tokens")
+	fs.IntVar(&d.RandomOutputLen, "random-output-len", 128, "random: output tokens")
+	fs.Float64Var(&d.RandomRangeRatio, "random-range-ratio", 0, "random: lengths uniform in [len·(1−r), len·(1+r)]")
+	fs.IntVar(&d.RandomPrefixLen, "random-prefix-len", 0, "random: shared prefix tokens")
+	fs.IntVar(&d.SonnetInputLen, "sonnet-input-len", 550, "sonnet: input tokens")
+	fs.IntVar(&d.SonnetOutputLen, "sonnet-output-len", 150, "sonnet: output tokens")
+	fs.IntVar(&d.SonnetPrefixLen, "sonnet-prefix-len", 200, "sonnet: shared prefix tokens")
+	fs.IntVar(&d.ShareGPTOutputLen, "sharegpt-output-len", 0, "sharegpt: fixed output tokens (also admits single-turn entries)")
+	fs.IntVar(&d.PrefixRepetitionPrefixLen, "prefix-repetition-prefix-len", 256, "prefix_repetition: prefix tokens")
+	fs.IntVar(&d.PrefixRepetitionSuffixLen, "prefix-repetition-suffix-len", 256, "prefix_repetition: suffix tokens")
+	fs.IntVar(&d.PrefixRepetitionNumPrefixes, "prefix-repetition-num-prefixes", 10, "prefix_repetition: distinct prefixes")
+	fs.IntVar(&d.PrefixRepetitionOutputLen, "prefix-repetition-output-len", 128, "prefix_repetition: output tokens")
+	fs.IntVar(&d.CustomOutputLen, "custom-output-len", 256, "custom: output tokens when a line gives none")
+
+	rates := fs.String("request-rate", "inf", "requests/s (inf = all at once); a comma list sweeps")
+	fs.Float64Var(&sp.Burstiness, "burstiness", 1, "Gamma shape of the arrival gaps (1 = Poisson)")
+	concs := fs.String("max-concurrency", "", "maximum requests in flight; a comma list sweeps")
+	fs.StringVar(&sp.RampUpStrategy, "ramp-up-strategy", "", "linear or exponential ramp of the request rate")
+	fs.Float64Var(&sp.RampUpStartRPS, "ramp-up-start-rps", 0, "ramp-up start rate")
+	fs.Float64Var(&sp.RampUpEndRPS, "ramp-up-end-rps", 0, "ramp-up end rate")
+	fs.IntVar(&sp.NumWarmups, "num-warmups", 0, "warm-up requests before the measured run")
+	fs.BoolVar(&sp.IgnoreEOS, "ignore-eos", false, "generate the full output length (set automatically for the random dataset)")
+	var temp, topP optFloat
+	var topK optInt
+	fs.Var(&temp, "temperature", "sampling temperature (default: the server's)")
+	fs.Var(&topP, "top-p", "top-p")
+	fs.Var(&topK, "top-k", "top-k")
+	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", 600, "seconds before a request counts as failed (timeout)")
+	pm := fs.String("percentile-metrics", "ttft,tpot,itl", "metrics to report percentiles for: ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")
+	mp := fs.String("metric-percentiles", "99", "percentiles to report, e.g. 50,90,99")
+	saveResult := fs.Bool("save-result", false, "save the result as JSON (vLLM's field names)")
+	saveDetailed := fs.Bool("save-detailed", false, "include per-request arrays in the JSON")
+	resultDir := fs.String("result-dir", "", "directory for the JSON result")
+	resultFile := fs.String("result-filename", "", "JSON result file name (default vLLM's {label}-{rate}qps-…-{date}.json)")
+	fs.Bool("disable-tqdm", false, "no progress bar")
+	if err := parse(fs, expandNargs(args)); err != nil {
+		return err
+	}
+	usageErr := func(format string, a ...any) error {
+		fmt.Fprintf(os.Stderr, "llmbench serve-bench: "+format+"\n", a...)
+		return errUsage
+	}
+	if len(compare) > 0 {
+		if len(compare) != 2 {
+			return usageErr("--compare needs two result files")
+		}
+		return serveBenchCompare(os.Stdout, compare[0], compare[1])
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *inputLen > 0 {
+		d.RandomInputLen = *inputLen
+	}
+	if *outputLen > 0 {
+		d.RandomOutputLen, d.ShareGPTOutputLen, d.CustomOutputLen, d.PrefixRepetitionOutputLen, d.SonnetOutputLen = *outputLen, *outputLen, *outputLen, *outputLen, *outputLen
+	}
+	sp.Temperature, sp.TopP, sp.TopK = temp.v, topP.v, topK.v
+	sp.PercentileMetrics = strings.Split(*pm, ",")
+	for _, p := range strings.Split(*mp, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v < 0 || v > 100 {
+			return usageErr("--metric-percentiles: bad percentile %q", p)
+		}
+		sp.MetricPercentiles = append(sp.MetricPercentiles, v)
+	}
+	if len(goodput) > 0 {
+		g, err := parseKV(goodput, ":", "--goodput")
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		sp.Goodput = map[string]float64{}
+		for k, v := range g {
+			f, err := strconv.ParseFloat(v, 64)
+			if (k != "ttft" && k != "tpot" && k != "e2el") || err != nil || f < 0 {
+				return usageErr("--goodput %s:%s: want ttft, tpot or e2el and a non-negative number of ms", k, v)
+			}
+			sp.Goodput[k] = f
+		}
+	}
+	hdr, err := parseKV(headers, "=", "--header")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	for k := range hdr {
+		sp.HeaderNames = append(sp.HeaderNames, k)
+	}
+	if len(metadata) > 0 {
+		if sp.Metadata, err = parseKV(metadata, "=", "--metadata"); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	var rateList []workloads.Rate
+	for _, r := range strings.Split(*rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil || !(v > 0) {
+			return usageErr("--request-rate: bad rate %q", r)
+		}
+		rateList = append(rateList, workloads.Rate(v))
+	}
+	concList := []int{0}
+	if *concs != "" {
+		concList = nil
+		for _, c := range strings.Split(*concs, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || v <= 0 {
+				return usageErr("--max-concurrency must be greater than 0, got %q", c)
+			}
+			concList = append(concList, v)
+		}
+	}
+	if sp.RampUpStrategy != "" && (set["request-rate"] || !set["ramp-up-start-rps"] || !set["ramp-up-end-rps"]) {
+		return usageErr("with --ramp-up-strategy give --ramp-up-start-rps and --ramp-up-end-rps, and no --request-rate")
+	}
+	if d.Name == "random" || d.Name == "prefix_repetition" {
+		if d.Path != "" {
+			return usageErr("cannot use the %q dataset with --dataset-path", d.Name)
+		}
+	}
+	if d.Name == "random" {
+		sp.IgnoreEOS = true // as vLLM: random prompts run to the requested length
+	}
+	switch sp.Backend {
+	case "inproc", "openai", "openai-chat", "tgi", "llamacpp":
+	default:
+		return usageErr("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)
+	}
+
+	// Backend and tokenizer.
+	var client serving.Client
+	var tok serving.Tokenizer
+	var notes []string
+	modelCtx := 0
+	modelID, tokID := sp.Model, sp.Tokenizer
+	if sp.Backend == "inproc" {
+		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engine.Options{Threads: sp.Threads, Context: *ctxLen})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		modelID, tokID = id, id
+		tok, modelCtx = e.Tok, e.Options().Context
+		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
+		notes = append(notes, "inproc: the engine serialises Generate calls (no continuous batching yet), so concurrent requests queue inside the engine and that wait counts in TTFT")
+	} else {
+		base := *baseURL
+		if base == "" {
+			base = fmt.Sprintf("http://%s:%d", *host, *port)
+		}
+		base = strings.TrimRight(base, "/")
+		sp.BaseURL = base
+		ep := *endpoint
+		if ep == "" {
+			ep = serving.DefaultEndpoint(sp.Backend)
+		}
+		sp.Endpoint = ep
+		if key := os.Getenv("OPENAI_API_KEY"); key != "" {
+			if _, ok := hdr["Authorization"]; !ok {
+				hdr["Authorization"] = "Bearer " + key
+			}
+		}
+		maxConc := 0
+		for _, c := range concList {
+			maxConc = max(maxConc, c)
+		}
+		if maxConc == 0 {
+			maxConc = min(d.NumPrompts, 4096)
+		}
+		hc := &http.Client{Transport: serving.NewTransport(maxConc)}
+		if sp.Model == "" && (sp.Backend == "openai" || sp.Backend == "openai-chat") {
+			if modelID, err = serveBenchFirstModel(ctx, hc, base, hdr); err != nil {
+				return err
+			}
+			sp.Model = modelID
+		}
+		if modelID == "" {
+			modelID = sp.Backend
+		}
+		tokPath := sp.Tokenizer
+		if tokPath == "" && strings.HasSuffix(sp.Model, ".gguf") {
+			tokPath = sp.Model
+		}
+		if tok, tokID, err = serveBenchTokenizer(tokPath); err != nil {
+			return err
+		}
+		if tokPath == "" {
+			fmt.Fprintf(os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's\n", builtin.Name)
+		}
+		name := sp.ServedModelName
+		if name == "" {
+			name = sp.Model
+		}
+		client = &serving.HTTP{Backend: sp.Backend, URL: base + ep, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
+			Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, Tok: tok, HC: hc,
+			Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+	}
+	if sp.Backend == "inproc" && sp.RequestTimeoutS > 0 {
+		client = serveBenchTimeout{client, time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+	}
+	var data []byte
+	if d.Path != "" {
+		if data, err = os.ReadFile(d.Path); err != nil {
+			return fmt.Errorf("dataset: %w", err)
+		}
+	}
+	ds, err := serving.LoadDataset(*d, data, tok, modelCtx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "%s (%d prompts, %d skipped)\n", ds.Note, len(ds.Requests), ds.Skipped)
+
+	// Points: the cross product of the rate and concurrency lists.
+	var points []workloads.ServeSpec
+	for _, c := range concList {
+		for _, r := range rateList {
+			p := sp
+			p.MaxConcurrency, p.RequestRate = c, r
+			if p.RampUpStrategy != "" {
+				p.RequestRate = workloads.Inf
+			}
+			points = append(points, p)
+		}
+	}
+	sweep := len(points) > 1
+	var results []*serving.Result
+	for _, p := range points {
+		b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes}
+		res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"])
+		if res == nil {
+			return err
+		}
+		results = append(results, res)
+		date := time.Now()
+		if *saveResult {
+			name := *resultFile
+			if name == "" {
+				name = report.VLLMResultFilename(res, date)
+			} else if sweep {
+				ext := filepath.Ext(name)
+				name = fmt.Sprintf("%s-c%d-r%s%s", strings.TrimSuffix(name, ext), p.MaxConcurrency, p.RequestRate.String(), ext)
+			}
+			if *resultDir != "" {
+				if err := os.MkdirAll(*resultDir, 0o755); err != nil {
+					return err
+				}
+				name = filepath.Join(*resultDir, name)
+			}
+			if err := serveBenchSave(name, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "saved %s\n", name)
+		}
+		if err != nil {
+			if errors.Is(err, context.Canceled) || res.Partial {
+				if sweep {
+					report.VLLMSweepTable(os.Stdout, results)
+				}
+				return context.Canceled
+			}
+			return err
+		}
+	}
+	if sweep {
+		return report.VLLMSweepTable(os.Stdout, results)
+	}
+	return nil
+}
+
+// serveBenchPoint runs one point through the run core, drawing a progress bar on
+// stderr, and prints the vLLM block from the final result.
+func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool) (*serving.Result, error) {
+	pre := &serving.Result{Spec: b.Spec}
+	report.VLLMPreamble(os.Stdout, pre)
+	fmt.Println("Starting main benchmark run...")
+	_, events := benchrun.Start(ctx, b)
+	var done benchrun.Done
+	drawn := false
+	for ev := range events {
+		switch e := ev.(type) {
+		case benchrun.Log:
+			if drawn {
+				fmt.Fprint(os.Stderr, "\r\033[K")
+			}
+			fmt.Fprintln(os.Stderr, e.Text)
+		case benchrun.Progress:
+			if bar && e.Total > 0 {
+				const width = 40
+				n := int(width * e.Done / e.Total)
+				fmt.Fprintf(os.Stderr, "\r%3.0f%%|%s%s| %d/%d [%s]", 100*e.Done/e.Total, strings.Repeat("█", n), strings.Repeat(" ", width-n),
+					int(e.Done), int(e.Total), e.At.Truncate(time.Second))
+				drawn = true
+			}
+		case benchrun.Done:
+			done = e
+		}
+	}
+	if drawn {
+		fmt.Fprintln(os.Stderr)
+	}
+	res, _ := done.Result.(*serving.Result)
+	if res == nil {
+		if done.Err == nil {
+			done.Err = context.Canceled
+		}
+		return nil, done.Err
+	}
+	res.Partial = res.Partial || done.Partial
+	report.VLLMFailures(os.Stdout, res)
+	report.VLLMBlock(os.Stdout, res)
+	report.VLLMExtras(os.Stdout, res)
+	if done.Partial {
+		return res, context.Canceled
+	}
+	return res, done.Err
+}
+
+// serveBenchTimeout bounds each in-process request.
+type serveBenchTimeout struct {
+	serving.Client
+	d time.Duration
+}
+
+// Do implements serving.Client.
+func (t serveBenchTimeout) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	t.Client.Do(ctx, req, rec, now)
+}
+
+// serveBenchEngine loads the inproc model: the built-in one, a GGUF file or a
+// synthetic shape (written once into the cache).
+func serveBenchEngine(ctx context.Context, model, typ string, opts engine.Options) (*engine.Engine, string, error) {
+	if model == "" {
+		e, err := loadModel(ctx, "", opts)
+		return e, builtin.Name, err
+	}
+	if _, err := os.Stat(model); err == nil {
+		e, err := engine.Load(ctx, model, opts)
+		return e, model, err
+	}
+	if _, err := synth.Lookup(model); err != nil {
+		return nil, "", fmt.Errorf("--model %q: not a file and not a synthetic shape (%s)", model, strings.Join(synth.Shapes(), ", "))
+	}
+	dir, err := synth.DefaultCacheDir()
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(os.Stderr, "synthetic model %s %s (cached in %s)\n", model, typ, dir)
+	path, err := synth.Ensure(ctx, dir, model, typ, synth.DefaultSeed, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	e, err := engine.Load(ctx, path, opts)
+	return e, "synthetic:" + model + "-" + typ, err
+}
+
+// serveBenchTokenizer reads the tokenizer of a GGUF file (the built-in model's when
+// path is empty) without loading the weights.
+func serveBenchTokenizer(path string) (serving.Tokenizer, string, error) {
+	var f *gguf.File
+	var err error
+	id := path
+	if path == "" {
+		f, err = gguf.Parse(builtin.Stories260K)
+		id = builtin.Name
+	} else {
+		f, err = gguf.Open(path)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("tokenizer: %w", err)
+	}
+	t, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("tokenizer %s: %w", id, err)
+	}
+	return t, id, nil
+}
+
+// serveBenchFirstModel asks an OpenAI-compatible server for its first model, as vLLM
+// does when --model is not given.
+func serveBenchFirstModel(ctx context.Context, hc *http.Client, base string, hdr map[string]string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("no --model given and %s/v1/models failed: %w", base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil || len(body.Data) == 0 {
+		return "", fmt.Errorf("no --model given and %s/v1/models lists no model (HTTP %d)", base, resp.StatusCode)
+	}
+	return body.Data[0].ID, nil
+}
+
+func serveBenchSave(name string, res *serving.Result, opt report.VLLMJSONOptions) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	if err := report.VLLMJSON(f, res, opt); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func serveBenchCompare(w io.Writer, pa, pb string) error {
+	load := func(p string) (map[string]any, error) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("compare %s: %w", p, err)
+		}
+		return m, nil
+	}
+	a, err := load(pa)
+	if err != nil {
+		return err
+	}
+	b, err := load(pb)
+	if err != nil {
+		return err
+	}
+	return report.VLLMCompare(w, pa, pb, a, b)
+}

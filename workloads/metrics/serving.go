@@ -1,0 +1,286 @@
+package metrics
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Definitions states, in words, how each serving figure is computed. Every JSON export
+// carries it so a saved result says what its numbers mean (DESIGN.md §3).
+var Definitions = map[string]string{
+	"ttft":                     "time to first token: first streamed chunk with non-empty choices minus the time the request was sent (waiting for a --max-concurrency slot excluded), as vLLM",
+	"ttft_content":             "llmbench: first chunk that carries generated text minus send time; a role-only chat chunk does not count",
+	"tpot":                     "time per output token: (e2el - ttft) / (output_tokens - 1), over requests with more than one output token, as vLLM",
+	"itl":                      "inter-token latency: gaps between consecutive streamed chunks of a request, pooled over requests, as vLLM",
+	"itl_per_token":            "llmbench: each ITL gap divided by the number of tokens the later chunk carried (chunks with k > 1 tokens under speculative decoding or server batching)",
+	"e2el":                     "end-to-end latency: last chunk with choices minus send time, as vLLM",
+	"output_tokens":            "usage.completion_tokens when the server reports it, else per-chunk token counts, else our tokenizer on the generated text",
+	"throughput":               "request, output-token and total-token throughput: sums over successful requests divided by the run's wall time (first send to last completion)",
+	"request_goodput":          "successful requests meeting every given SLO (ttft, tpot, e2el in ms; tpot 0 for single-token outputs) divided by the run's wall time, as vLLM",
+	"max_output_tokens_per_s":  "vLLM's peak: streamed chunks per 1-s bucket from the first send (a chunk counts as one token)",
+	"peak_output_tokens_per_s": "llmbench: the peak 1-s bucket counting tokens, not chunks",
+	"max_concurrent_requests":  "peak number of successful requests in flight at once (sweep over [send, end) intervals), as vLLM",
+	"client_send_lag":          "llmbench: how late the load generator released each request against its arrival schedule (Gamma gaps at absolute times from the start)",
+	"statistics":               "mean, median, population std and percentiles with linear interpolation (numpy's defaults) over the raw samples; an empty set reports 0 as vLLM; milliseconds",
+}
+
+// Pct is one percentile of a distribution: P in 0..100, V in milliseconds.
+type Pct struct {
+	P, V float64
+}
+
+// Dist summarises one latency distribution in milliseconds.
+type Dist struct {
+	N                 int
+	Mean, Median, Std float64
+	Percentiles       []Pct
+}
+
+// Percentile returns the requested percentile if it was computed.
+func (d Dist) Percentile(p float64) (float64, bool) {
+	for _, x := range d.Percentiles {
+		if x.P == p {
+			return x.V, true
+		}
+	}
+	return 0, false
+}
+
+// Summarise computes a Dist from samples in milliseconds. As vLLM (np.mean(x or 0)),
+// an empty set gives zeros.
+func Summarise(ms []float64, percentiles []float64) Dist {
+	d := Dist{N: len(ms)}
+	if len(ms) == 0 {
+		for _, p := range percentiles {
+			d.Percentiles = append(d.Percentiles, Pct{P: p})
+		}
+		return d
+	}
+	sorted := append([]float64(nil), ms...)
+	sort.Float64s(sorted)
+	d.Mean, d.Std, d.Median = Mean(sorted), Std(sorted), PercentileSorted(sorted, 50)
+	for _, p := range percentiles {
+		d.Percentiles = append(d.Percentiles, Pct{P: p, V: PercentileSorted(sorted, p)})
+	}
+	return d
+}
+
+// ServingConfig selects what Summary computes.
+type ServingConfig struct {
+	Percentiles []float64          // --metric-percentiles (default 99)
+	Goodput     map[string]float64 // SLOs in ms by metric: ttft, tpot, e2el
+}
+
+// Serving is the summary of a serving run, vLLM's BenchmarkMetrics plus llmbench's
+// additions. Latency distributions are in milliseconds.
+type Serving struct {
+	Duration                      time.Duration
+	Completed, Failed             int
+	TotalInput, TotalOutput       int
+	RequestThroughput             float64
+	RequestGoodput                float64 // meaningful only when GoodputSet
+	GoodputSet                    bool
+	OutputThroughput              float64
+	TotalTokenThroughput          float64
+	TTFT, TPOT, ITL, E2EL         Dist
+	TTFTContent, ITLPerToken      Dist
+	QueueTime, E2ELInclQueue      Dist
+	SendLag                       Dist // always with percentiles 50 and 99
+	MaxOutputTokensPerS           float64
+	PeakOutputTokensPerS          float64
+	MaxConcurrentRequests         int
+	OutputLens                    []int          // per record, 0 for failures
+	Failures                      map[string]int // failure kind → count
+	TokensPerSecond, ChunksPerSec []float64      // 1-s buckets from the first send
+	ConcurrentPerSecond           []float64
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// FailureKind is the part of a failure reason before the first ": " (the reason
+// without request-specific detail); failures are counted by kind.
+func FailureKind(reason string) string {
+	if i := strings.Index(reason, ": "); i > 0 {
+		return reason[:i]
+	}
+	return reason
+}
+
+// chunkWeights returns the tokens carried by each chunk of r (first chunk first).
+func chunkWeights(r *Record) []float64 {
+	n := len(r.ITL) + 1
+	w := make([]float64, n)
+	if r.ChunkTokens != nil && len(r.ChunkTokens) == len(r.ITL) {
+		rest := 0
+		for i, k := range r.ChunkTokens {
+			w[i+1] = float64(k)
+			rest += int(k)
+		}
+		w[0] = math.Max(0, float64(r.OutputTokens-rest))
+		return w
+	}
+	per := 1.0
+	if r.OutputTokens > 0 {
+		per = float64(r.OutputTokens) / float64(n)
+	}
+	for i := range w {
+		w[i] = per
+	}
+	return w
+}
+
+// Summary computes the serving metrics from the raw per-request records over a run of
+// wall time dur, exactly as vLLM's calculate_metrics does for its figures.
+func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
+	pcts := cfg.Percentiles
+	if len(pcts) == 0 {
+		pcts = []float64{99}
+	}
+	s := Serving{Duration: dur, Failures: map[string]int{}, OutputLens: make([]int, len(recs))}
+	var ttft, ttftContent, tpot, allTPOT, itl, itlTok, e2el, queue, e2elQ, lag []float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Arrival != 0 || r.Scheduled != 0 {
+			lag = append(lag, ms(r.SendLag()))
+		}
+		if !r.Success {
+			s.Failed++
+			s.Failures[FailureKind(r.Error)]++
+			continue
+		}
+		s.Completed++
+		out := r.OutputTokens
+		if out <= 0 {
+			out = 1
+		}
+		s.OutputLens[i] = out
+		s.TotalInput += r.PromptLen
+		s.TotalOutput += out
+		t := 0.0
+		if out > 1 {
+			t = ms(r.Latency-r.TTFT) / float64(out-1)
+			tpot = append(tpot, t)
+		}
+		allTPOT = append(allTPOT, t)
+		ttft = append(ttft, ms(r.TTFT))
+		if r.TTFTContent > 0 {
+			ttftContent = append(ttftContent, ms(r.TTFTContent))
+		}
+		e2el = append(e2el, ms(r.Latency))
+		queue = append(queue, ms(r.QueueTime()))
+		e2elQ = append(e2elQ, ms(r.Latency+r.QueueTime()))
+		w := chunkWeights(r)
+		for j, g := range r.ITL {
+			itl = append(itl, ms(g))
+			if k := w[j+1]; k > 0 {
+				itlTok = append(itlTok, ms(g)/k)
+				if r.ChunkTokens != nil {
+					for range int(k) - 1 {
+						itlTok = append(itlTok, ms(g)/k)
+					}
+				}
+			}
+		}
+	}
+	sec := dur.Seconds()
+	if sec > 0 {
+		s.RequestThroughput = float64(s.Completed) / sec
+		s.OutputThroughput = float64(s.TotalOutput) / sec
+		s.TotalTokenThroughput = float64(s.TotalInput+s.TotalOutput) / sec
+	}
+	if len(cfg.Goodput) > 0 {
+		s.GoodputSet = true
+		good := 0
+		for i := range ttft {
+			ok := true
+			if v, has := cfg.Goodput["ttft"]; has && ttft[i] > v {
+				ok = false
+			}
+			if v, has := cfg.Goodput["tpot"]; has && allTPOT[i] > v {
+				ok = false
+			}
+			if v, has := cfg.Goodput["e2el"]; has && e2el[i] > v {
+				ok = false
+			}
+			if ok {
+				good++
+			}
+		}
+		if sec > 0 {
+			s.RequestGoodput = float64(good) / sec
+		}
+	}
+	s.TTFT, s.TPOT, s.ITL, s.E2EL = Summarise(ttft, pcts), Summarise(tpot, pcts), Summarise(itl, pcts), Summarise(e2el, pcts)
+	s.TTFTContent, s.ITLPerToken = Summarise(ttftContent, pcts), Summarise(itlTok, pcts)
+	s.QueueTime, s.E2ELInclQueue = Summarise(queue, pcts), Summarise(e2elQ, pcts)
+	s.SendLag = Summarise(lag, []float64{50, 99})
+	s.buckets(recs)
+	return s
+}
+
+// buckets fills the 1-s buckets, the peaks and the peak concurrency as vLLM does.
+func (s *Serving) buckets(recs []Record) {
+	first, last := time.Duration(math.MaxInt64), time.Duration(0)
+	type ev struct {
+		at time.Duration
+		d  int
+	}
+	var evs []ev
+	for i := range recs {
+		r := &recs[i]
+		if !r.Success {
+			continue
+		}
+		first = min(first, r.Start)
+		last = max(last, r.Start+r.Latency)
+		evs = append(evs, ev{r.Start, 1}, ev{r.Start + r.Latency, -1})
+	}
+	if len(evs) == 0 {
+		return
+	}
+	n := int(math.Ceil((last - first).Seconds())) + 1
+	chunks, tokens, conc := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range recs {
+		r := &recs[i]
+		if !r.Success {
+			continue
+		}
+		w := chunkWeights(r)
+		t := r.Start + r.TTFT
+		for j := 0; j <= len(r.ITL); j++ {
+			if j > 0 {
+				t += r.ITL[j-1]
+			}
+			b := int((t - first).Seconds())
+			if b >= 0 && b < n {
+				chunks[b]++
+				tokens[b] += w[j]
+			}
+		}
+		lo := int((r.Start - first).Seconds())
+		hi := int(math.Ceil((r.Start + r.Latency - first).Seconds()))
+		for b := lo; b < min(n, hi); b++ {
+			if b >= 0 {
+				conc[b]++
+			}
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].at != evs[j].at {
+			return evs[i].at < evs[j].at
+		}
+		return evs[i].d < evs[j].d
+	})
+	cur := 0
+	for _, e := range evs {
+		cur += e.d
+		s.MaxConcurrentRequests = max(s.MaxConcurrentRequests, cur)
+	}
+	for b := range n {
+		s.MaxOutputTokensPerS = max(s.MaxOutputTokensPerS, chunks[b])
+		s.PeakOutputTokensPerS = max(s.PeakOutputTokensPerS, tokens[b])
+	}
+	s.ChunksPerSec, s.TokensPerSecond, s.ConcurrentPerSecond = chunks, tokens, conc
+}

@@ -1,0 +1,246 @@
+// Package report holds llmbench's exporters: each writes a finished result (never a
+// live snapshot) in a format people already read, such as vLLM's serving benchmark
+// block and JSON, or llama-bench's tables.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/serving"
+)
+
+// vllmWidth is the width of vLLM's rules; labels are padded to 40.
+const vllmWidth = 50
+
+// vllmCenter centres s in a rule of fill characters, as Python's "{:c^50}" does
+// (extra padding goes to the right).
+func vllmCenter(s string, fill byte) string {
+	pad := vllmWidth - len(s)
+	if pad <= 0 {
+		return s
+	}
+	l := pad / 2
+	return strings.Repeat(string(fill), l) + s + strings.Repeat(string(fill), pad-l)
+}
+
+// vllmFloat formats as Python's "{:.2f}".
+func vllmFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// vllmPyFloat formats as Python's str(float): "1.0", "0.5", "inf".
+func vllmPyFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "inf"
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") && !math.IsNaN(v) {
+		s += ".0"
+	}
+	return s
+}
+
+// vllmPercentileWord names a percentile as vLLM does: "99", "99.9".
+func vllmPercentileWord(p float64) string {
+	if p == math.Trunc(p) {
+		return strconv.Itoa(int(p))
+	}
+	return strconv.FormatFloat(p, 'f', -1, 64)
+}
+
+type vllmLines struct {
+	b strings.Builder
+}
+
+func (l *vllmLines) row(label, value string) {
+	fmt.Fprintf(&l.b, "%-40s %-10s\n", label, value)
+}
+func (l *vllmLines) line(s string) { l.b.WriteString(s + "\n") }
+
+// vllmMetric is one latency section of the block.
+type vllmMetric struct {
+	key, name, header string
+	dist              func(*metrics.Serving) metrics.Dist
+}
+
+var vllmMetrics = []vllmMetric{
+	{"ttft", "TTFT", "Time to First Token", func(s *metrics.Serving) metrics.Dist { return s.TTFT }},
+	{"tpot", "TPOT", "Time per Output Token (excl. 1st token)", func(s *metrics.Serving) metrics.Dist { return s.TPOT }},
+	{"itl", "ITL", "Inter-token Latency", func(s *metrics.Serving) metrics.Dist { return s.ITL }},
+	{"e2el", "E2EL", "End-to-end Latency", func(s *metrics.Serving) metrics.Dist { return s.E2EL }},
+	{"client_queue_time", "Client Queue Time", "Client-side Queueing", func(s *metrics.Serving) metrics.Dist { return s.QueueTime }},
+	{"e2el_including_client_queue", "E2EL incl. Client Queue", "Queue-inclusive End-to-end Latency", func(s *metrics.Serving) metrics.Dist { return s.E2ELInclQueue }},
+}
+
+// PercentileMetrics returns the metrics a result reports percentiles for (vLLM's
+// default: ttft,tpot,itl).
+func PercentileMetrics(res *serving.Result) []string {
+	if len(res.Spec.PercentileMetrics) > 0 {
+		return res.Spec.PercentileMetrics
+	}
+	return []string{"ttft", "tpot", "itl"}
+}
+
+// VLLMPreamble writes the lines vllm bench serve prints before its main run.
+func VLLMPreamble(w io.Writer, res *serving.Result) error {
+	s := res.Spec
+	var l vllmLines
+	if s.RampUpStrategy != "" {
+		l.line("Traffic ramp-up strategy: " + s.RampUpStrategy + ".")
+		l.line(fmt.Sprintf("Will increase RPS from %s to %s RPS over the duration of the benchmark.", vllmRPS(s.RampUpStartRPS), vllmRPS(s.RampUpEndRPS)))
+	} else {
+		l.line("Traffic request rate: " + s.RequestRate.String())
+	}
+	b := s.Burstiness
+	if b == 0 {
+		b = 1
+	}
+	dist := "Gamma distribution"
+	if b == 1 {
+		dist = "Poisson process"
+	}
+	l.line(fmt.Sprintf("Burstiness factor: %s (%s)", vllmPyFloat(b), dist))
+	mc := "None"
+	if s.MaxConcurrency > 0 {
+		mc = strconv.Itoa(s.MaxConcurrency)
+	}
+	l.line("Maximum request concurrency: " + mc)
+	_, err := io.WriteString(w, l.b.String())
+	return err
+}
+
+// vllmRPS prints a ramp-up rate as vLLM's int arguments print.
+func vllmRPS(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return vllmPyFloat(v)
+}
+
+// VLLMBlock writes the "Serving Benchmark Result" block exactly as vllm bench serve
+// prints it: 50-column rules, labels padded to 40.
+func VLLMBlock(w io.Writer, res *serving.Result) error {
+	s, m := res.Spec, &res.Summary
+	var l vllmLines
+	l.line(vllmCenter(" Serving Benchmark Result ", '='))
+	l.row("Successful requests:", strconv.Itoa(m.Completed))
+	l.row("Failed requests:", strconv.Itoa(m.Failed))
+	if s.MaxConcurrency > 0 {
+		l.row("Maximum request concurrency:", strconv.Itoa(s.MaxConcurrency))
+	}
+	if !s.RequestRate.IsInf() {
+		l.row("Request rate configured (RPS):", vllmFloat(float64(s.RequestRate)))
+	}
+	l.row("Benchmark duration (s):", vllmFloat(res.Duration.Seconds()))
+	l.row("Total input tokens:", strconv.Itoa(m.TotalInput))
+	l.row("Total generated tokens:", strconv.Itoa(m.TotalOutput))
+	l.row("Request throughput (req/s):", vllmFloat(m.RequestThroughput))
+	if m.GoodputSet {
+		l.row("Request goodput (req/s):", vllmFloat(m.RequestGoodput))
+	}
+	l.row("Output token throughput (tok/s):", vllmFloat(m.OutputThroughput))
+	l.row("Peak output token throughput (tok/s):", vllmFloat(m.MaxOutputTokensPerS))
+	l.row("Peak concurrent requests:", vllmFloat(float64(m.MaxConcurrentRequests)))
+	l.row("Total token throughput (tok/s):", vllmFloat(m.TotalTokenThroughput))
+	sel := PercentileMetrics(res)
+	for _, mt := range vllmMetrics {
+		switch mt.key {
+		case "client_queue_time":
+			if s.MaxConcurrency <= 0 {
+				continue
+			}
+		case "e2el_including_client_queue":
+			if s.MaxConcurrency <= 0 || s.RequestRate.IsInf() {
+				continue
+			}
+		}
+		if !slices.Contains(sel, mt.key) {
+			continue
+		}
+		d := mt.dist(m)
+		l.line(vllmCenter(mt.header, '-'))
+		l.row("Mean "+mt.name+" (ms):", vllmFloat(d.Mean))
+		l.row("Median "+mt.name+" (ms):", vllmFloat(d.Median))
+		for _, p := range d.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" "+mt.name+" (ms):", vllmFloat(p.V))
+		}
+	}
+	l.line(strings.Repeat("=", vllmWidth))
+	_, err := io.WriteString(w, l.b.String())
+	return err
+}
+
+// VLLMFailures writes the failure summary that precedes the block: each failure kind
+// with its count and the first reasons (up to 10, as vLLM caps them).
+func VLLMFailures(w io.Writer, res *serving.Result) error {
+	if res.Summary.Failed == 0 {
+		return nil
+	}
+	var l vllmLines
+	l.line("Failed requests during benchmark run detected (capping to 10):")
+	n := 0
+	for _, r := range res.Records {
+		if !r.Success && n < 10 {
+			l.line(fmt.Sprintf("Error %d: %s", n, r.Error))
+			n++
+		}
+	}
+	kinds := make([]string, 0, len(res.Summary.Failures))
+	for k := range res.Summary.Failures {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		l.line(fmt.Sprintf("Failures by reason: %-32s %d", k, res.Summary.Failures[k]))
+	}
+	_, err := io.WriteString(w, l.b.String())
+	return err
+}
+
+// VLLMExtras writes llmbench's additions after the block, under their own names
+// (ttft_content, per-token ITL, peak output tok/s in tokens, client send lag), plus
+// the partial-run marker and the run's notes.
+func VLLMExtras(w io.Writer, res *serving.Result) error {
+	m := &res.Summary
+	var l vllmLines
+	l.line(vllmCenter(" llmbench additions ", '-'))
+	l.row("Mean TTFT content (ms):", vllmFloat(m.TTFTContent.Mean))
+	l.row("Median TTFT content (ms):", vllmFloat(m.TTFTContent.Median))
+	for _, p := range m.TTFTContent.Percentiles {
+		l.row("P"+vllmPercentileWord(p.P)+" TTFT content (ms):", vllmFloat(p.V))
+	}
+	l.row("Mean ITL per token (ms):", vllmFloat(m.ITLPerToken.Mean))
+	for _, p := range m.ITLPerToken.Percentiles {
+		l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
+	}
+	l.row("Peak output tokens/s (tokens):", vllmFloat(m.PeakOutputTokensPerS))
+	p50, _ := m.SendLag.Percentile(50)
+	p99, _ := m.SendLag.Percentile(99)
+	l.row("Client send lag P50 (ms):", vllmFloat(p50))
+	l.row("Client send lag P99 (ms):", vllmFloat(p99))
+	if res.Skipped > 0 {
+		l.row("Prompts skipped (filters/context):", strconv.Itoa(res.Skipped))
+	}
+	if res.Partial {
+		l.line(fmt.Sprintf("PARTIAL: interrupted; %d requests not measured", res.Interrupted))
+	}
+	for _, n := range res.Notes {
+		l.line("note: " + n)
+	}
+	_, err := io.WriteString(w, l.b.String())
+	return err
+}

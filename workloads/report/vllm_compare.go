@@ -1,0 +1,149 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/serving"
+)
+
+// VLLMSweepTable writes one row per point of a sweep: the throughput–latency curve.
+func VLLMSweepTable(w io.Writer, points []*serving.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", vllmCenter(" Sweep ", '='))
+	fmt.Fprintf(&b, "%-11s %-9s %6s %6s %9s %11s %9s %9s %9s %9s\n", "concurrency", "rate", "ok", "failed",
+		"req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99")
+	for _, r := range points {
+		s := metrics.Summary(r.Records, r.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}})
+		conc := "None"
+		if r.Spec.MaxConcurrency > 0 {
+			conc = fmt.Sprint(r.Spec.MaxConcurrency)
+		}
+		t50, _ := s.TTFT.Percentile(50)
+		t99, _ := s.TTFT.Percentile(99)
+		p50, _ := s.TPOT.Percentile(50)
+		p99, _ := s.TPOT.Percentile(99)
+		mark := ""
+		if r.Partial {
+			mark = " (partial)"
+		}
+		fmt.Fprintf(&b, "%-11s %-9s %6d %6d %9.2f %11.2f %9.2f %9.2f %9.2f %9.2f%s\n", conc, r.Spec.RequestRate.String(),
+			s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput, t50, t99, p50, p99, mark)
+	}
+	b.WriteString("(latencies in ms)\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// vllmCompareKeys are the saved figures an A/B table shows, in order.
+var vllmCompareKeys = []string{
+	"request_throughput", "output_throughput", "total_token_throughput", "request_goodput",
+	"max_output_tokens_per_s", "peak_output_tokens_per_s",
+}
+
+// vllmSamples extracts per-request samples (ms) of a latency metric from a saved
+// result, when --save-detailed kept them; failed requests are left out.
+func vllmSamples(res map[string]any, metric string) []float64 {
+	num := func(v any) (float64, bool) { f, ok := v.(float64); return f, ok }
+	arr := func(k string) []any { a, _ := res[k].([]any); return a }
+	errs := arr("errors")
+	ok := func(i int) bool {
+		if i < len(errs) {
+			if s, _ := errs[i].(string); s != "" {
+				return false
+			}
+		}
+		return true
+	}
+	var out []float64
+	switch metric {
+	case "ttft", "e2el":
+		key := map[string]string{"ttft": "ttfts", "e2el": "latencies"}[metric]
+		if metric == "e2el" && len(errs) == 0 {
+			return nil // without errors we cannot tell failures apart
+		}
+		for i, v := range arr(key) {
+			if f, good := num(v); good && ok(i) {
+				out = append(out, f*1000)
+			}
+		}
+	case "itl":
+		for i, v := range arr("itls") {
+			if !ok(i) {
+				continue
+			}
+			inner, _ := v.([]any)
+			for _, g := range inner {
+				if f, good := num(g); good {
+					out = append(out, f*1000)
+				}
+			}
+		}
+	case "tpot":
+		ttft, lat, outs := arr("ttfts"), arr("latencies"), arr("output_lens")
+		for i := range min(len(ttft), len(lat), len(outs)) {
+			t, _ := num(ttft[i])
+			l, _ := num(lat[i])
+			n, _ := num(outs[i])
+			if ok(i) && n > 1 {
+				out = append(out, (l-t)*1000/(n-1))
+			}
+		}
+	}
+	return out
+}
+
+// VLLMCompare writes an A/B table of two saved serving results (ours or vLLM's):
+// metric | A | B | % difference (positive = B larger) | noise, where the noise verdict
+// (Welch's t-test on the per-request samples) appears on mean rows when both results
+// were saved with --save-detailed.
+func VLLMCompare(w io.Writer, nameA, nameB string, a, b map[string]any) error {
+	var rows []metrics.CompareRow
+	add := func(key string, sa, sb []float64) {
+		va, okA := a[key].(float64)
+		vb, okB := b[key].(float64)
+		if okA && okB {
+			rows = append(rows, metrics.Compare(key, va, vb, sa, sb))
+		}
+	}
+	for _, k := range vllmCompareKeys {
+		add(k, nil, nil)
+	}
+	for _, m := range []string{"ttft", "tpot", "itl", "e2el", "ttft_content", "itl_per_token"} {
+		add("mean_"+m+"_ms", vllmSamples(a, m), vllmSamples(b, m))
+		add("median_"+m+"_ms", nil, nil)
+		for _, p := range []string{"50", "90", "95", "99", "99.9"} {
+			add("p"+p+"_"+m+"_ms", nil, nil)
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("compare: no metric found in both results")
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "A: %s\nB: %s\n\n", nameA, nameB)
+	fmt.Fprintf(&sb, "| %-28s | %12s | %12s | %12s | %-24s |\n", "metric", "A", "B", "% difference", "noise")
+	fmt.Fprintf(&sb, "|%s|%s:|%s:|%s:|%s|\n", strings.Repeat("-", 30), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 26))
+	noted := false
+	for _, r := range rows {
+		diff := "n/a"
+		if !math.IsNaN(r.DiffPct) {
+			diff = fmt.Sprintf("%+.2f%%", r.DiffPct)
+		}
+		verdict := r.Verdict()
+		if verdict != "" {
+			verdict = fmt.Sprintf("%s (p=%.3g)", verdict, r.Test.P)
+			noted = true
+		}
+		fmt.Fprintf(&sb, "| %-28s | %12.2f | %12.2f | %12s | %-24s |\n", r.Metric, r.A, r.B, diff, verdict)
+	}
+	if !noted {
+		sb.WriteString("\nno noise verdict: save both runs with --save-detailed to compare per-request samples\n")
+	} else {
+		fmt.Fprintf(&sb, "\nnoise: Welch's t-test on per-request samples, alpha %.2f\n", metrics.CompareAlpha)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}

@@ -1,0 +1,254 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/serving"
+)
+
+// vllmKV is one key of an ordered JSON object.
+type vllmKV struct {
+	k string
+	v any
+}
+
+// vllmObject is a JSON object that keeps its keys in insertion order, as Python's
+// json.dump of a dict does, so saved results diff cleanly against vLLM's.
+type vllmObject []vllmKV
+
+func (o *vllmObject) set(k string, v any) {
+	for i := range *o {
+		if (*o)[i].k == k {
+			(*o)[i].v = v
+			return
+		}
+	}
+	*o = append(*o, vllmKV{k, v})
+}
+
+// MarshalJSON implements json.Marshaler.
+func (o vllmObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range o {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k, _ := json.Marshal(kv.k)
+		b.Write(k)
+		b.WriteString(": ")
+		v, err := json.Marshal(vllmJSONSafe(kv.v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kv.k, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// vllmJSONSafe maps non-finite floats to null (JSON has no NaN or Infinity).
+func vllmJSONSafe(v any) any {
+	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return nil
+	}
+	return v
+}
+
+// VLLMJSONOptions selects the optional parts of a saved result.
+type VLLMJSONOptions struct {
+	Detailed bool              // --save-detailed: per-request arrays
+	Metadata map[string]string // --metadata k=v, written at the top level as vLLM does
+	Date     time.Time         // the run's date (vLLM's "%Y%m%d-%H%M%S")
+	Version  string            // llmbench's version
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// VLLMJSON writes a serving result as vllm bench serve's --save-result JSON: its field
+// names, order and units (seconds for per-request arrays, ms for statistics), then
+// llmbench's additions and the metric definitions used.
+func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
+	s, m := res.Spec, &res.Summary
+	var o vllmObject
+	o.set("date", opt.Date.Format("20060102-150405"))
+	o.set("endpoint_type", s.Backend)
+	o.set("backend", s.Backend)
+	if s.Label != "" {
+		o.set("label", s.Label)
+	} else {
+		o.set("label", nil)
+	}
+	o.set("model_id", res.ModelID)
+	o.set("tokenizer_id", res.TokenizerID)
+	o.set("num_prompts", s.Dataset.NumPrompts)
+	keys := make([]string, 0, len(opt.Metadata))
+	for k := range opt.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.set(k, opt.Metadata[k])
+	}
+	if s.RequestRate.IsInf() {
+		o.set("request_rate", "inf")
+	} else {
+		o.set("request_rate", float64(s.RequestRate))
+	}
+	b := s.Burstiness
+	if b == 0 {
+		b = 1
+	}
+	o.set("burstiness", b)
+	if s.MaxConcurrency > 0 {
+		o.set("max_concurrency", s.MaxConcurrency)
+	} else {
+		o.set("max_concurrency", nil)
+	}
+	if s.RampUpStrategy != "" {
+		o.set("ramp_up_strategy", s.RampUpStrategy)
+		o.set("ramp_up_start_rps", s.RampUpStartRPS)
+		o.set("ramp_up_end_rps", s.RampUpEndRPS)
+	}
+	o.set("duration", res.Duration.Seconds())
+	o.set("completed", m.Completed)
+	o.set("failed", m.Failed)
+	o.set("total_input_tokens", m.TotalInput)
+	o.set("total_output_tokens", m.TotalOutput)
+	o.set("request_throughput", m.RequestThroughput)
+	if m.GoodputSet {
+		o.set("request_goodput", m.RequestGoodput)
+	} else {
+		o.set("request_goodput", nil)
+	}
+	o.set("output_throughput", m.OutputThroughput)
+	o.set("total_token_throughput", m.TotalTokenThroughput)
+	n := len(res.Records)
+	inputLens, ttfts, itls, lat, starts, queue := make([]int, n), make([]float64, n), make([][]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	texts, errs := make([]string, n), make([]string, n)
+	for i, r := range res.Records {
+		inputLens[i] = r.PromptLen
+		ttfts[i], lat[i], starts[i], queue[i] = secs(r.TTFT), secs(r.Latency), secs(r.Start), secs(r.QueueTime())
+		itls[i] = make([]float64, len(r.ITL))
+		for j, g := range r.ITL {
+			itls[i][j] = secs(g)
+		}
+		texts[i], errs[i] = r.Text, r.Error
+	}
+	if opt.Detailed {
+		o.set("input_lens", inputLens)
+		o.set("output_lens", m.OutputLens)
+		o.set("ttfts", ttfts)
+		o.set("itls", itls)
+	}
+	o.set("latencies", lat)
+	if opt.Detailed {
+		o.set("start_times", starts)
+	}
+	o.set("queue_times", queue)
+	if opt.Detailed {
+		o.set("generated_texts", texts)
+		o.set("errors", errs)
+	}
+	o.set("max_output_tokens_per_s", m.MaxOutputTokensPerS)
+	o.set("max_concurrent_requests", m.MaxConcurrentRequests)
+	o.set("rtfx", 0.0)
+	if len(res.RateChanges) > 0 {
+		o.set("rps_change_events", res.RateChanges)
+	}
+	sel := PercentileMetrics(res)
+	addDist := func(key string, d metrics.Dist) {
+		o.set("mean_"+key+"_ms", d.Mean)
+		o.set("median_"+key+"_ms", d.Median)
+		o.set("std_"+key+"_ms", d.Std)
+		for _, p := range d.Percentiles {
+			o.set("p"+vllmPercentileWord(p.P)+"_"+key+"_ms", p.V)
+		}
+	}
+	for _, mt := range vllmMetrics {
+		if !slices.Contains(sel, mt.key) {
+			continue
+		}
+		if (mt.key == "client_queue_time" && s.MaxConcurrency <= 0) ||
+			(mt.key == "e2el_including_client_queue" && (s.MaxConcurrency <= 0 || s.RequestRate.IsInf())) {
+			continue
+		}
+		addDist(mt.key, mt.dist(m))
+	}
+	// llmbench's additions, under names vLLM does not use.
+	addDist("ttft_content", m.TTFTContent)
+	addDist("itl_per_token", m.ITLPerToken)
+	o.set("peak_output_tokens_per_s", m.PeakOutputTokensPerS)
+	p50, _ := m.SendLag.Percentile(50)
+	p99, _ := m.SendLag.Percentile(99)
+	o.set("client_send_lag_p50_ms", p50)
+	o.set("client_send_lag_p99_ms", p99)
+	o.set("failure_reasons", m.Failures)
+	o.set("partial", res.Partial)
+	o.set("interrupted_requests", res.Interrupted)
+	o.set("skipped_prompts", res.Skipped)
+	o.set("tokens_per_second_buckets", m.TokensPerSecond)
+	o.set("concurrent_requests_per_second_buckets", m.ConcurrentPerSecond)
+	if opt.Detailed {
+		ttc, chunks, lags := make([]float64, n), make([][]int32, n), make([]float64, n)
+		var extras []map[string]float64
+		for i, r := range res.Records {
+			ttc[i], chunks[i], lags[i] = secs(r.TTFTContent), r.ChunkTokens, secs(r.SendLag())
+			if r.Extra != nil {
+				extras = append(extras, r.Extra)
+			}
+		}
+		o.set("ttfts_content", ttc)
+		o.set("chunk_tokens", chunks)
+		o.set("send_lags", lags)
+		if extras != nil {
+			o.set("server_timings", extras)
+		}
+	}
+	if len(res.Notes) > 0 {
+		o.set("notes", res.Notes)
+	}
+	o.set("spec", res.Spec)
+	o.set("tool", "llmbench "+opt.Version)
+	o.set("metric_definitions", metrics.Definitions)
+	out, err := o.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("result json: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// VLLMResultFilename is vLLM's default result file name:
+// {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json.
+func VLLMResultFilename(res *serving.Result, date time.Time) string {
+	s := res.Spec
+	label := s.Label
+	if label == "" {
+		label = s.Backend
+	}
+	model := res.ModelID
+	for i := len(model) - 1; i >= 0; i-- {
+		if model[i] == '/' {
+			model = model[i+1:]
+			break
+		}
+	}
+	conc := ""
+	if s.MaxConcurrency > 0 {
+		conc = fmt.Sprintf("-concurrency%d", s.MaxConcurrency)
+	}
+	dt := date.Format("20060102-150405")
+	if s.RampUpStrategy != "" {
+		return fmt.Sprintf("%s-ramp-up-%s-%sqps-%sqps%s-%s-%s.json", label, s.RampUpStrategy, vllmRPS(s.RampUpStartRPS), vllmRPS(s.RampUpEndRPS), conc, model, dt)
+	}
+	return fmt.Sprintf("%s-%sqps%s-%s-%s.json", label, s.RequestRate.String(), conc, model, dt)
+}

@@ -1,0 +1,128 @@
+package workloads
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Rate is a request rate in requests per second; +Inf means "send everything at
+// once" and is written as "inf" in JSON and YAML, as vLLM writes it.
+type Rate float64
+
+// Inf is the rate that sends all requests at time 0.
+var Inf = Rate(math.Inf(1))
+
+// IsInf reports whether the rate is unbounded.
+func (r Rate) IsInf() bool { return math.IsInf(float64(r), 1) }
+
+// String formats the rate as vLLM prints it ("inf", "10.0").
+func (r Rate) String() string {
+	if r.IsInf() {
+		return "inf"
+	}
+	s := strconv.FormatFloat(float64(r), 'f', -1, 64)
+	if float64(r) == math.Trunc(float64(r)) {
+		s += ".0"
+	}
+	return s
+}
+
+// MarshalJSON writes "inf" for an unbounded rate, a number otherwise.
+func (r Rate) MarshalJSON() ([]byte, error) {
+	if r.IsInf() {
+		return []byte(`"inf"`), nil
+	}
+	return json.Marshal(float64(r))
+}
+
+// UnmarshalJSON reads a number or "inf".
+func (r *Rate) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		v, err := strconv.ParseFloat(s, 64)
+		*r = Rate(v)
+		return err
+	}
+	var v float64
+	err := json.Unmarshal(b, &v)
+	*r = Rate(v)
+	return err
+}
+
+// MarshalText writes the rate for YAML and flags.
+func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a number or "inf".
+func (r *Rate) UnmarshalText(b []byte) error {
+	v, err := strconv.ParseFloat(string(b), 64)
+	*r = Rate(v)
+	return err
+}
+
+// DatasetSpec says where the prompts of a serving benchmark come from; names follow
+// vllm bench serve's flags.
+type DatasetSpec struct {
+	Name       string `json:"dataset_name" yaml:"dataset_name"` // sharegpt, sonnet, random, prefix_repetition, custom
+	Path       string `json:"dataset_path,omitempty" yaml:"dataset_path,omitempty"`
+	NumPrompts int    `json:"num_prompts" yaml:"num_prompts"`
+	Seed       int64  `json:"seed" yaml:"seed"`
+
+	RandomInputLen   int     `json:"random_input_len,omitempty" yaml:"random_input_len,omitempty"`
+	RandomOutputLen  int     `json:"random_output_len,omitempty" yaml:"random_output_len,omitempty"`
+	RandomRangeRatio float64 `json:"random_range_ratio,omitempty" yaml:"random_range_ratio,omitempty"`
+	RandomPrefixLen  int     `json:"random_prefix_len,omitempty" yaml:"random_prefix_len,omitempty"`
+
+	SonnetInputLen  int `json:"sonnet_input_len,omitempty" yaml:"sonnet_input_len,omitempty"`
+	SonnetOutputLen int `json:"sonnet_output_len,omitempty" yaml:"sonnet_output_len,omitempty"`
+	SonnetPrefixLen int `json:"sonnet_prefix_len,omitempty" yaml:"sonnet_prefix_len,omitempty"`
+
+	ShareGPTOutputLen int `json:"sharegpt_output_len,omitempty" yaml:"sharegpt_output_len,omitempty"`
+
+	PrefixRepetitionPrefixLen   int `json:"prefix_repetition_prefix_len,omitempty" yaml:"prefix_repetition_prefix_len,omitempty"`
+	PrefixRepetitionSuffixLen   int `json:"prefix_repetition_suffix_len,omitempty" yaml:"prefix_repetition_suffix_len,omitempty"`
+	PrefixRepetitionNumPrefixes int `json:"prefix_repetition_num_prefixes,omitempty" yaml:"prefix_repetition_num_prefixes,omitempty"`
+	PrefixRepetitionOutputLen   int `json:"prefix_repetition_output_len,omitempty" yaml:"prefix_repetition_output_len,omitempty"`
+
+	CustomOutputLen int `json:"custom_output_len,omitempty" yaml:"custom_output_len,omitempty"`
+}
+
+// ServeSpec is one point of a serving benchmark (llmbench serve-bench, vllm bench
+// serve's options): which backend, which prompts, at what arrival rate and
+// concurrency, and what to report. Headers are held by name only: their values may be
+// secrets and never leave the process.
+type ServeSpec struct {
+	Backend         string   `json:"backend" yaml:"backend"` // inproc, openai, openai-chat, tgi, llamacpp
+	BaseURL         string   `json:"base_url,omitempty" yaml:"base_url,omitempty"`
+	Endpoint        string   `json:"endpoint,omitempty" yaml:"endpoint,omitempty"`
+	Model           string   `json:"model" yaml:"model"`
+	ServedModelName string   `json:"served_model_name,omitempty" yaml:"served_model_name,omitempty"`
+	Tokenizer       string   `json:"tokenizer,omitempty" yaml:"tokenizer,omitempty"`
+	HeaderNames     []string `json:"header_names,omitempty" yaml:"header_names,omitempty"`
+	Label           string   `json:"label,omitempty" yaml:"label,omitempty"`
+
+	Dataset DatasetSpec `json:"dataset" yaml:"dataset"`
+
+	RequestRate     Rate    `json:"request_rate" yaml:"request_rate"`
+	Burstiness      float64 `json:"burstiness" yaml:"burstiness"`
+	MaxConcurrency  int     `json:"max_concurrency,omitempty" yaml:"max_concurrency,omitempty"` // 0 = unbounded
+	RampUpStrategy  string  `json:"ramp_up_strategy,omitempty" yaml:"ramp_up_strategy,omitempty"`
+	RampUpStartRPS  float64 `json:"ramp_up_start_rps,omitempty" yaml:"ramp_up_start_rps,omitempty"`
+	RampUpEndRPS    float64 `json:"ramp_up_end_rps,omitempty" yaml:"ramp_up_end_rps,omitempty"`
+	NumWarmups      int     `json:"num_warmups,omitempty" yaml:"num_warmups,omitempty"`
+	IgnoreEOS       bool    `json:"ignore_eos,omitempty" yaml:"ignore_eos,omitempty"`
+	RequestTimeoutS float64 `json:"request_timeout_s,omitempty" yaml:"request_timeout_s,omitempty"`
+
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty"`
+	TopK        *int     `json:"top_k,omitempty" yaml:"top_k,omitempty"`
+
+	PercentileMetrics []string           `json:"percentile_metrics,omitempty" yaml:"percentile_metrics,omitempty"` // default ttft,tpot,itl
+	MetricPercentiles []float64          `json:"metric_percentiles,omitempty" yaml:"metric_percentiles,omitempty"` // default 99
+	Goodput           map[string]float64 `json:"goodput,omitempty" yaml:"goodput,omitempty"`                       // SLO ms by ttft, tpot, e2el
+	Metadata          map[string]string  `json:"metadata,omitempty" yaml:"metadata,omitempty"`
+
+	// Synthetic model (inproc backend, when Model names a shape instead of a file).
+	SyntheticType string `json:"synthetic_type,omitempty" yaml:"synthetic_type,omitempty"`
+	Threads       int    `json:"threads,omitempty" yaml:"threads,omitempty"`
+}

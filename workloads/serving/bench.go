@@ -1,0 +1,219 @@
+package serving
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/run"
+)
+
+// Bench is one point of a serving benchmark as a run.Workload: warm-ups, then every
+// dataset request released on the arrival schedule, at most MaxConcurrency in flight.
+type Bench struct {
+	Spec    workloads.ServeSpec
+	Dataset *Dataset
+	Client  Client
+	// ModelID and TokenizerID name what was benchmarked, for the result.
+	ModelID, TokenizerID string
+	// Notes are lines about the run worth keeping with its result (e.g. that the
+	// in-process engine serialises requests).
+	Notes []string
+	// Spin is the Pacer's busy-wait window (default 1 ms).
+	Spin time.Duration
+}
+
+// Result is everything a serving run measured: the raw records (the source of every
+// reported figure), their summary and how the run went.
+type Result struct {
+	Spec                 workloads.ServeSpec
+	ModelID, TokenizerID string
+	Started              time.Time // wall clock at the start of the measured part
+	Duration             time.Duration
+	Records              []metrics.Record // one per sent request, interrupted ones left out
+	Summary              metrics.Serving
+	Partial              bool // stopped early (Ctrl-C); Records hold what finished
+	Interrupted          int  // requests in flight or not yet sent when the run stopped
+	Skipped              int  // dataset prompts dropped by filters or the context limit
+	Notes                []string
+	RateChanges          []RateChange // ramp-up: when each integer rate was reached
+}
+
+// RateChange is a ramp-up event: the integer request rate reached at a time.
+type RateChange struct {
+	RPS       int    `json:"rps"`
+	Timestamp string `json:"timestamp"`
+}
+
+// Name implements run.Workload.
+func (b *Bench) Name() string { return "serve-bench" }
+
+// Arrival returns the schedule configuration of the spec.
+func (b *Bench) Arrival() Arrival {
+	s := b.Spec
+	bu := s.Burstiness
+	if bu == 0 {
+		bu = 1
+	}
+	return Arrival{Rate: float64(s.RequestRate), Burstiness: bu, RampUp: s.RampUpStrategy,
+		RampStart: s.RampUpStartRPS, RampEnd: s.RampUpEndRPS, Seed: s.Dataset.Seed}
+}
+
+// Run implements run.Workload. On cancellation it returns the partial *Result with
+// ctx's error.
+func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
+	arr := b.Arrival()
+	if err := arr.Validate(); err != nil {
+		return nil, err
+	}
+	reqs := b.Dataset.Requests
+	res := &Result{Spec: b.Spec, ModelID: b.ModelID, TokenizerID: b.TokenizerID, Skipped: b.Dataset.Skipped, Notes: b.Notes}
+	var sem chan struct{}
+	if b.Spec.MaxConcurrency > 0 {
+		sem = make(chan struct{}, b.Spec.MaxConcurrency)
+	}
+	if n := b.Spec.NumWarmups; n > 0 {
+		r.Logf("Warming up with %d requests...", n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if !acquire(ctx, sem) {
+					return
+				}
+				defer release(sem)
+				var rec metrics.Record
+				rec.Index = -1 - i
+				b.Client.Do(ctx, &reqs[0], &rec, r.Now)
+			}()
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			res.Partial, res.Interrupted = true, len(reqs)
+			return res, ctx.Err()
+		}
+		r.Logf("Warmup run completed.")
+	}
+	sched := arr.Schedule(len(reqs))
+	recs := make([]metrics.Record, len(reqs))
+	live := metrics.NewLive(len(reqs))
+	var finished atomic.Int64
+	stopTick := make(chan struct{})
+	tickDone := make(chan struct{})
+	go func() {
+		defer close(tickDone)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopTick:
+				return
+			case <-t.C:
+				r.Progress(float64(finished.Load()), float64(len(reqs)), "requests", "serve-bench")
+				r.Snapshot(live.Snapshot())
+			}
+		}
+	}()
+	spin := b.Spin
+	if spin == 0 {
+		spin = time.Millisecond
+	}
+	pacer := Pacer{Spin: spin}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	res.Started = time.Now()
+	base := r.Now()
+	startWall := r.Start().Add(base)
+	lastInt := -1
+	if arr.RampUp != "" {
+		lastInt = int(arr.RampStart)
+		res.RateChanges = append(res.RateChanges, RateChange{lastInt, time.Now().Format("2006-01-02T15:04:05.000000")})
+	}
+	var wg sync.WaitGroup
+	sent := 0
+	for i := range reqs {
+		if _, err := pacer.Wait(ctx, startWall, sched[i], timer); err != nil {
+			break
+		}
+		rec := &recs[i]
+		rec.Index, rec.PromptLen, rec.Expected = i, reqs[i].PromptLen, reqs[i].OutputLen
+		rec.Scheduled, rec.Arrival = base+sched[i], r.Now()
+		if arr.RampUp != "" {
+			if cur := int(arr.RateAt(i, len(reqs))); cur > lastInt {
+				ts := time.Now().Format("2006-01-02T15:04:05.000000")
+				for v := lastInt + 1; v <= cur; v++ {
+					res.RateChanges = append(res.RateChanges, RateChange{v, ts})
+				}
+				lastInt = cur
+			}
+		}
+		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !acquire(ctx, sem) {
+				rec.Error = ErrInterrupted
+				return
+			}
+			b.Client.Do(ctx, &reqs[rec.Index], rec, r.Now)
+			release(sem)
+			live.Add(rec)
+			finished.Add(1)
+		}()
+	}
+	wg.Wait()
+	res.Duration = r.Now() - base
+	close(stopTick)
+	<-tickDone
+	r.Progress(float64(finished.Load()), float64(len(reqs)), "requests", "serve-bench")
+	kept := recs[:0]
+	for _, rec := range recs[:sent] {
+		if rec.Error == ErrInterrupted && !rec.Success {
+			res.Interrupted++
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	res.Interrupted += len(reqs) - sent
+	res.Records = kept
+	res.Partial = ctx.Err() != nil
+	res.Summary = Summarize(res)
+	if lag, ok := res.Summary.SendLag.Percentile(99); ok && lag > 1 {
+		r.Logf("warning: client send lag p99 %.2f ms exceeds 1 ms: the load generator fell behind its schedule", lag)
+	}
+	if res.Partial {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// Summarize computes the metrics of a result from its raw records.
+func Summarize(res *Result) metrics.Serving {
+	pcts := res.Spec.MetricPercentiles
+	if len(pcts) == 0 {
+		pcts = []float64{99}
+	}
+	return metrics.Summary(res.Records, res.Duration, metrics.ServingConfig{Percentiles: pcts, Goodput: res.Spec.Goodput})
+}
+
+func acquire(ctx context.Context, sem chan struct{}) bool {
+	if sem == nil {
+		return ctx.Err() == nil
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func release(sem chan struct{}) {
+	if sem != nil {
+		<-sem
+	}
+}

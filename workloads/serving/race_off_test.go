@@ -1,0 +1,5 @@
+//go:build !race
+
+package serving
+
+const raceEnabled = false
