@@ -17,14 +17,21 @@ run: build
 	./$(BIN) generate -p "Once upon a time" -n 128
 
 ## test: behaviour and correctness (lint, all tests, race detector where goroutines run).
+# -p 1: packages run one at a time, so timing tests never share the cores with another
+# package's heavy test (the synthetic 1B model is written by the root package's tests).
 test: lint
-	$(GO) test -count=1 ./...
+	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -race -short ./workloads/serving/... ./workloads/metrics/... ./workloads/report/...
 
-## bench: speed targets (Go benchmarks per kernel and shape).
-bench:
+## bench: speed targets (Go benchmarks per kernel and shape), then llama-bench's table
+## for synthetic llama-1b in four types, read against the measured bandwidth ceiling.
+BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
+	./$(BIN) sysinfo -t 2
+	./$(BIN) bench --shape llama-1b --type Q4_0,Q4_K_M,Q8_0,F16 $(BENCH_FLAGS) --ceiling
+	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestTimingAccuracy|TestCapacity' ./workloads/serving/
 
 ## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
 lint:

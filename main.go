@@ -25,6 +25,8 @@ func commands() []command {
 		{"generate", "generate text from a prompt, streaming tokens, then report speed", runGenerate},
 		{"serve-bench", "serving benchmark: vllm bench serve parity (in-process or HTTP)", runServeBench},
 		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
+		{"bench", "llama-bench: pp/tg tests over lists of parameters; --compare A.json B.json", runBench},
+		{"sysinfo", "CPU model, features, cores and measured memory read bandwidth", runSysinfo},
 		{"version", "print the version", func(context.Context, []string) error { fmt.Println("llmbench", version); return nil }},
 	}
 }

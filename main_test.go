@@ -113,3 +113,35 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntheticLlama1B is the engine issue's acceptance check: a synthetic llama-1b in
+// Q4_0 and in Q4_K_M is written, reloaded, passes model info and generates. It writes
+// about 1.2 GiB to a temporary directory, so -short skips it.
+func TestSyntheticLlama1B(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes two 1.1B-parameter models; skipped with -short")
+	}
+	dir := t.TempDir()
+	for _, typ := range []string{"Q4_0", "Q4_K_M"} {
+		t.Run(typ, func(t *testing.T) {
+			path := filepath.Join(dir, "llama-1b-"+typ+".gguf")
+			if _, stderr, code := run(t, "model", "synth", "--shape", "llama-1b", "--type", typ, "-o", path); code != 0 {
+				t.Fatalf("synth: exit %d: %s", code, stderr)
+			}
+			out, stderr, code := run(t, "model", "info", path)
+			if code != 0 {
+				t.Fatalf("info: exit %d: %s", code, stderr)
+			}
+			for _, want := range []string{"file type:     " + typ, "layers:        22", "parameters:    1,100,048,384", "vocabulary:    32000 tokens"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("model info lacks %q:\n%s", want, out)
+				}
+			}
+			out, stderr, code = run(t, "generate", "-m", path, "-p", "Once upon a time", "-n", "4", "-t", "2")
+			if code != 0 || !strings.HasPrefix(out, " Once upon a time") || !strings.Contains(stderr, "generation:    4 tokens") {
+				t.Errorf("generate: exit %d\nstdout %q\nstderr %q", code, out, stderr)
+			}
+			os.Remove(path)
+		})
+	}
+}

@@ -23,8 +23,8 @@ import (
 func strict() bool { return os.Getenv("LLMBENCH_STRICT") == "1" }
 
 // TestTimingAccuracy: the reported TTFT, TPOT, ITL and E2EL match the scripted
-// server's own record at p50 and p99 (1 and 3 ms under LLMBENCH_STRICT=1, 15 ms
-// otherwise) at 1, 64 and 512 concurrent streams.
+// server's own record at p50 and p99: under LLMBENCH_STRICT=1 (make bench) within 1 and
+// 3 ms at 1, 64 and 512 concurrent streams; in make test within 15 ms at 1 and 64.
 func TestTimingAccuracy(t *testing.T) {
 	if raceEnabled {
 		t.Skip("timing under the race detector is not meaningful")
@@ -35,8 +35,8 @@ func TestTimingAccuracy(t *testing.T) {
 	}
 	for _, streams := range []int{1, 64, 512} {
 		t.Run(strconv.Itoa(streams), func(t *testing.T) {
-			if testing.Short() && streams > 64 {
-				t.Skip("short")
+			if streams > 64 && (testing.Short() || !strict()) {
+				t.Skip("512 streams run in make bench (LLMBENCH_STRICT=1), where nothing else shares the cores")
 			}
 			// The scripted server shares the 2 cores with the client, so the chunk rate is
 			// kept to what both fit in: 512 streams at a 50 ms ITL are 10k chunks/s.
@@ -72,10 +72,6 @@ func TestTimingAccuracy(t *testing.T) {
 					tol := p50Tol
 					if p == 99 {
 						tol = p99Tol
-						if !strict() && streams > 64 {
-							// make test shares the 2 cores with whatever else runs.
-							tol = 40
-						}
 					}
 					diff := g - want
 					t.Logf("%d streams %-4s p%.0f: client %8.3f ms, server %8.3f ms, diff %+.3f ms", streams, name, p, g, want, diff)

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/engine/device"
+	"llmbench/engine/synth"
+	"llmbench/workloads"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
+	runcore "llmbench/workloads/run"
+)
+
+// benchBuiltin names the built-in model in a bench spec when no model is given.
+const benchBuiltin = "builtin:" + builtin.Name
+
+// benchInts is a repeatable flag of llama-bench integer lists ("1,2", "1-16*2").
+type benchInts struct{ v *[]int }
+
+func (f benchInts) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strings.Trim(strings.ReplaceAll(fmt.Sprint(*f.v), " ", ","), "[]")
+}
+
+func (f benchInts) Set(s string) error {
+	v, err := workloads.ParseIntList(s)
+	if err != nil {
+		return err
+	}
+	*f.v = append(*f.v, v...)
+	return nil
+}
+
+// benchStrings is a repeatable flag of comma-separated names.
+type benchStrings struct{ v *[]string }
+
+func (f benchStrings) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strings.Join(*f.v, ",")
+}
+
+func (f benchStrings) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			return errors.New("empty item in list")
+		}
+		*f.v = append(*f.v, x)
+	}
+	return nil
+}
+
+// benchFA is the repeatable -fa flag: 0/1, on/off, true/false, comma-separated.
+type benchFA struct{ v *[]int }
+
+func (f benchFA) String() string { return benchInts(f).String() }
+
+func (f benchFA) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "0", "off", "false", "no":
+			*f.v = append(*f.v, 0)
+		case "1", "on", "true", "yes":
+			*f.v = append(*f.v, 1)
+		default:
+			return fmt.Errorf("%q is not 0 or 1 (on/off)", x)
+		}
+	}
+	return nil
+}
+
+// benchPGs is the repeatable -pg P,N flag.
+type benchPGs struct{ v *[]workloads.PG }
+
+func (f benchPGs) String() string { return "" }
+
+func (f benchPGs) Set(s string) error {
+	pg, err := workloads.ParsePG(s)
+	if err != nil {
+		return err
+	}
+	*f.v = append(*f.v, pg)
+	return nil
+}
+
+// benchSeconds is --delay: seconds ("2", "0.5") or a Go duration ("500ms").
+type benchSeconds struct{ v *float64 }
+
+func (f benchSeconds) String() string {
+	if f.v == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f benchSeconds) Set(s string) error {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
+		*f.v = v
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a number of seconds or a duration such as 500ms", s)
+	}
+	*f.v = d.Seconds()
+	return nil
+}
+
+// benchParse parses args, printing a flag error as one line and help on -h.
+func benchParse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(os.Stderr)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+	default:
+		fmt.Fprintf(os.Stderr, "llmbench %s: %v\n", fs.Name(), err)
+	}
+	return errUsage
+}
+
+// benchUsageErr prints err as the command's one line and returns errUsage.
+func benchUsageErr(cmd string, err error) error {
+	fmt.Fprintf(os.Stderr, "llmbench %s: %v\n", cmd, err)
+	return errUsage
+}
+
+func runBench(ctx context.Context, args []string) error {
+	fs := newFlags("bench", "[-m FILE,… | --shape S --type T,…] [-p N] [-n N] [-pg P,N] [-d N] [-b N] [-ub N] [-t N] [-fa 0,1] [-ctk T] [-ctv T] [-r N] [-o md|csv|json|jsonl|sql]\n"+
+		"       llmbench bench --compare A.json B.json\n"+
+		"Lists take commas and ranges (first-last, first-last+step, first-last*factor); every combination runs, as llama-bench.")
+	var spec workloads.BenchSpec
+	var paths, shapes, types []string
+	intList := func(v *[]int, usage string, names ...string) {
+		for i, n := range names {
+			u := usage
+			if i > 0 {
+				u = "same as -" + names[0]
+			}
+			fs.Var(benchInts{v}, n, u)
+		}
+	}
+	for _, n := range []string{"m", "model"} {
+		fs.Var(benchStrings{&paths}, n, "GGUF model `files`, comma-separated or repeated (default: the built-in stories260K)")
+	}
+	fs.Var(benchStrings{&shapes}, "shape", "synthetic model `shapes` ("+strings.Join(synth.Shapes(), ", ")+")")
+	fs.Var(benchStrings{&types}, "type", "synthetic model `types` (Q4_0, Q4_K_M, Q8_0, F16, …)")
+	intList(&spec.Prompt, "prompt tokens per pp test (default 512)", "p", "n-prompt")
+	intList(&spec.Gen, "generated tokens per tg test (default 128)", "n", "n-gen")
+	fs.Var(benchPGs{&spec.PG}, "pg", "prompt then generation test `P,N` (repeatable)")
+	intList(&spec.Depth, "prefilled context before each test, untimed (default 0)", "d", "n-depth")
+	intList(&spec.Batch, "logical batch size (default 2048)", "b", "batch-size")
+	intList(&spec.UBatch, "physical batch: tokens per forward pass (default 512)", "ub", "ubatch-size")
+	intList(&spec.Threads, "threads (default 0 = all cores)", "t", "threads")
+	for _, n := range []string{"fa", "flash-attn"} {
+		fs.Var(benchFA{&spec.FlashAttn}, n, "flash attention `0,1` (default 0)")
+	}
+	for _, n := range []string{"ctk", "cache-type-k"} {
+		fs.Var(benchStrings{&spec.TypeK}, n, "KV cache `type` of K: f16, q8_0 (default f16)")
+	}
+	for _, n := range []string{"ctv", "cache-type-v"} {
+		fs.Var(benchStrings{&spec.TypeV}, n, "KV cache `type` of V (default: as -ctk)")
+	}
+	fs.IntVar(&spec.Reps, "r", workloads.DefaultBenchReps, "repetitions of each test (after one warmup)")
+	fs.IntVar(&spec.Reps, "repetitions", workloads.DefaultBenchReps, "same as -r")
+	fs.Var(benchSeconds{&spec.Delay}, "delay", "`seconds` to pause before each test")
+	fs.BoolVar(&spec.NoWarmup, "no-warmup", false, "skip the warmup run")
+	fs.Uint64Var(&spec.Seed, "seed", 0, "seed of the random tokens")
+	out := fs.String("o", "md", "output `format`: "+strings.Join(report.LlamaBenchFormatNames(), ", "))
+	fs.StringVar(out, "output", "md", "same as -o")
+	cacheDir := fs.String("cache-dir", "", "synthetic model cache `dir` (default: the user cache dir)")
+	ceiling := fs.Bool("ceiling", false, "measure the read bandwidth first and print each tg test against its ceiling")
+	bwSize := fs.String("bw-size", "1GiB", "buffer `size` of the --ceiling probe")
+	bwProbes := fs.Int("bw-probes", 5, "probes of the --ceiling measurement (the median counts)")
+	compare := fs.Bool("compare", false, "compare two saved -o json/jsonl runs: --compare A.json B.json")
+	alpha := fs.Float64("alpha", 0.05, "significance level of --compare")
+	if err := benchParse(fs, args); err != nil {
+		return err
+	}
+	if *compare {
+		if fs.NArg() != 2 {
+			return benchUsageErr("bench", errors.New("--compare wants two files: --compare A.json B.json"))
+		}
+		return benchCompare(os.Stdout, fs.Arg(0), fs.Arg(1), *alpha)
+	}
+	if fs.NArg() > 0 {
+		return benchUsageErr("bench", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if spec.Reps < 1 {
+		return benchUsageErr("bench", fmt.Errorf("-r: %d repetitions (minimum 1)", spec.Reps))
+	}
+	export, ok := report.LlamaBenchFormats[*out]
+	if !ok {
+		return benchUsageErr("bench", fmt.Errorf("-o: %q is not one of %s", *out, strings.Join(report.LlamaBenchFormatNames(), ", ")))
+	}
+	for _, p := range paths {
+		spec.Models = append(spec.Models, workloads.BenchModel{Path: p})
+	}
+	switch {
+	case len(shapes) > 0 && len(types) == 0:
+		return benchUsageErr("bench", errors.New("--shape needs --type (Q4_0, Q4_K_M, Q8_0, F16, …)"))
+	case len(types) > 0 && len(shapes) == 0:
+		return benchUsageErr("bench", errors.New("--type needs --shape"))
+	}
+	for _, s := range shapes {
+		if _, err := synth.Lookup(s); err != nil {
+			return benchUsageErr("bench", fmt.Errorf("--shape: %w", err))
+		}
+		for _, t := range types {
+			if _, err := synth.ParseFileType(t); err != nil {
+				return benchUsageErr("bench", fmt.Errorf("--type: %w", err))
+			}
+			spec.Models = append(spec.Models, workloads.BenchModel{Shape: s, Type: t})
+		}
+	}
+	if len(spec.Models) == 0 {
+		spec.Models = []workloads.BenchModel{{Path: benchBuiltin}}
+	}
+	if err := micro.Validate(spec); err != nil {
+		return benchUsageErr("bench", err)
+	}
+	cpu := device.CPUInfo()
+	w := &micro.Bench{
+		Spec:    spec,
+		Open:    benchOpener(*cacheDir),
+		Build:   version,
+		CPUInfo: cpu.Model,
+	}
+	if *ceiling {
+		size, err := parseBytes(*bwSize)
+		if err != nil {
+			return benchUsageErr("bench", fmt.Errorf("--bw-size: %w", err))
+		}
+		threads := 0
+		if len(spec.Threads) > 0 {
+			threads = spec.Threads[len(spec.Threads)-1]
+		}
+		probes := *bwProbes
+		w.ReadBandwidth = func(ctx context.Context) (float64, error) {
+			bw, err := device.MeasureReadBandwidth(ctx, size, threads, probes)
+			return bw.Median, err
+		}
+	}
+	_, events := runcore.Start(ctx, w)
+	done := benchEvents(os.Stderr, events)
+	res, _ := done.Result.(*micro.Result)
+	if res == nil {
+		if done.Err != nil {
+			return done.Err
+		}
+		return errors.New("bench: no result")
+	}
+	res.Partial = done.Partial
+	if len(res.Records) > 0 || done.Err == nil {
+		if err := export(os.Stdout, res); err != nil {
+			return err
+		}
+	}
+	if done.Partial {
+		return context.Canceled
+	}
+	return done.Err
+}
+
+// benchOpener loads the models of a bench: files, synthetic models (written to the
+// cache on first use) and the built-in model.
+func benchOpener(cacheDir string) micro.OpenFunc {
+	return func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (*engine.Engine, string, error) {
+		switch {
+		case m.Path == benchBuiltin:
+			e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
+			return e, builtin.Name, err
+		case m.Shape != "":
+			path, err := synth.Ensure(ctx, cacheDir, m.Shape, m.Type, synth.DefaultSeed, progress)
+			if err != nil {
+				return nil, "", err
+			}
+			e, err := engine.Load(ctx, path, opts)
+			return e, path, err
+		}
+		e, err := engine.Load(ctx, m.Path, opts)
+		return e, m.Path, err
+	}
+}
+
+// benchEvents shows a run's progress on w (one line redrawn in place on a terminal,
+// a line per new step otherwise) and returns its Done.
+func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
+	tty := false
+	if fi, err := w.Stat(); err == nil {
+		tty = fi.Mode()&os.ModeCharDevice != 0
+	}
+	var done runcore.Done
+	last, drawn := "", false
+	for ev := range events {
+		switch e := ev.(type) {
+		case runcore.Progress:
+			line := fmt.Sprintf("bench: [%d/%.0f] %s", min(int(e.Done)+1, int(e.Total)), e.Total, e.Label)
+			if tty {
+				fmt.Fprintf(w, "\r\x1b[K%s", line)
+				drawn = true
+			} else if line != last {
+				fmt.Fprintln(w, line)
+			}
+			last = line
+		case runcore.Log:
+			if tty && drawn {
+				fmt.Fprint(w, "\r\x1b[K")
+				drawn = false
+			}
+			fmt.Fprintf(w, "bench: %s\n", e.Text)
+		case runcore.Done:
+			done = e
+		}
+	}
+	if tty && drawn {
+		fmt.Fprint(w, "\r\x1b[K")
+	}
+	return done
+}
+
+// benchCompare prints the comparison of two saved runs.
+func benchCompare(w io.Writer, a, b string, alpha float64) error {
+	read := func(path string) (*report.LlamaBenchRun, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return report.ReadLlamaBench(path, f)
+	}
+	ra, err := read(a)
+	if err != nil {
+		return err
+	}
+	rb, err := read(b)
+	if err != nil {
+		return err
+	}
+	c, err := report.CompareLlamaBench(ra, rb, alpha)
+	if err != nil {
+		return err
+	}
+	return report.LlamaBenchCompareMarkdown(w, c)
+}
+
+// parseBytes parses a size such as "1GiB", "64MiB", "512M" or "1048576".
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<40 {
+		return 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB", s)
+	}
+	return int64(v * float64(mult)), nil
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"llmbench/engine/device"
+	"llmbench/engine/gguf"
+	"llmbench/engine/synth"
+	"llmbench/workloads/micro"
+)
+
+// sysinfo is what `llmbench sysinfo -o json` prints.
+type sysinfo struct {
+	CPU       device.CPU       `json:"cpu"`
+	Bandwidth device.Bandwidth `json:"read_bandwidth"`
+	Model     *sysinfoModel    `json:"model,omitempty"`
+}
+
+// sysinfoModel is the tg ceiling of one model on this machine.
+type sysinfoModel struct {
+	File                string  `json:"file"`
+	WeightBytesPerToken uint64  `json:"weight_bytes_per_token"`
+	CeilingTS           float64 `json:"tg_ceiling_ts"`
+}
+
+func runSysinfo(ctx context.Context, args []string) error {
+	fs := newFlags("sysinfo", "[-t N] [--bw-size 1GiB] [--bw-probes 5] [-m FILE | --shape S --type T] [-o text|json]")
+	threads := fs.Int("t", 0, "threads reading the buffer (0 = all cores)")
+	size := fs.String("bw-size", "1GiB", "buffer `size` of each bandwidth probe")
+	probes := fs.Int("bw-probes", 5, "bandwidth probes (the median is reported)")
+	model := fs.String("m", "", "GGUF model `file`: also print its tg ceiling")
+	shape := fs.String("shape", "", "synthetic model `shape` for the tg ceiling (with --type)")
+	typ := fs.String("type", "", "synthetic model `type` for the tg ceiling")
+	cacheDir := fs.String("cache-dir", "", "synthetic model cache `dir`")
+	out := fs.String("o", "text", "output `format`: text or json")
+	if err := benchParse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return benchUsageErr("sysinfo", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	n, err := parseBytes(*size)
+	if err != nil {
+		return benchUsageErr("sysinfo", fmt.Errorf("--bw-size: %w", err))
+	}
+	if *probes < 1 {
+		return benchUsageErr("sysinfo", fmt.Errorf("--bw-probes: %d (minimum 1)", *probes))
+	}
+	if *threads < 0 {
+		return benchUsageErr("sysinfo", fmt.Errorf("-t: %d is negative", *threads))
+	}
+	if *out != "text" && *out != "json" {
+		return benchUsageErr("sysinfo", fmt.Errorf("-o: %q is not text or json", *out))
+	}
+	if (*shape == "") != (*typ == "") {
+		return benchUsageErr("sysinfo", errors.New("--shape and --type go together"))
+	}
+	info := sysinfo{CPU: device.CPUInfo()}
+	path := *model
+	if *shape != "" {
+		if path, err = synth.Ensure(ctx, *cacheDir, *shape, *typ, synth.DefaultSeed, nil); err != nil {
+			return err
+		}
+	}
+	if path != "" {
+		f, err := gguf.Open(path)
+		if err != nil {
+			return err
+		}
+		info.Model = &sysinfoModel{File: path, WeightBytesPerToken: micro.WeightBytesPerToken(f)}
+		f.Close()
+	}
+	if info.Bandwidth, err = device.MeasureReadBandwidth(ctx, n, *threads, *probes); err != nil {
+		return err
+	}
+	if info.Model != nil && info.Model.WeightBytesPerToken > 0 {
+		info.Model.CeilingTS = info.Bandwidth.Median / float64(info.Model.WeightBytesPerToken)
+	}
+	if *out == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	return sysinfoText(os.Stdout, info)
+}
+
+func sysinfoText(w io.Writer, s sysinfo) error {
+	var b strings.Builder
+	row := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-15s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	row("cpu", "%s", s.CPU.Model)
+	row("arch", "%s", s.CPU.Arch)
+	feats := strings.Join(s.CPU.Features, " ")
+	if feats == "" {
+		feats = "(none detected)"
+	}
+	row("features", "%s", feats)
+	phys := "physical unknown"
+	if s.CPU.Physical > 0 {
+		phys = fmt.Sprintf("%d physical", s.CPU.Physical)
+	}
+	row("cores", "%d logical, %s", s.CPU.Logical, phys)
+	bw := s.Bandwidth
+	lo, hi := bw.Samples[0], bw.Samples[0]
+	for _, v := range bw.Samples {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads; min %.2f, max %.2f)",
+		bw.GBps(), len(bw.Samples), bytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
+	if m := s.Model; m != nil {
+		row("model", "%s", m.File)
+		row("weights/token", "%s (every tensor but token_embd)", bytesIEC(m.WeightBytesPerToken))
+		row("tg ceiling", "%.2f t/s (read bandwidth ÷ weights per token)", m.CeilingTS)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchArgs is a quick run on the built-in model.
+var benchArgs = []string{"bench", "-p", "16", "-n", "8", "-r", "2"}
+
+func TestBenchMarkdown(t *testing.T) {
+	out, stderr, code := run(t, benchArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	head := "| model                          |       size |     params | backend    | threads |            test |                  t/s |"
+	if len(lines) < 4 || lines[0] != head {
+		t.Fatalf("table:\n%s", out)
+	}
+	for i, name := range []string{"pp16", "tg8"} {
+		cells := strings.Split(lines[2+i], "|")
+		if len(cells) != 9 || strings.TrimSpace(cells[6]) != name || !strings.Contains(cells[7], " ± ") || strings.TrimSpace(cells[4]) != "CPU" {
+			t.Errorf("row %d: %q", i, lines[2+i])
+		}
+	}
+	if !strings.Contains(out, "\nbuild: llmbench") || !strings.Contains(stderr, "bench: [") {
+		t.Errorf("footer or progress missing:\n%s\n%s", out, stderr)
+	}
+}
+
+func TestBenchCrossProduct(t *testing.T) {
+	out, stderr, code := run(t, append(benchArgs, "-t", "1,2", "-fa", "0,1", "-r", "1")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "| threads |  fa |") {
+		t.Errorf("no fa column:\n%s", out)
+	}
+	for _, name := range []string{"pp16", "tg8"} {
+		if n := strings.Count(out, " "+name+" |"); n != 4 {
+			t.Errorf("%s: %d rows; want 4 (-t 1,2 × -fa 0,1)\n%s", name, n, out)
+		}
+	}
+}
+
+func TestBenchFormats(t *testing.T) {
+	out, stderr, code := run(t, append(benchArgs, "-o", "json", "-pg", "8,4", "-d", "0,8")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var tests []map[string]any
+	if err := json.Unmarshal([]byte(out), &tests); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(tests) != 6 {
+		t.Fatalf("%d tests; want 3 tests × 2 depths", len(tests))
+	}
+	for _, k := range []string{"cpu_info", "gpu_info", "backends", "model_type", "test_time", "type_k", "type_v"} {
+		if _, ok := tests[0][k].(string); !ok {
+			t.Errorf("%s is not a string: %v", k, tests[0][k])
+		}
+	}
+	for _, k := range []string{"model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads", "flash_attn", "n_prompt", "n_gen", "n_depth",
+		"avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "peak_rss_bytes", "kv_cache_bytes", "mem_bw_gbs", "gflops"} {
+		if _, ok := tests[0][k].(float64); !ok {
+			t.Errorf("%s is not a number: %v", k, tests[0][k])
+		}
+	}
+	for _, k := range []string{"samples_ns", "samples_ts"} {
+		if s, ok := tests[0][k].([]any); !ok || len(s) != 2 {
+			t.Errorf("%s: %v", k, tests[0][k])
+		}
+	}
+	if tests[5]["n_depth"] != 8.0 || tests[5]["n_prompt"] != 8.0 || tests[5]["n_gen"] != 4.0 {
+		t.Errorf("last test: %v", tests[5])
+	}
+
+	out, _, code = run(t, append(benchArgs, "-o", "jsonl")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("jsonl: exit %d\n%s", code, out)
+	}
+	for _, l := range lines {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil || o["avg_ts"] == nil {
+			t.Errorf("jsonl line %q: %v", l, err)
+		}
+	}
+
+	out, _, code = run(t, append(benchArgs, "-o", "csv")...)
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,type_k,type_v,") {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+
+	out, _, code = run(t, append(benchArgs, "-o", "sql")...)
+	if code != 0 || !strings.HasPrefix(out, "CREATE TABLE IF NOT EXISTS llama_bench (") {
+		t.Fatalf("sql: exit %d\n%s", code, out)
+	}
+	sqlite, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("sqlite3 is not installed; the SQL output is not loaded")
+	}
+	cmd := exec.Command(sqlite, ":memory:")
+	cmd.Stdin = strings.NewReader(out + "SELECT group_concat(n_prompt || '/' || n_gen), typeof(avg_ts) FROM llama_bench;\n")
+	res, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(res)) != "16/0,0/8|real" {
+		t.Errorf("sqlite3: %v\n%s", err, res)
+	}
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "two"}, "-t"},
+		{[]string{"-p", "512-128"}, "-p"},
+		{[]string{"-p", "1-16*1"}, "-p"},
+		{[]string{"-fa", "2"}, "-fa"},
+		{[]string{"-pg", "512"}, "-pg"},
+		{[]string{"-o", "xml"}, "-o"},
+		{[]string{"-ctk", "q9_9"}, "-ctk"},
+		{[]string{"-ctk", "f16", "-ctv", "q8_0"}, "-ctk"},
+		{[]string{"-r", "0"}, "-r"},
+		{[]string{"-b", "0"}, "-b"},
+		{[]string{"--delay", "soon"}, "-delay"},
+		{[]string{"--shape", "llama-9000b", "--type", "Q4_0"}, "--shape"},
+		{[]string{"--shape", "llama-1b", "--type", "Q3_X"}, "--type"},
+		{[]string{"--shape", "llama-1b"}, "--type"},
+		{[]string{"-p", "0", "-n", "0"}, "no test"},
+		{[]string{"--compare", "a.json"}, "--compare"},
+		{[]string{"--nosuch"}, "nosuch"},
+	}
+	for _, c := range cases {
+		_, stderr, code := run(t, append([]string{"bench"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "panic") {
+			t.Errorf("%v: exit %d, stderr %q; want one line naming %q and exit 2", c.args, code, stderr, c.want)
+		}
+	}
+	// A missing model file fails at load with one line.
+	_, stderr, code := run(t, "bench", "-m", "/nonexistent.gguf", "-p", "4", "-n", "0", "-r", "1")
+	if code != 1 || !strings.Contains(stderr, "nonexistent.gguf") || strings.Contains(stderr, "panic") {
+		t.Errorf("missing model: exit %d, %q", code, stderr)
+	}
+}
+
+func TestBenchCompare(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := run(t, append(benchArgs, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	a := filepath.Join(dir, "a.json")
+	os.WriteFile(a, []byte(out), 0o644)
+	out, stderr, code = run(t, "bench", "--compare", a, a)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"pp16", "tg8"} {
+		if !strings.Contains(out, "| "+name+" ") {
+			t.Errorf("no %s row:\n%s", name, out)
+		}
+	}
+	if n := strings.Count(out, "no significant difference"); n != 2 {
+		t.Errorf("self-comparison: %d rows without a significant difference; want 2\n%s", n, out)
+	}
+	// Two saved runs that differ in threads, B clearly faster.
+	write := func(name string, threads int, ts []float64) string {
+		var lines []string
+		for _, test := range [][2]int{{512, 0}, {0, 128}} {
+			o := map[string]any{"model_type": "llama 1B Q4_0", "n_threads": threads, "n_prompt": test[0], "n_gen": test[1], "n_depth": 0, "samples_ts": ts}
+			b, _ := json.Marshal(o)
+			lines = append(lines, string(b))
+		}
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		return p
+	}
+	t1 := write("t1.jsonl", 1, []float64{10.1, 9.8, 10.0, 10.2, 9.9})
+	t2 := write("t2.jsonl", 2, []float64{19.5, 19.9, 20.3, 20.1, 19.8})
+	out, stderr, code = run(t, "bench", "--compare", t1, t2)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "significant: B faster"); n != 2 || !strings.Contains(out, "n_threads: 1 → 2") {
+		t.Errorf("-t 1 vs -t 2: %d significant rows; want 2\n%s", n, out)
+	}
+	_, stderr, code = run(t, "bench", "--compare", t1, filepath.Join(dir, "missing.json"))
+	if code != 1 || len(strings.Split(strings.TrimSpace(stderr), "\n")) != 1 {
+		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+}
+
+func TestSysinfo(t *testing.T) {
+	out, stderr, code := run(t, "sysinfo", "--bw-size", "64MiB", "--bw-probes", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"cpu:", "features:", "cores:", "read bandwidth:", "GB/s (median of 3 probes summing 64.00 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sysinfo lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = run(t, "sysinfo", "--bw-size", "8MiB", "--bw-probes", "1", "-o", "json", "-m", "engine/builtin/stories260K.gguf")
+	var info map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &info) != nil || info["model"] == nil {
+		t.Errorf("sysinfo json: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"--bw-size", "lots"}, {"--bw-probes", "0"}, {"-o", "xml"}, {"--shape", "llama-1b"}} {
+		_, stderr, code := run(t, append([]string{"sysinfo"}, args...)...)
+		if code != 2 || len(strings.Split(strings.TrimSpace(stderr), "\n")) != 1 {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}

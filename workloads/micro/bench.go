@@ -1,0 +1,312 @@
+package micro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/kernels"
+	"llmbench/workloads"
+	"llmbench/workloads/run"
+)
+
+// OpenFunc loads model m with opts; the caller decides where files come from (a path,
+// the synthetic-model cache, the built-in model) and what the model is called;
+// progress reports bytes written while a synthetic model is generated.
+type OpenFunc func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (e *engine.Engine, filename string, err error)
+
+// Bench is the llama-bench workload: run it with run.Start; its result is a *Result.
+type Bench struct {
+	Spec workloads.BenchSpec
+	Open OpenFunc
+	// Build identifies this program in every record (build_commit).
+	Build string
+	// CPUInfo and GPUInfo describe the machine (cpu_info, gpu_info).
+	CPUInfo, GPUInfo string
+	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
+	// before the tests, so tg results can be read against their ceiling.
+	ReadBandwidth func(ctx context.Context) (float64, error)
+}
+
+// Name implements run.Workload.
+func (b *Bench) Name() string { return "bench" }
+
+// Run implements run.Workload: it runs every test of the cross product and returns a
+// *Result, holding the tests finished so far when ctx is cancelled or a test fails.
+func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
+	spec := b.Spec.WithDefaults()
+	res := &Result{Spec: spec}
+	if err := spec.Validate(); err != nil {
+		return res, err
+	}
+	insts := Expand(spec)
+	for _, in := range insts {
+		if err := checkInstance(in); err != nil {
+			return res, err
+		}
+	}
+	if b.ReadBandwidth != nil {
+		r.Progress(0, float64(len(insts)), "tests", "measuring read bandwidth")
+		bw, err := b.ReadBandwidth(ctx)
+		if err != nil {
+			return res, fmt.Errorf("read bandwidth: %w", err)
+		}
+		res.ReadBandwidth = bw
+		r.Logf("read bandwidth: %.1f GB/s", bw/1e9)
+	}
+	var (
+		e     *engine.Engine
+		cur   Instance
+		fname string
+		facts modelFacts
+	)
+	defer func() {
+		if e != nil {
+			e.Close()
+		}
+	}()
+	for i, in := range insts {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if e == nil || !in.sameEngine(cur) {
+			if e != nil {
+				e.Close()
+				e = nil
+			}
+			r.Progress(float64(i), float64(len(insts)), "tests", "loading "+in.Model.String())
+			var err error
+			prog := func(done, total int64) {
+				if total > 0 {
+					r.Progress(float64(i), float64(len(insts)), "tests",
+						fmt.Sprintf("writing %s: %.0f%%", in.Model, 100*float64(done)/float64(total)))
+				}
+			}
+			e, fname, err = b.Open(ctx, in.Model, engineOptions(in), prog)
+			if err != nil {
+				return res, err
+			}
+			cur, facts = in, describe(e)
+		}
+		rec, err := b.runTest(ctx, r, e, in, i, len(insts), fname, facts)
+		if rec != nil {
+			res.Records = append(res.Records, *rec)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	r.Progress(float64(len(insts)), float64(len(insts)), "tests", "done")
+	return res, nil
+}
+
+// checkInstance rejects what the engine cannot do, before anything runs.
+func checkInstance(in Instance) error {
+	for _, c := range []struct{ flag, v string }{{"-ctk", in.TypeK}, {"-ctv", in.TypeV}} {
+		if _, err := kernels.ParseDType(c.v); err != nil {
+			return fmt.Errorf("%s: %q is not a tensor type (f16, q8_0, f32)", c.flag, c.v)
+		}
+	}
+	if in.TypeK != in.TypeV {
+		return fmt.Errorf("-ctk %s with -ctv %s: the engine keeps K and V in one type", in.TypeK, in.TypeV)
+	}
+	return nil
+}
+
+func engineOptions(in Instance) engine.Options {
+	kv, _ := kernels.ParseDType(in.TypeK)
+	return engine.Options{Threads: in.Threads, Batch: in.ubatch(), KVType: kv, FlashAttn: in.FlashAttn == 1}
+}
+
+// runTest runs one instance: warmup, depth prefill (untimed, once), then the timed
+// repetitions. It returns the record (partial when interrupted after a repetition).
+func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, in Instance, idx, total int, fname string, facts modelFacts) (*Record, error) {
+	need := in.NDepth + in.NPrompt + in.NGen
+	if limit := e.Options().Context; need > limit {
+		return nil, fmt.Errorf("%s: needs %d positions, but %s holds %d", in.Name(), need, fname, limit)
+	}
+	spec := b.Spec.WithDefaults()
+	label := func(what string) string {
+		return strings.TrimSpace(fmt.Sprintf("%s t=%d fa=%d %s", in.Name(), e.Backend().Threads(), in.FlashAttn, what))
+	}
+	if spec.Delay > 0 {
+		r.Progress(float64(idx), float64(total), "tests", label("delay"))
+		t := time.NewTimer(time.Duration(spec.Delay * float64(time.Second)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	sess, err := e.NewSession(need)
+	if err != nil {
+		return nil, err
+	}
+	resetPeakRSS()
+	rec := &Record{
+		BuildCommit: b.Build, CPUInfo: b.CPUInfo, GPUInfo: b.GPUInfo,
+		Backends:      backendsName(e.Backend().Name()),
+		BackendImpl:   e.Backend().Name(),
+		ModelFilename: fname, ModelType: facts.typ, ModelSize: facts.size, ModelNParams: facts.params,
+		NBatch: in.NBatch, NUBatch: in.NUBatch, NThreads: e.Backend().Threads(),
+		TypeK: in.TypeK, TypeV: in.TypeV, FlashAttn: in.FlashAttn,
+		NPrompt: in.NPrompt, NGen: in.NGen, NDepth: in.NDepth,
+		TestTime:            time.Now().UTC().Format("2006-01-02T15:04:05Z"),
+		KVCacheBytes:        sess.KVBytes(),
+		WeightBytesPerToken: facts.weightBytes,
+		SamplesNs:           []uint64{},
+	}
+	rec.FLOPsPerRep = flops(e, facts, in.NDepth, in.NPrompt, in.NBatch, in.ubatch()) +
+		float64(in.NGen)*flops(e, facts, 0, 1, 1, 1) +
+		genAttnFLOPs(e, in.NDepth+in.NPrompt, in.NGen)
+	seed := spec.Seed ^ uint64(idx)*0x9E3779B97F4A7C15
+	rng := rand.New(rand.NewPCG(seed, 0x6c6c6d62656e6368))
+	t := tokens{rng: rng, vocab: e.Tok.VocabSize(), bos: -1}
+	if e.Tok.AddBOS() {
+		t.bos = e.Tok.BOS()
+	}
+	progress := func(rep int, what string) {
+		frac := float64(rep) / float64(spec.Reps+1)
+		r.Progress(float64(idx)+frac, float64(total), "tests", label(what))
+	}
+	if !spec.NoWarmup {
+		progress(0, "warmup")
+		if in.NPrompt > 0 {
+			if err := t.prompt(ctx, sess, in.NPrompt, in.NBatch); err != nil {
+				return nil, err
+			}
+		}
+		if in.NGen > 0 {
+			if err := t.gen(ctx, sess, 1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sess.Reset()
+	if in.NDepth > 0 {
+		progress(0, "depth")
+		if err := t.prompt(ctx, sess, in.NDepth, in.NBatch); err != nil {
+			return nil, err
+		}
+	}
+	for rep := range spec.Reps {
+		progress(rep+1, fmt.Sprintf("rep %d/%d", rep+1, spec.Reps))
+		sess.Truncate(in.NDepth)
+		t0 := time.Now()
+		if in.NPrompt > 0 {
+			err = t.prompt(ctx, sess, in.NPrompt, in.NBatch)
+		}
+		if err == nil && in.NGen > 0 {
+			err = t.gen(ctx, sess, in.NGen)
+		}
+		el := time.Since(t0)
+		if err != nil {
+			if len(rec.SamplesNs) > 0 && errors.Is(err, ctx.Err()) {
+				rec.Partial = true
+				rec.PeakRSS = peakRSS()
+				return rec, err
+			}
+			return nil, err
+		}
+		rec.SamplesNs = append(rec.SamplesNs, uint64(max(el, 1)))
+	}
+	rec.PeakRSS = peakRSS()
+	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())
+	return rec, nil
+}
+
+// genAttnFLOPs is the attention work of generating n tokens after ctx positions beyond
+// what flops(…, 0, 1, …) counts per token (which assumes position 0).
+func genAttnFLOPs(e *engine.Engine, ctx, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	m := e.Model
+	// token i (0-based) sits at position ctx+i and sees ctx+i+1 keys; the per-token
+	// flops above counted 1 key each.
+	extra := float64(n)*float64(ctx) + float64(n)*float64(n-1)/2
+	return 4 * float64(m.Heads) * float64(m.HeadDim) * float64(m.Layers) * extra
+}
+
+// backendsName turns a backend name ("cpu/avx2") into llama-bench's backends field
+// ("CPU").
+func backendsName(name string) string {
+	base, _, _ := strings.Cut(name, "/")
+	return strings.ToUpper(base)
+}
+
+// tokens draws the random token ids tests evaluate, as llama-bench does: BOS first
+// when the model adds one, uniform ids otherwise.
+type tokens struct {
+	rng   *rand.Rand
+	vocab int
+	bos   int32 // -1 when the model adds no BOS
+	buf   []int32
+}
+
+func (t *tokens) next() int32 { return int32(t.rng.IntN(t.vocab)) }
+
+// prompt evaluates n random tokens in chunks of batch (the engine splits each chunk
+// into forward passes of its ubatch).
+func (t *tokens) prompt(ctx context.Context, s *engine.Session, n, batch int) error {
+	if cap(t.buf) < min(n, batch) {
+		t.buf = make([]int32, min(n, batch))
+	}
+	for done := 0; done < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := min(batch, n-done)
+		chunk := t.buf[:k]
+		for i := range chunk {
+			chunk[i] = t.next()
+		}
+		if done == 0 && t.bos >= 0 {
+			chunk[0] = t.bos
+		}
+		if _, err := s.Eval(chunk); err != nil {
+			return err
+		}
+		done += k
+	}
+	return nil
+}
+
+// gen evaluates n tokens one forward pass each, with no sampling: the next token is
+// random.
+func (t *tokens) gen(ctx context.Context, s *engine.Session, n int) error {
+	tok := []int32{t.next()}
+	if t.bos >= 0 {
+		tok[0] = t.bos
+	}
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := s.Eval(tok); err != nil {
+			return err
+		}
+		tok[0] = t.next()
+	}
+	return nil
+}
+
+// Validate checks spec and every test of its cross product before anything runs, so a
+// bad value is reported at once, naming its flag.
+func Validate(spec workloads.BenchSpec) error {
+	spec = spec.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	for _, in := range Expand(spec) {
+		if err := checkInstance(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}

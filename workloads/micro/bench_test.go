@@ -1,0 +1,101 @@
+package micro
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/workloads"
+	"llmbench/workloads/run"
+)
+
+func builtinOpen(ctx context.Context, m workloads.BenchModel, opts engine.Options, _ func(int64, int64)) (*engine.Engine, string, error) {
+	e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
+	return e, builtin.Name, err
+}
+
+func runBench(t *testing.T, ctx context.Context, spec workloads.BenchSpec) (*Result, run.Done) {
+	t.Helper()
+	return runWorkload(t, ctx, &Bench{Spec: spec, Open: builtinOpen, Build: "test", CPUInfo: "cpu"})
+}
+
+func runWorkload(t *testing.T, ctx context.Context, b *Bench) (*Result, run.Done) {
+	t.Helper()
+	_, ev := run.Start(ctx, b)
+	var done run.Done
+	for e := range ev {
+		if d, ok := e.(run.Done); ok {
+			done = d
+		}
+	}
+	res, _ := done.Result.(*Result)
+	if res == nil {
+		t.Fatalf("no result: %+v", done)
+	}
+	return res, done
+}
+
+func TestBenchBuiltin(t *testing.T) {
+	spec := workloads.BenchSpec{
+		Models: []workloads.BenchModel{{Path: "builtin"}},
+		Prompt: []int{16}, Gen: []int{8}, PG: []workloads.PG{{Prompt: 8, Gen: 4}}, Depth: []int{0, 32},
+		UBatch: []int{4}, Threads: []int{1, 2}, Reps: 2,
+	}
+	res, done := runBench(t, context.Background(), spec)
+	if done.Err != nil || done.Partial {
+		t.Fatalf("done: %+v", done)
+	}
+	if len(res.Records) != 12 {
+		t.Fatalf("%d records; want 2 threads × 2 depths × 3 tests = 12", len(res.Records))
+	}
+	names := map[string]int{}
+	for _, r := range res.Records {
+		names[r.Name()]++
+		if len(r.SamplesNs) != 2 || r.AvgTs() <= 0 || r.KVCacheBytes <= 0 || r.PeakRSS <= 0 || r.FLOPsPerRep <= 0 {
+			t.Errorf("%s: %+v", r.Name(), r)
+		}
+		if r.NBatch != 2048 || r.NUBatch != 4 || r.TypeK != "f16" || r.Backends != "CPU" || r.ModelType == "" {
+			t.Errorf("%s: fields %+v", r.Name(), r)
+		}
+		if r.NGen > 0 && r.NPrompt == 0 && r.MemBandwidth() <= 0 {
+			t.Errorf("%s: no bandwidth", r.Name())
+		}
+	}
+	for _, n := range []string{"pp16", "tg8", "pp8+tg4", "pp16 @ d32", "tg8 @ d32", "pp8+tg4 @ d32"} {
+		if names[n] != 2 {
+			t.Errorf("%s: %d records; want 2 (one per thread count)", n, names[n])
+		}
+	}
+}
+
+func TestBenchSadPaths(t *testing.T) {
+	m := []workloads.BenchModel{{Path: "builtin"}}
+	// The context of stories260K is far below a million positions.
+	_, done := runBench(t, context.Background(), workloads.BenchSpec{Models: m, Prompt: []int{1 << 20}, Gen: []int{0}, Reps: 1})
+	if done.Err == nil || !strings.Contains(done.Err.Error(), "positions") {
+		t.Errorf("oversized test: %v", done.Err)
+	}
+	_, done = runBench(t, context.Background(), workloads.BenchSpec{Models: m, TypeK: []string{"bogus"}})
+	if done.Err == nil || !strings.Contains(done.Err.Error(), "-ctk") {
+		t.Errorf("bad KV type: %v", done.Err)
+	}
+	b := &Bench{Spec: workloads.BenchSpec{Models: m, Prompt: []int{4}, Gen: []int{0}, Reps: 1},
+		Open: func(context.Context, workloads.BenchModel, engine.Options, func(int64, int64)) (*engine.Engine, string, error) {
+			return nil, "", errors.New("no such model")
+		}}
+	if _, done := runWorkload(t, context.Background(), b); done.Err == nil || !strings.Contains(done.Err.Error(), "no such model") {
+		t.Errorf("open error: %v", done.Err)
+	}
+}
+
+func TestBenchCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, done := runBench(t, ctx, workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{8}, Gen: []int{4}, Reps: 1})
+	if !done.Partial || len(res.Records) != 0 {
+		t.Errorf("cancelled run: partial %v, %d records", done.Partial, len(res.Records))
+	}
+}

@@ -1,0 +1,130 @@
+package micro
+
+import (
+	"math"
+
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+)
+
+// Record is one finished test, with llama-bench's fields (under its JSON names) and
+// llmbench's additions.
+type Record struct {
+	BuildCommit   string `json:"build_commit"`
+	BuildNumber   int    `json:"build_number"`
+	CPUInfo       string `json:"cpu_info"`
+	GPUInfo       string `json:"gpu_info"`
+	Backends      string `json:"backends"` // "CPU"
+	ModelFilename string `json:"model_filename"`
+	ModelType     string `json:"model_type"`     // "llama 1B Q4_0"
+	ModelSize     uint64 `json:"model_size"`     // bytes of tensor data
+	ModelNParams  uint64 `json:"model_n_params"` // elements of all tensors
+	NBatch        int    `json:"n_batch"`
+	NUBatch       int    `json:"n_ubatch"`
+	NThreads      int    `json:"n_threads"`
+	TypeK         string `json:"type_k"`
+	TypeV         string `json:"type_v"`
+	NGPULayers    int    `json:"n_gpu_layers"`
+	FlashAttn     int    `json:"flash_attn"`
+	NPrompt       int    `json:"n_prompt"`
+	NGen          int    `json:"n_gen"`
+	NDepth        int    `json:"n_depth"`
+	TestTime      string `json:"test_time"` // RFC 3339, UTC, when the test started
+	// SamplesNs holds the duration of each repetition in nanoseconds.
+	SamplesNs []uint64 `json:"samples_ns"`
+
+	// llmbench's additions.
+	BackendImpl string `json:"backend_impl"` // the kernels backend and its fast path ("cpu/avx2")
+	// PeakRSS is the process's peak resident set during the test (bytes; the peak since
+	// the process started where the kernel cannot reset it).
+	PeakRSS      int64 `json:"peak_rss_bytes"`
+	KVCacheBytes int64 `json:"kv_cache_bytes"` // memory of the test's KV cache
+	// WeightBytesPerToken is the weight data one generated token reads: every tensor but
+	// token_embd (which is only indexed), token_embd included when the output is tied to it.
+	WeightBytesPerToken uint64 `json:"weight_bytes_per_token"`
+	// FLOPsPerRep is the floating-point work of one repetition (2 per multiply-add:
+	// block matmuls per token, the output projection once per forward pass, attention
+	// against every cached key).
+	FLOPsPerRep float64 `json:"flops_per_rep"`
+	Partial     bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
+}
+
+// Tokens returns the tokens each repetition times (prompt + generated).
+func (r *Record) Tokens() int { return r.NPrompt + r.NGen }
+
+// Name returns the test's name ("pp512", "tg128 @ d512").
+func (r *Record) Name() string { return TestName(r.NPrompt, r.NGen, r.NDepth) }
+
+// SamplesTs returns tokens per second of each repetition.
+func (r *Record) SamplesTs() []float64 {
+	out := make([]float64, len(r.SamplesNs))
+	for i, ns := range r.SamplesNs {
+		out[i] = 1e9 * float64(r.Tokens()) / float64(ns)
+	}
+	return out
+}
+
+func nsFloats(s []uint64) []float64 {
+	out := make([]float64, len(s))
+	for i, v := range s {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// AvgNs returns the mean repetition time in nanoseconds (truncated, as llama-bench).
+func (r *Record) AvgNs() uint64 { return uint64(zeroNaN(metrics.Mean(nsFloats(r.SamplesNs)))) }
+
+// StddevNs returns the sample standard deviation of the repetition times.
+func (r *Record) StddevNs() uint64 { return uint64(zeroNaN(metrics.SampleStd(nsFloats(r.SamplesNs)))) }
+
+// AvgTs returns the mean of the per-repetition tokens per second.
+func (r *Record) AvgTs() float64 { return zeroNaN(metrics.Mean(r.SamplesTs())) }
+
+// StddevTs returns the sample standard deviation of the per-repetition tokens per
+// second (what llama-bench prints after ±).
+func (r *Record) StddevTs() float64 { return zeroNaN(metrics.SampleStd(r.SamplesTs())) }
+
+// MemBandwidth returns the achieved weight-read bandwidth of a tg test in bytes per
+// second (weight bytes per token × t/s), 0 for tests that process a prompt.
+func (r *Record) MemBandwidth() float64 {
+	if r.NPrompt != 0 || r.NGen == 0 {
+		return 0
+	}
+	return float64(r.WeightBytesPerToken) * r.AvgTs()
+}
+
+// FLOPS returns the achieved floating-point operations per second (mean over reps).
+func (r *Record) FLOPS() float64 {
+	if len(r.SamplesNs) == 0 {
+		return 0
+	}
+	return r.FLOPsPerRep / (float64(r.AvgNs()) / 1e9)
+}
+
+// Ceiling returns the t/s a tg test could reach if reading the weights at bw bytes per
+// second were its only cost; 0 when unknown or not a tg test.
+func (r *Record) Ceiling(bw float64) float64 {
+	if bw <= 0 || r.WeightBytesPerToken == 0 || r.NPrompt != 0 || r.NGen == 0 {
+		return 0
+	}
+	return bw / float64(r.WeightBytesPerToken)
+}
+
+func zeroNaN(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// Result is what a bench run produces: the spec it ran (defaults filled in) and one
+// record per finished test, in order.
+type Result struct {
+	Spec    workloads.BenchSpec `json:"spec"`
+	Records []Record            `json:"records"`
+	// ReadBandwidth is the machine's measured read bandwidth in bytes per second (the
+	// median of the probes run before the tests), 0 when not measured.
+	ReadBandwidth float64 `json:"read_bandwidth,omitempty"`
+	Partial       bool    `json:"partial,omitempty"` // the run was interrupted
+}

@@ -1,0 +1,217 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"llmbench/workloads/micro"
+)
+
+// LlamaBenchFunc writes a bench result in one of llama-bench's output formats.
+type LlamaBenchFunc func(io.Writer, *micro.Result) error
+
+// LlamaBenchFormats maps llama-bench's -o names to their exporters.
+var LlamaBenchFormats = map[string]LlamaBenchFunc{
+	"md":    LlamaBenchMarkdown,
+	"csv":   LlamaBenchCSV,
+	"json":  LlamaBenchJSON,
+	"jsonl": LlamaBenchJSONL,
+	"sql":   LlamaBenchSQL,
+}
+
+// LlamaBenchFormatNames returns the -o names, sorted.
+func LlamaBenchFormatNames() []string {
+	var out []string
+	for k := range LlamaBenchFormats {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lbKind is a field's type in llama-bench's schema (JSON value kind, SQL column type).
+type lbKind int
+
+const (
+	lbString lbKind = iota
+	lbInt
+	lbBool
+	lbFloat
+)
+
+// lbField is one exported field: llama-bench's name and type, and how to read it.
+type lbField struct {
+	name string
+	kind lbKind
+	get  func(r *micro.Record) any
+}
+
+// lbFields are the fields every machine-readable format carries, in order: llama-bench's
+// names and types first, llmbench's additions after.
+var lbFields = []lbField{
+	{"build_commit", lbString, func(r *micro.Record) any { return r.BuildCommit }},
+	{"build_number", lbInt, func(r *micro.Record) any { return r.BuildNumber }},
+	{"cpu_info", lbString, func(r *micro.Record) any { return r.CPUInfo }},
+	{"gpu_info", lbString, func(r *micro.Record) any { return r.GPUInfo }},
+	{"backends", lbString, func(r *micro.Record) any { return r.Backends }},
+	{"model_filename", lbString, func(r *micro.Record) any { return r.ModelFilename }},
+	{"model_type", lbString, func(r *micro.Record) any { return r.ModelType }},
+	{"model_size", lbInt, func(r *micro.Record) any { return r.ModelSize }},
+	{"model_n_params", lbInt, func(r *micro.Record) any { return r.ModelNParams }},
+	{"n_batch", lbInt, func(r *micro.Record) any { return r.NBatch }},
+	{"n_ubatch", lbInt, func(r *micro.Record) any { return r.NUBatch }},
+	{"n_threads", lbInt, func(r *micro.Record) any { return r.NThreads }},
+	{"type_k", lbString, func(r *micro.Record) any { return r.TypeK }},
+	{"type_v", lbString, func(r *micro.Record) any { return r.TypeV }},
+	{"n_gpu_layers", lbInt, func(r *micro.Record) any { return r.NGPULayers }},
+	{"flash_attn", lbInt, func(r *micro.Record) any { return r.FlashAttn }},
+	{"n_prompt", lbInt, func(r *micro.Record) any { return r.NPrompt }},
+	{"n_gen", lbInt, func(r *micro.Record) any { return r.NGen }},
+	{"n_depth", lbInt, func(r *micro.Record) any { return r.NDepth }},
+	{"test_time", lbString, func(r *micro.Record) any { return r.TestTime }},
+	{"avg_ns", lbInt, func(r *micro.Record) any { return r.AvgNs() }},
+	{"stddev_ns", lbInt, func(r *micro.Record) any { return r.StddevNs() }},
+	{"avg_ts", lbFloat, func(r *micro.Record) any { return r.AvgTs() }},
+	{"stddev_ts", lbFloat, func(r *micro.Record) any { return r.StddevTs() }},
+	// llmbench's additions
+	{"backend_impl", lbString, func(r *micro.Record) any { return r.BackendImpl }},
+	{"peak_rss_bytes", lbInt, func(r *micro.Record) any { return r.PeakRSS }},
+	{"kv_cache_bytes", lbInt, func(r *micro.Record) any { return r.KVCacheBytes }},
+	{"weight_bytes_per_token", lbInt, func(r *micro.Record) any { return r.WeightBytesPerToken }},
+	{"mem_bw_gbs", lbFloat, func(r *micro.Record) any { return r.MemBandwidth() / 1e9 }},
+	{"gflops", lbFloat, func(r *micro.Record) any { return r.FLOPS() / 1e9 }},
+	{"partial", lbBool, func(r *micro.Record) any { return r.Partial }},
+}
+
+// lbText formats a field value as text (CSV cells, SQL literals): integers in decimal,
+// floats with six decimals and booleans as 0/1, as llama-bench's std::to_string does.
+func lbText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case float64:
+		return strconv.FormatFloat(x, 'f', 6, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// lbObject writes one record as a JSON object; sep goes between members.
+func lbObject(w io.Writer, r *micro.Record, open, sep, close string) error {
+	var b strings.Builder
+	b.WriteString(open)
+	for _, f := range lbFields {
+		v, err := json.Marshal(f.get(r))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		fmt.Fprintf(&b, "%q: %s,%s", f.name, v, sep)
+	}
+	ns, _ := json.Marshal(r.SamplesNs)
+	ts, err := json.Marshal(r.SamplesTs())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\"samples_ns\": %s,%s\"samples_ts\": %s%s", ns, sep, ts, close)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// LlamaBenchJSON writes a JSON array with one object per test: llama-bench's fields
+// (strings, integers, floats as its json printer types them), llmbench's additions,
+// then samples_ns and samples_ts.
+func LlamaBenchJSON(w io.Writer, res *micro.Result) error {
+	if len(res.Records) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "[\n"); err != nil {
+		return err
+	}
+	for i := range res.Records {
+		if i > 0 {
+			if _, err := io.WriteString(w, ",\n"); err != nil {
+				return err
+			}
+		}
+		if err := lbObject(w, &res.Records[i], "  {\n    ", "\n    ", "\n  }"); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "\n]\n")
+	return err
+}
+
+// LlamaBenchJSONL writes one JSON object per test per line.
+func LlamaBenchJSONL(w io.Writer, res *micro.Result) error {
+	for i := range res.Records {
+		if err := lbObject(w, &res.Records[i], "{", " ", "}\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LlamaBenchCSV writes a header row of field names and one row per test, every value
+// quoted, as llama-bench does.
+func LlamaBenchCSV(w io.Writer, res *micro.Result) error {
+	names := make([]string, len(lbFields))
+	for i, f := range lbFields {
+		names[i] = f.name
+	}
+	if _, err := fmt.Fprintln(w, strings.Join(names, ",")); err != nil {
+		return err
+	}
+	for i := range res.Records {
+		cells := make([]string, len(lbFields))
+		for j, f := range lbFields {
+			cells[j] = `"` + strings.ReplaceAll(lbText(f.get(&res.Records[i])), `"`, `""`) + `"`
+		}
+		if _, err := fmt.Fprintln(w, strings.Join(cells, ",")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LlamaBenchSQL writes a CREATE TABLE IF NOT EXISTS llama_bench statement and one
+// INSERT per test, ready for sqlite3.
+func LlamaBenchSQL(w io.Writer, res *micro.Result) error {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS llama_bench (\n")
+	names := make([]string, len(lbFields))
+	for i, f := range lbFields {
+		names[i] = f.name
+		typ := "TEXT"
+		switch f.kind {
+		case lbInt, lbBool:
+			typ = "INTEGER"
+		case lbFloat:
+			typ = "REAL"
+		}
+		sep := ","
+		if i == len(lbFields)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "  %s %s%s\n", f.name, typ, sep)
+	}
+	b.WriteString(");\n\n")
+	cols := strings.Join(names, ", ")
+	for i := range res.Records {
+		vals := make([]string, len(lbFields))
+		for j, f := range lbFields {
+			vals[j] = "'" + strings.ReplaceAll(lbText(f.get(&res.Records[i])), "'", "''") + "'"
+		}
+		fmt.Fprintf(&b, "INSERT INTO llama_bench (%s) VALUES (%s);\n", cols, strings.Join(vals, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
