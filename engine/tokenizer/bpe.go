@@ -108,69 +108,13 @@ type bpeSymbol struct {
 	start, n   int32
 }
 
-// bpeBigram is a candidate merge; lower rank merges first.
-type bpeBigram struct {
-	left, right int32
-	rank        int32
-	size        int32
-}
-
-type bpeHeap []bpeBigram
-
-func (h bpeHeap) less(i, j int) bool {
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
-	}
-	return h[i].left < h[j].left
-}
-
-func (h *bpeHeap) push(b bpeBigram) {
-	*h = append(*h, b)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *bpeHeap) pop() bpeBigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(s) && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
 // encodeBPE pre-tokenizes text into words, byte-encodes each and applies the
 // merges in rank order.
 func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 	words := t.pretokenize(text)
 	var (
 		syms []bpeSymbol
-		h    bpeHeap
+		h    bigramHeap
 		key  []byte
 	)
 	for _, word := range words {
@@ -204,7 +148,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
 			if !ok {
 				return
 			}
-			h.push(bpeBigram{left: left, right: right, rank: rank, size: l.n + r.n})
+			h.push(bigram{left: left, right: right, priority: -float64(rank), size: l.n + r.n}) // lower rank first
 		}
 		for i := 1; i < len(syms); i++ {
 			try(int32(i-1), int32(i))

@@ -6,63 +6,6 @@ type spmSymbol struct {
 	start, n   int32
 }
 
-// spmBigram is a candidate merge of two adjacent symbols.
-type spmBigram struct {
-	left, right int32
-	score       float32
-	size        int32
-}
-
-// spmHeap is a max-heap by score; ties go to the leftmost pair.
-type spmHeap []spmBigram
-
-func (h spmHeap) less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
-	}
-	return h[i].left < h[j].left
-}
-
-func (h *spmHeap) push(b spmBigram) {
-	*h = append(*h, b)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *spmHeap) pop() spmBigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(s) && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
 // encodeSPM is SentencePiece-BPE over already escaped text: start from UTF-8
 // characters, repeatedly merge the adjacent pair whose concatenation is the
 // vocabulary token with the highest score, then emit each symbol's token or,
@@ -82,7 +25,7 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 		syms = append(syms, spmSymbol{prev: idx - 1, next: next, start: int32(off), n: int32(n)})
 		off += n
 	}
-	h := make(spmHeap, 0, len(syms))
+	h := make(bigramHeap, 0, len(syms))
 	try := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
@@ -93,7 +36,7 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 		if !ok {
 			return
 		}
-		h.push(spmBigram{left: left, right: right, score: t.scores[id], size: int32(len(s))})
+		h.push(bigram{left: left, right: right, priority: float64(t.scores[id]), size: int32(len(s))})
 	}
 	for i := 1; i < len(syms); i++ {
 		try(int32(i-1), int32(i))
