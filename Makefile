@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin/llmbench
 FUZZTIME  ?= 60s
 # Packages that start goroutines run their tests under the race detector.
-RACE_PKGS ?= ./kernels/cpu/... ./engine/...
+RACE_PKGS ?= ./kernels/cpu/... ./engine/... ./workloads/...
 
 .PHONY: all build run test bench lint fuzz clean
 
@@ -21,8 +21,7 @@ run: build
 # package's heavy test (the synthetic 1B model is written by the root package's tests).
 test: lint
 	$(GO) test -p 1 -count=1 ./...
-	$(GO) test -count=1 -race $(RACE_PKGS)
-	$(GO) test -count=1 -race -short ./workloads/serving/... ./workloads/metrics/... ./workloads/report/...
+	$(GO) test -count=1 -race -short $(RACE_PKGS)
 
 ## bench: speed targets (Go benchmarks per kernel and shape), then llama-bench's table
 ## for synthetic llama-1b in four types, read against the measured bandwidth ceiling.
