@@ -34,11 +34,13 @@ type Attention struct {
 }
 
 // KVView is one layer's key or value cache: row p holds position p, KVHeads*HeadDim
-// values, stored as F32 or F16.
+// values, stored as F32, F16 or Q8_0 (ggml blocks of 32 values; a row is
+// KVHeads*HeadDim/32 blocks, and HeadDim must be a multiple of 32).
 type KVView struct {
-	Type DType // F32 or F16
+	Type DType // F32, F16 or Q8_0
 	F32  []float32
 	F16  []uint16
+	Q8   []byte
 }
 
 // Backend is the compute contract the engine runs on. Activations are host float32

@@ -82,15 +82,19 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 
 // Cache is one sequence's key/value cache: per layer, Context rows of KVHeads*HeadDim.
 type Cache struct {
-	Type    kernels.DType // F16 (llama.cpp's default) or F32
+	Type    kernels.DType // F16 (llama.cpp's default), F32 or Q8_0
 	Context int
 	K, V    []kernels.KVView
 }
 
-// NewCache allocates a cache for ctx positions of element type typ (F16 or F32).
+// NewCache allocates a cache for ctx positions of element type typ (F16, F32 or Q8_0;
+// Q8_0 needs a head size that is a multiple of 32).
 func (m *Model) NewCache(ctx int, typ kernels.DType) (*Cache, error) {
-	if typ != kernels.F16 && typ != kernels.F32 {
-		return nil, fmt.Errorf("model: KV cache type %s is not supported (f16, f32)", typ)
+	if typ != kernels.F16 && typ != kernels.F32 && typ != kernels.Q8_0 {
+		return nil, fmt.Errorf("model: KV cache type %s is not supported (f16, f32, q8_0)", typ)
+	}
+	if typ == kernels.Q8_0 && m.HeadDim%32 != 0 {
+		return nil, fmt.Errorf("model: KV cache type q8_0 needs a head size that is a multiple of 32, not %d", m.HeadDim)
 	}
 	if ctx <= 0 {
 		return nil, fmt.Errorf("model: context size %d", ctx)
@@ -107,19 +111,29 @@ func (m *Model) NewCache(ctx int, typ kernels.DType) (*Cache, error) {
 func (c *Cache) Bytes() int64 {
 	var n int64
 	for i := range c.K {
-		n += int64(len(c.K[i].F32)*4 + len(c.K[i].F16)*2 + len(c.V[i].F32)*4 + len(c.V[i].F16)*2)
+		for _, kv := range []*kernels.KVView{&c.K[i], &c.V[i]} {
+			n += int64(len(kv.F32)*4 + len(kv.F16)*2 + len(kv.Q8))
+		}
 	}
 	return n
 }
 
 func newKV(typ kernels.DType, n int) kernels.KVView {
+	if typ == kernels.Q8_0 {
+		return kernels.KVView{Type: typ, Q8: make([]byte, n/32*34)}
+	}
 	if typ == kernels.F16 {
 		return kernels.KVView{Type: typ, F16: make([]uint16, n)}
 	}
 	return kernels.KVView{Type: typ, F32: make([]float32, n)}
 }
 
+// storeKV writes src (whole rows) at element offset off (a row boundary).
 func storeKV(kv *kernels.KVView, off int, src []float32) {
+	if kv.Type == kernels.Q8_0 {
+		kernels.TraitsOf(kernels.Q8_0).FromFloat(src, kv.Q8[off/32*34:(off+len(src))/32*34])
+		return
+	}
 	if kv.Type == kernels.F16 {
 		dst := kv.F16[off : off+len(src)]
 		for i, v := range src {
@@ -138,6 +152,7 @@ type State struct {
 	x, h, q, k, v, att, o []float32
 	gate, up              []float32
 	logits                []float32
+	attn                  kernels.Attention // reused so that a step allocates nothing
 }
 
 // NewState allocates activations for batches of up to batch tokens.
@@ -178,7 +193,8 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 	q, k, v := st.q[:n*qDim], st.k[:n*kvDim], st.v[:n*kvDim]
 	att, o := st.att[:n*qDim], st.o[:n*e]
 	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
-	attn := kernels.Attention{N: n, Start: start, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
+	attn := &st.attn
+	*attn = kernels.Attention{N: n, Start: start, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
@@ -196,7 +212,7 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 		storeKV(&cache.K[li], start*kvDim, k)
 		storeKV(&cache.V[li], start*kvDim, v)
 		attn.K, attn.V = cache.K[li], cache.V[li]
-		be.Attend(att, q, &attn)
+		be.Attend(att, q, attn)
 		be.MatMul(o, L.O, att, n)
 		addInto(x, o)
 		be.RMSNorm(h, x, L.FFNNorm, m.NormEps)

@@ -19,9 +19,45 @@ func init() {
 type CPU struct {
 	threads int
 	pool    *pool
-	xq      []byte      // activations converted to the weights' dot-product type
-	scores  [][]float32 // per-worker attention scratch
-	rope    []float32   // cos/sin pairs of one position
+	xq      []byte    // activations converted to the weights' dot-product type
+	ys      []float32 // per-block sums of Q8_0 activations (for q40Sums)
+	act     []byte    // activations regrouped for the packed matmul
+	gemmScr []gemmScratch
+	work    []attnScratch // per-worker attention scratch
+	rope    []float32     // cos/sin pairs of one position
+	job     job           // the arguments of the parallel step being run
+	run     func(part, worker int)
+}
+
+// task names the parallel steps that job describes.
+type task int
+
+const (
+	taskQuantize task = iota
+	taskBand
+	taskPrep
+	taskGemm
+	taskAttend
+	taskSwiGLU
+)
+
+// job holds the arguments of one parallel step, so that handing it to the pool needs
+// no closure (and no allocation) per call.
+type job struct {
+	kind             task
+	dst, x           []float32
+	w                *kernels.Matrix
+	xq, act          []byte
+	vt               *kernels.Traits
+	vtID             kernels.DType
+	dot              func(n int, w, x []byte) float32
+	pk               *packer
+	n, cols, rows    int
+	xRow, wRow, band int
+	nb, chunks       int
+	groups, gBytes   int
+	q, ys            []float32
+	attn             *kernels.Attention
 }
 
 // New returns a CPU backend with the given number of threads (0 = all cores).
@@ -29,11 +65,14 @@ func New(threads int) *CPU {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return &CPU{threads: threads, pool: newPool(threads), scores: make([][]float32, threads)}
+	c := &CPU{threads: threads, pool: newPool(threads),
+		work: make([]attnScratch, threads), gemmScr: make([]gemmScratch, threads)}
+	c.run = c.step
+	return c
 }
 
 // Name implements kernels.Backend.
-func (c *CPU) Name() string { return "cpu" }
+func (c *CPU) Name() string { return "cpu/" + level }
 
 // Threads implements kernels.Backend.
 func (c *CPU) Threads() int { return c.threads }
@@ -48,10 +87,34 @@ func f32Bytes(x []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
+// step runs part of the current job on a worker.
+func (c *CPU) step(part, worker int) {
+	j := &c.job
+	switch j.kind {
+	case taskQuantize:
+		fromFloat(j.vtID, j.vt)(j.x[part*j.cols:(part+1)*j.cols], j.xq[part*j.xRow:(part+1)*j.xRow])
+	case taskBand:
+		c.band(part)
+	case taskPrep:
+		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
+	case taskGemm:
+		c.gemmRows(part, worker)
+	case taskAttend:
+		c.attend(part, worker)
+	case taskSwiGLU:
+		lo, hi := part*swigluChunk, min(len(j.dst), (part+1)*swigluChunk)
+		swiglu(j.dst[lo:hi], j.x[lo:hi], j.q[lo:hi])
+	}
+}
+
 // MatMul implements kernels.Backend. Activations are converted once to the weight
-// type's dot-product format; each worker then takes a band of weight rows and
-// multiplies it with tiles of activation rows, so every weight byte is read once per
-// tile of tokens rather than once per token.
+// type's dot-product format. With four or more tokens and a packable weight type
+// (Q4_0, Q8_0, Q4_K, Q6_K) on a CPU with AVX512-VNNI, each worker unpacks sixteen weight
+// rows at a time and multiplies them with every group of four tokens, so each weight
+// byte is decoded once per call and then served from cache; otherwise each worker takes
+// a band of weight rows and calls the fastest dot product for each row and token.
+// Either way every output is computed by one worker in a fixed order, so results do not
+// depend on the number of threads.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	tr := kernels.TraitsOf(w.Type)
 	if tr == nil || tr.VecDot == nil {
@@ -62,37 +125,101 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		panic(fmt.Sprintf("cpu: MatMul %dx%d with %d rows: x has %d, dst %d", rows, cols, n, len(x), len(dst)))
 	}
 	vt := kernels.TraitsOf(tr.VecDotType)
-	var xq []byte
-	var xRow int
+	j := &c.job
+	*j = job{dst: dst, w: w, x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType}
 	if tr.VecDotType == kernels.F32 {
-		xq, xRow = f32Bytes(x[:n*cols]), 4*cols
+		j.xq, j.xRow = f32Bytes(x[:n*cols]), 4*cols
 	} else {
-		xRow = cols / vt.BlockSize * vt.BlockBytes
-		if cap(c.xq) < n*xRow {
-			c.xq = make([]byte, n*xRow)
+		j.xRow = cols / vt.BlockSize * vt.BlockBytes
+		c.xq = grow(c.xq, n*j.xRow)
+		j.xq = c.xq
+		if n == 1 {
+			fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
+		} else {
+			j.kind = taskQuantize
+			c.pool.Run(n, c.run)
 		}
-		xq = c.xq[:n*xRow]
-		c.pool.Run(n, func(i, _ int) {
-			vt.FromFloat(x[i*cols:(i+1)*cols], xq[i*xRow:(i+1)*xRow])
-		})
 	}
-	wRow := cols / tr.BlockSize * tr.BlockBytes
+	if pk := packers[w.Type]; pk != nil && gemmFast != nil && n >= gemmToks && cols%pk.bs == 0 {
+		c.gemm(pk)
+		return
+	}
+	j.dot = tr.VecDot
+	if f := fastDots[w.Type]; f != nil {
+		j.dot = f
+	}
+	if w.Type == kernels.Q4_0 && q40Sums != nil {
+		nb := cols / 32
+		c.ys = grow(c.ys, n*nb)
+		for i := range n {
+			q8Sums(j.xq[i*j.xRow:(i+1)*j.xRow], c.ys[i*nb:(i+1)*nb])
+		}
+		j.ys = c.ys
+	}
+	j.wRow = cols / tr.BlockSize * tr.BlockBytes
+	j.band = max(4, rows/(c.threads*8))
+	j.kind = taskBand
+	c.pool.Run((rows+j.band-1)/j.band, c.run)
+	*j = job{}
+}
+
+// band computes one band of weight rows for every token, tiles of 16 tokens at a time.
+func (c *CPU) band(part int) {
+	j := &c.job
 	const tile = 16
-	band := max(4, rows/(c.threads*8))
-	parts := (rows + band - 1) / band
-	dot := tr.VecDot
-	c.pool.Run(parts, func(part, _ int) {
-		r0, r1 := part*band, min(rows, (part+1)*band)
-		for t0 := 0; t0 < n; t0 += tile {
-			t1 := min(n, t0+tile)
-			for r := r0; r < r1; r++ {
-				wr := w.Data[r*wRow : (r+1)*wRow]
-				for i := t0; i < t1; i++ {
-					dst[i*rows+r] = dot(cols, wr, xq[i*xRow:(i+1)*xRow])
+	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
+	for t0 := 0; t0 < j.n; t0 += tile {
+		t1 := min(j.n, t0+tile)
+		for r := r0; r < r1; r++ {
+			wr := j.w.Data[r*j.wRow : (r+1)*j.wRow]
+			for i := t0; i < t1; i++ {
+				xi := j.xq[i*j.xRow : (i+1)*j.xRow]
+				if j.ys != nil {
+					nb := j.cols / 32
+					j.dst[i*j.rows+r] = q40Sums(j.cols, wr, xi, j.ys[i*nb:(i+1)*nb])
+				} else {
+					j.dst[i*j.rows+r] = j.dot(j.cols, wr, xi)
 				}
 			}
 		}
-	})
+	}
+}
+
+// gemm is MatMul's packed path (see packer and gemmGo).
+func (c *CPU) gemm(pk *packer) {
+	j := &c.job
+	j.pk = pk
+	j.nb = j.cols / pk.bs
+	j.chunks = pk.bs / 4
+	j.groups = (j.n + gemmToks - 1) / gemmToks
+	j.gBytes = j.nb * (4*pk.bs + 48)
+	c.act = grow(c.act, j.groups*j.gBytes)
+	j.act = c.act
+	j.kind = taskPrep
+	c.pool.Run(j.groups, c.run)
+	j.kind = taskGemm
+	c.pool.Run((j.rows+gemmRows-1)/gemmRows, c.run)
+	*j = job{}
+}
+
+// gemmRows packs one group of 16 weight rows and multiplies it with every token group.
+func (c *CPU) gemmRows(rg, worker int) {
+	j := &c.job
+	s := &c.gemmScr[worker]
+	r0 := rg * gemmRows
+	s.packRows(j.w, j.pk, r0)
+	var wm []float32
+	if j.pk.hasMin {
+		wm = s.wm
+	}
+	nr := min(gemmRows, j.rows-r0)
+	for g := 0; g < j.groups; g++ {
+		gemmFast(j.nb, j.chunks, s.pack, s.ws, wm, j.act[g*j.gBytes:(g+1)*j.gBytes], &s.out)
+		for t := 0; t < gemmToks && 4*g+t < j.n; t++ {
+			row := (4*g + t) * j.rows
+			copy(j.dst[row+r0:row+r0+nr], s.out[16*t:16*t+nr])
+		}
+	}
 }
 
 // RMSNorm implements kernels.Backend. The sum of squares is accumulated in float64,
@@ -154,73 +281,174 @@ func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.Ro
 	}
 }
 
+// attnScratch is one worker's attention space.
+type attnScratch struct {
+	scores []float32
+	kv     []float32 // one dequantized Q8_0 head row
+	acc    []float32
+}
+
+// flashTile is the number of positions the fused attention path scores at a time.
+const flashTile = 64
+
 // Attend implements kernels.Backend: causal attention for each new token and head,
-// softmax accumulated in float64, parallel over (token, head) pairs.
+// parallel over (token, head) pairs. The plain path materialises the scores of the
+// whole context and sums the softmax in float64; the flash path (a.Flash) walks the
+// context in tiles of 64 positions with an online softmax (running maximum and sum),
+// so its scratch does not grow with the context.
 func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
-	group := a.Heads / a.KVHeads
+	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
+		panic(fmt.Sprintf("cpu: Q8_0 KV cache needs a head size that is a multiple of 32, not %d", a.HeadDim))
+	}
+	j := &c.job
+	*j = job{kind: taskAttend, dst: dst, q: q, attn: a}
+	c.pool.Run(a.N*a.Heads, c.run)
+	*j = job{}
+}
+
+func (c *CPU) attend(part, worker int) {
+	j := &c.job
+	a := j.attn
+	t, h := part/a.Heads, part%a.Heads
+	pos := a.Start + t
+	ws := &c.work[worker]
+	qh := j.q[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
+	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
 	kvStride := a.KVHeads * a.HeadDim
-	ctx := a.Start + a.N
-	c.pool.Run(a.N*a.Heads, func(job, worker int) {
-		t, h := job/a.Heads, job%a.Heads
-		pos := a.Start + t
-		if cap(c.scores[worker]) < ctx {
-			c.scores[worker] = make([]float32, ctx)
-		}
-		s := c.scores[worker][:pos+1]
-		qh := q[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-		off := (h / group) * a.HeadDim
+	out := j.dst[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
+	ws.kv = grow(ws.kv, a.HeadDim)
+	if !a.Flash {
+		ws.scores = grow(ws.scores, pos+1)
+		s := ws.scores
 		maxv := float32(math.Inf(-1))
 		for p := range s {
-			s[p] = dotKV(qh, &a.K, p*kvStride+off) * a.Scale
+			s[p] = dotKV(qh, &a.K, p*kvStride+off, ws.kv) * a.Scale
 			maxv = max(maxv, s[p])
 		}
 		var sum float64
 		for p, v := range s {
-			e := float32(math.Exp(float64(v - maxv)))
+			e := expf(v - maxv)
 			s[p] = e
 			sum += float64(e)
 		}
 		inv := float32(1 / sum)
-		out := dst[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 		clear(out)
 		for p, w := range s {
-			axpyKV(out, w*inv, &a.V, p*kvStride+off)
+			axpyKV(out, w*inv, &a.V, p*kvStride+off, ws.kv)
 		}
-	})
+		return
+	}
+	ws.scores = grow(ws.scores, flashTile)
+	ws.acc = grow(ws.acc, a.HeadDim)
+	acc := ws.acc
+	clear(acc)
+	m := float32(math.Inf(-1))
+	var sum float64
+	for p0 := 0; p0 <= pos; p0 += flashTile {
+		p1 := min(pos+1, p0+flashTile)
+		s := ws.scores[:p1-p0]
+		tm := float32(math.Inf(-1))
+		for i := range s {
+			s[i] = dotKV(qh, &a.K, (p0+i)*kvStride+off, ws.kv) * a.Scale
+			tm = max(tm, s[i])
+		}
+		if tm > m {
+			if sum != 0 {
+				r := expf(m - tm)
+				sum *= float64(r)
+				for i := range acc {
+					acc[i] *= r
+				}
+			}
+			m = tm
+		}
+		for i, v := range s {
+			e := expf(v - m)
+			sum += float64(e)
+			axpyKV(acc, e, &a.V, (p0+i)*kvStride+off, ws.kv)
+		}
+	}
+	inv := float32(1 / sum)
+	for i, v := range acc {
+		out[i] = v * inv
+	}
 }
 
-func dotKV(q []float32, kv *kernels.KVView, off int) float32 {
-	var s float32
-	if kv.Type == kernels.F16 {
-		k := kv.F16[off : off+len(q)]
-		for i, v := range q {
-			s += v * kernels.F16ToF32(k[i])
-		}
-		return s
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// dotKV returns q·k for the head row of kv at element offset off; tmp holds a
+// dequantized Q8_0 row.
+func dotKV(q []float32, kv *kernels.KVView, off int, tmp []float32) float32 {
+	switch kv.Type {
+	case kernels.F16:
+		return dotF16s(q, kv.F16[off:off+len(q)])
+	case kernels.Q8_0:
+		return dotQ8KV(q, kv.Q8[off/32*34:(off+len(q))/32*34])
 	}
-	k := kv.F32[off : off+len(q)]
-	for i, v := range q {
-		s += v * k[i]
+	return dotF32s(q, kv.F32[off:off+len(q)])
+}
+
+// axpyKV adds w times the head row of kv at element offset off to out.
+func axpyKV(out []float32, w float32, kv *kernels.KVView, off int, tmp []float32) {
+	switch kv.Type {
+	case kernels.F16:
+		axpyF16s(out, w, kv.F16[off:off+len(out)])
+	case kernels.Q8_0:
+		axpyQ8KV(out, w, kv.Q8[off/32*34:(off+len(out))/32*34], tmp)
+	default:
+		axpyF32s(out, w, kv.F32[off:off+len(out)])
+	}
+}
+
+// dotQ8KV returns Σ q[i]·k[i] for Q8_0 blocks k: per block, the float sum of q·quant
+// times the block scale.
+func dotQ8KV(q []float32, k []byte) float32 {
+	var s float32
+	for b := 0; b < len(q)/32; b++ {
+		blk := k[34*b : 34*b+34]
+		qs := q[32*b : 32*b+32]
+		var t0, t1, t2, t3 float32
+		for i := 0; i < 32; i += 4 {
+			t0 += qs[i] * float32(int8(blk[2+i]))
+			t1 += qs[i+1] * float32(int8(blk[3+i]))
+			t2 += qs[i+2] * float32(int8(blk[4+i]))
+			t3 += qs[i+3] * float32(int8(blk[5+i]))
+		}
+		s += (t0 + t1 + t2 + t3) * f16At(blk)
 	}
 	return s
 }
 
-func axpyKV(out []float32, w float32, kv *kernels.KVView, off int) {
-	if kv.Type == kernels.F16 {
-		v := kv.F16[off : off+len(out)]
-		for i := range out {
-			out[i] += w * kernels.F16ToF32(v[i])
+// axpyQ8KV adds w times the Q8_0 blocks v to out, dequantizing through tmp.
+func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
+	tmp = tmp[:len(out)]
+	for b := 0; b < len(out)/32; b++ {
+		blk := v[34*b : 34*b+34]
+		d := f16At(blk) * w
+		t := tmp[32*b : 32*b+32]
+		for i := range t {
+			t[i] = float32(int8(blk[2+i])) * d
 		}
-		return
 	}
-	v := kv.F32[off : off+len(out)]
-	for i := range out {
-		out[i] += w * v[i]
-	}
+	axpyF32s(out, 1, tmp)
 }
 
-// SwiGLU implements kernels.Backend.
+// swigluChunk is the number of elements one SwiGLU part covers.
+const swigluChunk = 8192
+
+// SwiGLU implements kernels.Backend, in parallel for large inputs.
 func (c *CPU) SwiGLU(dst, gate, up []float32) {
+	if len(gate) <= swigluChunk {
+		swiglu(dst, gate, up)
+		return
+	}
+	j := &c.job
+	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up}
+	c.pool.Run((len(gate)+swigluChunk-1)/swigluChunk, c.run)
+	*j = job{}
+}
+
+func swiglu(dst, gate, up []float32) {
 	for i, g := range gate {
 		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
 	}

@@ -1,0 +1,119 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// attnCase builds a random attention problem whose cache is stored as typ.
+func attnCase(rng *rand.Rand, typ kernels.DType, n, start, heads, kvHeads, hd int) (q []float32, a *kernels.Attention, kf, vf []float32) {
+	ctx := start + n
+	kvDim := kvHeads * hd
+	kf, vf = make([]float32, ctx*kvDim), make([]float32, ctx*kvDim)
+	for i := range kf {
+		kf[i], vf[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	q = make([]float32, n*heads*hd)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	a = &kernels.Attention{N: n, Start: start, Heads: heads, KVHeads: kvHeads, HeadDim: hd,
+		Scale: float32(1 / math.Sqrt(float64(hd))), K: store(typ, kf), V: store(typ, vf)}
+	return q, a, kf, vf
+}
+
+func store(typ kernels.DType, x []float32) kernels.KVView {
+	kv := kernels.KVView{Type: typ}
+	switch typ {
+	case kernels.F16:
+		kv.F16 = make([]uint16, len(x))
+		for i, v := range x {
+			kv.F16[i] = kernels.F32ToF16(v)
+		}
+	case kernels.Q8_0:
+		kv.Q8 = make([]byte, len(x)/32*34)
+		kernels.TraitsOf(kernels.Q8_0).FromFloat(x, kv.Q8)
+	default:
+		kv.F32 = append([]float32(nil), x...)
+	}
+	return kv
+}
+
+// TestFlashMatchesPlain checks that the fused (online-softmax) path gives the plain
+// path's outputs within 1e-5 of the largest output, for every cache type and contexts
+// that span several tiles.
+func TestFlashMatchesPlain(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, typ := range []kernels.DType{kernels.F32, kernels.F16, kernels.Q8_0} {
+		for _, sh := range [][2]int{{1, 0}, {1, 200}, {7, 130}, {70, 0}} {
+			q, a, _, _ := attnCase(rng, typ, sh[0], sh[1], 4, 2, 64)
+			plain := make([]float32, len(q))
+			flash := make([]float32, len(q))
+			c.Attend(plain, q, a)
+			a.Flash = true
+			c.Attend(flash, q, a)
+			var maxAbs, maxDiff float64
+			for i := range plain {
+				maxAbs = math.Max(maxAbs, math.Abs(float64(plain[i])))
+				maxDiff = math.Max(maxDiff, math.Abs(float64(plain[i]-flash[i])))
+			}
+			if maxDiff > 1e-5*maxAbs {
+				t.Errorf("%s n=%d start=%d: flash differs from plain by %.3g (max |out| %.3g)", typ, sh[0], sh[1], maxDiff, maxAbs)
+			}
+		}
+	}
+}
+
+// TestQ8KVMatchesF32 bounds the error of a Q8_0 cache against an F32 cache holding the
+// same values: each stored value is off by at most half a step (|block max|/254), so
+// outputs (convex combinations of V rows, weighted by softmax of q·k) stay within
+// 3 % of the largest |v| for unit-normal data.
+func TestQ8KVMatchesF32(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, flash := range []bool{false, true} {
+		q, a, kf, vf := attnCase(rng, kernels.Q8_0, 5, 100, 4, 4, 64)
+		a.Flash = flash
+		got := make([]float32, len(q))
+		c.Attend(got, q, a)
+		ref := *a
+		ref.K, ref.V = store(kernels.F32, kf), store(kernels.F32, vf)
+		want := make([]float32, len(q))
+		c.Attend(want, q, &ref)
+		var maxV, maxDiff float64
+		for _, v := range vf {
+			maxV = math.Max(maxV, math.Abs(float64(v)))
+		}
+		for i := range want {
+			maxDiff = math.Max(maxDiff, math.Abs(float64(got[i]-want[i])))
+		}
+		if maxDiff > 0.03*maxV {
+			t.Errorf("flash=%v: Q8_0 cache differs from F32 by %.3g (max |v| %.3g)", flash, maxDiff, maxV)
+		}
+		t.Logf("flash=%v: max |Δ| %.3g of max |v| %.3g", flash, maxDiff, maxV)
+	}
+}
+
+func TestAttendThreadsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	q, a, _, _ := attnCase(rng, kernels.F16, 9, 40, 8, 2, 32)
+	var outs [][]float32
+	for _, th := range []int{1, 2, 5} {
+		c := New(th)
+		o := make([]float32, len(q))
+		c.Attend(o, q, a)
+		c.Close()
+		outs = append(outs, o)
+	}
+	for i := range outs[0] {
+		if outs[0][i] != outs[1][i] || outs[0][i] != outs[2][i] {
+			t.Fatalf("output %d depends on the thread count: %v %v %v", i, outs[0][i], outs[1][i], outs[2][i])
+		}
+	}
+}

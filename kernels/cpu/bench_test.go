@@ -1,0 +1,111 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// benchMatrix returns a rows×cols matrix of typ with random weights.
+func benchMatrix(typ kernels.DType, rows, cols int) *kernels.Matrix {
+	rng := rand.New(rand.NewPCG(1, 2))
+	row, _ := randRow(rng, typ, cols, 0.1)
+	w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols, Data: make([]byte, 0, rows*len(row))}
+	for range rows {
+		w.Data = append(w.Data, row...) // the same row: only bandwidth matters here
+	}
+	// Perturb so rows differ a little.
+	for i := 0; i < len(w.Data); i += 97 {
+		w.Data[i] ^= 1
+	}
+	return w
+}
+
+var benchShapes = [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}}
+
+// BenchmarkMatVec times one-token products (decode); bytes are the weight bytes read.
+func BenchmarkMatVec(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		c := New(threads)
+		for _, typ := range dotTypes {
+			for _, sh := range benchShapes {
+				w := benchMatrix(typ, sh[0], sh[1])
+				x := make([]float32, sh[1])
+				for i := range x {
+					x[i] = float32(i%7) - 3
+				}
+				dst := make([]float32, sh[0])
+				b.Run(fmt.Sprintf("%s/%dx%d/t%d", typ, sh[0], sh[1], threads), func(b *testing.B) {
+					b.SetBytes(int64(len(w.Data)))
+					b.ReportAllocs()
+					for b.Loop() {
+						c.MatMul(dst, w, x, 1)
+					}
+				})
+			}
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkMatMul times 512-token products (prompt processing); bytes are the weight
+// bytes, so MB/s/512 is the weight rate and ns/op the time per product.
+func BenchmarkMatMul(b *testing.B) {
+	const n = 512
+	c := New(2)
+	defer c.Close()
+	for _, typ := range dotTypes {
+		for _, sh := range benchShapes[:3] {
+			w := benchMatrix(typ, sh[0], sh[1])
+			x := make([]float32, n*sh[1])
+			for i := range x {
+				x[i] = float32(i%13) - 6
+			}
+			dst := make([]float32, n*sh[0])
+			b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, sh[0], sh[1], n), func(b *testing.B) {
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					c.MatMul(dst, w, x, n)
+				}
+				b.ReportMetric(float64(2*n*sh[0]*sh[1])*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkDot times one row's dot product in cache, per type.
+func BenchmarkDot(b *testing.B) {
+	const n = 4096
+	for _, typ := range dotTypes {
+		tr := kernels.TraitsOf(typ)
+		rng := rand.New(rand.NewPCG(1, 2))
+		w, _ := randRow(rng, typ, n, 1)
+		x, _ := randRow(rng, tr.VecDotType, n, 1)
+		for _, impl := range []string{"ref", "fast"} {
+			dot := tr.VecDot
+			if impl == "fast" {
+				if dot = fastDots[typ]; dot == nil {
+					continue
+				}
+			}
+			b.Run(typ.String()+"/"+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					dot(n, w, x)
+				}
+			})
+		}
+		if typ == kernels.Q4_0 && q40Sums != nil {
+			ys := make([]float32, n/32)
+			q8Sums(x, ys)
+			b.Run("Q4_0/fast-sums", func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					q40Sums(n, w, x, ys)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,684 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constants are built in registers: Y7 = 0x0F bytes, Y8 = 0x08 bytes, Y6 = 1 words.
+#define CONSTS \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Y7 \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X8 \
+	VPBROADCASTD X8, Y8 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Y6
+
+// SCALE leaves dw*dx (fp16 scales at wo(SI) and xo(DI)) in all lanes of S.
+#define SCALE(wo, xo, S, T) \
+	VPBROADCASTW wo(SI), X4 \
+	VCVTPH2PS X4, S \
+	VPBROADCASTW xo(DI), X5 \
+	VCVTPH2PS X5, T \
+	VMULPS T, S, S
+
+// Q4W loads a Q4_0 block's nibbles at wo(SI) as signed q-8 bytes into W (X: its low half).
+#define Q4W(wo, W, X, T) \
+	VMOVDQU wo(SI), X \
+	VPSRLW $4, X, T \
+	VINSERTI128 $1, T, W, W \
+	VPAND Y7, W, W \
+	VPSUBB Y8, W, W
+
+// SIGNED turns signed weights W and signed activations Y into |w| (W) and
+// y*sign(w) (Y) so that an unsigned-by-signed byte product gives w*y.
+#define SIGNED(W, Y) \
+	VPSIGNB W, Y, Y \
+	VPABSB W, W
+
+// DOT2 sums w*y over groups of four bytes into the int32 lanes of D (AVX2).
+#define DOT2(W, Y, D) \
+	VPMADDUBSW Y, W, D \
+	VPMADDWD Y6, D, D
+
+// DOTV is DOT2 with AVX512-VNNI.
+#define DOTV(W, Y, D) \
+	VPXOR D, D, D \
+	VPDPBUSD Y, W, D
+
+#define ACC(D, S, A) \
+	VCVTDQ2PS D, D \
+	VFMADD231PS S, D, A
+
+// HSUM reduces Y3 to a float32 in X3 (pairwise, as ggml's reduce).
+#define HSUM \
+	VEXTRACTF128 $1, Y3, X1 \
+	VADDPS X1, X3, X3 \
+	VHADDPS X3, X3, X3 \
+	VHADDPS X3, X3, X3
+
+// Q80BLK and Q40BLK accumulate one block at offsets wo/xo into A; the second of a
+// pair uses the registers after the slash.
+#define Q80BLK(DOT, wo, xo, A) \
+	SCALE(wo, xo, Y4, Y5) \
+	VMOVDQU (wo+2)(SI), Y0 \
+	VMOVDQU (xo+2)(DI), Y1 \
+	SIGNED(Y0, Y1) \
+	DOT(Y0, Y1, Y2) \
+	ACC(Y2, Y4, A)
+
+#define Q40BLK(DOT, wo, xo, A) \
+	SCALE(wo, xo, Y4, Y5) \
+	Q4W(wo+2, Y0, X0, X1) \
+	VMOVDQU (xo+2)(DI), Y1 \
+	SIGNED(Y0, Y1) \
+	DOT(Y0, Y1, Y2) \
+	ACC(Y2, Y4, A)
+
+// func dotQ8_0AVX2(nb int, w, x *byte) float32
+//
+// Blocks are taken two at a time, even ones summed into Y3 and odd ones into Y9.
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT q80a_tail
+q80a_loop:
+	Q80BLK(DOT2, 0, 0, Y3)
+	Q80BLK(DOT2, 34, 34, Y9)
+	ADDQ $68, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q80a_loop
+q80a_tail:
+	TESTQ CX, CX
+	JZ q80a_done
+	Q80BLK(DOT2, 0, 0, Y3)
+q80a_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ8_0VNNI(nb int, w, x *byte) float32
+//
+// Blocks are taken two at a time, even ones summed into Y3 and odd ones into Y9.
+TEXT ·dotQ8_0VNNI(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT q80v_tail
+q80v_loop:
+	Q80BLK(DOTV, 0, 0, Y3)
+	Q80BLK(DOTV, 34, 34, Y9)
+	ADDQ $68, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q80v_loop
+q80v_tail:
+	TESTQ CX, CX
+	JZ q80v_done
+	Q80BLK(DOTV, 0, 0, Y3)
+q80v_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0AVX2(nb int, w, x *byte) float32
+//
+// Blocks are taken two at a time, even ones summed into Y3 and odd ones into Y9.
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT q40a_tail
+q40a_loop:
+	Q40BLK(DOT2, 0, 0, Y3)
+	Q40BLK(DOT2, 18, 34, Y9)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q40a_loop
+q40a_tail:
+	TESTQ CX, CX
+	JZ q40a_done
+	Q40BLK(DOT2, 0, 0, Y3)
+q40a_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0VNNI(nb int, w, x *byte) float32
+//
+// Blocks are taken two at a time, even ones summed into Y3 and odd ones into Y9.
+TEXT ·dotQ4_0VNNI(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT q40v_tail
+q40v_loop:
+	Q40BLK(DOTV, 0, 0, Y3)
+	Q40BLK(DOTV, 18, 34, Y9)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q40v_loop
+q40v_tail:
+	TESTQ CX, CX
+	JZ q40v_done
+	Q40BLK(DOTV, 0, 0, Y3)
+q40v_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// REDUCE4 folds the four accumulators Y0..Y3 as ggml does into X3.
+#define REDUCE4 \
+	VADDPS Y2, Y0, Y0 \
+	VADDPS Y3, Y1, Y1 \
+	VADDPS Y1, Y0, Y3 \
+	HSUM
+
+// func dotF32FMA(n32 int, w, x *float32) float32
+TEXT ·dotF32FMA(SB), NOSPLIT, $0-28
+	MOVQ n32+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ f32_done
+f32_loop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32_loop
+f32_done:
+	REDUCE4
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotF16FMA(n32 int, w, x *uint16) float32
+TEXT ·dotF16FMA(SB), NOSPLIT, $0-28
+	MOVQ n32+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ f16_done
+f16_loop:
+	VCVTPH2PS (SI), Y4
+	VCVTPH2PS 16(SI), Y5
+	VCVTPH2PS 32(SI), Y6
+	VCVTPH2PS 48(SI), Y7
+	VCVTPH2PS (DI), Y8
+	VCVTPH2PS 16(DI), Y9
+	VCVTPH2PS 32(DI), Y10
+	VCVTPH2PS 48(DI), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ f16_loop
+f16_done:
+	REDUCE4
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func gemmVNNI(nb, chunks int, pack *byte, ws, wm *float32, act *byte, out *float32)
+//
+// 16 weight rows × 4 tokens over nb blocks of 4*chunks elements. Per block: pack holds
+// chunks×64 bytes (chunk c: row r's unsigned bytes 4c..4c+3 at 4r), ws 16 row scales,
+// wm (when not nil) 16 row min factors; act holds the 4 tokens' signed bytes
+// (token-major, 4*chunks each), then 4 float scales, 4 int32 starting sums and 4 float
+// min sums. out receives 4×16 floats, token-major.
+TEXT ·gemmVNNI(SB), NOSPLIT, $0-56
+	MOVQ nb+0(FP), CX
+	MOVQ chunks+8(FP), DX
+	MOVQ pack+16(FP), SI
+	MOVQ ws+24(FP), R8
+	MOVQ wm+32(FP), R9
+	MOVQ act+40(FP), DI
+	MOVQ out+48(FP), AX
+	MOVQ DX, BX
+	SHLQ $2, BX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JZ gemm_done
+gemm_block:
+	LEAQ (DI)(BX*4), R12
+	VPBROADCASTD 16(R12), Z0
+	VPBROADCASTD 20(R12), Z1
+	VPBROADCASTD 24(R12), Z2
+	VPBROADCASTD 28(R12), Z3
+	MOVQ DI, R10
+	LEAQ (DI)(BX*2), R11
+	MOVQ DX, R13
+gemm_chunk:
+	VMOVDQU32 (SI), Z8
+	VPDPBUSD.BCST (R10), Z8, Z0
+	VPDPBUSD.BCST (R10)(BX*1), Z8, Z1
+	VPDPBUSD.BCST (R11), Z8, Z2
+	VPDPBUSD.BCST (R11)(BX*1), Z8, Z3
+	ADDQ $64, SI
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ R13
+	JNZ gemm_chunk
+	VMOVUPS (R8), Z9
+	ADDQ $64, R8
+	VCVTDQ2PS Z0, Z0
+	VCVTDQ2PS Z1, Z1
+	VCVTDQ2PS Z2, Z2
+	VCVTDQ2PS Z3, Z3
+	VMULPS.BCST (R12), Z9, Z10
+	VFMADD231PS Z10, Z0, Z4
+	VMULPS.BCST 4(R12), Z9, Z11
+	VFMADD231PS Z11, Z1, Z5
+	VMULPS.BCST 8(R12), Z9, Z10
+	VFMADD231PS Z10, Z2, Z6
+	VMULPS.BCST 12(R12), Z9, Z11
+	VFMADD231PS Z11, Z3, Z7
+	TESTQ R9, R9
+	JZ gemm_nomin
+	VMOVUPS (R9), Z12
+	ADDQ $64, R9
+	VFMADD231PS.BCST 32(R12), Z12, Z4
+	VFMADD231PS.BCST 36(R12), Z12, Z5
+	VFMADD231PS.BCST 40(R12), Z12, Z6
+	VFMADD231PS.BCST 44(R12), Z12, Z7
+gemm_nomin:
+	LEAQ 48(R12), DI
+	DECQ CX
+	JNZ gemm_block
+gemm_done:
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VZEROUPPER
+	RET
+
+// Q4KSUB multiplies 32 low (LO) or high nibbles in Y0/Y1 with activations at off(DI),
+// scales them by the word pair at soff(SP) and adds them to Y10.
+#define Q4KSUB(reg, off, soff) \
+	VPMADDUBSW off(DI), reg, Y2 \
+	VPBROADCASTD soff(SP), Y4 \
+	VPMADDWD Y4, Y2, Y2 \
+	VPADDD Y2, Y10, Y10
+
+#define Q4KCHUNK(j) \
+	VMOVDQU (16+32*j)(SI), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y7, Y0, Y0 \
+	VPAND Y7, Y1, Y1 \
+	Q4KSUB(Y0, 4+64*j, 8*j) \
+	Q4KSUB(Y1, 36+64*j, 8*j+4)
+
+// func dotQ4_KAVX2(nb int, w, x *byte) float32
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $32-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS X12, X12, X12
+	TESTQ CX, CX
+	JZ q4k_done
+q4k_loop:
+	// ggml's scale unpacking: AX = scales 0..3, R11 = scales 4..7, R10 = mins 0..3,
+	// R8 = mins 4..7.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R8
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL R9, R11
+	ANDL $0x3f3f3f3f, AX
+	SHLQ $32, R11
+	ORQ R11, AX
+	VMOVQ AX, X9
+	VPMOVZXBW X9, X9
+	VPUNPCKLWD X9, X9, X10
+	VMOVDQU X10, 0(SP)
+	VPUNPCKHWD X9, X9, X10
+	VMOVDQU X10, 16(SP)
+	SHLQ $32, R8
+	ORQ R8, R10
+	VMOVQ R10, X11
+	VPMOVZXBW X11, X11
+	VMOVDQU 260(DI), X13
+	VMOVDQU 276(DI), X14
+	VPHADDW X14, X13, X13
+	VPMADDWD X13, X11, X11
+	VCVTDQ2PS X11, X11
+	VPBROADCASTW 2(SI), X15
+	VCVTPH2PS X15, X15
+	VBROADCASTSS (DI), X14
+	VMULPS X14, X15, X15
+	VFMADD231PS X15, X11, X12
+	VPXOR Y10, Y10, Y10
+	Q4KCHUNK(0)
+	Q4KCHUNK(1)
+	Q4KCHUNK(2)
+	Q4KCHUNK(3)
+	VPBROADCASTW (SI), X4
+	VCVTPH2PS X4, Y4
+	VBROADCASTSS (DI), Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y4, Y10, Y3
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q4k_loop
+q4k_done:
+	HSUM
+	VHADDPS X12, X12, X12
+	VHADDPS X12, X12, X12
+	VSUBSS X12, X3, X3
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// Q6KPAIR multiplies the 6-bit quants in Y11 with activations at off(DI), scales
+// the low half by the word pair at 4*g(SP) and the high half by 4*g+4(SP), adds to Y10.
+#define Q6KPAIR(off, g) \
+	VPMADDUBSW off(DI), Y11, Y11 \
+	VPBROADCASTD (4*(g))(SP), Y13 \
+	VPBROADCASTD (4*(g)+4)(SP), X14 \
+	VINSERTI128 $1, X14, Y13, Y13 \
+	VPMADDWD Y13, Y11, Y11 \
+	VPADDD Y11, Y10, Y10
+
+#define Q6KHALF(n) \
+	VMOVDQU (64*n)(SI), Y0 \
+	VMOVDQU (64*n+32)(SI), Y1 \
+	VMOVDQU (128+32*n)(SI), Y2 \
+	VPAND Y7, Y0, Y11 \
+	VPAND Y8, Y2, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y11, Y11 \
+	Q6KPAIR(4+128*n, 8*n) \
+	VPAND Y7, Y1, Y11 \
+	VPSRLW $2, Y2, Y12 \
+	VPAND Y8, Y12, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y11, Y11 \
+	Q6KPAIR(36+128*n, 8*n+2) \
+	VPSRLW $4, Y0, Y11 \
+	VPAND Y7, Y11, Y11 \
+	VPSRLW $4, Y2, Y12 \
+	VPAND Y8, Y12, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y11, Y11 \
+	Q6KPAIR(68+128*n, 8*n+4) \
+	VPSRLW $4, Y1, Y11 \
+	VPAND Y7, Y11, Y11 \
+	VPSRLW $6, Y2, Y12 \
+	VPAND Y8, Y12, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y11, Y11 \
+	Q6KPAIR(100+128*n, 8*n+6)
+
+// func dotQ6_KAVX2(nb int, w, x *byte) float32
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	MOVL $0x03030303, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VXORPS Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ q6k_done
+q6k_loop:
+	VPMOVSXBW 192(SI), X9
+	VPUNPCKLWD X9, X9, X10
+	VMOVDQU X10, 0(SP)
+	VPUNPCKHWD X9, X9, X10
+	VMOVDQU X10, 16(SP)
+	VPMOVSXBW 200(SI), X9
+	VPUNPCKLWD X9, X9, X10
+	VMOVDQU X10, 32(SP)
+	VPUNPCKHWD X9, X9, X10
+	VMOVDQU X10, 48(SP)
+	// Σ (q-32)·y·s = Σ q·y·s - 32·Σ s·bsum.
+	VPMOVSXBW 192(SI), Y9
+	VPMADDWD 260(DI), Y9, Y9
+	VPSLLD $5, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPSUBD Y9, Y10, Y10
+	Q6KHALF(0)
+	Q6KHALF(1)
+	VPBROADCASTW 208(SI), X4
+	VCVTPH2PS X4, Y4
+	VBROADCASTSS (DI), Y5
+	VMULPS Y5, Y4, Y4
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y4, Y10, Y3
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q6k_loop
+q6k_done:
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotF32F16(n8 int, a *float32, b *uint16) float32
+TEXT ·dotF32F16(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT df16_tail
+df16_loop:
+	VCVTPH2PS (DI), Y0
+	VCVTPH2PS 16(DI), Y1
+	VFMADD231PS (SI), Y0, Y3
+	VFMADD231PS 32(SI), Y1, Y9
+	ADDQ $64, SI
+	ADDQ $32, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE df16_loop
+df16_tail:
+	TESTQ CX, CX
+	JZ df16_done
+	VCVTPH2PS (DI), Y0
+	VFMADD231PS (SI), Y0, Y3
+df16_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotF32x8(n8 int, a, b *float32) float32
+TEXT ·dotF32x8(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT d32_tail
+d32_loop:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VFMADD231PS (SI), Y0, Y3
+	VFMADD231PS 32(SI), Y1, Y9
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE d32_loop
+d32_tail:
+	TESTQ CX, CX
+	JZ d32_done
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y0, Y3
+d32_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyF32x8(n8 int, w float32, v, out *float32)
+TEXT ·axpyF32x8(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	VBROADCASTSS w+8(FP), Y2
+	MOVQ v+16(FP), SI
+	MOVQ out+24(FP), DI
+	TESTQ CX, CX
+	JZ ax32_done
+ax32_loop:
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y2, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ ax32_loop
+ax32_done:
+	VZEROUPPER
+	RET
+
+// func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
+TEXT ·axpyF16x8(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	VBROADCASTSS w+8(FP), Y2
+	MOVQ v+16(FP), SI
+	MOVQ out+24(FP), DI
+	TESTQ CX, CX
+	JZ ax16_done
+ax16_loop:
+	VCVTPH2PS (SI), Y1
+	VMOVUPS (DI), Y0
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ ax16_loop
+ax16_done:
+	VZEROUPPER
+	RET
+
+// Q40SBLK accumulates one Q4_0 block against Q8_0 activations without re-signing the
+// nibbles: A += S·Σq·y and C += S·Σy (ys holds Σy per block), for the result
+// Σ S·(Σq·y - 8Σy) = hsum(A) - hsum(C) (C's eight lanes supply the factor 8).
+#define Q40SBLK(wo, xo, yo, A, C) \
+	SCALE(wo, xo, Y4, Y5) \
+	VMOVDQU (wo+2)(SI), X0 \
+	VPSRLW $4, X0, X1 \
+	VINSERTI128 $1, X1, Y0, Y0 \
+	VPAND Y7, Y0, Y0 \
+	VPXOR Y2, Y2, Y2 \
+	VPDPBUSD (xo+2)(DI), Y0, Y2 \
+	VCVTDQ2PS Y2, Y2 \
+	VFMADD231PS Y4, Y2, A \
+	VFMADD231PS.BCST yo(R8), Y4, C
+
+// func dotQ4_0Sums(nb int, w, x *byte, ys *float32) float32
+TEXT ·dotQ4_0Sums(SB), NOSPLIT, $0-36
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ ys+24(FP), R8
+	CONSTS
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	CMPQ CX, $2
+	JLT q40s_tail
+q40s_loop:
+	Q40SBLK(0, 0, 0, Y3, Y10)
+	Q40SBLK(18, 34, 4, Y9, Y11)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	ADDQ $8, R8
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE q40s_loop
+q40s_tail:
+	TESTQ CX, CX
+	JZ q40s_done
+	Q40SBLK(0, 0, 0, Y3, Y10)
+q40s_done:
+	VADDPS Y9, Y3, Y3
+	VADDPS Y11, Y10, Y10
+	VSUBPS Y10, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+32(FP)
+	VZEROUPPER
+	RET

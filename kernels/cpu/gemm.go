@@ -1,0 +1,278 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"llmbench/kernels"
+)
+
+// level names the fastest instruction set the kernels use ("go", "avx2", "avx512vnni").
+var level = "go"
+
+// fastDots holds, per weight type, a dot product over ggml block layouts that is
+// faster than the kernels.Traits reference; filled from init where the CPU allows.
+var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
+
+// q40Sums is a Q4_0 × Q8_0 dot product that takes the activations' per-block sums
+// (ys, see q8Sums) precomputed, or nil where the CPU lacks it.
+var q40Sums func(n int, w, x []byte, ys []float32) float32
+
+// q8Sums writes the sum of the quants of each Q8_0 block of x to ys.
+func q8Sums(x []byte, ys []float32) {
+	for b := range ys {
+		var s int32
+		for _, v := range x[34*b+2 : 34*b+34] {
+			s += int32(int8(v))
+		}
+		ys[b] = float32(s)
+	}
+}
+
+// gemmFast is the assembly twin of gemmGo, or nil where the CPU lacks it.
+var gemmFast func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32)
+
+// Packed prompt-processing layout (see gemmGo). Weight rows are unpacked, sixteen at a
+// time, into unsigned bytes interleaved in groups of four, with one float scale (and,
+// for K-quants, one float min factor) per row and block of bs elements; activations
+// are regrouped four tokens at a time.
+const (
+	gemmRows = 16
+	gemmToks = 4
+)
+
+// gemmGo computes 16 weight rows × 4 tokens over nb blocks of 4*chunks elements:
+// out[16t+r] = Σ_b ws[b][r]·d[b][t]·(start[b][t] + Σ_e w[r][e]·y[t][e]) + wm[b][r]·m[b][t].
+// It is the pure-Go twin of gemmVNNI (same per-lane order of float operations).
+func gemmGo(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
+	bs := 4 * chunks
+	var acc [64]float32
+	for b := 0; b < nb; b++ {
+		a := act[b*(4*bs+48):]
+		tail := a[4*bs:]
+		p := pack[b*chunks*64:]
+		for t := 0; t < gemmToks; t++ {
+			y := a[t*bs : (t+1)*bs]
+			d := math.Float32frombits(binary.LittleEndian.Uint32(tail[4*t:]))
+			start := int32(binary.LittleEndian.Uint32(tail[16+4*t:]))
+			m := math.Float32frombits(binary.LittleEndian.Uint32(tail[32+4*t:]))
+			for r := 0; r < gemmRows; r++ {
+				s := start
+				for c := 0; c < chunks; c++ {
+					q := p[c*64+4*r:]
+					for k := 0; k < 4; k++ {
+						s += int32(q[k]) * int32(int8(y[4*c+k]))
+					}
+				}
+				sc := ws[b*16+r] * d
+				v := float32(math.FMA(float64(float32(s)), float64(sc), float64(acc[16*t+r])))
+				if wm != nil {
+					v = float32(math.FMA(float64(wm[b*16+r]), float64(m), float64(v)))
+				}
+				acc[16*t+r] = v
+			}
+		}
+	}
+	*out = acc
+}
+
+// packer describes how one weight type enters the packed layout.
+type packer struct {
+	bs     int   // elements per scale block: 32, or 16 for Q6_K
+	k      int32 // the weights are stored as q+k (unsigned): each block starts at -k·Σy
+	hasMin bool  // K-quant with per-block mins (added from the activations' sums)
+	// unpack writes one row's cols unsigned quants to q, its block scales to sc and,
+	// when hasMin, its (negated, scaled) mins to mn.
+	unpack func(row []byte, q []byte, sc, mn []float32)
+}
+
+var packers = map[kernels.DType]*packer{
+	kernels.Q4_0: {bs: 32, k: 8, unpack: unpackQ4_0},
+	kernels.Q8_0: {bs: 32, k: 128, unpack: unpackQ8_0},
+	kernels.Q4_K: {bs: 32, hasMin: true, unpack: unpackQ4_K},
+	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
+}
+
+func f16At(b []byte) float32 { return kernels.F16ToF32(binary.LittleEndian.Uint16(b)) }
+
+func unpackQ4_0(row, q []byte, sc, _ []float32) {
+	for b := range sc {
+		blk := row[18*b : 18*b+18]
+		sc[b] = f16At(blk)
+		lo := binary.LittleEndian.Uint64(blk[2:])
+		hi := binary.LittleEndian.Uint64(blk[10:])
+		const m = 0x0F0F0F0F0F0F0F0F
+		o := q[32*b : 32*b+32]
+		binary.LittleEndian.PutUint64(o[0:], lo&m)
+		binary.LittleEndian.PutUint64(o[8:], hi&m)
+		binary.LittleEndian.PutUint64(o[16:], lo>>4&m)
+		binary.LittleEndian.PutUint64(o[24:], hi>>4&m)
+	}
+}
+
+func unpackQ8_0(row, q []byte, sc, _ []float32) {
+	for b := range sc {
+		blk := row[34*b : 34*b+34]
+		sc[b] = f16At(blk)
+		o := q[32*b : 32*b+32]
+		for i := 0; i < 32; i += 8 {
+			binary.LittleEndian.PutUint64(o[i:], binary.LittleEndian.Uint64(blk[2+i:])^0x8080808080808080)
+		}
+	}
+}
+
+// scaleMinK4 is ggml's get_scale_min_k4 for sub-block j of a Q4_K/Q5_K header.
+func scaleMinK4(j int, s []byte) (sc, mn uint8) {
+	if j < 4 {
+		return s[j] & 63, s[j+4] & 63
+	}
+	return s[j+4]&0xF | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
+}
+
+func unpackQ4_K(row, q []byte, sc, mn []float32) {
+	for i := 0; i < len(sc)/8; i++ {
+		blk := row[144*i : 144*i+144]
+		d, dmin := f16At(blk), f16At(blk[2:])
+		for j := 0; j < 8; j++ {
+			s, m := scaleMinK4(j, blk[4:16])
+			sc[8*i+j] = d * float32(s)
+			mn[8*i+j] = -dmin * float32(m)
+		}
+		for j := 0; j < 4; j++ {
+			src := blk[16+32*j : 48+32*j]
+			o := q[256*i+64*j : 256*i+64*j+64]
+			for l := 0; l < 32; l += 8 {
+				v := binary.LittleEndian.Uint64(src[l:])
+				binary.LittleEndian.PutUint64(o[l:], v&0x0F0F0F0F0F0F0F0F)
+				binary.LittleEndian.PutUint64(o[32+l:], v>>4&0x0F0F0F0F0F0F0F0F)
+			}
+		}
+	}
+}
+
+func unpackQ6_K(row, q []byte, sc, _ []float32) {
+	for i := 0; i < len(sc)/16; i++ {
+		blk := row[210*i : 210*i+210]
+		d := f16At(blk[208:])
+		for g := 0; g < 16; g++ {
+			sc[16*i+g] = d * float32(int8(blk[192+g]))
+		}
+		for n := 0; n < 2; n++ {
+			ql := blk[64*n : 64*n+64]
+			qh := blk[128+32*n : 160+32*n]
+			o := q[256*i+128*n : 256*i+128*n+128]
+			for l := 0; l < 32; l++ {
+				h := qh[l]
+				o[l] = ql[l]&15 | (h&3)<<4
+				o[l+32] = ql[l+32]&15 | (h>>2&3)<<4
+				o[l+64] = ql[l]>>4 | (h>>4&3)<<4
+				o[l+96] = ql[l+32]>>4 | (h>>6&3)<<4
+			}
+		}
+	}
+}
+
+// gemmScratch is one worker's packing space.
+type gemmScratch struct {
+	q      []byte // gemmRows rows of unpacked quants
+	sc, mn []float32
+	pack   []byte
+	ws, wm []float32
+	out    [64]float32
+}
+
+// grow returns b resized to n elements, reusing its memory when it is large enough.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// packRows unpacks rows r0… (up to 16; missing rows are zero) of w into s.
+func (s *gemmScratch) packRows(w *kernels.Matrix, pk *packer, r0 int) {
+	cols := w.Cols
+	nb := cols / pk.bs
+	chunks := pk.bs / 4
+	wRow := cols / w.Type.BlockSize() * w.Type.BlockBytes()
+	s.q = grow(s.q, gemmRows*cols)
+	s.sc = grow(s.sc, gemmRows*nb)
+	s.mn = grow(s.mn, gemmRows*nb)
+	s.pack = grow(s.pack, nb*chunks*64)
+	s.ws = grow(s.ws, nb*16)
+	s.wm = grow(s.wm, nb*16)
+	for r := 0; r < gemmRows; r++ {
+		q := s.q[r*cols : (r+1)*cols]
+		sc, mn := s.sc[r*nb:(r+1)*nb], s.mn[r*nb:(r+1)*nb]
+		if r0+r >= w.Rows {
+			clear(q)
+			clear(sc)
+			clear(mn)
+			continue
+		}
+		pk.unpack(w.Data[(r0+r)*wRow:(r0+r+1)*wRow], q, sc, mn)
+	}
+	// Interleave: chunk c of block b holds row r's four quants at 4r. Words are moved
+	// through uint32 views of the (4-aligned) buffers.
+	q32 := unsafe.Slice((*uint32)(unsafe.Pointer(&s.q[0])), len(s.q)/4)
+	p32 := unsafe.Slice((*uint32)(unsafe.Pointer(&s.pack[0])), len(s.pack)/4)
+	cw := cols / 4
+	for b := 0; b < nb; b++ {
+		p := p32[b*chunks*16 : (b+1)*chunks*16]
+		for r := 0; r < gemmRows; r++ {
+			q := q32[r*cw+b*chunks : r*cw+(b+1)*chunks]
+			for c, v := range q {
+				p[c*16+r] = v
+			}
+			s.ws[b*16+r] = s.sc[r*nb+b]
+			s.wm[b*16+r] = s.mn[r*nb+b]
+		}
+	}
+}
+
+// prepActs regroups tokens [4g, 4g+4) of the quantized activations xq (rows of xRow
+// bytes in format vt; rows past n are zero) into the packed activation layout for
+// blocks of bs elements, each block starting at -k·Σy.
+func prepActs(dst, xq []byte, xRow, n, g int, vt kernels.DType, bs, cols int, k int32) {
+	nb := cols / bs
+	blk := 4*bs + 48
+	for b := 0; b < nb; b++ {
+		a := dst[b*blk : (b+1)*blk]
+		tail := a[4*bs:]
+		for t := 0; t < gemmToks; t++ {
+			tok := 4*g + t
+			y := a[t*bs : (t+1)*bs]
+			if tok >= n {
+				clear(y)
+				binary.LittleEndian.PutUint32(tail[4*t:], 0)
+				binary.LittleEndian.PutUint32(tail[16+4*t:], 0)
+				binary.LittleEndian.PutUint32(tail[32+4*t:], 0)
+				continue
+			}
+			row := xq[tok*xRow : (tok+1)*xRow]
+			var d float32
+			var sum int32
+			if vt == kernels.Q8_0 {
+				src := row[34*b : 34*b+34]
+				d = f16At(src)
+				copy(y, src[2:2+bs])
+				for _, v := range y {
+					sum += int32(int8(v))
+				}
+			} else { // Q8_K
+				e := b * bs
+				sb := row[292*(e/256) : 292*(e/256)+292]
+				d = math.Float32frombits(binary.LittleEndian.Uint32(sb))
+				off := e % 256
+				copy(y, sb[4+off:4+off+bs])
+				for j := off / 16; j < (off+bs)/16; j++ {
+					sum += int32(int16(binary.LittleEndian.Uint16(sb[260+2*j:])))
+				}
+			}
+			binary.LittleEndian.PutUint32(tail[4*t:], math.Float32bits(d))
+			binary.LittleEndian.PutUint32(tail[16+4*t:], uint32(-k*sum))
+			binary.LittleEndian.PutUint32(tail[32+4*t:], math.Float32bits(d*float32(sum)))
+		}
+	}
+}

@@ -1,0 +1,194 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"llmbench/kernels"
+)
+
+// Assembly kernels (dot_amd64.s). The dot products take ggml block layouts; nb is the
+// number of blocks (or of 32-element steps for F32 and F16).
+
+//go:noescape
+func dotQ8_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ8_0VNNI(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ4_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ4_0VNNI(nb int, w, x *byte) float32
+
+//go:noescape
+func dotF32FMA(n32 int, w, x *float32) float32
+
+//go:noescape
+func dotF16FMA(n32 int, w, x *uint16) float32
+
+//go:noescape
+func dotQ4_KAVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ6_KAVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotF32F16(n8 int, a *float32, b *uint16) float32
+
+//go:noescape
+func dotF32x8(n8 int, a, b *float32) float32
+
+//go:noescape
+func axpyF32x8(n8 int, w float32, v, out *float32)
+
+//go:noescape
+func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
+
+//go:noescape
+func dotQ4_0Sums(nb int, w, x *byte, ys *float32) float32
+
+//go:noescape
+func gemmVNNI(nb, chunks int, pack *byte, ws, wm *float32, act *byte, out *float32)
+
+func init() {
+	x := &cpu.X86
+	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
+		return
+	}
+	level = "avx2"
+	dotF32s = func(a, b []float32) float32 {
+		n8 := len(a) / 8
+		var s float32
+		if n8 > 0 {
+			_ = b[len(a)-1]
+			s = dotF32x8(n8, &a[0], &b[0])
+		}
+		for i := n8 * 8; i < len(a); i++ {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	dotF16s = func(a []float32, b []uint16) float32 {
+		n8 := len(a) / 8
+		var s float32
+		if n8 > 0 {
+			_ = b[len(a)-1]
+			s = dotF32F16(n8, &a[0], &b[0])
+		}
+		for i := n8 * 8; i < len(a); i++ {
+			s += a[i] * kernels.F16ToF32(b[i])
+		}
+		return s
+	}
+	axpyF32s = func(out []float32, w float32, v []float32) {
+		n8 := len(out) / 8
+		if n8 > 0 {
+			_ = v[len(out)-1]
+			axpyF32x8(n8, w, &v[0], &out[0])
+		}
+		for i := n8 * 8; i < len(out); i++ {
+			out[i] += w * v[i]
+		}
+	}
+	axpyF16s = func(out []float32, w float32, v []uint16) {
+		n8 := len(out) / 8
+		if n8 > 0 {
+			_ = v[len(out)-1]
+			axpyF16x8(n8, w, &v[0], &out[0])
+		}
+		for i := n8 * 8; i < len(out); i++ {
+			out[i] += w * kernels.F16ToF32(v[i])
+		}
+	}
+	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
+	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI {
+		level = "avx512vnni"
+		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
+		q40Sums = func(n int, w, x []byte, ys []float32) float32 {
+			nb := n / 32
+			if nb == 0 {
+				return 0
+			}
+			_, _, _ = w[nb*18-1], x[nb*34-1], ys[nb-1]
+			return dotQ4_0Sums(nb, &w[0], &x[0], &ys[0])
+		}
+		gemmFast = func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
+			var pm *float32
+			if wm != nil {
+				pm = &wm[0]
+			}
+			gemmVNNI(nb, chunks, &pack[0], &ws[0], pm, &act[0], &out[0])
+		}
+	}
+	fastDots[kernels.Q4_0] = func(n int, w, x []byte) float32 {
+		nb := n / 32
+		if nb == 0 {
+			return 0
+		}
+		_, _ = w[nb*18-1], x[nb*34-1]
+		return q40(nb, &w[0], &x[0])
+	}
+	fastDots[kernels.Q8_0] = func(n int, w, x []byte) float32 {
+		nb := n / 32
+		if nb == 0 {
+			return 0
+		}
+		_, _ = w[nb*34-1], x[nb*34-1]
+		return q80(nb, &w[0], &x[0])
+	}
+	fastDots[kernels.Q4_K] = func(n int, w, x []byte) float32 {
+		nb := n / 256
+		if nb == 0 {
+			return 0
+		}
+		_, _ = w[nb*144-1], x[nb*292-1]
+		return dotQ4_KAVX2(nb, &w[0], &x[0])
+	}
+	fastDots[kernels.Q6_K] = func(n int, w, x []byte) float32 {
+		nb := n / 256
+		if nb == 0 {
+			return 0
+		}
+		_, _ = w[nb*210-1], x[nb*292-1]
+		return dotQ6_KAVX2(nb, &w[0], &x[0])
+	}
+	fastDots[kernels.F32] = func(n int, w, x []byte) float32 {
+		if n <= 0 {
+			return 0
+		}
+		_, _ = w[4*n-1], x[4*n-1]
+		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
+		b := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
+		n32 := n / 32
+		var s float32
+		if n32 > 0 {
+			s = dotF32FMA(n32, &a[0], &b[0])
+		}
+		for i := n32 * 32; i < n; i++ {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	fastDots[kernels.F16] = func(n int, w, x []byte) float32 {
+		if n <= 0 {
+			return 0
+		}
+		_, _ = w[2*n-1], x[2*n-1]
+		a := unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), n)
+		b := unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), n)
+		n32 := n / 32
+		var s float32
+		if n32 > 0 {
+			s = dotF16FMA(n32, &a[0], &b[0])
+		}
+		for i := n32 * 32; i < n; i++ {
+			s += kernels.F16ToF32(a[i]) * kernels.F16ToF32(b[i])
+		}
+		return s
+	}
+}
