@@ -109,3 +109,31 @@ func BenchmarkDot(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatVecDRAM cycles one-token products over 16 matrices of 5632×2048 (well
+// beyond the last-level cache), as decode streams a model's weights from memory.
+func BenchmarkMatVecDRAM(b *testing.B) {
+	for _, typ := range dotTypes[:5] {
+		ws := make([]*kernels.Matrix, 16)
+		for i := range ws {
+			ws[i] = benchMatrix(typ, 5632, 2048)
+		}
+		x := make([]float32, 2048)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		dst := make([]float32, 5632)
+		for _, threads := range []int{1, 2} {
+			c := New(threads)
+			b.Run(fmt.Sprintf("%s/t%d", typ, threads), func(b *testing.B) {
+				b.SetBytes(int64(len(ws[0].Data)))
+				i := 0
+				for b.Loop() {
+					c.MatMul(dst, ws[i%len(ws)], x, 1)
+					i++
+				}
+			})
+			c.Close()
+		}
+	}
+}

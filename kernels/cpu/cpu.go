@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"runtime"
@@ -21,7 +22,12 @@ type CPU struct {
 	pool    *pool
 	xq      []byte    // activations converted to the weights' dot-product type
 	ys      []float32 // per-block sums of Q8_0 activations (for q40Sums)
-	act     []byte    // activations regrouped for the packed matmul
+	xp      []byte    // activations in the q40x4 layout
+	lastX   []float32 // a copy of the activations that xq holds, converted to lastVT
+	lastVT  kernels.DType
+	qGen    int    // counts conversions into xq
+	xpGen   int    // the conversion xp was prepared from (0: none)
+	act     []byte // activations regrouped for the packed matmul
 	gemmScr []gemmScratch
 	work    []attnScratch // per-worker attention scratch
 	rope    []float32     // cos/sin pairs of one position
@@ -47,7 +53,7 @@ type job struct {
 	kind             task
 	dst, x           []float32
 	w                *kernels.Matrix
-	xq, act          []byte
+	xq, act, xp      []byte
 	vt               *kernels.Traits
 	vtID             kernels.DType
 	dot              func(n int, w, x []byte) float32
@@ -94,7 +100,7 @@ func (c *CPU) step(part, worker int) {
 	case taskQuantize:
 		fromFloat(j.vtID, j.vt)(j.x[part*j.cols:(part+1)*j.cols], j.xq[part*j.xRow:(part+1)*j.xRow])
 	case taskBand:
-		c.band(part)
+		c.band(part, worker)
 	case taskPrep:
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskGemm:
@@ -102,7 +108,7 @@ func (c *CPU) step(part, worker int) {
 	case taskAttend:
 		c.attend(part, worker)
 	case taskSwiGLU:
-		lo, hi := part*swigluChunk, min(len(j.dst), (part+1)*swigluChunk)
+		lo, hi := part*j.band, min(len(j.dst), (part+1)*j.band)
 		swiglu(j.dst[lo:hi], j.x[lo:hi], j.q[lo:hi])
 	}
 }
@@ -133,11 +139,17 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		j.xRow = cols / vt.BlockSize * vt.BlockBytes
 		c.xq = grow(c.xq, n*j.xRow)
 		j.xq = c.xq
-		if n == 1 {
-			fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
-		} else {
-			j.kind = taskQuantize
-			c.pool.Run(n, c.run)
+		// Q, K and V (and gate and up) take the same activations: convert them once.
+		if c.lastVT != tr.VecDotType || len(c.lastX) != n*cols || !bytes.Equal(f32Bytes(c.lastX), f32Bytes(x[:n*cols])) {
+			if n == 1 {
+				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
+			} else {
+				j.kind = taskQuantize
+				c.pool.Run(n, c.run)
+			}
+			c.lastX = append(c.lastX[:0], x[:n*cols]...)
+			c.lastVT = tr.VecDotType
+			c.qGen++
 		}
 	}
 	if pk := packers[w.Type]; pk != nil && gemmFast != nil && n >= gemmToks && cols%pk.bs == 0 {
@@ -148,7 +160,18 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	if f := fastDots[w.Type]; f != nil {
 		j.dot = f
 	}
-	if w.Type == kernels.Q4_0 && q40Sums != nil {
+	j.wRow = cols / tr.BlockSize * tr.BlockBytes
+	if w.Type == kernels.Q4_0 && q40x4 != nil && cols%128 == 0 {
+		ng := cols / 128
+		if c.xpGen != c.qGen || len(c.xp) != n*ng*q40x4Group {
+			c.xp = grow(c.xp, n*ng*q40x4Group)
+			for i := range n {
+				prepQ40x4(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[i*ng*q40x4Group:(i+1)*ng*q40x4Group])
+			}
+			c.xpGen = c.qGen
+		}
+		j.xp = c.xp
+	} else if w.Type == kernels.Q4_0 && q40Sums != nil {
 		nb := cols / 32
 		c.ys = grow(c.ys, n*nb)
 		for i := range n {
@@ -156,18 +179,21 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		}
 		j.ys = c.ys
 	}
-	j.wRow = cols / tr.BlockSize * tr.BlockBytes
-	j.band = max(4, rows/(c.threads*8))
+	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
 	c.pool.Run((rows+j.band-1)/j.band, c.run)
 	*j = job{}
 }
 
 // band computes one band of weight rows for every token, tiles of 16 tokens at a time.
-func (c *CPU) band(part int) {
+func (c *CPU) band(part, worker int) {
 	j := &c.job
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
+	if j.xp != nil {
+		c.bandQ40x4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
+		return
+	}
 	for t0 := 0; t0 < j.n; t0 += tile {
 		t1 := min(j.n, t0+tile)
 		for r := r0; r < r1; r++ {
@@ -182,6 +208,27 @@ func (c *CPU) band(part int) {
 				}
 			}
 		}
+	}
+}
+
+// bandQ40x4 computes rows [r0, r1) for every token with the four-row Q4_0 kernel;
+// rows past the last group of four are run one at a time (stride 0). out is the
+// worker's scratch.
+func (c *CPU) bandQ40x4(r0, r1 int, out *[4]float32) {
+	j := &c.job
+	ng := j.cols / 128
+	xb := ng * q40x4Group
+	for r := r0; r < r1; {
+		k, stride := 4, j.wRow
+		if r+4 > r1 {
+			k, stride = 1, 0
+		}
+		wr := j.w.Data[r*j.wRow:]
+		for i := 0; i < j.n; i++ {
+			q40x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
+			copy(j.dst[i*j.rows+r:i*j.rows+r+k], out[:k])
+		}
+		r += k
 	}
 }
 
@@ -433,18 +480,20 @@ func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
 	axpyF32s(out, 1, tmp)
 }
 
-// swigluChunk is the number of elements one SwiGLU part covers.
-const swigluChunk = 8192
+// swigluMin is the fewest elements one SwiGLU part covers.
+const swigluMin = 2048
 
-// SwiGLU implements kernels.Backend, in parallel for large inputs.
+// SwiGLU implements kernels.Backend, spread over the workers for large inputs (each
+// element is computed alone, so the split does not change the results).
 func (c *CPU) SwiGLU(dst, gate, up []float32) {
-	if len(gate) <= swigluChunk {
+	parts := min(c.threads*4, len(gate)/swigluMin)
+	if parts <= 1 {
 		swiglu(dst, gate, up)
 		return
 	}
 	j := &c.job
-	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up}
-	c.pool.Run((len(gate)+swigluChunk-1)/swigluChunk, c.run)
+	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up, band: (len(gate) + parts - 1) / parts}
+	c.pool.Run(parts, c.run)
 	*j = job{}
 }
 

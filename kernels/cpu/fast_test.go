@@ -245,3 +245,88 @@ func FuzzFastQ4_0Sums(f *testing.F) {
 		}
 	})
 }
+
+// checkQ40x4 compares a four-row Q4_0 kernel (assembly or its Go twin) with the
+// reference VecDot, and with the Go twin.
+func checkQ40x4(t *testing.T, seed uint64, ng int) {
+	t.Helper()
+	n := ng * 128
+	rng := rand.New(rand.NewPCG(seed, 11))
+	var w []byte
+	var wf [][]float32
+	for range 4 {
+		b, f := randRow(rng, kernels.Q4_0, n, float32(math.Ldexp(1, int(seed%7)-3)))
+		w = append(w, b...)
+		wf = append(wf, f)
+	}
+	x, xf := randRow(rng, kernels.Q8_0, n, 1)
+	xp := make([]byte, ng*q40x4Group)
+	prepQ40x4(x, xp)
+	stride := len(w) / 4
+	var twin [4]float32
+	q40x4Go(ng, w, stride, xp, &twin)
+	kernelsToCheck := map[string]func(int, []byte, int, []byte, *[4]float32){"go": q40x4Go}
+	if q40x4 != nil {
+		kernelsToCheck["asm"] = q40x4
+	}
+	for name, k := range kernelsToCheck {
+		var got [4]float32
+		k(ng, w, stride, xp, &got)
+		for r := range 4 {
+			want := kernels.TraitsOf(kernels.Q4_0).VecDot(n, w[r*stride:(r+1)*stride], x)
+			var mag float64
+			for i := range xf {
+				mag += math.Abs(float64(wf[r][i]) * float64(xf[i]))
+			}
+			if d := math.Abs(float64(got[r] - want)); d > dotBound(mag) || math.IsNaN(float64(got[r])) {
+				t.Fatalf("%s n=%d row %d: %g, reference %g (bound %g)", name, n, r, got[r], want, dotBound(mag))
+			}
+			if d := math.Abs(float64(got[r] - twin[r])); d > 1e-6*mag+1e-7 {
+				t.Fatalf("%s n=%d row %d: %g, Go twin %g", name, n, r, got[r], twin[r])
+			}
+		}
+	}
+}
+
+func TestQ40x4(t *testing.T) {
+	for _, ng := range []int{1, 2, 16, 44} {
+		for seed := range uint64(4) {
+			checkQ40x4(t, seed, ng)
+		}
+	}
+}
+
+func FuzzFastQ4_0x4(f *testing.F) {
+	f.Add(uint64(1), uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, groups uint16) {
+		checkQ40x4(t, seed, int(groups)%48+1)
+	})
+}
+
+// TestMatVecThreadIndependent checks that one-token products give bit-identical
+// results for any number of threads (bands and four-row groups fall differently).
+func TestMatVecThreadIndependent(t *testing.T) {
+	for _, typ := range dotTypes {
+		w := benchMatrix(typ, 37, 512)
+		x := make([]float32, 512)
+		for i := range x {
+			x[i] = float32(i%11) - 5
+		}
+		var first []float32
+		for _, threads := range []int{1, 2, 3} {
+			c := New(threads)
+			dst := make([]float32, 37)
+			c.MatMul(dst, w, x, 1)
+			c.Close()
+			if first == nil {
+				first = dst
+				continue
+			}
+			for i := range dst {
+				if math.Float32bits(dst[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%s threads=%d: row %d = %g, with one thread %g", typ, threads, i, dst[i], first[i])
+				}
+			}
+		}
+	}
+}

@@ -53,6 +53,9 @@ func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
 func dotQ4_0Sums(nb int, w, x *byte, ys *float32) float32
 
 //go:noescape
+func dotQ4_0x4VNNI(ng int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
 func gemmVNNI(nb, chunks int, pack *byte, ws, wm *float32, act *byte, out *float32)
 
 func init() {
@@ -116,6 +119,14 @@ func init() {
 			}
 			_, _, _ = w[nb*18-1], x[nb*34-1], ys[nb-1]
 			return dotQ4_0Sums(nb, &w[0], &x[0], &ys[0])
+		}
+		q40x4 = func(ng int, w []byte, stride int, x []byte, out *[4]float32) {
+			if ng == 0 {
+				*out = [4]float32{}
+				return
+			}
+			_, _ = w[3*stride+72*ng-1], x[q40x4Group*ng-1]
+			dotQ4_0x4VNNI(ng, &w[0], stride, &x[0], out)
 		}
 		gemmFast = func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
 			var pm *float32
