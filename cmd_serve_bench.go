@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,6 +139,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.IntVar(&d.SonnetInputLen, "sonnet-input-len", 550, "sonnet: input tokens")
 	fs.IntVar(&d.SonnetOutputLen, "sonnet-output-len", 150, "sonnet: output tokens")
 	fs.IntVar(&d.SonnetPrefixLen, "sonnet-prefix-len", 200, "sonnet: shared prefix tokens")
+	fs.BoolVar(&d.NoOversample, "no-oversample", false, "sharegpt/custom: when fewer prompts than --num-prompts pass the filters, run those instead of repeating some (vLLM's default oversamples)")
 	fs.IntVar(&d.ShareGPTOutputLen, "sharegpt-output-len", 0, "sharegpt: fixed output tokens (also admits single-turn entries)")
 	fs.IntVar(&d.PrefixRepetitionPrefixLen, "prefix-repetition-prefix-len", 256, "prefix_repetition: prefix tokens")
 	fs.IntVar(&d.PrefixRepetitionSuffixLen, "prefix-repetition-suffix-len", 256, "prefix_repetition: suffix tokens")
@@ -165,6 +167,8 @@ func runServeBench(ctx context.Context, args []string) error {
 	saveDetailed := fs.Bool("save-detailed", false, "include per-request arrays in the JSON")
 	resultDir := fs.String("result-dir", "", "directory for the JSON result")
 	resultFile := fs.String("result-filename", "", "JSON result file name (default vLLM's {label}-{rate}qps-…-{date}.json)")
+	appendResult := fs.Bool("append-result", false, "append the JSON result to an existing file, one object per line, as vLLM does")
+	readyTimeout := fs.Float64("ready-check-timeout-sec", 600, "seconds to wait for the server to answer a first request before the run, retrying every 5 s (0 = skip; not for inproc)")
 	fs.Bool("disable-tqdm", false, "no progress bar")
 	if err := parse(fs, expandNargs(args)); err != nil {
 		return err
@@ -343,6 +347,10 @@ func runServeBench(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "%s (%d prompts, %d skipped)\n", ds.Note, len(ds.Requests), ds.Skipped)
+	if ds.Oversampled > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
+			d.Name, ds.Oversampled, len(ds.Requests)))
+	}
 
 	// Points: the cross product of the rate and concurrency lists.
 	var points []workloads.ServeSpec
@@ -357,6 +365,20 @@ func runServeBench(ctx context.Context, args []string) error {
 		}
 	}
 	sweep := len(points) > 1
+	if sp.Backend != "inproc" {
+		if *readyTimeout > 0 {
+			fmt.Println("Starting initial single prompt test run...")
+			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(*readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
+				if ctx.Err() != nil {
+					return context.Canceled
+				}
+				return fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
+			}
+			fmt.Println("Initial test run completed.")
+		} else {
+			fmt.Println("Skipping endpoint ready check.")
+		}
+	}
 	var results []*serving.Result
 	for _, p := range points {
 		b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes}
@@ -380,7 +402,7 @@ func runServeBench(ctx context.Context, args []string) error {
 				}
 				name = filepath.Join(*resultDir, name)
 			}
-			if err := serveBenchSave(name, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+			if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "saved %s\n", name)
@@ -539,10 +561,22 @@ func serveBenchFirstModel(ctx context.Context, hc *http.Client, base string, hdr
 	return body.Data[0].ID, nil
 }
 
-func serveBenchSave(name string, res *serving.Result, opt report.VLLMJSONOptions) error {
-	f, err := os.Create(name)
+// serveBenchSave writes the result JSON to name; with appendResult (--append-result)
+// it appends it on a new line of an existing file, as vLLM does.
+func serveBenchSave(name string, appendResult bool, res *serving.Result, opt report.VLLMJSONOptions) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendResult {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(name, flags, 0o644)
 	if err != nil {
 		return fmt.Errorf("save result: %w", err)
+	}
+	if st, err := f.Stat(); err == nil && appendResult && st.Size() > 0 {
+		if _, err := f.WriteString("\n"); err != nil {
+			f.Close()
+			return fmt.Errorf("save result: %w", err)
+		}
 	}
 	if err := report.VLLMJSON(f, res, opt); err != nil {
 		f.Close()
@@ -557,9 +591,20 @@ func serveBenchCompare(w io.Writer, pa, pb string) error {
 		if err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
+		// A file written with --append-result holds one object per run: the last counts.
 		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("compare %s: %w", p, err)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		for {
+			var o map[string]any
+			if err := dec.Decode(&o); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("compare %s: %w", p, err)
+			}
+			m = o
+		}
+		if m == nil {
+			return nil, fmt.Errorf("compare %s: no result in the file", p)
 		}
 		return m, nil
 	}

@@ -151,3 +151,39 @@ func TestServeBenchUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestServeBenchAppendResultReadyCheck: --append-result adds one JSON object per run on
+// its own line (vLLM's layout) and --compare reads the last; the ready check sends a
+// first request before the run, and --ready-check-timeout-sec 0 skips it.
+func TestServeBenchAppendResultReadyCheck(t *testing.T) {
+	hs := sseServer(t, 0)
+	dir := t.TempDir()
+	args := []string{"serve-bench", "--backend", "openai", "--base-url", hs.URL, "--model", "m", "--num-prompts", "3",
+		"--random-input-len", "8", "--random-output-len", "5", "--save-result", "--append-result", "--result-dir", dir, "--result-filename", "a.json"}
+	out, stderr, code := run(t, args...)
+	if code != 0 || !strings.Contains(out, "Starting initial single prompt test run...\nInitial test run completed.\n") {
+		t.Fatalf("exit %d %s:\n%s", code, stderr, out)
+	}
+	out, stderr, code = run(t, append(args, "--ready-check-timeout-sec", "0", "--num-prompts", "4")...)
+	if code != 0 || !strings.Contains(out, "Skipping endpoint ready check.") {
+		t.Fatalf("exit %d %s:\n%s", code, stderr, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want one JSON object per run", len(lines))
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["completed"] != float64(3+i) {
+			t.Errorf("line %d: %v, completed %v", i, err, m["completed"])
+		}
+	}
+	cmp, stderr, code := run(t, "serve-bench", "--compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "a.json"))
+	if code != 0 || !strings.Contains(cmp, "mean_ttft_ms") {
+		t.Errorf("compare exit %d %s:\n%s", code, stderr, cmp)
+	}
+}

@@ -85,6 +85,10 @@ type DatasetSpec struct {
 	PrefixRepetitionOutputLen   int `json:"prefix_repetition_output_len,omitempty" yaml:"prefix_repetition_output_len,omitempty"`
 
 	CustomOutputLen int `json:"custom_output_len,omitempty" yaml:"custom_output_len,omitempty"`
+
+	// NoOversample (vLLM's --no-oversample) keeps a sharegpt or custom dataset at the
+	// prompts that passed the filters instead of repeating some to reach NumPrompts.
+	NoOversample bool `json:"no_oversample,omitempty" yaml:"no_oversample,omitempty"`
 }
 
 // ServeSpec is one point of a serving benchmark (llmbench serve-bench, vllm bench

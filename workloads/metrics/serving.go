@@ -23,6 +23,7 @@ var Definitions = map[string]string{
 	"peak_output_tokens_per_s": "llmbench: the peak 1-s bucket counting tokens, not chunks",
 	"max_concurrent_requests":  "peak number of successful requests in flight at once (sweep over [send, end) intervals), as vLLM",
 	"client_send_lag":          "llmbench: how late the load generator released each request against its arrival schedule (Gamma gaps at absolute times from the start)",
+	"server_timings":           "llmbench: timings the server reports about itself (llama.cpp /completion's timings object: prompt_n, prompt_ms, predicted_n, predicted_ms, ...), recorded beside ours, never mixed into them; server_timings_mean averages each over the successful requests that reported it; server_timings (with --save-detailed) holds each request's, null where none was reported",
 	"statistics":               "mean, median, population std and percentiles with linear interpolation (numpy's defaults) over the raw samples; an empty set reports 0 as vLLM; milliseconds",
 }
 
@@ -95,6 +96,9 @@ type Serving struct {
 	Failures                      map[string]int // failure kind → count
 	TokensPerSecond, ChunksPerSec []float64      // 1-s buckets from the first send
 	ConcurrentPerSecond           []float64
+	// ServerTimings is the mean of each server-reported timing (Record.Extra, e.g.
+	// llama.cpp's) over the successful requests that reported it; nil when none did.
+	ServerTimings map[string]float64
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -140,6 +144,7 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 	}
 	s := Serving{Duration: dur, Failures: map[string]int{}, OutputLens: make([]int, len(recs))}
 	var ttft, ttftContent, tpot, allTPOT, itl, itlTok, e2el, queue, e2elQ, lag []float64
+	var extraN map[string]int
 	for i := range recs {
 		r := &recs[i]
 		if r.Arrival != 0 || r.Scheduled != 0 {
@@ -151,6 +156,13 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 			continue
 		}
 		s.Completed++
+		for k, v := range r.Extra {
+			if s.ServerTimings == nil {
+				s.ServerTimings, extraN = map[string]float64{}, map[string]int{}
+			}
+			s.ServerTimings[k] += v
+			extraN[k]++
+		}
 		out := r.OutputTokens
 		if out <= 0 {
 			out = 1
@@ -183,6 +195,9 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 				}
 			}
 		}
+	}
+	for k, n := range extraN {
+		s.ServerTimings[k] /= float64(n)
 	}
 	sec := dur.Seconds()
 	if sec > 0 {

@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -232,6 +233,10 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	p99, _ := m.SendLag.Percentile(99)
 	l.row("Client send lag P50 (ms):", vllmFloat(p50))
 	l.row("Client send lag P99 (ms):", vllmFloat(p99))
+	for _, k := range slices.Sorted(maps.Keys(m.ServerTimings)) {
+		// Server-reported timings (llama.cpp's), beside ours, never mixed in.
+		l.row(strings.Replace(k, "llamacpp_", "llama.cpp ", 1)+" mean:", vllmFloat(m.ServerTimings[k]))
+	}
 	if res.Skipped > 0 {
 		l.row("Prompts skipped (filters/context):", strconv.Itoa(res.Skipped))
 	}

@@ -191,6 +191,9 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	p99, _ := m.SendLag.Percentile(99)
 	o.set("client_send_lag_p50_ms", p50)
 	o.set("client_send_lag_p99_ms", p99)
+	if m.ServerTimings != nil {
+		o.set("server_timings_mean", m.ServerTimings)
+	}
 	o.set("failure_reasons", m.Failures)
 	o.set("partial", res.Partial)
 	o.set("interrupted_requests", res.Interrupted)
@@ -199,18 +202,17 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("concurrent_requests_per_second_buckets", m.ConcurrentPerSecond)
 	if opt.Detailed {
 		ttc, chunks, lags := make([]float64, n), make([][]int32, n), make([]float64, n)
-		var extras []map[string]float64
+		extras, anyExtra := make([]map[string]float64, n), false
 		for i, r := range res.Records {
 			ttc[i], chunks[i], lags[i] = secs(r.TTFTContent), r.ChunkTokens, secs(r.SendLag())
-			if r.Extra != nil {
-				extras = append(extras, r.Extra)
-			}
+			extras[i] = r.Extra
+			anyExtra = anyExtra || r.Extra != nil
 		}
 		o.set("ttfts_content", ttc)
 		o.set("chunk_tokens", chunks)
 		o.set("send_lags", lags)
-		if extras != nil {
-			o.set("server_timings", extras)
+		if anyExtra {
+			o.set("server_timings", extras) // one per request, aligned with the arrays above
 		}
 	}
 	if len(res.Notes) > 0 {

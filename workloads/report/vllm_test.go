@@ -111,3 +111,40 @@ func TestVLLMResultFilename(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestVLLMJSONServerTimings: llama.cpp's own timings land in the result JSON, their
+// mean always and, with --save-detailed, one object per request aligned with the other
+// per-request arrays (null where a request reported none).
+func TestVLLMJSONServerTimings(t *testing.T) {
+	res := sampleResult()
+	res.Spec.Backend = "llamacpp"
+	res.Records[0].Extra = map[string]float64{"llamacpp_prompt_ms": 2, "llamacpp_predicted_n": 3}
+	res.Records[2].Extra = map[string]float64{"llamacpp_prompt_ms": 4, "llamacpp_predicted_n": 1}
+	res.Summary = serving.Summarize(res)
+	for _, detailed := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := VLLMJSON(&b, res, VLLMJSONOptions{Detailed: detailed}); err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Mean    map[string]float64   `json:"server_timings_mean"`
+			PerReq  []map[string]float64 `json:"server_timings"`
+			Defs    map[string]string    `json:"metric_definitions"`
+			TTFTs   []float64            `json:"ttfts"`
+			Partial *bool                `json:"partial"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Mean["llamacpp_prompt_ms"] != 3 || m.Mean["llamacpp_predicted_n"] != 2 || m.Defs["server_timings"] == "" {
+			t.Errorf("detailed=%v: mean %v, definition %q", detailed, m.Mean, m.Defs["server_timings"])
+		}
+		switch {
+		case !detailed && m.PerReq != nil:
+			t.Errorf("per-request timings without --save-detailed")
+		case detailed && (len(m.PerReq) != len(m.TTFTs) || m.PerReq[0]["llamacpp_prompt_ms"] != 2 || m.PerReq[1] != nil ||
+			m.PerReq[2]["llamacpp_prompt_ms"] != 4):
+			t.Errorf("per-request timings not aligned: %v (ttfts %d)", m.PerReq, len(m.TTFTs))
+		}
+	}
+}

@@ -22,7 +22,7 @@ type Bench struct {
 	// Notes are lines about the run worth keeping with its result (e.g. that the
 	// in-process engine serialises requests).
 	Notes []string
-	// Spin is the Pacer's busy-wait window (default 1 ms).
+	// Spin is the Pacer's busy-wait window (DefaultSpin when zero).
 	Spin time.Duration
 }
 
@@ -118,11 +118,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 		}
 	}()
-	spin := b.Spin
-	if spin == 0 {
-		spin = time.Millisecond
-	}
-	pacer := Pacer{Spin: spin}
+	pacer := Pacer{Spin: b.Spin}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	res.Started = time.Now()
@@ -183,7 +179,8 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	res.Partial = ctx.Err() != nil
 	res.Summary = Summarize(res)
 	if lag, ok := res.Summary.SendLag.Percentile(99); ok && lag > 1 {
-		r.Logf("warning: client send lag p99 %.2f ms exceeds 1 ms: the load generator fell behind its schedule", lag)
+		r.Logf("warning: client send lag p99 %.2f ms exceeds 1 ms: the load generator fell behind its schedule "+
+			"(usually other processes, or the server on the same cores, keeping it off the CPU)", lag)
 	}
 	if res.Partial {
 		return res, ctx.Err()

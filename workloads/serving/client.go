@@ -313,8 +313,15 @@ func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, n
 				usage = cum
 			}
 		case "tgi":
+			// {"index":i,"token":{"id","text","logprob","special"},"generated_text":null|"…",
+			// "details":null|{"generated_tokens",…}}: one token per event; the last event
+			// carries the last token too. Special tokens (EOS) count as tokens but, as in
+			// TGI's generated_text, not as text.
 			if tk := jsonKey(p, "token"); tk >= 0 && !jsonIsNull(p, tk) {
-				t, _ := jsonString(p, jsonKey(p[tk:], "text")+tk)
+				var t []byte
+				if sp, ok := jsonBool(p, jsonKey(p[tk:], "special")+tk); !ok || !sp {
+					t, _ = jsonString(p, jsonKey(p[tk:], "text")+tk)
+				}
 				chunk(at, t, chunks+1)
 			}
 			if g := jsonKey(p, "generated_text"); g >= 0 && !jsonIsNull(p, g) {
@@ -324,19 +331,27 @@ func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, n
 				}
 			}
 		case "llamacpp":
-			stop := bytes.HasPrefix(p[max(0, jsonKey(p, "stop")):], []byte("true"))
+			// Partial results {"content","tokens","stop":false,"tokens_predicted",…}, then
+			// a final one with "stop":true, tokens_predicted and the server's timings.
+			stop := jsonTopBool(p, "stop")
+			t, _ := jsonString(p, jsonKey(p, "content"))
+			cum, ok := jsonInt(p, jsonKey(p, "tokens_predicted"))
+			if !ok {
+				cum = chunks + 1
+			}
+			if !stop || len(t) > 0 {
+				chunk(at, t, cum)
+			}
 			if !stop {
-				t, _ := jsonString(p, jsonKey(p, "content"))
-				chunk(at, t, chunks+1)
 				continue
 			}
 			done = true
-			if n, ok := jsonInt(p, jsonKey(p, "tokens_predicted")); ok {
-				usage = n
+			if ok {
+				usage = cum
 			}
-			if tm := jsonKey(p, "timings"); tm >= 0 {
+			if tm := jsonKey(p, "timings"); tm >= 0 && !jsonIsNull(p, tm) {
 				llamaTimings = map[string]float64{}
-				for _, k := range []string{"prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "predicted_per_token_ms", "predicted_per_second"} {
+				for _, k := range llamaTimingKeys {
 					if v, ok := jsonFloat(p, jsonKey(p[tm:], k)+tm); ok {
 						llamaTimings["llamacpp_"+k] = v
 					}
@@ -375,6 +390,11 @@ func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, n
 		rec.Success = true
 	}
 }
+
+// llamaTimingKeys are the fields of llama.cpp server's timings object that a result
+// keeps (as llamacpp_<key>); draft_* appear only with speculative decoding.
+var llamaTimingKeys = []string{"cache_n", "prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second",
+	"predicted_n", "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "draft_n", "draft_n_accepted"}
 
 // failReason turns a transport error into a one-line "kind: detail" reason.
 func failReason(ctx context.Context, err error, timeout time.Duration) string {

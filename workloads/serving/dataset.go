@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"llmbench/workloads"
@@ -38,6 +39,11 @@ type Dataset struct {
 	Requests []Request
 	Skipped  int    // prompts dropped by the dataset's filters or the context limit
 	Note     string // one line about what was loaded
+	// Oversampled is how many requests repeat a prompt drawn at random (with
+	// replacement) to reach --num-prompts when fewer passed the filters, as vLLM does.
+	Oversampled int
+	// filtered says, for an error, why the dataset's own filters dropped prompts.
+	filtered string
 }
 
 // LoadDataset builds spec.NumPrompts requests. data is the content of --dataset-path
@@ -48,6 +54,7 @@ func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen 
 		return nil, errors.New("dataset: --num-prompts must be positive")
 	}
 	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x5eed))
+	ctxSkipped := 0
 	var ds *Dataset
 	var err error
 	switch spec.Name {
@@ -72,6 +79,7 @@ func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen 
 		for _, r := range ds.Requests {
 			if r.PromptLen+r.OutputLen > ctxLen {
 				ds.Skipped++
+				ctxSkipped++
 				continue
 			}
 			kept = append(kept, r)
@@ -79,7 +87,24 @@ func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen 
 		ds.Requests = kept
 	}
 	if len(ds.Requests) == 0 {
-		return nil, fmt.Errorf("dataset %s: no prompt left after filtering (%d skipped)", spec.Name, ds.Skipped)
+		msg := fmt.Sprintf("dataset %s: no prompt left after filtering (%d skipped", spec.Name, ds.Skipped)
+		if ds.filtered != "" {
+			msg += ": " + ds.filtered
+		}
+		if ctxSkipped > 0 {
+			msg += fmt.Sprintf("; %d longer than the model's %d-token context", ctxSkipped, ctxLen)
+		}
+		return nil, errors.New(msg + ")")
+	}
+	if n := len(ds.Requests); n < spec.NumPrompts && !spec.NoOversample && (spec.Name == "sharegpt" || spec.Name == "custom") {
+		// vLLM's maybe_oversample_requests: random.choices(requests, k=missing), seeded.
+		orng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x0e5a))
+		for len(ds.Requests) < spec.NumPrompts {
+			ds.Requests = append(ds.Requests, ds.Requests[orng.IntN(n)])
+		}
+		ds.Oversampled = spec.NumPrompts - n
+		ds.Note += fmt.Sprintf("; only %d passed the filters, oversampled to %d (%d repeat a prompt drawn at random, as vLLM does; --no-oversample keeps %d)",
+			n, spec.NumPrompts, ds.Oversampled, n)
 	}
 	return ds, nil
 }
@@ -185,6 +210,8 @@ func sharegptDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng
 	}
 	rng.Shuffle(len(usable), func(i, j int) { usable[i], usable[j] = usable[j], usable[i] })
 	ds := &Dataset{}
+	var plens []int
+	short, shortOut, long, total := 0, 0, 0, 0
 	for _, e := range usable {
 		if len(ds.Requests) == spec.NumPrompts {
 			break
@@ -195,13 +222,31 @@ func sharegptDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng
 		if ol <= 0 {
 			ol = len(tok.Encode(e.Conversations[1].Value, false, false))
 		}
-		if pl < 4 || (fixed <= 0 && ol < 4) || pl > 1024 || pl+ol > 2048 {
-			ds.Skipped++
+		plens = append(plens, pl)
+		switch {
+		case pl < 4:
+			short++
+		case fixed <= 0 && ol < 4:
+			shortOut++
+		case pl > 1024:
+			long++
+		case pl+ol > 2048:
+			total++
+		default:
+			ds.Requests = append(ds.Requests, Request{Prompt: prompt, PromptLen: pl, OutputLen: ol})
 			continue
 		}
-		ds.Requests = append(ds.Requests, Request{Prompt: prompt, PromptLen: pl, OutputLen: ol})
+		ds.Skipped++
 	}
 	ds.Note = fmt.Sprintf("sharegpt: %d of %d conversations", len(ds.Requests), len(entries))
+	if len(ds.Requests) == 0 && len(plens) > 0 {
+		slices.Sort(plens)
+		ds.filtered = fmt.Sprintf("vLLM's sharegpt filters keep prompts of 4..1024 tokens, replies of ≥ 4 and prompt+reply ≤ 2048; "+
+			"%d prompts under 4 tokens, %d replies under 4, %d prompts over 1024, %d prompt+reply over 2048; the median prompt is %d tokens "+
+			"by this tokenizer. Token counts depend on the tokenizer: give --tokenizer FILE.gguf with the served model's "+
+			"(a small-vocabulary tokenizer counts many more tokens), or use --dataset-name random",
+			short, shortOut, long, total, plens[len(plens)/2])
+	}
 	return ds, nil
 }
 

@@ -1,7 +1,9 @@
 package serving
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"llmbench/engine/builtin"
@@ -101,4 +103,65 @@ func TestDatasets(t *testing.T) {
 	if err != nil || ds.Skipped == 0 || len(ds.Requests)+ds.Skipped != 10 {
 		t.Errorf("context filter: %v, skipped %d", err, ds.Skipped)
 	}
+}
+
+// TestShareGPTOversample: when fewer conversations than --num-prompts pass vLLM's
+// filters, the dataset repeats prompts drawn at random (seeded, with replacement) to
+// reach --num-prompts and says so, as vLLM's maybe_oversample_requests; --no-oversample
+// keeps what passed.
+func TestShareGPTOversample(t *testing.T) {
+	tok := testTok(t)
+	var convs []string
+	for i := range 5 {
+		convs = append(convs, fmt.Sprintf(`{"conversations":[{"from":"human","value":"tell me a story about a cat number %d please"},{"from":"gpt","value":"once upon a time there was a cat that liked %d fish"}]}`, i, i))
+	}
+	convs = append(convs, `{"conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":"hello there, how are you today"}]}`) // prompt < 4 tokens
+	data := []byte("[" + strings.Join(convs, ",") + "]")
+	spec := workloads.DatasetSpec{Name: "sharegpt", NumPrompts: 12, Seed: 3}
+	ds, err := LoadDataset(spec, data, tok, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Requests) != 12 || ds.Oversampled != 7 || ds.Skipped != 1 || !strings.Contains(ds.Note, "oversampled to 12") {
+		t.Fatalf("%d requests, %d oversampled, %d skipped, note %q", len(ds.Requests), ds.Oversampled, ds.Skipped, ds.Note)
+	}
+	seen := map[string]bool{}
+	for _, r := range ds.Requests[:5] {
+		seen[r.Prompt] = true
+	}
+	for _, r := range ds.Requests[5:] {
+		if !seen[r.Prompt] {
+			t.Errorf("oversampled prompt %q is not one that passed the filters", r.Prompt)
+		}
+	}
+	again, _ := LoadDataset(spec, data, tok, 0)
+	for i := range again.Requests {
+		if again.Requests[i].Prompt != ds.Requests[i].Prompt {
+			t.Fatal("oversampling is not seeded")
+		}
+	}
+	spec.NoOversample = true
+	if ds, err := LoadDataset(spec, data, tok, 0); err != nil || len(ds.Requests) != 5 || ds.Oversampled != 0 {
+		t.Errorf("--no-oversample: %v, %d requests", err, len(ds.Requests))
+	}
+}
+
+// TestShareGPTAllFilteredMessage: the sample's prompts are ~1000 tokens by their
+// authors' tokenizer and over 1024 by the built-in one, so every prompt is dropped; the
+// error says which filter dropped them and what to do, instead of a run of nothing.
+func TestShareGPTAllFilteredMessage(t *testing.T) {
+	share, err := os.ReadFile("../../../shared/datasets/sharegpt_sample_50.json")
+	if err != nil {
+		t.Skip("shared sharegpt sample not present")
+	}
+	_, err = LoadDataset(workloads.DatasetSpec{Name: "sharegpt", NumPrompts: 10}, share, testTok(t), 0)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"no prompt left", "over 1024", "median prompt", "--tokenizer"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	t.Log(err)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"time"
 )
 
@@ -107,37 +106,60 @@ func gamma(rng *rand.Rand, k float64) float64 {
 	}
 }
 
-// Pacer releases requests at absolute offsets from a start instant and records how
-// late each release was. It sleeps while the next send is far off and yields in a
-// tight loop for the last stretch, since timer wake-ups alone can be a millisecond
-// late.
+// Pacer releases requests at absolute offsets from a start instant. The runtime's
+// timers wake a goroutine up to a millisecond late (the poller sleeps in whole
+// milliseconds), so the pacer waits in three stages: a runtime timer until
+// timerSlack+Spin before the send (cancellable, costs nothing), a kernel sleep
+// (nanosleep, tens of microseconds late) until Spin before it, then a busy-wait on the
+// monotonic clock. The busy-wait holds a processor for at most Spin per request and
+// does not yield: a yield puts the pacer behind every runnable goroutine.
 type Pacer struct {
-	// Spin is how close to a send the pacer stops sleeping and starts yielding.
+	// Spin is how close to a send the pacer stops sleeping and busy-waits
+	// (DefaultSpin when zero).
 	Spin time.Duration
 }
+
+// DefaultSpin is the Pacer's busy-wait window when none is given: a little more than
+// a kernel sleep's usual overshoot (the 50 µs default timer slack plus the wake-up).
+const DefaultSpin = 150 * time.Microsecond
+
+// timerSlack is how late a runtime timer may fire when the process is idle.
+const timerSlack = 2 * time.Millisecond
+
+// maxKernelSleep bounds one uncancellable kernel sleep, so ctx is checked often.
+const maxKernelSleep = 5 * time.Millisecond
 
 // Wait blocks until start+at (on the monotonic clock) and returns the instant it
 // released, or ctx's error.
 func (p Pacer) Wait(ctx context.Context, start time.Time, at time.Duration, t *time.Timer) (time.Time, error) {
+	spin := p.Spin
+	if spin <= 0 {
+		spin = DefaultSpin
+	}
 	target := start.Add(at)
 	for {
 		d := time.Until(target)
-		if d <= 0 {
+		switch {
+		case d <= 0:
 			return time.Now(), nil
-		}
-		if d > p.Spin {
-			t.Reset(d - p.Spin)
+		case ctx.Err() != nil:
+			return time.Time{}, ctx.Err()
+		case d > timerSlack+spin:
+			t.Reset(d - timerSlack - spin)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return time.Time{}, ctx.Err()
 			case <-t.C:
 			}
-			continue
+		case d > spin:
+			kernelSleep(min(d-spin, maxKernelSleep))
+		default:
+			for {
+				if now := time.Now(); !now.Before(target) {
+					return now, nil
+				}
+			}
 		}
-		if ctx.Err() != nil {
-			return time.Time{}, ctx.Err()
-		}
-		runtime.Gosched()
 	}
 }

@@ -208,6 +208,36 @@ func jsonNonEmptyArray(p []byte, at int) bool {
 	return false
 }
 
+// jsonBool reads the boolean value at p[at:].
+func jsonBool(p []byte, at int) (v, ok bool) {
+	switch {
+	case at < 0 || at >= len(p):
+		return false, false
+	case bytes.HasPrefix(p[at:], []byte("true")):
+		return true, true
+	case bytes.HasPrefix(p[at:], []byte("false")):
+		return false, true
+	}
+	return false, false
+}
+
+// jsonTopBool reports whether the first "key" in p whose value is a boolean is true:
+// it skips same-named keys with other values (llama.cpp's generation_settings holds a
+// "stop" array beside the top-level "stop" flag).
+func jsonTopBool(p []byte, key string) bool {
+	for from := 0; from < len(p); {
+		at := jsonKey(p[from:], key)
+		if at < 0 {
+			return false
+		}
+		if v, ok := jsonBool(p, from+at); ok {
+			return v
+		}
+		from += at
+	}
+	return false
+}
+
 // jsonIsNull reports whether the value at p[at:] is null (or absent).
 func jsonIsNull(p []byte, at int) bool {
 	return at < 0 || bytes.HasPrefix(p[at:], []byte("null"))
