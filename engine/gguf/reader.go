@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 
 	"llmbench/kernels"
 )
@@ -55,13 +54,13 @@ func Open(path string) (*File, error) {
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("gguf: %s: file too large to map", path)
 	}
-	data, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := mapFile(fd, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
 	}
 	f, err := parse(data)
 	if err != nil {
-		syscall.Munmap(data)
+		unmapFile(data)
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}
 	f.mapped = true
@@ -80,7 +79,7 @@ func Parse(data []byte) (*File, error) {
 // Close releases the memory map. Tensor data slices must not be used afterwards.
 func (f *File) Close() error {
 	if f.mapped && f.data != nil {
-		err := syscall.Munmap(f.data)
+		err := unmapFile(f.data)
 		f.data = nil
 		return err
 	}

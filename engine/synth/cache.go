@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"llmbench/engine/gguf"
 )
 
@@ -184,15 +182,6 @@ func writeFile(ctx context.Context, path string, spec Spec, progress func(done, 
 		return fmt.Errorf("synth: %w", err)
 	}
 	return nil
-}
-
-// statfsFree returns the bytes available to unprivileged users on dir's filesystem.
-func statfsFree(dir string) (uint64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
-	}
-	return st.Bavail * uint64(st.Bsize), nil
 }
 
 // human formats a byte count ("3.9 GiB").
