@@ -23,6 +23,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"generate", "generate text from a prompt, streaming tokens, then report speed", runGenerate},
+		{"serve", "OpenAI-compatible HTTP server over the engine (/v1/completions, /v1/chat/completions, /metrics)", runServe},
 		{"serve-bench", "serving benchmark: vllm bench serve parity (in-process or HTTP)", runServeBench},
 		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
 		{"bench", "llama-bench: pp/tg tests over lists of parameters; --compare A.json B.json", runBench},

@@ -1,0 +1,636 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/engine/sample"
+)
+
+// maxStops bounds the stop strings of one request.
+const maxStops = 16
+
+// request is the body of /v1/completions and /v1/chat/completions: OpenAI's fields plus
+// vLLM's extensions (top_k, min_p, ignore_eos, repetition_penalty,
+// stream_options.continuous_usage_stats). Unknown fields are ignored.
+type request struct {
+	Model               string          `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	TopK                *int            `json:"top_k"`
+	MinP                *float64        `json:"min_p"`
+	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	IgnoreEOS         bool            `json:"ignore_eos"`
+	N                 *int            `json:"n"`
+	BestOf            *int            `json:"best_of"`
+	Echo              bool            `json:"echo"`
+	Logprobs          json.RawMessage `json:"logprobs"`
+	FrequencyPenalty  *float64        `json:"frequency_penalty"`
+	PresencePenalty   *float64        `json:"presence_penalty"`
+	RepetitionPenalty *float64        `json:"repetition_penalty"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// job is a parsed, validated request ready for admission.
+type job struct {
+	chat                          bool
+	req                           engine.Request
+	promptTokens                  int
+	stops                         []string
+	stream                        bool
+	includeUsage, continuousUsage bool
+}
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) }
+func (s *Server) chat(w http.ResponseWriter, r *http.Request)        { s.serve(w, r, true) }
+
+// errStopString ends a generation whose text reached a stop string.
+var errStopString = errors.New("stop string")
+
+// serve runs one request: parse, admit, generate, answer.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
+	arrival := time.Now()
+	j, aerr := s.parse(w, r, chat)
+	if aerr != nil {
+		s.logf("%s %s %s: %d %s", clientIP(r), r.Method, r.URL.Path, aerr.Status, aerr.Message)
+		writeAPIError(w, aerr)
+		return
+	}
+	ctx := r.Context()
+	if s.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		defer cancel()
+	}
+	release, err := s.admit(ctx)
+	switch {
+	case errors.Is(err, errQueueFull):
+		s.m.rejected.Add(1)
+		s.logf("%s %s %s: 429 queue full", clientIP(r), r.Method, r.URL.Path)
+		writeAPIError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "queue_full",
+			Message: fmt.Sprintf("server busy: %d requests running and %d waiting (the queue limit); retry later", s.cfg.MaxRunning, s.cfg.MaxQueue)})
+		return
+	case err != nil:
+		s.m.reasons["abort"].Add(1)
+		if errors.Is(err, context.DeadlineExceeded) {
+			writeAPIError(w, &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: "request timed out waiting in the queue"})
+		}
+		return
+	}
+	defer release()
+	s.m.tokens(j.promptTokens, 0)
+	o := &output{s: s, w: w, j: j, arrival: arrival, created: arrival.Unix(), stop: stopper{stops: j.stops}}
+	o.id = newID(chat)
+	if j.stream {
+		o.open()
+	}
+	st, err := s.cfg.Gen.Generate(ctx, j.req, o.emit)
+	if j.promptTokens == 0 {
+		j.promptTokens = st.PromptTokens
+		s.m.tokens(st.PromptTokens, 0)
+	}
+	finish := ""
+	switch {
+	case errors.Is(err, errStopString):
+		finish = "stop"
+	case err == nil && st.StopReason == "eos":
+		finish = "stop"
+	case err == nil:
+		finish = "length"
+	}
+	s.m.e2eSum.Add(int64(time.Since(arrival)))
+	s.m.e2eCount.Add(1)
+	if finish == "" { // cancelled, timed out, the client left, or the engine failed
+		reason, aerr := "abort", (*apiError)(nil)
+		switch {
+		case o.werr != nil || r.Context().Err() != nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			aerr = &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: fmt.Sprintf("request timed out after %v", s.cfg.RequestTimeout)}
+		case errors.Is(err, engine.ErrContextFull):
+			reason, aerr = "error", badRequest("%v", err)
+			aerr.Code = "context_length_exceeded"
+		default:
+			reason, aerr = "error", &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
+		}
+		s.m.reasons[reason].Add(1)
+		s.logf("%s %s %s: %s after %d tokens: %v", clientIP(r), r.Method, r.URL.Path, reason, o.tokens, err)
+		if aerr != nil {
+			if j.stream {
+				o.event(errorBody(aerr.Type, aerr.Code, aerr.Message))
+				o.done()
+			} else {
+				writeAPIError(w, aerr)
+			}
+		}
+		return
+	}
+	s.m.reasons[finish].Add(1)
+	if !o.stop.hit {
+		o.tail += o.stop.flush()
+	}
+	usage := &usageBody{PromptTokens: j.promptTokens, CompletionTokens: o.tokens, TotalTokens: j.promptTokens + o.tokens}
+	s.logf("%s %s %s: 200 %d+%d tokens, finish %s, %v", clientIP(r), r.Method, r.URL.Path, j.promptTokens, o.tokens, finish, time.Since(arrival).Round(time.Millisecond))
+	if j.stream {
+		o.chunk(o.tail, finish)
+		if j.includeUsage {
+			o.event(o.envelope([]any{}, usage))
+		}
+		o.done()
+		return
+	}
+	text := o.text.String() + o.tail
+	var body *envelope
+	if chat {
+		body = o.envelope([]any{chatChoice{Message: &chatDelta{Role: "assistant", Content: &text}, FinishReason: finish}}, usage)
+		body.Object = "chat.completion"
+	} else {
+		body = o.envelope([]any{textChoice{Text: text, FinishReason: finish}}, usage)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// envelope is the outer object of every answer and chunk, in OpenAI's field order.
+type envelope struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	Choices []any  `json:"choices"`
+	Usage   any    `json:"usage,omitempty"`
+}
+
+// textChoice is a choice of /v1/completions.
+type textChoice struct {
+	Index        int    `json:"index"`
+	Text         string `json:"text"`
+	Logprobs     any    `json:"logprobs"`
+	FinishReason any    `json:"finish_reason"`
+}
+
+// chatChoice is a choice of /v1/chat/completions: a message, or a delta when streamed.
+type chatChoice struct {
+	Index        int        `json:"index"`
+	Message      *chatDelta `json:"message,omitempty"`
+	Delta        *chatDelta `json:"delta,omitempty"`
+	Logprobs     any        `json:"logprobs"`
+	FinishReason any        `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type usageBody struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// output carries one request's answer: the streamed chunks or the collected text.
+type output struct {
+	s       *Server
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	j       *job
+	id      string
+	arrival time.Time
+	created int64
+	stop    stopper
+	text    strings.Builder // the answer so far (non-streamed)
+	tail    string          // text held for the final chunk
+	final   bool            // the last token has been seen: later text goes to tail
+	tokens  int             // generated tokens so far
+	werr    error           // the first write error (the client left)
+}
+
+// emit receives each token from the generator.
+func (o *output) emit(t engine.Token) error {
+	if o.werr != nil {
+		return o.werr
+	}
+	if t.ID >= 0 {
+		o.tokens++
+		o.s.m.tokens(0, 1)
+		if o.tokens == 1 {
+			o.s.m.ttftSum.Add(int64(time.Since(o.arrival)))
+			o.s.m.ttftCount.Add(1)
+		}
+	}
+	out, hit := o.stop.push(t.Text)
+	if hit {
+		o.tail += out
+		o.final = true
+		return errStopString
+	}
+	if m := o.j.req.MaxTokens; m > 0 && o.tokens >= m {
+		// The last token: its text goes out with finish_reason in the final chunk,
+		// as vLLM does, rather than in a chunk of its own followed by an empty one.
+		o.final = true
+	}
+	switch {
+	case o.final:
+		o.tail += out
+	case !o.j.stream:
+		o.text.WriteString(out)
+	case out != "":
+		o.chunk(out, "")
+	}
+	return o.werr
+}
+
+// open starts the event stream; a chat stream begins with a role-only delta.
+func (o *output) open() {
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	o.w.WriteHeader(http.StatusOK)
+	o.rc = http.NewResponseController(o.w)
+	if o.j.chat {
+		empty := ""
+		o.event(o.envelope([]any{chatChoice{Delta: &chatDelta{Role: "assistant", Content: &empty}}}, o.streamUsage()))
+	} else {
+		o.rc.Flush()
+	}
+}
+
+// chunk sends text (and, when finish is set, the finish reason).
+func (o *output) chunk(text, finish string) {
+	var fr any
+	if finish != "" {
+		fr = finish
+	}
+	var choice any
+	if o.j.chat {
+		d := &chatDelta{}
+		if text != "" {
+			d.Content = &text
+		}
+		choice = chatChoice{Delta: d, FinishReason: fr}
+	} else {
+		choice = textChoice{Text: text, FinishReason: fr}
+	}
+	o.event(o.envelope([]any{choice}, o.streamUsage()))
+}
+
+// streamUsage is the usage field of a content chunk: absent, null (include_usage, as
+// OpenAI) or the running counts (vLLM's continuous_usage_stats).
+func (o *output) streamUsage() any {
+	switch {
+	case o.j.continuousUsage:
+		return &usageBody{PromptTokens: o.j.promptTokens, CompletionTokens: o.tokens, TotalTokens: o.j.promptTokens + o.tokens}
+	case o.j.includeUsage:
+		return json.RawMessage("null")
+	}
+	return nil
+}
+
+func (o *output) envelope(choices []any, usage any) *envelope {
+	obj := "text_completion"
+	if o.j.chat {
+		obj = "chat.completion.chunk"
+	}
+	return &envelope{ID: o.id, Object: obj, Created: o.created, Model: o.s.cfg.Model, Choices: choices, Usage: usage}
+}
+
+// event writes one server-sent event and flushes it.
+func (o *output) event(v any) {
+	if o.werr != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		o.werr = err
+		return
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b) + 8)
+	buf.WriteString("data: ")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+	if _, err := o.w.Write(buf.Bytes()); err != nil {
+		o.werr = err
+		return
+	}
+	if err := o.rc.Flush(); err != nil {
+		o.werr = err
+	}
+}
+
+func (o *output) done() {
+	if o.werr != nil {
+		return
+	}
+	if _, err := io.WriteString(o.w, "data: [DONE]\n\n"); err == nil {
+		o.rc.Flush()
+	}
+}
+
+func newID(chat bool) string {
+	var b [12]byte
+	rand.Read(b[:])
+	p := "cmpl-"
+	if chat {
+		p = "chatcmpl-"
+	}
+	return fmt.Sprintf("%s%x", p, b)
+}
+
+// parse reads and validates a request body.
+func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job, *apiError) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	rc.SetReadDeadline(time.Time{}) // a stream may outlive any read deadline
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+				Message: fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit)}
+		}
+		return nil, badRequest("reading the request body: %v", err)
+	}
+	var q request
+	if err := json.Unmarshal(data, &q); err != nil {
+		return nil, badRequest("malformed JSON body: %v", err)
+	}
+	if q.Model != "" && q.Model != s.cfg.Model {
+		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", q.Model, s.cfg.Model)}
+	}
+	j := &job{chat: chat, stream: q.Stream}
+	if q.StreamOptions != nil {
+		if !q.Stream {
+			return nil, badRequest("stream_options is only allowed when stream is true")
+		}
+		j.includeUsage = q.StreamOptions.IncludeUsage
+		j.continuousUsage = q.StreamOptions.ContinuousUsageStats && q.StreamOptions.IncludeUsage
+	}
+	switch {
+	case q.N != nil && *q.N != 1:
+		return nil, badRequest("n = %d: only n = 1 is supported", *q.N)
+	case q.BestOf != nil && *q.BestOf != 1:
+		return nil, badRequest("best_of = %d: only 1 is supported", *q.BestOf)
+	case q.Echo:
+		return nil, badRequest("echo is not supported")
+	case len(q.Logprobs) > 0 && !isNone(q.Logprobs):
+		return nil, badRequest("logprobs are not supported")
+	}
+
+	// The prompt.
+	if chat {
+		if q.Prompt != nil {
+			return nil, badRequest("chat completions take messages, not prompt")
+		}
+		text, aerr := s.renderChat(q.Messages)
+		if aerr != nil {
+			return nil, aerr
+		}
+		j.req.Prompt = text
+	} else {
+		if q.Messages != nil {
+			return nil, badRequest("completions take prompt, not messages (use /v1/chat/completions)")
+		}
+		text, ids, aerr := parsePrompt(q.Prompt)
+		if aerr != nil {
+			return nil, aerr
+		}
+		j.req.Prompt, j.req.Tokens = text, ids
+	}
+	if j.req.Tokens != nil {
+		if len(j.req.Tokens) == 0 {
+			return nil, badRequest("prompt: empty token list")
+		}
+		if s.cfg.Tok == nil {
+			return nil, badRequest("prompt: token ids are not supported by this server")
+		}
+		for _, id := range j.req.Tokens {
+			if id < 0 || int(id) >= s.cfg.Tok.VocabSize() {
+				return nil, badRequest("prompt: token id %d outside the vocabulary of %d", id, s.cfg.Tok.VocabSize())
+			}
+		}
+	} else if s.cfg.Tok != nil {
+		j.req.Tokens = s.cfg.Tok.Encode(j.req.Prompt, true, true)
+	}
+	j.promptTokens = len(j.req.Tokens)
+	if s.cfg.Context > 0 && j.promptTokens >= s.cfg.Context {
+		e := badRequest("this model's maximum context length is %d tokens; the prompt has %d", s.cfg.Context, j.promptTokens)
+		e.Code = "context_length_exceeded"
+		return nil, e
+	}
+
+	// Length, stop strings, sampling.
+	mt := q.MaxTokens
+	if chat && q.MaxCompletionTokens != nil {
+		mt = q.MaxCompletionTokens
+	}
+	switch {
+	case mt != nil && *mt < 1:
+		return nil, badRequest("max_tokens = %d: must be at least 1", *mt)
+	case mt != nil:
+		j.req.MaxTokens = *mt
+	case !chat:
+		j.req.MaxTokens = 16 // OpenAI's default for completions
+	}
+	stops, aerr := parseStop(q.Stop)
+	if aerr != nil {
+		return nil, aerr
+	}
+	j.stops = stops
+	j.req.IgnoreEOS = q.IgnoreEOS
+	p, aerr := sampling(&q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	j.req.Sampling = p
+	return j, nil
+}
+
+func isNone(raw json.RawMessage) bool {
+	switch strings.TrimSpace(string(raw)) {
+	case "null", "false", "0":
+		return true
+	}
+	return false
+}
+
+// parsePrompt accepts a string, a list of one string, a list of token ids or a list of
+// one list of token ids.
+func parsePrompt(raw json.RawMessage) (string, []int32, *apiError) {
+	if len(raw) == 0 || isNone(raw) {
+		return "", nil, badRequest("prompt is required")
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return text, nil, nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		if len(texts) != 1 {
+			return "", nil, badRequest("prompt: %d prompts in one request; send one", len(texts))
+		}
+		return texts[0], nil, nil
+	}
+	var ids []int32
+	if json.Unmarshal(raw, &ids) == nil {
+		return "", ids, nil
+	}
+	var lists [][]int32
+	if json.Unmarshal(raw, &lists) == nil {
+		if len(lists) != 1 {
+			return "", nil, badRequest("prompt: %d prompts in one request; send one", len(lists))
+		}
+		return "", lists[0], nil
+	}
+	return "", nil, badRequest("prompt must be a string, a list of one string or a list of token ids")
+}
+
+func parseStop(raw json.RawMessage) ([]string, *apiError) {
+	if len(raw) == 0 || isNone(raw) {
+		return nil, nil
+	}
+	var list []string
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		list = []string{one}
+	} else if json.Unmarshal(raw, &list) != nil {
+		return nil, badRequest("stop must be a string or a list of strings")
+	}
+	if len(list) > maxStops {
+		return nil, badRequest("stop: %d strings; at most %d", len(list), maxStops)
+	}
+	var out []string
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// renderChat checks the messages and renders them with the chat template.
+func (s *Server) renderChat(in []chatMessage) (string, *apiError) {
+	if len(in) == 0 {
+		return "", badRequest("messages: at least one message is required")
+	}
+	msgs := make([]Message, len(in))
+	for i, m := range in {
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		var text string
+		switch {
+		case len(m.Content) == 0 || isNone(m.Content):
+		case json.Unmarshal(m.Content, &text) == nil:
+		default:
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(m.Content, &parts); err != nil {
+				return "", badRequest("messages[%d].content must be a string or a list of text parts", i)
+			}
+			for _, p := range parts {
+				if p.Type != "text" {
+					return "", badRequest("messages[%d].content: part type %q is not supported (text only)", i, p.Type)
+				}
+				text += p.Text
+			}
+		}
+		msgs[i] = Message{Role: role, Content: text}
+	}
+	out, err := s.cfg.Template.Render(msgs)
+	if err != nil {
+		return "", badRequest("messages: %v", err)
+	}
+	return out, nil
+}
+
+// sampling maps OpenAI's sampling fields onto sample.Params. OpenAI's defaults apply:
+// temperature 1, top_p 1, no top-k or min-p; an absent seed draws a random one.
+func sampling(q *request) (sample.Params, *apiError) {
+	p := sample.Params{Temperature: 1}
+	if v := q.Temperature; v != nil {
+		if *v < 0 {
+			return p, badRequest("temperature = %g: must be ≥ 0", *v)
+		}
+		p.Temperature = float32(*v)
+	}
+	if v := q.TopP; v != nil {
+		if *v <= 0 || *v > 1 {
+			return p, badRequest("top_p = %g: must be in (0, 1]", *v)
+		}
+		p.TopP = float32(*v)
+	}
+	if v := q.TopK; v != nil {
+		if *v < -1 {
+			return p, badRequest("top_k = %d: must be -1 (off), 0 (off) or positive", *v)
+		}
+		p.TopK = max(*v, 0)
+	}
+	if v := q.MinP; v != nil {
+		if *v < 0 || *v > 1 {
+			return p, badRequest("min_p = %g: must be in [0, 1]", *v)
+		}
+		p.MinP = float32(*v)
+	}
+	pen := false
+	if v := q.FrequencyPenalty; v != nil {
+		if *v < -2 || *v > 2 {
+			return p, badRequest("frequency_penalty = %g: must be in [-2, 2]", *v)
+		}
+		p.FrequencyPenalty, pen = float32(*v), true
+	}
+	if v := q.PresencePenalty; v != nil {
+		if *v < -2 || *v > 2 {
+			return p, badRequest("presence_penalty = %g: must be in [-2, 2]", *v)
+		}
+		p.PresencePenalty, pen = float32(*v), true
+	}
+	if v := q.RepetitionPenalty; v != nil {
+		if *v <= 0 {
+			return p, badRequest("repetition_penalty = %g: must be > 0", *v)
+		}
+		p.RepeatPenalty, pen = float32(*v), true
+	}
+	if pen {
+		p.RepeatLastN = 64 // llama.cpp server's default penalty window
+	}
+	if q.Seed != nil {
+		p.Seed = uint64(*q.Seed)
+	} else {
+		var b [8]byte
+		rand.Read(b[:])
+		p.Seed = binary.LittleEndian.Uint64(b[:])
+	}
+	if err := p.Validate(); err != nil {
+		return p, badRequest("sampling: %v", err)
+	}
+	return p, nil
+}

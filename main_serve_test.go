@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startServe starts `llmbench serve` on a free loopback port and returns its base URL;
+// the server is interrupted (SIGINT) at cleanup, and must then exit cleanly.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"serve", "--port", "0"}, args...)...)
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var log strings.Builder
+	addr := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			ln := sc.Text()
+			mu.Lock()
+			log.WriteString(ln + "\n")
+			mu.Unlock()
+			if rest, ok := strings.CutPrefix(ln, "listening on "); ok {
+				addr <- strings.Fields(rest)[0]
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	stderr := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		werr := make(chan error, 1)
+		go func() { <-done; werr <- cmd.Wait() }()
+		select {
+		case err := <-werr:
+			if err != nil || !strings.Contains(stderr(), "shutting down") {
+				t.Errorf("serve after SIGINT: %v\n%s", err, stderr())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("serve did not stop on SIGINT:\n%s", stderr())
+		}
+	})
+	select {
+	case a := <-addr:
+		if !strings.HasPrefix(a, "http://127.0.0.1:") {
+			t.Fatalf("listening on %s, want loopback by default", a)
+		}
+		if !strings.Contains(stderr(), "chat template: plain (no tokenizer.chat_template") {
+			t.Errorf("startup does not say which chat template:\n%s", stderr())
+		}
+		return a
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("serve never listened:\n%s", stderr())
+	}
+	return ""
+}
+
+// TestServeEndToEnd runs our own load generator against `llmbench serve` on the
+// built-in model over loopback, as a user would.
+func TestServeEndToEnd(t *testing.T) {
+	base := startServe(t, "-t", "2", "--api-key", "k1")
+	r, err := http.Get(base + "/health")
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("/health: %v %v", r, err)
+	}
+	r.Body.Close()
+	cmd := exec.Command(binPath, "serve-bench", "--backend", "openai", "--base-url", base, "--num-prompts", "8",
+		"--random-input-len", "16", "--random-output-len", "8", "--ready-check-timeout-sec", "10")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k1")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("serve-bench: %v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{"============ Serving Benchmark Result ============\n", "Successful requests:                     8         \n",
+		"Mean TTFT (ms):", "Output token throughput (tok/s):"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("serve-bench output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "Failed requests") && !strings.Contains(string(out), "Failed requests:                         0") {
+		t.Errorf("failed requests:\n%s", out)
+	}
+}
