@@ -17,6 +17,7 @@ import (
 	"llmbench/engine/synth"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/power"
 	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
 )
@@ -142,7 +143,7 @@ func benchUsageErr(cmd string, err error) error {
 }
 
 func runBench(ctx context.Context, args []string) error {
-	fs := newFlags("bench", "[-m FILE,… | --shape S --type T,…] [-p N] [-n N] [-pg P,N] [-d N] [-b N] [-ub N] [-t N] [-fa 0,1] [-ctk T] [-ctv T] [-r N] [-o md|csv|json|jsonl|sql]\n"+
+	fs := newFlags("bench", "[-m FILE,… | --shape S --type T,…] [-p N] [-n N] [-pg P,N] [-d N] [-b N] [-ub N] [-t N] [-fa 0,1] [-ctk T] [-ctv T] [-r N] [-o md|csv|json|jsonl|sql] [--power-limit W,…] [--device auto|nvml|fake|none]\n"+
 		"       llmbench bench --compare A.json B.json\n"+
 		"Lists take commas and ranges (first-last, first-last+step, first-last*factor); every combination runs, as llama-bench.")
 	var spec workloads.BenchSpec
@@ -190,6 +191,7 @@ func runBench(ctx context.Context, args []string) error {
 	bwProbes := fs.Int("bw-probes", 5, "probes of the --ceiling measurement (the median counts)")
 	compare := fs.Bool("compare", false, "compare two saved -o json/jsonl runs: --compare A.json B.json")
 	alpha := fs.Float64("alpha", 0.05, "significance level of --compare")
+	tf := addTelemetryFlags(fs)
 	if err := benchParse(fs, args); err != nil {
 		return err
 	}
@@ -235,12 +237,32 @@ func runBench(ctx context.Context, args []string) error {
 	if err := micro.Validate(spec); err != nil {
 		return benchUsageErr("bench", err)
 	}
+	limits, err := tf.limits()
+	if err != nil {
+		return benchUsageErr("bench", err)
+	}
+	dev, err := openTelemetry(tf.device)
+	if err != nil {
+		return benchUsageErr("bench", err)
+	}
+	defer dev.Close()
+	if len(limits) > 0 {
+		if err := power.Check(dev.gpus, dev.note, limits); err != nil {
+			return err // one line saying why; nothing changed
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench: telemetry: %s\n", dev.note)
 	cpu := device.CPUInfo()
 	w := &micro.Bench{
 		Spec:    spec,
 		Open:    benchOpener(*cacheDir),
 		Build:   version,
 		CPUInfo: cpu.Model,
+	}
+	if dev.gpus != nil && dev.gpus.Count() > 0 {
+		if g, err := dev.gpus.Read(0); err == nil {
+			w.GPUInfo = g.Name
+		}
 	}
 	if *ceiling {
 		size, err := parseBytes(*bwSize)
@@ -257,25 +279,71 @@ func runBench(ctx context.Context, args []string) error {
 			return bw.Median, err
 		}
 	}
-	_, events := runcore.Start(ctx, w)
-	done := benchEvents(os.Stderr, events)
-	res, _ := done.Result.(*micro.Result)
-	if res == nil {
-		if done.Err != nil {
-			return done.Err
-		}
-		return errors.New("bench: no result")
+	var opts []runcore.Option
+	if tf.interval > 0 {
+		opts = append(opts, runcore.WithSampler(dev.sampler, tf.interval))
 	}
-	res.Partial = done.Partial
-	if len(res.Records) > 0 || done.Err == nil {
-		if err := export(os.Stdout, res); err != nil {
-			return err
+	all := &micro.Result{Spec: spec.WithDefaults(), TelemetryNote: dev.note}
+	var partial bool
+	err = dev.sweep(ctx, "bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
+		w.PowerLimitW = watts
+		_, events := runcore.Start(ctx, w, opts...)
+		done := benchEvents(os.Stderr, events)
+		res, _ := done.Result.(*micro.Result)
+		if res == nil {
+			if done.Err != nil {
+				return done.Err
+			}
+			return errors.New("bench: no result")
+		}
+		all.Records = append(all.Records, res.Records...)
+		all.ReadBandwidth = max(all.ReadBandwidth, res.ReadBandwidth)
+		partial = partial || done.Partial
+		if done.Partial {
+			return context.Canceled
+		}
+		return done.Err
+	})
+	all.Partial = partial
+	if len(all.Records) > 0 || err == nil {
+		if xerr := export(os.Stdout, all); xerr != nil {
+			return xerr
 		}
 	}
-	if done.Partial {
+	if partial {
 		return context.Canceled
 	}
-	return done.Err
+	return err
+}
+
+// telemetryFlags are the telemetry and power-limit flags of bench and serve-bench.
+type telemetryFlags struct {
+	device, limitList string
+	interval, settle  time.Duration
+}
+
+func addTelemetryFlags(fs *flag.FlagSet) *telemetryFlags {
+	t := &telemetryFlags{}
+	fs.StringVar(&t.device, "device", "auto", "GPUs for telemetry and power limits: auto (NVML when present), nvml, fake (scripted H100 for tests) or none")
+	fs.StringVar(&t.limitList, "power-limit", "", "run everything at each GPU power limit in `watts` (600,500,…), restoring the original limit afterwards (needs root and NVML)")
+	fs.DurationVar(&t.interval, "sample-interval", device.DefaultInterval, "telemetry sampling period on the run clock (0 = no telemetry)")
+	fs.DurationVar(&t.settle, "settle-timeout", 15*time.Second, "longest wait for the power draw to settle after setting a limit")
+	return t
+}
+
+// limits parses --power-limit (nil when not given).
+func (t *telemetryFlags) limits() ([]float64, error) {
+	if t.interval < 0 {
+		return nil, fmt.Errorf("--sample-interval %v is negative", t.interval)
+	}
+	if t.limitList == "" {
+		return nil, nil
+	}
+	l, err := power.ParseLimits(t.limitList)
+	if err != nil {
+		return nil, fmt.Errorf("--power-limit: %w", err)
+	}
+	return l, nil
 }
 
 // benchOpener loads the models of a bench: files, synthetic models (written to the
@@ -307,13 +375,17 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 		tty = fi.Mode()&os.ModeCharDevice != 0
 	}
 	var done runcore.Done
-	last, drawn := "", false
+	last, drawn, live := "", false, ""
 	for ev := range events {
 		switch e := ev.(type) {
+		case runcore.Telemetry:
+			if r, ok := e.Data.(device.Reading); ok && tty {
+				live = liveTelemetry(r)
+			}
 		case runcore.Progress:
 			line := fmt.Sprintf("bench: [%d/%.0f] %s", min(int(e.Done)+1, int(e.Total)), e.Total, e.Label)
 			if tty {
-				fmt.Fprintf(w, "\r\x1b[K%s", line)
+				fmt.Fprintf(w, "\r\x1b[K%s%s", line, live)
 				drawn = true
 			} else if line != last {
 				fmt.Fprintln(w, line)
@@ -333,6 +405,18 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 		fmt.Fprint(w, "\r\x1b[K")
 	}
 	return done
+}
+
+// liveTelemetry is the brief reading a terminal progress line ends with.
+func liveTelemetry(r device.Reading) string {
+	if w, ok := r.GPUPowerW(); ok {
+		g := r.GPUs[0]
+		return fmt.Sprintf(" · GPU %.0f W %d°C %d MHz", w, g.TempC, g.SMClockMHz)
+	}
+	if r.CPU.HasEnergy {
+		return fmt.Sprintf(" · CPU %.0f W %.0f%%", r.CPU.PowerW, r.CPU.UtilAll)
+	}
+	return fmt.Sprintf(" · CPU %.0f%%", r.CPU.UtilAll)
 }
 
 // benchCompare prints the comparison of two saved runs.

@@ -22,6 +22,7 @@ import (
 	"llmbench/engine/tokenizer"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/power"
 	"llmbench/workloads/report"
 	benchrun "llmbench/workloads/run"
 	"llmbench/workloads/serving"
@@ -170,6 +171,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	appendResult := fs.Bool("append-result", false, "append the JSON result to an existing file, one object per line, as vLLM does")
 	readyTimeout := fs.Float64("ready-check-timeout-sec", 600, "seconds to wait for the server to answer a first request before the run, retrying every 5 s (0 = skip; not for inproc)")
 	fs.Bool("disable-tqdm", false, "no progress bar")
+	tf := addTelemetryFlags(fs)
 	if err := parse(fs, expandNargs(args)); err != nil {
 		return err
 	}
@@ -185,6 +187,25 @@ func runServeBench(ctx context.Context, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	limits, err := tf.limits()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	dev, err := openTelemetry(tf.device)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer dev.Close()
+	if len(limits) > 0 {
+		if err := power.Check(dev.gpus, dev.note, limits); err != nil {
+			return err // one line saying why; nothing changed
+		}
+	}
+	fmt.Fprintf(os.Stderr, "telemetry: %s\n", dev.note)
+	var runOpts []benchrun.Option
+	if tf.interval > 0 {
+		runOpts = append(runOpts, benchrun.WithSampler(dev.sampler, tf.interval))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -364,7 +385,7 @@ func runServeBench(ctx context.Context, args []string) error {
 			points = append(points, p)
 		}
 	}
-	sweep := len(points) > 1
+	sweep := len(points) > 1 || len(limits) > 1
 	if sp.Backend != "inproc" {
 		if *readyTimeout > 0 {
 			fmt.Println("Starting initial single prompt test run...")
@@ -380,56 +401,60 @@ func runServeBench(ctx context.Context, args []string) error {
 		}
 	}
 	var results []*serving.Result
-	for _, p := range points {
-		b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes}
-		res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"])
-		if res == nil {
-			return err
-		}
-		results = append(results, res)
-		date := time.Now()
-		if *saveResult {
-			name := *resultFile
-			if name == "" {
-				name = report.VLLMResultFilename(res, date)
-			} else if sweep {
-				ext := filepath.Ext(name)
-				name = fmt.Sprintf("%s-c%d-r%s%s", strings.TrimSuffix(name, ext), p.MaxConcurrency, p.RequestRate.String(), ext)
-			}
-			if *resultDir != "" {
-				if err := os.MkdirAll(*resultDir, 0o755); err != nil {
-					return err
-				}
-				name = filepath.Join(*resultDir, name)
-			}
-			if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+	err = dev.sweep(ctx, "serve-bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
+		for _, p := range points {
+			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
+			res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"], runOpts)
+			if res == nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "saved %s\n", name)
-		}
-		if err != nil {
-			if errors.Is(err, context.Canceled) || res.Partial {
-				if sweep {
-					report.VLLMSweepTable(os.Stdout, results)
+			results = append(results, res)
+			date := time.Now()
+			if *saveResult {
+				name := *resultFile
+				if name == "" {
+					name = report.VLLMResultFilename(res, date)
+				} else if len(points) > 1 {
+					ext := filepath.Ext(name)
+					name = fmt.Sprintf("%s-c%d-r%s%s", strings.TrimSuffix(name, ext), p.MaxConcurrency, p.RequestRate.String(), ext)
 				}
-				return context.Canceled
+				if watts > 0 {
+					ext := filepath.Ext(name)
+					name = fmt.Sprintf("%s-p%.0fw%s", strings.TrimSuffix(name, ext), watts, ext)
+				}
+				if *resultDir != "" {
+					if err := os.MkdirAll(*resultDir, 0o755); err != nil {
+						return err
+					}
+					name = filepath.Join(*resultDir, name)
+				}
+				if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "saved %s\n", name)
 			}
-			return err
+			if err != nil {
+				if errors.Is(err, context.Canceled) || res.Partial {
+					return context.Canceled
+				}
+				return err
+			}
 		}
+		return nil
+	})
+	if sweep && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
+		report.VLLMSweepTable(os.Stdout, results)
 	}
-	if sweep {
-		return report.VLLMSweepTable(os.Stdout, results)
-	}
-	return nil
+	return err
 }
 
 // serveBenchPoint runs one point through the run core, drawing a progress bar on
 // stderr, and prints the vLLM block from the final result.
-func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool) (*serving.Result, error) {
+func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []benchrun.Option) (*serving.Result, error) {
 	pre := &serving.Result{Spec: b.Spec}
 	report.VLLMPreamble(os.Stdout, pre)
 	fmt.Println("Starting main benchmark run...")
-	_, events := benchrun.Start(ctx, b)
+	_, events := benchrun.Start(ctx, b, opts...)
 	var done benchrun.Done
 	drawn := false
 	for ev := range events {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"llmbench/engine"
+	"llmbench/engine/device"
 	"llmbench/kernels"
 	"llmbench/workloads"
 	"llmbench/workloads/run"
@@ -27,6 +28,9 @@ type Bench struct {
 	Build string
 	// CPUInfo and GPUInfo describe the machine (cpu_info, gpu_info).
 	CPUInfo, GPUInfo string
+	// PowerLimitW is stamped on every record (the GPU limit of this run, 0 when
+	// unchanged).
+	PowerLimitW float64
 	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
 	// before the tests, so tg results can be read against their ceiling.
 	ReadBandwidth func(ctx context.Context) (float64, error)
@@ -160,6 +164,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		KVCacheBytes:        sess.KVBytes(),
 		WeightBytesPerToken: facts.weightBytes,
 		SamplesNs:           []uint64{},
+		PowerLimitW:         b.PowerLimitW,
 	}
 	rec.FLOPsPerRep = flops(e, facts, in.NDepth, in.NPrompt, in.NBatch, in.ubatch()) +
 		float64(in.NGen)*flops(e, facts, 0, 1, 1, 1) +
@@ -194,6 +199,14 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 			return nil, err
 		}
 	}
+	// Telemetry readings at the edges of the timed repetitions bound the energy span.
+	first, sampled := r.SampleNow()
+	defer func() {
+		if sampled && len(rec.SamplesNs) > 0 {
+			last, _ := r.SampleNow()
+			rec.Telemetry = summarize(r.Telemetry(first.At, last.At))
+		}
+	}()
 	for rep := range spec.Reps {
 		progress(rep+1, fmt.Sprintf("rep %d/%d", rep+1, spec.Reps))
 		sess.Truncate(in.NDepth)
@@ -218,6 +231,22 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	rec.PeakRSS = peakRSS()
 	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())
 	return rec, nil
+}
+
+// summarize reduces the run's telemetry to a Power (nil when the readings are not
+// engine/device's).
+func summarize(ts []run.Telemetry) *device.Power {
+	rs := make([]device.Reading, 0, len(ts))
+	for _, t := range ts {
+		if d, ok := t.Data.(device.Reading); ok {
+			rs = append(rs, d)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	p := device.Summarize(rs)
+	return &p
 }
 
 // genAttnFLOPs is the attention work of generating n tokens after ctx positions beyond

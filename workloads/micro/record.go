@@ -3,6 +3,7 @@ package micro
 import (
 	"math"
 
+	"llmbench/engine/device"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 )
@@ -47,6 +48,33 @@ type Record struct {
 	// against every cached key).
 	FLOPsPerRep float64 `json:"flops_per_rep"`
 	Partial     bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
+	// PowerLimitW is the GPU power limit the test ran at (--power-limit), 0 when the
+	// limit was left as it was.
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`
+	// Telemetry summarises power and energy over the timed repetitions (nil when no
+	// telemetry was sampled).
+	Telemetry *device.Power `json:"telemetry,omitempty"`
+}
+
+// EnergyKnown reports whether the test's energy was measured.
+func (r *Record) EnergyKnown() bool { return r.Telemetry != nil && r.Telemetry.Known() }
+
+// TokensPerJoule returns the tokens the timed repetitions processed (prompt and
+// generated) per joule, 0 when the energy is unknown.
+func (r *Record) TokensPerJoule() float64 {
+	if !r.EnergyKnown() {
+		return 0
+	}
+	return float64(len(r.SamplesNs)*r.Tokens()) / r.Telemetry.EnergyJ
+}
+
+// JoulesPerOutputToken returns the energy of the timed repetitions per generated
+// token, 0 when unknown or when the test generates nothing (pp tests).
+func (r *Record) JoulesPerOutputToken() float64 {
+	if !r.EnergyKnown() || r.NGen == 0 || len(r.SamplesNs) == 0 {
+		return 0
+	}
+	return r.Telemetry.EnergyJ / float64(len(r.SamplesNs)*r.NGen)
 }
 
 // Tokens returns the tokens each repetition times (prompt + generated).
@@ -127,4 +155,7 @@ type Result struct {
 	// median of the probes run before the tests), 0 when not measured.
 	ReadBandwidth float64 `json:"read_bandwidth,omitempty"`
 	Partial       bool    `json:"partial,omitempty"` // the run was interrupted
+	// TelemetryNote says which devices were sampled or why power was not measured
+	// ("NVML found no GPU: …").
+	TelemetryNote string `json:"telemetry_note,omitempty"`
 }

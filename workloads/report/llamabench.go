@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"llmbench/engine/device"
 	"llmbench/workloads/micro"
 )
 
@@ -85,12 +86,52 @@ var lbFields = []lbField{
 	{"mem_bw_gbs", lbFloat, func(r *micro.Record) any { return r.MemBandwidth() / 1e9 }},
 	{"gflops", lbFloat, func(r *micro.Record) any { return r.FLOPS() / 1e9 }},
 	{"partial", lbBool, func(r *micro.Record) any { return r.Partial }},
+	// telemetry: null (JSON), empty (CSV) or NULL (SQL) when not measured
+	{"power_limit_w", lbFloat, func(r *micro.Record) any { return lbOpt(r.PowerLimitW, r.PowerLimitW > 0) }},
+	{"power_source", lbString, func(r *micro.Record) any { return lbTele(r, func(p *device.Power) any { return p.Source }, "") }},
+	{"power_min_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MinW }) }},
+	{"power_mean_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MeanW }) }},
+	{"power_max_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MaxW }) }},
+	{"energy_j", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.EnergyJ }) }},
+	{"tokens_per_joule", lbFloat, func(r *micro.Record) any { return lbOpt(r.TokensPerJoule(), r.EnergyKnown()) }},
+	{"joules_per_output_token", lbFloat, func(r *micro.Record) any { return lbOpt(r.JoulesPerOutputToken(), r.JoulesPerOutputToken() > 0) }},
+	{"sm_clock_mean_mhz", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.SMClockMHz }) }},
+	{"temp_max_c", lbInt, func(r *micro.Record) any {
+		return lbTele(r, func(p *device.Power) any { return lbOpt(p.TempMaxC, p.Source == "gpu") }, nil)
+	}},
+	{"telemetry_samples", lbInt, func(r *micro.Record) any { return lbTele(r, func(p *device.Power) any { return p.Samples }, 0) }},
+}
+
+// lbOpt is v when ok, else nil (written as null, an empty cell or NULL).
+func lbOpt[T any](v T, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// lbTele reads the record's telemetry summary, def when there is none.
+func lbTele(r *micro.Record, f func(p *device.Power) any, def any) any {
+	if r.Telemetry == nil {
+		return def
+	}
+	return f(r.Telemetry)
+}
+
+// lbEnergy reads a figure of the power summary when energy was measured.
+func lbEnergy(r *micro.Record, f func(p *device.Power) float64) any {
+	if !r.EnergyKnown() {
+		return nil
+	}
+	return f(r.Telemetry)
 }
 
 // lbText formats a field value as text (CSV cells, SQL literals): integers in decimal,
 // floats with six decimals and booleans as 0/1, as llama-bench's std::to_string does.
 func lbText(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return ""
 	case string:
 		return x
 	case bool:
@@ -208,7 +249,12 @@ func LlamaBenchSQL(w io.Writer, res *micro.Result) error {
 	for i := range res.Records {
 		vals := make([]string, len(lbFields))
 		for j, f := range lbFields {
-			vals[j] = "'" + strings.ReplaceAll(lbText(f.get(&res.Records[i])), "'", "''") + "'"
+			v := f.get(&res.Records[i])
+			if v == nil {
+				vals[j] = "NULL"
+				continue
+			}
+			vals[j] = "'" + strings.ReplaceAll(lbText(v), "'", "''") + "'"
 		}
 		fmt.Fprintf(&b, "INSERT INTO llama_bench (%s) VALUES (%s);\n", cols, strings.Join(vals, ", "))
 	}

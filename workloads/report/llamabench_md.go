@@ -9,6 +9,7 @@ import (
 
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/power"
 )
 
 // lbColumn is one column of the markdown table: its header, width (negative: left
@@ -98,6 +99,28 @@ func lbRow(w *strings.Builder, cols []lbColumn, cell func(c lbColumn) string) {
 // line and, when the read bandwidth was measured, each tg test against its ceiling.
 func LlamaBenchMarkdown(w io.Writer, res *micro.Result) error {
 	cols := lbColumns(res.Spec)
+	limits := slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 })
+	energy := slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() })
+	if limits {
+		// before test and t/s, as llama-bench places its parameters
+		power := lbColumn{"power", 7, func(r *micro.Record) string { return lbWatts(r.PowerLimitW) }}
+		cols = append(cols[:len(cols)-2], power, cols[len(cols)-2], cols[len(cols)-1])
+	}
+	if energy {
+		cols = append(cols,
+			lbColumn{"W", 7, func(r *micro.Record) string {
+				if !r.EnergyKnown() {
+					return "-"
+				}
+				return fmt.Sprintf("%.1f", r.Telemetry.MeanW)
+			}},
+			lbColumn{"t/J", 10, func(r *micro.Record) string {
+				if !r.EnergyKnown() {
+					return "-"
+				}
+				return lbPerJoule(r.TokensPerJoule())
+			}})
+	}
 	var b strings.Builder
 	lbRow(&b, cols, func(c lbColumn) string { return c.head })
 	lbRow(&b, cols, func(c lbColumn) string {
@@ -125,9 +148,89 @@ func LlamaBenchMarkdown(w io.Writer, res *micro.Result) error {
 			}
 		}
 	}
+	if limits {
+		lbSweepSummary(&b, res)
+	}
+	if !energy && res.TelemetryNote != "" {
+		fmt.Fprintf(&b, "energy: not measured (%s)\n", res.TelemetryNote)
+	}
 	if res.Partial || slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.Partial }) {
 		b.WriteString("partial: interrupted before every test finished\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lbWatts formats a power limit ("600 W", "-" when unchanged).
+func lbWatts(w float64) string {
+	if w <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(w, 'f', -1, 64) + " W"
+}
+
+// lbPerJoule formats tokens per joule with three significant digits.
+func lbPerJoule(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// lbSweepSummary writes the power sweep's "tokens/s vs watts" and "tokens/J vs
+// watts" tables: one row per test, one column per limit (highest first), each cell
+// with its share of the highest limit's figure.
+func lbSweepSummary(b *strings.Builder, res *micro.Result) {
+	label := func(r *micro.Record) string {
+		return fmt.Sprintf("%s t=%d %s", r.ModelType, r.NThreads, r.Name())
+	}
+	var names []string
+	var limits, ts, tj []float64
+	for i := range res.Records {
+		r := &res.Records[i]
+		if r.PowerLimitW <= 0 {
+			continue
+		}
+		names = append(names, label(r))
+		limits = append(limits, r.PowerLimitW)
+		ts = append(ts, r.AvgTs())
+		tj = append(tj, r.TokensPerJoule())
+	}
+	table := func(title string, values []float64, format func(float64) string) {
+		rows, ws := power.Table(names, limits, values)
+		fmt.Fprintf(b, "\n%s\n\n| %-40s |", title, "test")
+		for _, w := range ws {
+			fmt.Fprintf(b, " %16s |", lbWatts(w))
+		}
+		fmt.Fprintf(b, "\n| %s |", strings.Repeat("-", 40))
+		for range ws {
+			fmt.Fprintf(b, " %s: |", strings.Repeat("-", 15))
+		}
+		b.WriteString("\n")
+		for _, row := range rows {
+			fmt.Fprintf(b, "| %-40s |", row.Test)
+			ref := row.Values[ws[0]]
+			for _, w := range ws {
+				v, ok := row.Values[w]
+				cell := "-"
+				if ok && v > 0 {
+					cell = format(v)
+					if ref > 0 {
+						cell += fmt.Sprintf(" (%3.0f%%)", 100*v/ref)
+					}
+				}
+				fmt.Fprintf(b, " %16s |", cell)
+			}
+			b.WriteString("\n")
+		}
+	}
+	table("tokens/s vs watts (power limit; % of the highest limit)", ts, func(v float64) string { return fmt.Sprintf("%.2f", v) })
+	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() }) {
+		table("tokens/J vs watts (measured energy of the timed repetitions)", tj, lbPerJoule)
+	} else {
+		b.WriteString("\ntokens/J vs watts: energy not measured\n")
+	}
 }

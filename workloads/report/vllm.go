@@ -237,6 +237,16 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 		// Server-reported timings (llama.cpp's), beside ours, never mixed in.
 		l.row(strings.Replace(k, "llamacpp_", "llama.cpp ", 1)+" mean:", vllmFloat(m.ServerTimings[k]))
 	}
+	if res.PowerLimitW > 0 {
+		l.row("Power limit (W):", vllmFloat(res.PowerLimitW))
+	}
+	if res.EnergyKnown() {
+		tp := res.Telemetry
+		l.row("Power min/mean/max ("+tp.Source+", W):", fmt.Sprintf("%.0f/%.0f/%.0f", tp.MinW, tp.MeanW, tp.MaxW))
+		l.row("Energy (J):", vllmFloat(tp.EnergyJ))
+		l.row("Output tokens per joule:", vllmFloat(res.OutputTokensPerJoule()))
+		l.row("Joules per output token:", vllmFloat(res.JoulesPerOutputToken()))
+	}
 	if res.Skipped > 0 {
 		l.row("Prompts skipped (filters/context):", strconv.Itoa(res.Skipped))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"llmbench/workloads/metrics"
@@ -13,10 +14,24 @@ import (
 // VLLMSweepTable writes one row per point of a sweep: the throughput–latency curve.
 func VLLMSweepTable(w io.Writer, points []*serving.Result) error {
 	var b strings.Builder
+	power := slices.ContainsFunc(points, func(r *serving.Result) bool { return r.PowerLimitW > 0 || r.EnergyKnown() })
 	fmt.Fprintf(&b, "%s\n", vllmCenter(" Sweep ", '='))
+	if power {
+		fmt.Fprintf(&b, "%7s %9s %9s ", "power", "mean W", "tok/J")
+	}
 	fmt.Fprintf(&b, "%-11s %-9s %6s %6s %9s %11s %9s %9s %9s %9s\n", "concurrency", "rate", "ok", "failed",
 		"req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99")
 	for _, r := range points {
+		if power {
+			limit, mean, tpj := "-", "-", "-"
+			if r.PowerLimitW > 0 {
+				limit = fmt.Sprintf("%.0f W", r.PowerLimitW)
+			}
+			if r.EnergyKnown() {
+				mean, tpj = fmt.Sprintf("%.1f", r.Telemetry.MeanW), fmt.Sprintf("%.3g", r.OutputTokensPerJoule())
+			}
+			fmt.Fprintf(&b, "%7s %9s %9s ", limit, mean, tpj)
+		}
 		s := metrics.Summary(r.Records, r.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}})
 		conc := "None"
 		if r.Spec.MaxConcurrency > 0 {

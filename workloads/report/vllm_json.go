@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"llmbench/engine/device"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
 )
@@ -193,6 +194,29 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("client_send_lag_p99_ms", p99)
 	if m.ServerTimings != nil {
 		o.set("server_timings_mean", m.ServerTimings)
+	}
+	// Telemetry, under names vLLM does not use (null when not measured).
+	opt2 := func(v float64, ok bool) any {
+		if !ok {
+			return nil
+		}
+		return v
+	}
+	known := res.EnergyKnown()
+	tp := res.Telemetry
+	if tp == nil {
+		tp = &device.Power{}
+	}
+	o.set("power_limit_w", opt2(res.PowerLimitW, res.PowerLimitW > 0))
+	o.set("power_source", tp.Source)
+	o.set("power_min_w", opt2(tp.MinW, known))
+	o.set("power_mean_w", opt2(tp.MeanW, known))
+	o.set("power_max_w", opt2(tp.MaxW, known))
+	o.set("energy_j", opt2(tp.EnergyJ, known))
+	o.set("output_tokens_per_joule", opt2(res.OutputTokensPerJoule(), known))
+	o.set("joules_per_output_token", opt2(res.JoulesPerOutputToken(), res.JoulesPerOutputToken() > 0))
+	if res.Telemetry != nil {
+		o.set("telemetry", res.Telemetry)
 	}
 	o.set("failure_reasons", m.Failures)
 	o.set("partial", res.Partial)

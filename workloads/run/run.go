@@ -19,7 +19,7 @@ type Workload interface {
 	Run(ctx context.Context, r *Reporter) (any, error)
 }
 
-// Event is one thing a run publishes: Progress, Snapshot, Log or Done.
+// Event is one thing a run publishes: Progress, Snapshot, Telemetry, Log or Done.
 type Event interface{ event() }
 
 // Progress says how far the run is. Done and Total are in Unit ("tests", "requests").
@@ -35,6 +35,43 @@ type Snapshot struct {
 	At   time.Duration
 	Data any
 }
+
+// Telemetry is one reading of the run's Sampler, stamped on the run clock.
+type Telemetry struct {
+	At   time.Duration
+	Data any // what the Sampler returned
+}
+
+// Sampler takes telemetry readings (power, clocks, utilisation); the run calls it on
+// its clock, one call at a time, so an implementation needs no locking of its own.
+type Sampler interface {
+	// Sample takes a reading now; at is the time on the run clock.
+	Sample(at time.Duration) any
+}
+
+// Option configures Start.
+type Option func(*options)
+
+type options struct {
+	sampler Sampler
+	every   time.Duration
+}
+
+// WithSampler attaches a telemetry sampler read every period (100 ms when ≤ 0) while
+// the workload runs: each reading is kept for Reporter.Telemetry and published as a
+// Telemetry event (latest wins).
+func WithSampler(s Sampler, every time.Duration) Option {
+	return func(o *options) {
+		if every <= 0 {
+			every = 100 * time.Millisecond
+		}
+		o.sampler, o.every = s, every
+	}
+}
+
+// maxReadings bounds the readings a run keeps (at 10 Hz, about 1.8 hours); when
+// full, the older half is dropped.
+const maxReadings = 1 << 16
 
 // Log is one line for the run's log.
 type Log struct {
@@ -52,10 +89,11 @@ type Done struct {
 	Dropped int  // log lines dropped because the consumer fell behind
 }
 
-func (Progress) event() {}
-func (Snapshot) event() {}
-func (Log) event()      {}
-func (Done) event()     {}
+func (Progress) event()  {}
+func (Snapshot) event()  {}
+func (Log) event()       {}
+func (Telemetry) event() {}
+func (Done) event()      {}
 
 // maxPendingLogs bounds the log lines waiting for a slow consumer; older ones drop.
 const maxPendingLogs = 256
@@ -68,7 +106,12 @@ type Reporter struct {
 	snap   *Snapshot
 	logs   []Log
 	drop   int
+	tele   *Telemetry
 	notify chan struct{}
+
+	sampleMu sync.Mutex // serialises Sampler calls
+	sampler  Sampler
+	readings []Telemetry // guarded by mu
 }
 
 // Now returns the time on the run clock (monotonic, from the start of the run).
@@ -108,6 +151,41 @@ func (r *Reporter) Logf(format string, args ...any) {
 	r.wake()
 }
 
+// SampleNow takes a telemetry reading at once (outside the regular ticks), keeps and
+// publishes it, and returns it; ok is false when the run has no sampler. Workloads
+// call it at the edges of what they time, so energy covers exactly that span.
+func (r *Reporter) SampleNow() (t Telemetry, ok bool) {
+	if r.sampler == nil {
+		return Telemetry{}, false
+	}
+	r.sampleMu.Lock()
+	at := r.Now()
+	t = Telemetry{At: at, Data: r.sampler.Sample(at)}
+	r.mu.Lock()
+	if len(r.readings) >= maxReadings {
+		r.readings = append(r.readings[:0], r.readings[maxReadings/2:]...)
+	}
+	r.readings = append(r.readings, t)
+	r.tele = &t
+	r.mu.Unlock()
+	r.sampleMu.Unlock()
+	r.wake()
+	return t, true
+}
+
+// Telemetry returns the readings stamped in [from, to] on the run clock, in order.
+func (r *Reporter) Telemetry(from, to time.Duration) []Telemetry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Telemetry
+	for _, t := range r.readings {
+		if t.At >= from && t.At <= to {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (r *Reporter) wake() {
 	select {
 	case r.notify <- struct{}{}:
@@ -131,6 +209,10 @@ func (r *Reporter) take(out []Event) []Event {
 		out = append(out, *r.snap)
 		r.snap = nil
 	}
+	if r.tele != nil {
+		out = append(out, *r.tele)
+		r.tele = nil
+	}
 	return out
 }
 
@@ -143,15 +225,40 @@ type Run struct {
 }
 
 // Start runs w in the background. The returned channel must be read until it closes;
-// its last event is the Done.
-func Start(ctx context.Context, w Workload) (*Run, <-chan Event) {
+// its last event is the Done. With WithSampler, telemetry is read on the run clock
+// from the start until the workload returns.
+func Start(ctx context.Context, w Workload, opts ...Option) (*Run, <-chan Event) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	rep := &Reporter{start: time.Now(), notify: make(chan struct{}, 1)}
+	rep := &Reporter{start: time.Now(), notify: make(chan struct{}, 1), sampler: o.sampler}
 	r := &Run{Name: w.Name(), cancel: cancel, done: make(chan struct{})}
 	out := make(chan Event, 16)
 	finished := make(chan Done, 1)
+	stopSampling := func() {}
+	if o.sampler != nil {
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		rep.SampleNow()
+		go func() {
+			defer close(stopped)
+			t := time.NewTicker(o.every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					rep.SampleNow()
+				}
+			}
+		}()
+		stopSampling = func() { close(stop); <-stopped }
+	}
 	go func() {
 		res, err := w.Run(ctx, rep)
+		stopSampling()
 		d := Done{Elapsed: rep.Now(), Result: res, Err: err}
 		if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			d.Partial, d.Err = true, nil

@@ -104,3 +104,88 @@ func TestFailureIsReported(t *testing.T) {
 		t.Errorf("done %+v", d)
 	}
 }
+
+// countSampler returns how many times it was called, and fails the test when two
+// calls overlap.
+type countSampler struct {
+	n    int
+	busy bool
+	t    *testing.T
+}
+
+func (c *countSampler) Sample(at time.Duration) any {
+	if c.busy {
+		c.t.Error("Sample called concurrently")
+	}
+	c.busy = true
+	c.n++
+	n := c.n
+	c.busy = false
+	return n
+}
+
+func TestSamplerOnTheRunClock(t *testing.T) {
+	cases := []struct {
+		name    string
+		sampler bool
+		every   time.Duration
+	}{
+		{"ticks and edges", true, 5 * time.Millisecond},
+		{"default period", true, 0},
+		{"no sampler", false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &countSampler{t: t}
+			var opts []Option
+			if c.sampler {
+				opts = append(opts, WithSampler(s, c.every))
+			}
+			w := Func{Label: "sampled", F: func(ctx context.Context, r *Reporter) (any, error) {
+				a, okA := r.SampleNow()
+				time.Sleep(60 * time.Millisecond)
+				b, okB := r.SampleNow()
+				if okA != c.sampler || okB != c.sampler {
+					t.Errorf("SampleNow ok = %v, %v", okA, okB)
+				}
+				return r.Telemetry(a.At, b.At), nil
+			}}
+			_, ch := Start(context.Background(), w, opts...)
+			var d Done
+			var events int
+			var last time.Duration
+			for e := range ch {
+				switch e := e.(type) {
+				case Telemetry:
+					events++
+					if e.At < last {
+						t.Errorf("telemetry went back on the run clock: %v after %v", e.At, last)
+					}
+					last = e.At
+				case Done:
+					d = e
+				}
+			}
+			got := d.Result.([]Telemetry)
+			if !c.sampler {
+				if len(got) != 0 || events != 0 {
+					t.Errorf("no sampler: %d readings, %d events", len(got), events)
+				}
+				return
+			}
+			// With a 5 ms period the span holds the edges and ticks between them.
+			min := 2
+			if c.every > 0 {
+				min = 4
+			}
+			if len(got) < min || events == 0 {
+				t.Fatalf("%d readings in the span (want ≥ %d), %d events", len(got), min, events)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].At < got[i-1].At || got[i].Data.(int) <= got[i-1].Data.(int) {
+					t.Errorf("readings out of order: %+v", got)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"llmbench/engine/device"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/run"
@@ -24,6 +25,9 @@ type Bench struct {
 	Notes []string
 	// Spin is the Pacer's busy-wait window (DefaultSpin when zero).
 	Spin time.Duration
+	// PowerLimitW is recorded in the result (the GPU limit of this point, 0 when
+	// unchanged).
+	PowerLimitW float64
 }
 
 // Result is everything a serving run measured: the raw records (the source of every
@@ -40,6 +44,30 @@ type Result struct {
 	Skipped              int  // dataset prompts dropped by filters or the context limit
 	Notes                []string
 	RateChanges          []RateChange // ramp-up: when each integer rate was reached
+	// PowerLimitW is the GPU power limit the point ran at (0: left as it was).
+	PowerLimitW float64
+	// Telemetry summarises power and energy over the measured part (nil when no
+	// telemetry was sampled).
+	Telemetry *device.Power
+}
+
+// EnergyKnown reports whether the run's energy was measured.
+func (r *Result) EnergyKnown() bool { return r.Telemetry != nil && r.Telemetry.Known() }
+
+// OutputTokensPerJoule returns generated tokens per joule (0 when unknown).
+func (r *Result) OutputTokensPerJoule() float64 {
+	if !r.EnergyKnown() {
+		return 0
+	}
+	return float64(r.Summary.TotalOutput) / r.Telemetry.EnergyJ
+}
+
+// JoulesPerOutputToken returns the energy per generated token (0 when unknown).
+func (r *Result) JoulesPerOutputToken() float64 {
+	if !r.EnergyKnown() || r.Summary.TotalOutput == 0 {
+		return 0
+	}
+	return r.Telemetry.EnergyJ / float64(r.Summary.TotalOutput)
 }
 
 // RateChange is a ramp-up event: the integer request rate reached at a time.
@@ -70,7 +98,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return nil, err
 	}
 	reqs := b.Dataset.Requests
-	res := &Result{Spec: b.Spec, ModelID: b.ModelID, TokenizerID: b.TokenizerID, Skipped: b.Dataset.Skipped, Notes: b.Notes}
+	res := &Result{Spec: b.Spec, ModelID: b.ModelID, TokenizerID: b.TokenizerID, Skipped: b.Dataset.Skipped, Notes: b.Notes, PowerLimitW: b.PowerLimitW}
 	var sem chan struct{}
 	if b.Spec.MaxConcurrency > 0 {
 		sem = make(chan struct{}, b.Spec.MaxConcurrency)
@@ -121,6 +149,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	pacer := Pacer{Spin: b.Spin}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	first, sampled := r.SampleNow() // the energy span starts here
 	res.Started = time.Now()
 	base := r.Now()
 	startWall := r.Start().Add(base)
@@ -163,6 +192,10 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	}
 	wg.Wait()
 	res.Duration = r.Now() - base
+	if sampled {
+		last, _ := r.SampleNow()
+		res.Telemetry = summarize(r.Telemetry(first.At, last.At))
+	}
 	close(stopTick)
 	<-tickDone
 	r.Progress(float64(finished.Load()), float64(len(reqs)), "requests", "serve-bench")
@@ -186,6 +219,22 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// summarize reduces the run's telemetry to a Power (nil when the readings are not
+// engine/device's).
+func summarize(ts []run.Telemetry) *device.Power {
+	rs := make([]device.Reading, 0, len(ts))
+	for _, t := range ts {
+		if d, ok := t.Data.(device.Reading); ok {
+			rs = append(rs, d)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	p := device.Summarize(rs)
+	return &p
 }
 
 // Summarize computes the metrics of a result from its raw records.

@@ -1,0 +1,8 @@
+//go:build !(linux && cgo)
+
+package device
+
+// openNVML reports that this build has no NVML: go-nvml needs linux and cgo.
+func openNVML() (GPUs, string) {
+	return nil, "NVML found no GPU: this build has no NVML (it needs linux and cgo)"
+}
