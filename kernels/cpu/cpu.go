@@ -25,9 +25,10 @@ type CPU struct {
 	xp      []byte    // activations in the q40x4 layout
 	lastX   []float32 // a copy of the activations that xq holds, converted to lastVT
 	lastVT  kernels.DType
-	qGen    int    // counts conversions into xq
-	xpGen   int    // the conversion xp was prepared from (0: none)
-	act     []byte // activations regrouped for the packed matmul
+	qGen    int           // counts conversions into xq
+	xpGen   int           // the conversion xp was prepared from (0: none)
+	xpType  kernels.DType // the weight type whose layout xp holds
+	act     []byte        // activations regrouped for the packed matmul
 	gemmScr []gemmScratch
 	work    []attnScratch // per-worker attention scratch
 	rope    []float32     // cos/sin pairs of one position
@@ -45,6 +46,8 @@ const (
 	taskGemm
 	taskAttend
 	taskSwiGLU
+	taskF16Prep
+	taskF16Gemm
 )
 
 // job holds the arguments of one parallel step, so that handing it to the pool needs
@@ -63,6 +66,8 @@ type job struct {
 	nb, chunks       int
 	groups, gBytes   int
 	q, ys            []float32
+	x4               func(nb int, w []byte, stride int, x []byte, out *[4]float32)
+	x4Group, x4Block int
 	attn             *kernels.Attention
 }
 
@@ -107,6 +112,10 @@ func (c *CPU) step(part, worker int) {
 		c.gemmRows(part, worker)
 	case taskAttend:
 		c.attend(part, worker)
+	case taskF16Prep:
+		prepF16x4(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
+	case taskF16Gemm:
+		c.gemmF16Rows(part, worker)
 	case taskSwiGLU:
 		lo, hi := part*j.band, min(len(j.dst), (part+1)*j.band)
 		swiglu(j.dst[lo:hi], j.x[lo:hi], j.q[lo:hi])
@@ -117,8 +126,11 @@ func (c *CPU) step(part, worker int) {
 // type's dot-product format. With four or more tokens and a packable weight type
 // (Q4_0, Q8_0, Q4_K, Q6_K) on a CPU with AVX512-VNNI, each worker unpacks sixteen weight
 // rows at a time and multiplies them with every group of four tokens, so each weight
-// byte is decoded once per call and then served from cache; otherwise each worker takes
-// a band of weight rows and calls the fastest dot product for each row and token.
+// byte is decoded once per call and then served from cache; F16 weights take the same
+// shape of path in float32 (gemmF16). Otherwise each worker takes a band of weight rows:
+// Q4_0, Q4_K, Q6_K and F16 with a four-row kernel that reads four rows against
+// activations regrouped once per call (x4Kernel), other types with the fastest dot
+// product for each row and token.
 // Either way every output is computed by one worker in a fixed order, so results do not
 // depend on the number of threads.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
@@ -152,6 +164,10 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 			c.qGen++
 		}
 	}
+	if w.Type == kernels.F16 && f16Gemm != nil && n >= gemmToks && cols%16 == 0 {
+		c.gemmF16()
+		return
+	}
 	if pk := packers[w.Type]; pk != nil && gemmFast != nil && n >= gemmToks && cols%pk.bs == 0 {
 		c.gemm(pk)
 		return
@@ -161,16 +177,21 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		j.dot = f
 	}
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
-	if w.Type == kernels.Q4_0 && q40x4 != nil && cols%128 == 0 {
-		ng := cols / 128
-		if c.xpGen != c.qGen || len(c.xp) != n*ng*q40x4Group {
-			c.xp = grow(c.xp, n*ng*q40x4Group)
+	if x4, grp, bs, prep := c.x4Kernel(w.Type); x4 != nil && cols%bs == 0 {
+		ng := cols / bs
+		if prep == nil {
+			j.xp = j.xq
+		} else if c.xpGen != c.qGen || c.xpType != w.Type || len(c.xp) != n*ng*grp {
+			c.xp = grow(c.xp, n*ng*grp)
 			for i := range n {
-				prepQ40x4(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[i*ng*q40x4Group:(i+1)*ng*q40x4Group])
+				prep(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[i*ng*grp:(i+1)*ng*grp])
 			}
-			c.xpGen = c.qGen
+			c.xpGen, c.xpType = c.qGen, w.Type
 		}
-		j.xp = c.xp
+		if prep != nil {
+			j.xp = c.xp
+		}
+		j.x4, j.x4Group, j.x4Block = x4, grp, bs
 	} else if w.Type == kernels.Q4_0 && q40Sums != nil {
 		nb := cols / 32
 		c.ys = grow(c.ys, n*nb)
@@ -191,7 +212,7 @@ func (c *CPU) band(part, worker int) {
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
 	if j.xp != nil {
-		c.bandQ40x4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
+		c.bandX4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
 	for t0 := 0; t0 < j.n; t0 += tile {
@@ -211,13 +232,30 @@ func (c *CPU) band(part, worker int) {
 	}
 }
 
-// bandQ40x4 computes rows [r0, r1) for every token with the four-row Q4_0 kernel;
-// rows past the last group of four are run one at a time (stride 0). out is the
-// worker's scratch.
-func (c *CPU) bandQ40x4(r0, r1 int, out *[4]float32) {
+// x4Kernel returns the four-row decode kernel for weights of type t, the bytes of one
+// prepared activation group, the elements it covers and the preparation, or a nil
+// kernel where there is none.
+func (c *CPU) x4Kernel(t kernels.DType) (func(int, []byte, int, []byte, *[4]float32), int, int, func(xq, dst []byte)) {
+	switch t {
+	case kernels.Q4_0:
+		return q40x4, q40x4Group, 128, prepQ40x4
+	case kernels.Q4_K:
+		return q4kx4, q4kx4Group, 256, prepQ4Kx4
+	case kernels.Q6_K:
+		return q6kx4, 292, 256, nil // Q8_K activations as they are
+	case kernels.F16:
+		return f16x4, 128, 32, prepF16x4
+	}
+	return nil, 0, 1, nil
+}
+
+// bandX4 computes rows [r0, r1) for every token with the job's four-row kernel; rows
+// past the last group of four are run one at a time (stride 0). out is the worker's
+// scratch.
+func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 	j := &c.job
-	ng := j.cols / 128
-	xb := ng * q40x4Group
+	ng := j.cols / j.x4Block
+	xb := ng * j.x4Group
 	for r := r0; r < r1; {
 		k, stride := 4, j.wRow
 		if r+4 > r1 {
@@ -225,7 +263,7 @@ func (c *CPU) bandQ40x4(r0, r1 int, out *[4]float32) {
 		}
 		wr := j.w.Data[r*j.wRow:]
 		for i := 0; i < j.n; i++ {
-			q40x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
+			j.x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
 			copy(j.dst[i*j.rows+r:i*j.rows+r+k], out[:k])
 		}
 		r += k

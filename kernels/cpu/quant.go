@@ -39,10 +39,26 @@ func quantizeQ8_0(src []float32, dst []byte) {
 	}
 }
 
+// quantQ8_0Fast and quantQ8_KFast are assembly twins of quantizeQ8_0 and the
+// reference Q8_K FromFloat with byte-identical output (blocks with non-finite or tiny
+// values are left to the Go code), or nil where the CPU lacks them.
+var quantQ8_0Fast, quantQ8_KFast func(src []float32, dst []byte)
+
+// toF16Fast is an assembly twin of the reference F16 FromFloat (identical output; a
+// group with a NaN is left to the Go code), or nil where the CPU lacks it.
+var toF16Fast func(src []float32, dst []byte)
+
 // fromFloat returns the fastest conversion into the activation type t.
 func fromFloat(t kernels.DType, tr *kernels.Traits) func(src []float32, dst []byte) {
-	if t == kernels.Q8_0 {
+	switch {
+	case t == kernels.Q8_0 && quantQ8_0Fast != nil:
+		return quantQ8_0Fast
+	case t == kernels.Q8_0:
 		return quantizeQ8_0
+	case t == kernels.Q8_K && quantQ8_KFast != nil:
+		return quantQ8_KFast
+	case t == kernels.F16 && toF16Fast != nil:
+		return toF16Fast
 	}
 	return tr.FromFloat
 }

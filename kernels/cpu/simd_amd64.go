@@ -56,6 +56,18 @@ func dotQ4_0Sums(nb int, w, x *byte, ys *float32) float32
 func dotQ4_0x4VNNI(ng int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
+func dotQ4_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func dotQ6_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride int, out *[16]float32)
+
+//go:noescape
 func gemmVNNI(nb, chunks int, pack *byte, ws, wm *float32, act *byte, out *float32)
 
 func init() {
@@ -127,6 +139,78 @@ func init() {
 			}
 			_, _ = w[3*stride+72*ng-1], x[q40x4Group*ng-1]
 			dotQ4_0x4VNNI(ng, &w[0], stride, &x[0], out)
+		}
+		q4kx4 = func(nb int, w []byte, stride int, x []byte, out *[4]float32) {
+			if nb == 0 {
+				*out = [4]float32{}
+				return
+			}
+			_, _ = w[3*stride+144*nb-1], x[q4kx4Group*nb-1]
+			dotQ4_Kx4VNNI(nb, &w[0], stride, &x[0], out)
+		}
+		q6kx4 = func(nb int, w []byte, stride int, x []byte, out *[4]float32) {
+			if nb == 0 {
+				*out = [4]float32{}
+				return
+			}
+			_, _ = w[3*stride+210*nb-1], x[292*nb-1]
+			dotQ6_Kx4VNNI(nb, &w[0], stride, &x[0], out)
+		}
+		f16x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
+			if n32 == 0 {
+				*out = [4]float32{}
+				return
+			}
+			_, _ = w[3*stride+64*n32-1], x[128*n32-1]
+			dotF16x4(n32, &w[0], stride, &x[0], out)
+		}
+		f16Gemm = func(n16 int, w []byte, wstride int, x []byte, xstride int, out *[16]float32) {
+			if n16 == 0 {
+				*out = [16]float32{}
+				return
+			}
+			_, _ = w[3*wstride+32*n16-1], x[3*xstride+64*n16-1]
+			gemmF16x4(n16, &w[0], wstride, &x[0], xstride, out)
+		}
+		quantQ8_0Fast = func(src []float32, dst []byte) {
+			nb := len(src) / 32
+			_ = dst[nb*34-1]
+			for i := 0; i < nb; {
+				i += quantQ8_0AVX512(nb-i, &src[32*i], &dst[34*i])
+				if i < nb { // a block the kernel leaves to Go
+					quantizeQ8_0(src[32*i:32*i+32], dst[34*i:34*i+34])
+					i++
+				}
+			}
+		}
+		quantQ8_KFast = func(src []float32, dst []byte) {
+			nb := len(src) / 256
+			_ = dst[nb*292-1]
+			for i := 0; i < nb; {
+				i += quantQ8_KAVX512(nb-i, &src[256*i], &dst[292*i])
+				if i < nb {
+					kernels.TraitsOf(kernels.Q8_K).FromFloat(src[256*i:256*i+256], dst[292*i:292*i+292])
+					i++
+				}
+			}
+		}
+		toF16Fast = func(src []float32, dst []byte) {
+			n16 := len(src) / 16
+			if n16 > 0 {
+				_ = dst[2*len(src)-1]
+				i := f32ToF16AVX512(n16, &src[0], (*uint16)(unsafe.Pointer(&dst[0])))
+				src, dst = src[16*i:], dst[32*i:]
+			}
+			kernels.TraitsOf(kernels.F16).FromFloat(src, dst[:2*len(src)])
+		}
+		widenF16Fast = func(xq, dst []byte) {
+			n := len(xq) / 2
+			n16 := n / 16
+			if n16 > 0 {
+				_ = dst[4*n-1]
+				f16ToF32AVX512(n16, (*uint16)(unsafe.Pointer(&xq[0])), (*float32)(unsafe.Pointer(&dst[0])))
+			}
+			prepF16Go(xq[32*n16:2*n], dst[64*n16:4*n])
 		}
 		gemmFast = func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
 			var pm *float32
@@ -203,3 +287,15 @@ func init() {
 		return s
 	}
 }
+
+//go:noescape
+func quantQ8_0AVX512(nb int, src *float32, dst *byte) int
+
+//go:noescape
+func quantQ8_KAVX512(nb int, src *float32, dst *byte) int
+
+//go:noescape
+func f32ToF16AVX512(n16 int, src *float32, dst *uint16) int
+
+//go:noescape
+func f16ToF32AVX512(n16 int, src *uint16, dst *float32)

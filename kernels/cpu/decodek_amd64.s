@@ -1,0 +1,584 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Tables of the four-row Q4_K decode kernel (see prepQ4Kx4). q4ks0..3: VPSHUFB
+// indexes that widen one row's scales (bytes 0..7 of a lane) to words: scales 0/2,
+// 1/3, 4/6 and 5/7 for the words of the low and high 256 bits. q4kmn: the eight
+// mins (bytes 8..15) as words. q4kdd: VPERMW indexes giving each row's d four times
+// (words 0..15) and dmin four times (words 16..31). q4kq, q4kr, q4kcnt, q4kml: the
+// shuffles, shifts and mask that unpack the twelve packed scale bytes of a row's
+// header (lane) into eight scales and eight mins.
+DATA q4ks0<>+0(SB)/8, $0x8000800080008000
+DATA q4ks0<>+8(SB)/8, $0x8000800080008000
+DATA q4ks0<>+16(SB)/8, $0x8000800080008000
+DATA q4ks0<>+24(SB)/8, $0x8000800080008000
+DATA q4ks0<>+32(SB)/8, $0x8002800280028002
+DATA q4ks0<>+40(SB)/8, $0x8002800280028002
+DATA q4ks0<>+48(SB)/8, $0x8002800280028002
+DATA q4ks0<>+56(SB)/8, $0x8002800280028002
+GLOBL q4ks0<>(SB), RODATA|NOPTR, $64
+
+DATA q4ks1<>+0(SB)/8, $0x8001800180018001
+DATA q4ks1<>+8(SB)/8, $0x8001800180018001
+DATA q4ks1<>+16(SB)/8, $0x8001800180018001
+DATA q4ks1<>+24(SB)/8, $0x8001800180018001
+DATA q4ks1<>+32(SB)/8, $0x8003800380038003
+DATA q4ks1<>+40(SB)/8, $0x8003800380038003
+DATA q4ks1<>+48(SB)/8, $0x8003800380038003
+DATA q4ks1<>+56(SB)/8, $0x8003800380038003
+GLOBL q4ks1<>(SB), RODATA|NOPTR, $64
+
+DATA q4ks2<>+0(SB)/8, $0x8004800480048004
+DATA q4ks2<>+8(SB)/8, $0x8004800480048004
+DATA q4ks2<>+16(SB)/8, $0x8004800480048004
+DATA q4ks2<>+24(SB)/8, $0x8004800480048004
+DATA q4ks2<>+32(SB)/8, $0x8006800680068006
+DATA q4ks2<>+40(SB)/8, $0x8006800680068006
+DATA q4ks2<>+48(SB)/8, $0x8006800680068006
+DATA q4ks2<>+56(SB)/8, $0x8006800680068006
+GLOBL q4ks2<>(SB), RODATA|NOPTR, $64
+
+DATA q4ks3<>+0(SB)/8, $0x8005800580058005
+DATA q4ks3<>+8(SB)/8, $0x8005800580058005
+DATA q4ks3<>+16(SB)/8, $0x8005800580058005
+DATA q4ks3<>+24(SB)/8, $0x8005800580058005
+DATA q4ks3<>+32(SB)/8, $0x8007800780078007
+DATA q4ks3<>+40(SB)/8, $0x8007800780078007
+DATA q4ks3<>+48(SB)/8, $0x8007800780078007
+DATA q4ks3<>+56(SB)/8, $0x8007800780078007
+GLOBL q4ks3<>(SB), RODATA|NOPTR, $64
+
+DATA q4kmn<>+0(SB)/8, $0x800b800a80098008
+DATA q4kmn<>+8(SB)/8, $0x800f800e800d800c
+DATA q4kmn<>+16(SB)/8, $0x800b800a80098008
+DATA q4kmn<>+24(SB)/8, $0x800f800e800d800c
+DATA q4kmn<>+32(SB)/8, $0x800b800a80098008
+DATA q4kmn<>+40(SB)/8, $0x800f800e800d800c
+DATA q4kmn<>+48(SB)/8, $0x800b800a80098008
+DATA q4kmn<>+56(SB)/8, $0x800f800e800d800c
+GLOBL q4kmn<>(SB), RODATA|NOPTR, $64
+
+DATA q4kdd<>+0(SB)/8, $0x0000000000000000
+DATA q4kdd<>+8(SB)/8, $0x0008000800080008
+DATA q4kdd<>+16(SB)/8, $0x0010001000100010
+DATA q4kdd<>+24(SB)/8, $0x0018001800180018
+DATA q4kdd<>+32(SB)/8, $0x0001000100010001
+DATA q4kdd<>+40(SB)/8, $0x0009000900090009
+DATA q4kdd<>+48(SB)/8, $0x0011001100110011
+DATA q4kdd<>+56(SB)/8, $0x0019001900190019
+GLOBL q4kdd<>(SB), RODATA|NOPTR, $64
+
+DATA q4kq<>+0(SB)/8, $0x0f0e0d0c07060504
+DATA q4kq<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA q4kq<>+16(SB)/8, $0x0f0e0d0c07060504
+DATA q4kq<>+24(SB)/8, $0x0f0e0d0c0b0a0908
+DATA q4kq<>+32(SB)/8, $0x0f0e0d0c07060504
+DATA q4kq<>+40(SB)/8, $0x0f0e0d0c0b0a0908
+DATA q4kq<>+48(SB)/8, $0x0f0e0d0c07060504
+DATA q4kq<>+56(SB)/8, $0x0f0e0d0c0b0a0908
+GLOBL q4kq<>(SB), RODATA|NOPTR, $64
+
+DATA q4kr<>+0(SB)/8, $0x0706050480808080
+DATA q4kr<>+8(SB)/8, $0x0b0a090880808080
+DATA q4kr<>+16(SB)/8, $0x0706050480808080
+DATA q4kr<>+24(SB)/8, $0x0b0a090880808080
+DATA q4kr<>+32(SB)/8, $0x0706050480808080
+DATA q4kr<>+40(SB)/8, $0x0b0a090880808080
+DATA q4kr<>+48(SB)/8, $0x0706050480808080
+DATA q4kr<>+56(SB)/8, $0x0b0a090880808080
+GLOBL q4kr<>(SB), RODATA|NOPTR, $64
+
+DATA q4kcnt<>+0(SB)/8, $0x0000000000000000
+DATA q4kcnt<>+8(SB)/8, $0x0004000400000000
+DATA q4kcnt<>+16(SB)/8, $0x0000000000000000
+DATA q4kcnt<>+24(SB)/8, $0x0004000400000000
+DATA q4kcnt<>+32(SB)/8, $0x0000000000000000
+DATA q4kcnt<>+40(SB)/8, $0x0004000400000000
+DATA q4kcnt<>+48(SB)/8, $0x0000000000000000
+DATA q4kcnt<>+56(SB)/8, $0x0004000400000000
+GLOBL q4kcnt<>(SB), RODATA|NOPTR, $64
+
+DATA q4kml<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+8(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+16(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+24(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+32(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+40(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+48(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kml<>+56(SB)/8, $0x0f0f0f0f3f3f3f3f
+GLOBL q4kml<>(SB), RODATA|NOPTR, $64
+
+DATA q4k3f<>+0(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+8(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+16(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+24(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+32(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+40(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+48(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA q4k3f<>+56(SB)/8, $0x3f3f3f3f3f3f3f3f
+GLOBL q4k3f<>(SB), RODATA|NOPTR, $64
+
+// Q4KROW accumulates one row's super-block at (P) into ACC; imm selects the row's
+// lane (0x00, 0x55, 0xAA, 0xFF) of the unpacked scales Z14 and of d·dy in Z13.
+// Z21..Z24 hold the prepared activations, Z31 the 0x0F bytes.
+#define Q4KROW(P, ACC, imm) \
+	VSHUFI32X4 $imm, Z14, Z14, Z0 \
+	VPSHUFB Z30, Z0, Z1 \
+	VPSHUFB Z29, Z0, Z2 \
+	VPSHUFB Z28, Z0, Z3 \
+	VPSHUFB Z27, Z0, Z0 \
+	VMOVDQU64 16(P), Z4 \
+	VMOVDQU64 80(P), Z5 \
+	VPSRLW $4, Z4, Z6 \
+	VPSRLW $4, Z5, Z7 \
+	VPANDD Z31, Z4, Z4 \
+	VPANDD Z31, Z5, Z5 \
+	VPANDD Z31, Z6, Z6 \
+	VPANDD Z31, Z7, Z7 \
+	VPMADDUBSW Z24, Z4, Z4 \
+	VPMADDUBSW Z23, Z6, Z6 \
+	VPMADDUBSW Z22, Z5, Z5 \
+	VPMADDUBSW Z21, Z7, Z7 \
+	VPMADDWD Z1, Z4, Z8 \
+	VPDPWSSD Z2, Z6, Z8 \
+	VPDPWSSD Z3, Z5, Z8 \
+	VPDPWSSD Z0, Z7, Z8 \
+	VCVTDQ2PS Z8, Z8 \
+	VSHUFF32X4 $imm, Z13, Z13, Z9 \
+	VFMADD231PS Z9, Z8, ACC
+
+// RED16M sums the 16 lanes of Z (as RED16), subtracts the horizontal sum of lane
+// ln of the min accumulator Z15 and stores the float at off(AX).
+#define RED16M(Z, ln, off) \
+	VMOVAPS Z, Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VEXTRACTF32X4 $ln, Z15, X2 \
+	VHADDPS X2, X2, X2 \
+	VHADDPS X2, X2, X2 \
+	VSUBSS X2, X0, X0 \
+	VMOVSS X0, off(AX)
+
+// func dotQ4_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
+//
+// Four Q4_K rows (w, w+stride, w+2·stride, w+3·stride) times one activation row in
+// the layout of prepQ4Kx4, over nb super-blocks.
+TEXT ·dotQ4_Kx4VNNI(SB), NOSPLIT, $0-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ x+24(FP), DI
+	MOVQ out+32(FP), AX
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z31
+	VMOVDQU64 q4ks0<>(SB), Z30
+	VMOVDQU64 q4ks1<>(SB), Z29
+	VMOVDQU64 q4ks2<>(SB), Z28
+	VMOVDQU64 q4ks3<>(SB), Z27
+	VMOVDQU64 q4kmn<>(SB), Z26
+	VMOVDQU64 q4kdd<>(SB), Z25
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ q4kx4_done
+q4kx4_loop:
+	PREFETCHT0 0(R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	PREFETCHT0 320(R11)
+	PREFETCHT0 384(R11)
+	PREFETCHT0 448(R11)
+	PREFETCHT0 512(R11)
+	// The four rows' headers (d, dmin, 12 scale bytes), one per lane.
+	VMOVDQU (SI), X10
+	VINSERTI32X4 $1, (R8), Z10, Z10
+	VINSERTI32X4 $2, (R9), Z10, Z10
+	VINSERTI32X4 $3, (R10), Z10, Z10
+	// Z14: per lane, scales 0..7 then mins 0..7.
+	VPSHUFB q4kq<>(SB), Z10, Z11
+	VPSRLVW q4kcnt<>(SB), Z11, Z11
+	VPSHUFB q4kr<>(SB), Z10, Z14
+	VPSRLW $2, Z14, Z14
+	VPTERNLOGD $0xE4, q4kml<>(SB), Z14, Z11
+	VPANDD q4k3f<>(SB), Z11, Z14
+	// Z13: d·dy, Z12: dmin·dy, four lanes per row.
+	VPERMW Z10, Z25, Z13
+	VEXTRACTI64X4 $1, Z13, Y12
+	VCVTPH2PS Y13, Z13
+	VCVTPH2PS Y12, Z12
+	VMULPS.BCST 272(DI), Z13, Z13
+	VMULPS.BCST 272(DI), Z12, Z12
+	// Activations; Z20: the eight group-pair sums, in every lane.
+	VMOVDQU64 (DI), Z24
+	VMOVDQU64 64(DI), Z23
+	VMOVDQU64 128(DI), Z22
+	VMOVDQU64 192(DI), Z21
+	VBROADCASTI32X4 256(DI), Z20
+	// Mins: Z15 += dmin·dy · Σ min·sums, four partial sums per row.
+	VPSHUFB Z26, Z14, Z9
+	VPMADDWD Z20, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VFMADD231PS Z12, Z9, Z15
+	Q4KROW(SI, Z16, 0x00)
+	Q4KROW(R8, Z17, 0x55)
+	Q4KROW(R9, Z18, 0xAA)
+	Q4KROW(R10, Z19, 0xFF)
+	ADDQ $144, SI
+	ADDQ $144, R8
+	ADDQ $144, R9
+	ADDQ $144, R10
+	ADDQ $576, R11
+	ADDQ $320, DI
+	DECQ CX
+	JNZ q4kx4_loop
+q4kx4_done:
+	RED16M(Z16, 0, 0)
+	RED16M(Z17, 1, 4)
+	RED16M(Z18, 2, 8)
+	RED16M(Z19, 3, 12)
+	VZEROUPPER
+	RET
+
+// q6ks0..3: VPERMW indexes giving, per 128-bit lane k, Q6_K scale word 4p+k (p = 0..3).
+DATA q6ks0<>+0(SB)/8, $0x0000000000000000
+DATA q6ks0<>+8(SB)/8, $0x0000000000000000
+DATA q6ks0<>+16(SB)/8, $0x0001000100010001
+DATA q6ks0<>+24(SB)/8, $0x0001000100010001
+DATA q6ks0<>+32(SB)/8, $0x0002000200020002
+DATA q6ks0<>+40(SB)/8, $0x0002000200020002
+DATA q6ks0<>+48(SB)/8, $0x0003000300030003
+DATA q6ks0<>+56(SB)/8, $0x0003000300030003
+GLOBL q6ks0<>(SB), RODATA|NOPTR, $64
+
+DATA q6ks1<>+0(SB)/8, $0x0004000400040004
+DATA q6ks1<>+8(SB)/8, $0x0004000400040004
+DATA q6ks1<>+16(SB)/8, $0x0005000500050005
+DATA q6ks1<>+24(SB)/8, $0x0005000500050005
+DATA q6ks1<>+32(SB)/8, $0x0006000600060006
+DATA q6ks1<>+40(SB)/8, $0x0006000600060006
+DATA q6ks1<>+48(SB)/8, $0x0007000700070007
+DATA q6ks1<>+56(SB)/8, $0x0007000700070007
+GLOBL q6ks1<>(SB), RODATA|NOPTR, $64
+
+DATA q6ks2<>+0(SB)/8, $0x0008000800080008
+DATA q6ks2<>+8(SB)/8, $0x0008000800080008
+DATA q6ks2<>+16(SB)/8, $0x0009000900090009
+DATA q6ks2<>+24(SB)/8, $0x0009000900090009
+DATA q6ks2<>+32(SB)/8, $0x000a000a000a000a
+DATA q6ks2<>+40(SB)/8, $0x000a000a000a000a
+DATA q6ks2<>+48(SB)/8, $0x000b000b000b000b
+DATA q6ks2<>+56(SB)/8, $0x000b000b000b000b
+GLOBL q6ks2<>(SB), RODATA|NOPTR, $64
+
+DATA q6ks3<>+0(SB)/8, $0x000c000c000c000c
+DATA q6ks3<>+8(SB)/8, $0x000c000c000c000c
+DATA q6ks3<>+16(SB)/8, $0x000d000d000d000d
+DATA q6ks3<>+24(SB)/8, $0x000d000d000d000d
+DATA q6ks3<>+32(SB)/8, $0x000e000e000e000e
+DATA q6ks3<>+40(SB)/8, $0x000e000e000e000e
+DATA q6ks3<>+48(SB)/8, $0x000f000f000f000f
+DATA q6ks3<>+56(SB)/8, $0x000f000f000f000f
+GLOBL q6ks3<>(SB), RODATA|NOPTR, $64
+
+DATA q6k30<>+0(SB)/8, $0x3030303030303030
+DATA q6k30<>+8(SB)/8, $0x3030303030303030
+DATA q6k30<>+16(SB)/8, $0x3030303030303030
+DATA q6k30<>+24(SB)/8, $0x3030303030303030
+DATA q6k30<>+32(SB)/8, $0x3030303030303030
+DATA q6k30<>+40(SB)/8, $0x3030303030303030
+DATA q6k30<>+48(SB)/8, $0x3030303030303030
+DATA q6k30<>+56(SB)/8, $0x3030303030303030
+GLOBL q6k30<>(SB), RODATA|NOPTR, $64
+
+// Q6KHALF adds the products of one half (128 elements: ql at qlo(P), qh at qho(P))
+// against activations YL and YH, scaled by SL and SH, to the int32 lanes of Z9.
+// FIRST is VPMADDWD for the first half (setting Z9) or VPDPWSSD.
+#define Q6KHALF(P, qlo, qho, YL, YH, SL, SH, FIRST) \
+	VMOVDQU64 qlo(P), Z5 \
+	VMOVDQU qho(P), Y6 \
+	VPSRLW $2, Y6, Y7 \
+	VINSERTI64X4 $1, Y7, Z6, Z6 \
+	VPSRLW $4, Z5, Z7 \
+	VPANDD Z31, Z5, Z5 \
+	VPANDD Z31, Z7, Z7 \
+	VPSLLW $4, Z6, Z8 \
+	VPTERNLOGD $0xF8, Z30, Z8, Z5 \
+	VPTERNLOGD $0xF8, Z30, Z6, Z7 \
+	VPMADDUBSW YL, Z5, Z5 \
+	VPMADDUBSW YH, Z7, Z7 \
+	FIRST SL, Z5, Z9 \
+	VPDPWSSD SH, Z7, Z9
+
+// Q6KROW accumulates one row's super-block at (P) into ACC. Z21..Z24 hold the
+// activations, Y20 the sixteen bsums, Z19 dy.
+#define Q6KROW(P, ACC) \
+	VPMOVSXBW 192(P), Y0 \
+	VPERMW Z0, Z29, Z1 \
+	VPERMW Z0, Z28, Z2 \
+	VPERMW Z0, Z27, Z3 \
+	VPERMW Z0, Z26, Z4 \
+	VPMADDWD Y20, Y0, Y0 \
+	VPSLLD $5, Y0, Y0 \
+	Q6KHALF(P, 0, 128, Z24, Z23, Z1, Z2, VPMADDWD) \
+	Q6KHALF(P, 64, 160, Z22, Z21, Z3, Z4, VPDPWSSD) \
+	VPSUBD Z0, Z9, Z9 \
+	VCVTDQ2PS Z9, Z9 \
+	VPBROADCASTW 208(P), Y10 \
+	VCVTPH2PS Y10, Z10 \
+	VMULPS Z19, Z10, Z10 \
+	VFMADD231PS Z10, Z9, ACC
+
+// RED16 sums the 16 lanes of Z (copied to Z0) and stores the float at off(AX).
+#define RED16(Z, off) \
+	VMOVAPS Z, Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, off(AX)
+
+// func dotQ6_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
+//
+// Four Q6_K rows (w, w+stride, w+2·stride, w+3·stride) times one row of Q8_K
+// activations, over nb super-blocks.
+TEXT ·dotQ6_Kx4VNNI(SB), NOSPLIT, $0-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ x+24(FP), DI
+	MOVQ out+32(FP), AX
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z31
+	VMOVDQU64 q6k30<>(SB), Z30
+	VMOVDQU64 q6ks0<>(SB), Z29
+	VMOVDQU64 q6ks1<>(SB), Z28
+	VMOVDQU64 q6ks2<>(SB), Z27
+	VMOVDQU64 q6ks3<>(SB), Z26
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	TESTQ CX, CX
+	JZ q6kx4_done
+q6kx4_loop:
+	PREFETCHT0 0(R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	PREFETCHT0 320(R11)
+	PREFETCHT0 384(R11)
+	PREFETCHT0 448(R11)
+	PREFETCHT0 512(R11)
+	PREFETCHT0 576(R11)
+	PREFETCHT0 640(R11)
+	PREFETCHT0 704(R11)
+	PREFETCHT0 768(R11)
+	VMOVDQU64 4(DI), Z24
+	VMOVDQU64 68(DI), Z23
+	VMOVDQU64 132(DI), Z22
+	VMOVDQU64 196(DI), Z21
+	VMOVDQU64 260(DI), Y20
+	VBROADCASTSS (DI), Z19
+	Q6KROW(SI, Z15)
+	Q6KROW(R8, Z16)
+	Q6KROW(R9, Z17)
+	Q6KROW(R10, Z18)
+	ADDQ $210, SI
+	ADDQ $210, R8
+	ADDQ $210, R9
+	ADDQ $210, R10
+	ADDQ $840, R11
+	ADDQ $292, DI
+	DECQ CX
+	JNZ q6kx4_loop
+q6kx4_done:
+	RED16(Z15, 0)
+	RED16(Z16, 4)
+	RED16(Z17, 8)
+	RED16(Z18, 12)
+	VZEROUPPER
+	RET
+
+// F16ROW adds one row's 32 halves at (P) times the float activations Z20/Z21 to
+// LO (elements 0..15) and HI (16..31).
+#define F16ROW(P, LO, HI, T0, T1) \
+	VCVTPH2PS (P), T0 \
+	VCVTPH2PS 32(P), T1 \
+	VFMADD231PS Z20, T0, LO \
+	VFMADD231PS Z21, T1, HI
+
+// func dotF16x4(n32 int, w *byte, stride int, x *float32, out *[4]float32)
+//
+// Four F16 rows (w, w+stride, w+2·stride, w+3·stride) times one row of float32
+// activations, over n32 steps of 32 elements. Each step prefetches four lines of the
+// next four rows, non-temporally (a few per cent faster than PREFETCHT0 from DRAM,
+// no prefetch is about 20 % slower).
+TEXT ·dotF16x4(SB), NOSPLIT, $0-40
+	MOVQ n32+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ x+24(FP), DI
+	MOVQ out+32(FP), AX
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ f16x4_done
+f16x4_loop:
+	PREFETCHNTA 0(R11)
+	PREFETCHNTA 64(R11)
+	PREFETCHNTA 128(R11)
+	PREFETCHNTA 192(R11)
+	VMOVUPS (DI), Z20
+	VMOVUPS 64(DI), Z21
+	F16ROW(SI, Z8, Z9, Z0, Z1)
+	F16ROW(R8, Z10, Z11, Z2, Z3)
+	F16ROW(R9, Z12, Z13, Z4, Z5)
+	F16ROW(R10, Z14, Z15, Z6, Z7)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $256, R11
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f16x4_loop
+f16x4_done:
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z13, Z12, Z12
+	VADDPS Z15, Z14, Z14
+	RED16(Z8, 0)
+	RED16(Z10, 4)
+	RED16(Z12, 8)
+	RED16(Z14, 12)
+	VZEROUPPER
+	RET
+
+// F16G4 multiplies the four weight vectors Z16..Z19 by token vector X into
+// accumulators A0..A3 (rows 0..3 of that token).
+#define F16G4(X, A0, A1, A2, A3) \
+	VFMADD231PS X, Z16, A0 \
+	VFMADD231PS X, Z17, A1 \
+	VFMADD231PS X, Z18, A2 \
+	VFMADD231PS X, Z19, A3
+
+// func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride int, out *[16]float32)
+//
+// Four F16 rows (w + r·wstride) times four float32 token rows (x + t·xstride) over
+// n16 steps of 16 elements; out[4t+r] receives each product (its 16 lanes reduced as
+// RED16 does).
+TEXT ·gemmF16x4(SB), NOSPLIT, $0-48
+	MOVQ n16+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ wstride+16(FP), DX
+	MOVQ x+24(FP), DI
+	MOVQ xstride+32(FP), BX
+	MOVQ out+40(FP), AX
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (DI)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ (R13)(BX*1), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ DX, DX
+	XORQ R11, R11
+	TESTQ CX, CX
+	JZ f16g_done
+f16g_loop:
+	VCVTPH2PS (SI)(DX*1), Z16
+	VCVTPH2PS (R8)(DX*1), Z17
+	VCVTPH2PS (R9)(DX*1), Z18
+	VCVTPH2PS (R10)(DX*1), Z19
+	VMOVUPS (DI)(R11*1), Z20
+	VMOVUPS (R12)(R11*1), Z21
+	VMOVUPS (R13)(R11*1), Z22
+	VMOVUPS (R14)(R11*1), Z23
+	F16G4(Z20, Z0, Z1, Z2, Z3)
+	F16G4(Z21, Z4, Z5, Z6, Z7)
+	F16G4(Z22, Z8, Z9, Z10, Z11)
+	F16G4(Z23, Z12, Z13, Z14, Z15)
+	ADDQ $32, DX
+	ADDQ $64, R11
+	DECQ CX
+	JNZ f16g_loop
+f16g_done:
+	VMOVAPS Z15, Z31
+	VMOVAPS Z14, Z30
+	VMOVAPS Z13, Z29
+	VMOVAPS Z12, Z28
+	VMOVAPS Z11, Z27
+	VMOVAPS Z10, Z26
+	VMOVAPS Z9, Z25
+	VMOVAPS Z8, Z24
+	VMOVAPS Z7, Z23
+	VMOVAPS Z6, Z22
+	VMOVAPS Z5, Z21
+	VMOVAPS Z4, Z20
+	VMOVAPS Z3, Z19
+	VMOVAPS Z2, Z18
+	VMOVAPS Z1, Z17
+	RED16(Z0, 0)
+	RED16(Z17, 4)
+	RED16(Z18, 8)
+	RED16(Z19, 12)
+	RED16(Z20, 16)
+	RED16(Z21, 20)
+	RED16(Z22, 24)
+	RED16(Z23, 28)
+	RED16(Z24, 32)
+	RED16(Z25, 36)
+	RED16(Z26, 40)
+	RED16(Z27, 44)
+	RED16(Z28, 48)
+	RED16(Z29, 52)
+	RED16(Z30, 56)
+	RED16(Z31, 60)
+	VZEROUPPER
+	RET

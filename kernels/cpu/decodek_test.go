@@ -1,0 +1,318 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// checkX4 compares a four-row decode kernel (assembly or Go twin) with the reference
+// VecDot of typ, and the assembly with the Go twin.
+func checkX4(t *testing.T, typ kernels.DType, seed uint64, nb int) {
+	t.Helper()
+	var asm, twin func(int, []byte, int, []byte, *[4]float32)
+	var grp, bs int
+	var prep func(xq, dst []byte)
+	switch typ {
+	case kernels.Q4_K:
+		asm, twin, grp, bs, prep = q4kx4, q4kx4Go, q4kx4Group, 256, prepQ4Kx4
+	case kernels.Q6_K:
+		asm, twin, grp, bs, prep = q6kx4, q6kx4Go, 292, 256, func(xq, dst []byte) { copy(dst, xq) }
+	case kernels.F16:
+		asm, twin, grp, bs, prep = f16x4, f16x4Go, 128, 32, prepF16x4
+	default:
+		t.Fatalf("no four-row kernel for %s", typ)
+	}
+	tr := kernels.TraitsOf(typ)
+	n := nb * bs
+	rng := rand.New(rand.NewPCG(seed, 11))
+	var w []byte
+	var wf [][]float32
+	for range 4 {
+		b, f := randRow(rng, typ, n, float32(math.Ldexp(1, int(seed%7)-3)))
+		w = append(w, b...)
+		wf = append(wf, f)
+	}
+	x, xf := randRow(rng, tr.VecDotType, n, 1)
+	xp := make([]byte, nb*grp)
+	prep(x, xp)
+	stride := len(w) / 4
+	var tw [4]float32
+	twin(nb, w, stride, xp, &tw)
+	check := map[string]func(int, []byte, int, []byte, *[4]float32){"go": twin}
+	if asm != nil {
+		check["asm"] = asm
+	}
+	for name, k := range check {
+		for _, st := range []int{stride, 0} {
+			var got [4]float32
+			k(nb, w, st, xp, &got)
+			for r := range 4 {
+				row := w[r*st : r*st+stride]
+				want := tr.VecDot(n, row, x)
+				var mag float64
+				for i := range xf {
+					mag += math.Abs(float64(wf[r*st/stride][i]) * float64(xf[i]))
+				}
+				if d := math.Abs(float64(got[r] - want)); d > dotBound(mag) || math.IsNaN(float64(got[r])) {
+					t.Fatalf("%s %s n=%d stride=%d row %d: %g, reference %g (bound %g)", name, typ, n, st, r, got[r], want, dotBound(mag))
+				}
+				if st != 0 {
+					if d := math.Abs(float64(got[r] - tw[r])); d > 1e-6*mag+1e-7 {
+						t.Fatalf("%s %s n=%d row %d: %g, Go twin %g", name, typ, n, r, got[r], tw[r])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestX4Kernels(t *testing.T) {
+	for _, typ := range []kernels.DType{kernels.Q4_K, kernels.Q6_K, kernels.F16} {
+		for _, nb := range []int{1, 2, 8, 22} {
+			for seed := range uint64(4) {
+				checkX4(t, typ, seed, nb)
+			}
+		}
+	}
+}
+
+func FuzzFastQ4_Kx4(f *testing.F) {
+	f.Add(uint64(1), uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16) {
+		checkX4(t, kernels.Q4_K, seed, int(blocks)%32+1)
+	})
+}
+
+func FuzzFastQ6_Kx4(f *testing.F) {
+	f.Add(uint64(1), uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16) {
+		checkX4(t, kernels.Q6_K, seed, int(blocks)%32+1)
+	})
+}
+
+func FuzzFastF16x4(f *testing.F) {
+	f.Add(uint64(1), uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16) {
+		checkX4(t, kernels.F16, seed, int(blocks)%200+1)
+	})
+}
+
+// checkF16Gemm compares the F16 prompt kernel (assembly and Go twin) with the reference
+// F16 dot product of each row and token, over full tiles and repeated ones (stride 0).
+func checkF16Gemm(t *testing.T, seed uint64, n16 int) {
+	t.Helper()
+	n := 16 * n16
+	tr := kernels.TraitsOf(kernels.F16)
+	rng := rand.New(rand.NewPCG(seed, 13))
+	var w, xq []byte
+	var wf, xf [][]float32
+	for range 4 {
+		b, f := randRow(rng, kernels.F16, n, float32(math.Ldexp(1, int(seed%7)-3)))
+		w, wf = append(w, b...), append(wf, f)
+		b, f = randRow(rng, kernels.F16, n, 1)
+		xq, xf = append(xq, b...), append(xf, f)
+	}
+	x := make([]byte, 4*len(xq)/2)
+	prepF16x4(xq, x)
+	kerns := map[string]func(int, []byte, int, []byte, int, *[16]float32){"go": f16GemmGo}
+	if f16Gemm != nil {
+		kerns["asm"] = f16Gemm
+	}
+	var twin [16]float32
+	f16GemmGo(n16, w, 2*n, x, 4*n, &twin)
+	for name, k := range kerns {
+		for _, st := range [][2]int{{2 * n, 4 * n}, {0, 4 * n}, {2 * n, 0}, {0, 0}} {
+			var got [16]float32
+			k(n16, w, st[0], x, st[1], &got)
+			for tk := range 4 {
+				for r := range 4 {
+					ri, ti := r, tk
+					if st[0] == 0 {
+						ri = 0
+					}
+					if st[1] == 0 {
+						ti = 0
+					}
+					want := tr.VecDot(n, w[2*n*ri:2*n*(ri+1)], xq[2*n*ti:2*n*(ti+1)])
+					var mag float64
+					for i := range n {
+						mag += math.Abs(float64(wf[ri][i]) * float64(xf[ti][i]))
+					}
+					g := got[4*tk+r]
+					if d := math.Abs(float64(g - want)); d > dotBound(mag) || math.IsNaN(float64(g)) {
+						t.Fatalf("%s n=%d strides %v: out[%d][%d] = %g, reference %g", name, n, st, tk, r, g, want)
+					}
+					if math.Abs(float64(g-twin[4*ti+ri])) > 1e-6*mag+1e-7 {
+						t.Fatalf("%s n=%d strides %v: out[%d][%d] = %g, Go twin %g", name, n, st, tk, r, g, twin[4*ti+ri])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestF16Gemm(t *testing.T) {
+	for _, n16 := range []int{1, 2, 16, 128, 352} {
+		for seed := range uint64(3) {
+			checkF16Gemm(t, seed, n16)
+		}
+	}
+}
+
+func FuzzFastF16Gemm(f *testing.F) {
+	f.Add(uint64(1), uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		checkF16Gemm(t, seed, int(steps)%400+1)
+	})
+}
+
+// BenchmarkQuantize times the activation conversions of one 4096-element row.
+func BenchmarkQuantize(b *testing.B) {
+	const n = 4096
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for _, typ := range []kernels.DType{kernels.Q8_0, kernels.Q8_K} {
+		tr := kernels.TraitsOf(typ)
+		dst := make([]byte, n/tr.BlockSize*tr.BlockBytes)
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(4 * n)
+			f := fromFloat(typ, tr)
+			for b.Loop() {
+				f(x, dst)
+			}
+		})
+	}
+}
+
+// quantInput returns n floats of varied magnitude with the awkward cases the
+// quantizers must reproduce: exact ties, zero blocks, equal magnitudes of both signs,
+// tiny and huge values and (with special) infinities and NaNs.
+func quantInput(seed uint64, n int, special bool) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float32, n)
+	scale := math.Ldexp(1, int(seed%40)-20)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * scale)
+		switch rng.IntN(16) {
+		case 0:
+			x[i] = float32(rng.IntN(255)-127) / 2 // ties
+		case 1:
+			x[i] = 0
+		case 2:
+			x[i] = -x[max(0, i-1)] // equal magnitude, other sign
+		}
+	}
+	for b := 0; b < n; b += 32 {
+		switch rng.IntN(12) {
+		case 0:
+			clear(x[b : b+32])
+		case 1:
+			for i := b; i < b+32; i++ {
+				x[i] *= 1e-36
+			}
+		case 2:
+			for i := b; i < b+32; i++ {
+				x[i] *= 1e30
+			}
+		case 3:
+			if special {
+				x[b+rng.IntN(32)] = float32([]float64{math.Inf(1), math.Inf(-1), math.NaN()}[rng.IntN(3)])
+			}
+		}
+	}
+	return x
+}
+
+// FuzzFastQuantize checks that the fast activation quantizers are byte-identical to
+// the references (quantizeQ8_0 is itself checked against the Q8_0 reference).
+func FuzzFastQuantize(f *testing.F) {
+	f.Add(uint64(1), uint16(4), false)
+	f.Add(uint64(7), uint16(9), true)
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16, special bool) {
+		for _, typ := range []kernels.DType{kernels.Q8_0, kernels.Q8_K, kernels.F16} {
+			tr := kernels.TraitsOf(typ)
+			n := (int(blocks)%32 + 1) * 256
+			x := quantInput(seed, n, special)
+			want := make([]byte, n/tr.BlockSize*tr.BlockBytes)
+			got := make([]byte, len(want))
+			ref := tr.FromFloat
+			if typ == kernels.Q8_0 {
+				ref = quantizeQ8_0 // the reference twin (also the fallback)
+				if !special {
+					tr.FromFloat(x, want)
+					quantizeQ8_0(x, got)
+					if string(got) != string(want) {
+						t.Fatalf("quantizeQ8_0 differs from the reference")
+					}
+				}
+			}
+			ref(x, want)
+			fromFloat(typ, tr)(x, got)
+			for i := range want {
+				if want[i] != got[i] {
+					t.Fatalf("%s byte %d (block %d): fast %d, reference %d", typ, i, i/tr.BlockBytes, got[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+func TestFastQuantize(t *testing.T) {
+	for seed := range uint64(60) {
+		for _, special := range []bool{false, true} {
+			for _, typ := range []kernels.DType{kernels.Q8_0, kernels.Q8_K, kernels.F16} {
+				tr := kernels.TraitsOf(typ)
+				x := quantInput(seed, 2048, special)
+				want := make([]byte, 2048/tr.BlockSize*tr.BlockBytes)
+				got := make([]byte, len(want))
+				if typ == kernels.Q8_0 {
+					quantizeQ8_0(x, want)
+				} else {
+					tr.FromFloat(x, want)
+				}
+				fromFloat(typ, tr)(x, got)
+				for i := range want {
+					if want[i] != got[i] {
+						t.Fatalf("%s seed %d special %v byte %d (block %d): fast %d, reference %d", typ, seed, special, i, i/tr.BlockBytes, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFastF16Convert checks the fp16 conversions on lengths that are not multiples of
+// 16, with subnormal, overflowing, infinite and NaN values, against the references.
+func TestFastF16Convert(t *testing.T) {
+	tr := kernels.TraitsOf(kernels.F16)
+	for seed := range uint64(40) {
+		n := 256 + int(seed)
+		x := quantInput(seed, 512, seed%2 == 1)[:n]
+		for i := range x {
+			switch i % 29 {
+			case 3:
+				x[i] = float32(math.Ldexp(float64(x[i]), -20)) // fp16 subnormals and zeros
+			case 5:
+				x[i] *= 1e5 // fp16 overflow
+			}
+		}
+		want, got := make([]byte, 2*n), make([]byte, 2*n)
+		tr.FromFloat(x, want)
+		fromFloat(kernels.F16, tr)(x, got)
+		if string(got) != string(want) {
+			t.Fatalf("seed %d: fast fp16 conversion differs from the reference", seed)
+		}
+		w32, g32 := make([]byte, 4*n), make([]byte, 4*n)
+		prepF16Go(want, w32)
+		prepF16x4(want, g32)
+		if string(w32) != string(g32) {
+			t.Fatalf("seed %d: fast fp16 widening differs from the Go twin", seed)
+		}
+	}
+}

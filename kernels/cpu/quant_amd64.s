@@ -1,0 +1,270 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// HMAXU reduces the 16 uint32 lanes of Z0 to X0's low lane (Z1 is clobbered).
+#define HMAXU \
+	VEXTRACTI64X4 $1, Z0, Y1 \
+	VPMAXUD Y1, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPMAXUD X1, X0, X0 \
+	VPSHUFD $0x4E, X0, X1 \
+	VPMAXUD X1, X0, X0 \
+	VPSHUFD $0xB1, X0, X1 \
+	VPMAXUD X1, X0, X0
+
+// Blocks whose largest magnitude is not finite, or nonzero below 2^-100 (where the
+// inverse scale can overflow), are left to the Go code: the kernels stop there.
+#define TINY $0x0D800000
+#define NOTFINITE $0x7F800000
+
+// func quantQ8_0AVX512(nb int, src *float32, dst *byte) int
+//
+// Quantizes up to nb blocks of 32 floats to Q8_0 as quantizeQ8_0 does (scale
+// amax/127 as fp16, quants rounded half away from zero) and returns the number of
+// blocks done.
+TEXT ·quantQ8_0AVX512(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+	MOVL $0x7FFFFFFF, BX
+	VPBROADCASTD BX, Z31
+	MOVL $0x3F000000, BX // 0.5
+	VPBROADCASTD BX, Z30
+	MOVL $0xBF000000, BX // -0.5
+	VPBROADCASTD BX, Z29
+	MOVL $1, BX
+	VPBROADCASTD BX, Z28
+	MOVL $0x42FE0000, BX // 127.0
+	VMOVD BX, X27
+	MOVL $0x3F800000, BX // 1.0
+	VMOVD BX, X26
+q80q_loop:
+	CMPQ AX, CX
+	JGE q80q_done
+	VMOVUPS (SI), Z2
+	VMOVUPS 64(SI), Z3
+	VPANDD Z31, Z2, Z0
+	VPANDD Z31, Z3, Z1
+	VPMAXUD Z1, Z0, Z0
+	HMAXU
+	VMOVD X0, BX
+	CMPL BX, NOTFINITE
+	JAE q80q_done
+	VXORPS X4, X4, X4 // id
+	TESTL BX, BX
+	JZ q80q_zero
+	CMPL BX, TINY
+	JB q80q_done
+	VDIVSS X27, X0, X0 // d = amax/127
+	VDIVSS X0, X26, X4 // id = 1/d
+	JMP q80q_scale
+q80q_zero:
+	VXORPS X0, X0, X0
+q80q_scale:
+	VCVTPS2PH $0, X0, X5
+	VPEXTRW $0, X5, BX
+	MOVW BX, (DI)
+	VBROADCASTSS X4, Z4
+	VMULPS Z4, Z2, Z2
+	VMULPS Z4, Z3, Z3
+	VCVTTPS2DQ Z2, Z6
+	VCVTTPS2DQ Z3, Z7
+	VCVTDQ2PS Z6, Z8
+	VCVTDQ2PS Z7, Z9
+	VSUBPS Z8, Z2, Z2
+	VSUBPS Z9, Z3, Z3
+	VCMPPS $0x1D, Z30, Z2, K1 // frac >= 0.5
+	VCMPPS $0x12, Z29, Z2, K2 // frac <= -0.5
+	VPADDD Z28, Z6, K1, Z6
+	VPSUBD Z28, Z6, K2, Z6
+	VCMPPS $0x1D, Z30, Z3, K1
+	VCMPPS $0x12, Z29, Z3, K2
+	VPADDD Z28, Z7, K1, Z7
+	VPSUBD Z28, Z7, K2, Z7
+	VPMOVSDB Z6, 2(DI)
+	VPMOVSDB Z7, 18(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	INCQ AX
+	JMP q80q_loop
+q80q_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func quantQ8_KAVX512(nb int, src *float32, dst *byte) int
+//
+// Quantizes up to nb blocks of 256 floats to Q8_K as the reference does (scale from
+// the first value of largest magnitude, quants rounded to nearest even and capped at
+// 127, sums of sixteen) and returns the number of blocks done.
+TEXT ·quantQ8_KAVX512(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+	MOVL $0x7FFFFFFF, BX
+	VPBROADCASTD BX, Z31
+	MOVL $127, BX
+	VPBROADCASTD BX, Z30
+	MOVL $0x80808080, BX
+	VPBROADCASTD BX, Z29
+	MOVL $0x08000800, BX // 2048 words
+	VPBROADCASTD BX, X28
+	MOVL $0xC2FE0000, BX // -127.0
+	VMOVD BX, X27
+	MOVL $0x3F800000, BX // 1.0
+	VMOVD BX, X26
+	VPXORD Z25, Z25, Z25
+q8kq_loop:
+	CMPQ AX, CX
+	JGE q8kq_done
+	// Largest magnitude (as bits).
+	VPANDD 0(SI), Z31, Z0
+	VPANDD 64(SI), Z31, Z1
+	VPANDD 128(SI), Z31, Z2
+	VPANDD 192(SI), Z31, Z3
+	VPANDD 256(SI), Z31, Z4
+	VPANDD 320(SI), Z31, Z5
+	VPANDD 384(SI), Z31, Z6
+	VPANDD 448(SI), Z31, Z7
+	VPANDD 512(SI), Z31, Z8
+	VPANDD 576(SI), Z31, Z9
+	VPANDD 640(SI), Z31, Z10
+	VPANDD 704(SI), Z31, Z11
+	VPANDD 768(SI), Z31, Z12
+	VPANDD 832(SI), Z31, Z13
+	VPANDD 896(SI), Z31, Z14
+	VPANDD 960(SI), Z31, Z15
+	VPMAXUD Z8, Z0, Z0
+	VPMAXUD Z9, Z1, Z1
+	VPMAXUD Z10, Z2, Z2
+	VPMAXUD Z11, Z3, Z3
+	VPMAXUD Z12, Z4, Z4
+	VPMAXUD Z13, Z5, Z5
+	VPMAXUD Z14, Z6, Z6
+	VPMAXUD Z15, Z7, Z7
+	VPMAXUD Z4, Z0, Z0
+	VPMAXUD Z5, Z1, Z1
+	VPMAXUD Z6, Z2, Z2
+	VPMAXUD Z7, Z3, Z3
+	VPMAXUD Z2, Z0, Z0
+	VPMAXUD Z3, Z1, Z1
+	VPMAXUD Z1, Z0, Z0
+	HMAXU
+	VMOVD X0, BX
+	CMPL BX, NOTFINITE
+	JAE q8kq_done
+	TESTL BX, BX
+	JZ q8kq_zero
+	CMPL BX, TINY
+	JB q8kq_done
+	// The first value of that magnitude.
+	VPBROADCASTD X0, Z0
+	XORQ DX, DX
+q8kq_find:
+	VPANDD (SI)(DX*4), Z31, Z1
+	VPCMPEQD Z0, Z1, K1
+	KMOVW K1, R8
+	TESTL R8, R8
+	JNZ q8kq_found
+	ADDQ $16, DX
+	JMP q8kq_find
+q8kq_found:
+	BSFL R8, R8
+	ADDQ R8, DX
+	VMOVSS (SI)(DX*4), X1
+	VDIVSS X1, X27, X2 // iscale = -127/vmax
+	VDIVSS X2, X26, X3 // 1/iscale
+	VMOVSS X3, (DI)
+	VBROADCASTSS X2, Z2
+	XORQ DX, DX
+q8kq_quant:
+	VMULPS (SI)(DX*4), Z2, Z3
+	VCVTPS2DQ Z3, Z3
+	VPMINSD Z30, Z3, Z3
+	VPMOVSDB Z3, 4(DI)(DX*1)
+	ADDQ $16, DX
+	CMPQ DX, $256
+	JLT q8kq_quant
+	// Sums of sixteen: Σ(q+128) by VPSADBW, less 2048.
+	XORQ DX, DX
+	MOVQ DI, R9
+q8kq_sums:
+	VPXORD 4(R9), Z29, Z0
+	VPSADBW Z25, Z0, Z0
+	VPSHUFD $0x4E, Z0, Z1
+	VPADDQ Z1, Z0, Z0
+	VPMOVQW Z0, X0
+	VPSUBW X28, X0, X0
+	VPMOVDW X0, X0
+	VMOVQ X0, R8
+	MOVQ R8, 260(DI)(DX*8)
+	ADDQ $64, R9
+	ADDQ $1, DX
+	CMPQ DX, $4
+	JLT q8kq_sums
+	JMP q8kq_next
+q8kq_zero:
+	VMOVDQU64 Z25, (DI)
+	VMOVDQU64 Z25, 64(DI)
+	VMOVDQU64 Z25, 128(DI)
+	VMOVDQU64 Z25, 192(DI)
+	VMOVDQU64 Z25, 228(DI)
+q8kq_next:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	INCQ AX
+	JMP q8kq_loop
+q8kq_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func f32ToF16AVX512(n16 int, src *float32, dst *uint16) int
+//
+// Converts up to n16 groups of 16 floats to fp16, rounding to nearest even as
+// kernels.F32ToF16 does, and returns the number of groups done: it stops at a group
+// holding a NaN (whose payload the hardware would keep, unlike F32ToF16).
+TEXT ·f32ToF16AVX512(SB), NOSPLIT, $0-32
+	MOVQ n16+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+f2h_loop:
+	CMPQ AX, CX
+	JGE f2h_done
+	VMOVUPS (SI), Z0
+	VCMPPS $3, Z0, Z0, K1 // unordered: NaN
+	KORTESTW K1, K1
+	JNZ f2h_done
+	VCVTPS2PH $0, Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	INCQ AX
+	JMP f2h_loop
+f2h_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
+//
+// Widens n16 groups of 16 fp16 values to float32 (exact).
+TEXT ·f16ToF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ n16+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	TESTQ CX, CX
+	JZ h2f_done
+h2f_loop:
+	VCVTPH2PS (SI), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ h2f_loop
+h2f_done:
+	VZEROUPPER
+	RET
