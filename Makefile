@@ -12,9 +12,10 @@ all: build
 build:
 	$(GO) build -o $(BIN) .
 
-## run: the main job on the built-in default model (no download).
+## run: the terminal workbench on the built-in default model (no download); the old
+## one-shot job is `./bin/llmbench generate -p "Once upon a time" -n 128`.
 run: build
-	./$(BIN) generate -p "Once upon a time" -n 128
+	./$(BIN) tui
 
 ## test: behaviour and correctness (lint, all tests, race detector where goroutines run).
 # -p 1: packages run one at a time, so timing tests never share the cores with another

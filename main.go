@@ -22,6 +22,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"tui", "terminal workbench: set up a bench or serve-bench run, watch it live, read its results", runTUI},
 		{"generate", "generate text from a prompt, streaming tokens, then report speed", runGenerate},
 		{"serve", "OpenAI-compatible HTTP server over the engine (/v1/completions, /v1/chat/completions, /metrics)", runServe},
 		{"serve-bench", "serving benchmark: vllm bench serve parity (in-process or HTTP)", runServeBench},

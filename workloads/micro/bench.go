@@ -227,6 +227,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 			return nil, err
 		}
 		rec.SamplesNs = append(rec.SamplesNs, uint64(max(el, 1)))
+		r.Snapshot(RepSnapshot{Test: in.Name(), Rep: rep + 1, Reps: spec.Reps, Tokens: in.NPrompt + in.NGen, Elapsed: el})
 	}
 	rec.PeakRSS = peakRSS()
 	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())

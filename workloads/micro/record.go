@@ -2,6 +2,7 @@ package micro
 
 import (
 	"math"
+	"time"
 
 	"llmbench/engine/device"
 	"llmbench/workloads"
@@ -158,4 +159,21 @@ type Result struct {
 	// TelemetryNote says which devices were sampled or why power was not measured
 	// ("NVML found no GPU: …").
 	TelemetryNote string `json:"telemetry_note,omitempty"`
+}
+
+// RepSnapshot is the live view a bench run publishes after each timed repetition
+// (latest wins: a slow consumer may miss some; the Result has them all).
+type RepSnapshot struct {
+	Test      string // "pp512", "tg128"
+	Rep, Reps int
+	Tokens    int
+	Elapsed   time.Duration
+}
+
+// TokensPerSec returns the repetition's throughput.
+func (s RepSnapshot) TokensPerSec() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Tokens) / s.Elapsed.Seconds()
 }

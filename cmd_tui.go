@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"llmbench/engine"
+	"llmbench/engine/device"
+	"llmbench/tui"
+	"llmbench/tui/screens/setup"
+	"llmbench/tui/theme"
+	"llmbench/workloads"
+	"llmbench/workloads/micro"
+	runcore "llmbench/workloads/run"
+	"llmbench/workloads/serving"
+)
+
+// runTUI opens the terminal workbench.
+func runTUI(ctx context.Context, args []string) error {
+	fs := newFlags("tui", "[--device auto|nvml|fake|none] [--dir DIR]")
+	devKind := fs.String("device", "auto", "GPUs for telemetry: auto (NVML when present), nvml, fake (scripted H100) or none")
+	dir := fs.String("dir", ".", "folder whose *.gguf files the Setup screen offers")
+	if err := benchParse(fs, args); err != nil {
+		return err
+	}
+	dev, err := openTelemetry(*devKind)
+	if err != nil {
+		return benchUsageErr("tui", err)
+	}
+	defer dev.Close()
+	cpu := device.CPUInfo()
+	gpu := "GPU: none (" + dev.note + ")"
+	if dev.gpus != nil && dev.gpus.Count() > 0 {
+		if g, err := dev.gpus.Read(0); err == nil {
+			gpu = "GPU: " + g.Name
+		}
+	}
+	m := tui.New(tui.Options{
+		Theme:  theme.FromEnv(),
+		Files:  setup.FindModels(*dir),
+		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
+		Start:  tuiStarter(dev),
+	})
+	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// tuiStarter builds the workload of a Setup config. Everything slow (loading a model,
+// writing a synthetic one, reading a dataset) happens inside the workload, so the
+// screen stays live while it does.
+func tuiStarter(dev *telemetryDevice) tui.Starter {
+	return func(c setup.Config) (runcore.Workload, string, []runcore.Option, error) {
+		opts := []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}
+		if c.Kind == setup.Bench {
+			w := &micro.Bench{Spec: c.BenchSpec(), Open: benchOpener(""), Build: version, CPUInfo: device.CPUInfo().Model}
+			if dev.gpus != nil && dev.gpus.Count() > 0 {
+				if g, err := dev.gpus.Read(0); err == nil {
+					w.GPUInfo = g.Name
+				}
+			}
+			return w, dev.note, opts, nil
+		}
+		var sonnet []byte
+		if c.Dataset == "sonnet" {
+			var err error
+			if sonnet, err = os.ReadFile("sonnet.txt"); err != nil {
+				return nil, "", nil, errors.New("the sonnet dataset reads sonnet.txt in the current folder: " + err.Error())
+			}
+		}
+		w := runcore.Func{Label: "serve-bench", F: func(ctx context.Context, r *runcore.Reporter) (any, error) {
+			return tuiServe(ctx, r, c, sonnet)
+		}}
+		return w, dev.note, opts, nil
+	}
+}
+
+// tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
+// and runs it on r.
+func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte) (any, error) {
+	sp := workloads.ServeSpec{Backend: "inproc", RequestRate: workloads.Rate(c.Rate), Burstiness: 1, MaxConcurrency: c.Concurrency}
+	d := workloads.DatasetSpec{Name: c.Dataset, NumPrompts: c.Prompts,
+		RandomInputLen: 128, RandomOutputLen: 64, SonnetInputLen: 550, SonnetOutputLen: 150, SonnetPrefixLen: 200}
+	var client serving.Client
+	var tok serving.Tokenizer
+	var modelID string
+	modelCtx := 0
+	r.Progress(0, float64(c.Prompts), "requests", "loading "+c.ModelName())
+	if c.URL == "" {
+		var e *engine.Engine
+		var err error
+		switch {
+		case c.Model.Path == setup.Builtin:
+			e, err = loadModel(ctx, "", engine.Options{})
+			modelID = c.ModelName()
+		case c.Model.Shape != "":
+			e, modelID, err = serveBenchEngine(ctx, c.Model.Shape, c.Model.Type, engine.Options{})
+		default:
+			e, err = engine.Load(ctx, c.Model.Path, engine.Options{})
+			modelID = c.Model.Path
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		tok, modelCtx = e.Tok, e.Options().Context
+		d.RandomInputLen = min(d.RandomInputLen, modelCtx/2)
+		d.RandomOutputLen = min(d.RandomOutputLen, modelCtx/4)
+		client = &serving.InProc{Gen: e, IgnoreEOS: d.Name == "random"}
+		sp.IgnoreEOS = d.Name == "random"
+	} else {
+		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
+		hc := &http.Client{Transport: serving.NewTransport(c.Concurrency)}
+		var err error
+		if modelID, err = serveBenchFirstModel(ctx, hc, sp.BaseURL, map[string]string{}); err != nil {
+			return nil, err
+		}
+		tokPath := ""
+		if c.Model.Path != setup.Builtin && c.Model.Shape == "" {
+			tokPath = c.Model.Path
+		}
+		if tok, _, err = serveBenchTokenizer(tokPath); err != nil {
+			return nil, err
+		}
+		client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: modelID, Tok: tok, HC: hc, IgnoreEOS: d.Name == "random"}
+		sp.IgnoreEOS = d.Name == "random"
+	}
+	sp.Model = modelID
+	sp.Dataset = d
+	ds, err := serving.LoadDataset(d, sonnet, tok, modelCtx)
+	if err != nil {
+		return nil, err
+	}
+	r.Logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
+	b := &serving.Bench{Spec: sp, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: modelID}
+	return b.Run(ctx, r)
+}

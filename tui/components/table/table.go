@@ -1,0 +1,131 @@
+// Package table draws rows under a header in aligned columns, numbers right-aligned,
+// with a cursor that ↑↓ move and a window that scrolls to keep it in view.
+package table
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"llmbench/tui/components/panel"
+	"llmbench/tui/theme"
+)
+
+// KeyMap holds the table's keys.
+type KeyMap struct {
+	Up, Down key.Binding
+}
+
+// DefaultKeyMap returns ↑/k and ↓/j.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "up")),
+		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "down")),
+	}
+}
+
+// Model is a table.
+type Model struct {
+	theme   theme.Theme
+	w, h    int
+	Keys    KeyMap
+	Headers []string
+	rows    [][]string
+	cursor  int
+	offset  int
+	// Cursor, when true, highlights the row under the cursor.
+	Cursor bool
+}
+
+// New returns a table with the given headers.
+func New(t theme.Theme, headers ...string) Model {
+	return Model{theme: t, Keys: DefaultKeyMap(), Headers: headers, w: 40, h: 5}
+}
+
+// SetSize sets the area: the header takes one line, rows the rest.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
+
+// SetRows replaces the rows, keeping the cursor where it can.
+func (m *Model) SetRows(rows [][]string) { m.rows = rows; m.clamp() }
+
+// Rows returns the rows.
+func (m Model) Rows() [][]string { return m.rows }
+
+// CursorRow returns the index of the row under the cursor.
+func (m Model) CursorRow() int { return m.cursor }
+
+func (m *Model) clamp() {
+	m.cursor = min(max(m.cursor, 0), max(len(m.rows)-1, 0))
+	vis := max(1, m.h-1)
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+vis {
+		m.offset = m.cursor - vis + 1
+	}
+	m.offset = max(0, min(m.offset, max(0, len(m.rows)-vis)))
+}
+
+// Update moves the cursor.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(k, m.Keys.Up):
+			m.cursor--
+		case key.Matches(k, m.Keys.Down):
+			m.cursor++
+		}
+		m.clamp()
+	}
+	return m, nil
+}
+
+func numeric(s string) bool {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(s, "%"), " "))
+	_, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+	return err == nil
+}
+
+// View renders the header and the visible rows.
+func (m Model) View() string {
+	widths := make([]int, len(m.Headers))
+	for i, h := range m.Headers {
+		widths[i] = lipgloss.Width(h)
+	}
+	for _, r := range m.rows {
+		for i := range min(len(r), len(widths)) {
+			widths[i] = max(widths[i], lipgloss.Width(r[i]))
+		}
+	}
+	cell := func(s string, i int, right bool) string {
+		pad := strings.Repeat(" ", max(0, widths[i]-lipgloss.Width(s)))
+		if right {
+			return pad + s
+		}
+		return s + pad
+	}
+	line := func(r []string, header bool) string {
+		parts := make([]string, len(widths))
+		for i := range widths {
+			s := ""
+			if i < len(r) {
+				s = r[i]
+			}
+			parts[i] = cell(s, i, i > 0 && (header || numeric(s)))
+		}
+		return strings.Join(parts, "  ")
+	}
+	out := []string{m.theme.Title.Render(panel.Fit(line(m.Headers, true), m.w))}
+	vis := max(1, m.h-1)
+	for i := m.offset; i < min(len(m.rows), m.offset+vis); i++ {
+		l := panel.Fit(line(m.rows[i], false), m.w)
+		if m.Cursor && i == m.cursor {
+			l = m.theme.Cursor.Render(l)
+		}
+		out = append(out, l)
+	}
+	return strings.Join(panel.Lines(strings.Join(out, "\n"), m.w, m.h), "\n")
+}

@@ -1,0 +1,372 @@
+// Package live is the Live screen: it starts a workload through run.Start in a
+// tea.Cmd, reads the run's events with one re-armed command per event (the pattern of
+// bubbletea's examples/realtime), and shows progress and ETA, a throughput sparkline,
+// a streaming latency histogram, a percentiles table, the device panel and the log
+// tail. esc cancels; the run still ends with a Done that keeps partial results.
+package live
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"llmbench/engine/device"
+	"llmbench/tui/components/histogram"
+	"llmbench/tui/components/panel"
+	"llmbench/tui/components/progress"
+	"llmbench/tui/components/sparkline"
+	"llmbench/tui/components/table"
+	"llmbench/tui/components/telemetry"
+	"llmbench/tui/theme"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/run"
+)
+
+// DoneMsg says the run ended (finished, failed or cancelled): Done holds its result.
+type DoneMsg struct {
+	Title string
+	Done  run.Done
+}
+
+// startedMsg carries the run Start returned.
+type startedMsg struct {
+	run    *run.Run
+	events <-chan run.Event
+}
+
+// eventMsg is one event read from the run's channel; ok is false once it closed.
+type eventMsg struct {
+	ch <-chan run.Event // the channel it was read from: stale ones are ignored
+	ev run.Event
+	ok bool
+}
+
+// startCmd starts w; the run lives until its Done, whatever the screen does.
+func startCmd(w run.Workload, opts []run.Option) tea.Cmd {
+	return func() tea.Msg {
+		r, ch := run.Start(context.Background(), w, opts...)
+		return startedMsg{run: r, events: ch}
+	}
+}
+
+// waitEventCmd reads the next event; Update re-arms it after each one.
+func waitEventCmd(ch <-chan run.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		return eventMsg{ch: ch, ev: ev, ok: ok}
+	}
+}
+
+// KeyMap holds the Live screen's keys.
+type KeyMap struct {
+	Stop, TTFT, TPOT, ITL key.Binding
+}
+
+// DefaultKeyMap returns the Live keys.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Stop: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop (keeps partial results)")),
+		TTFT: key.NewBinding(key.WithKeys("t"), key.WithHelp("t/p/i", "histogram TTFT/TPOT/ITL")),
+		TPOT: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "histogram TPOT")),
+		ITL:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "histogram ITL")),
+	}
+}
+
+// Footer returns the bindings the footer shows now.
+func (m Model) Footer() []key.Binding {
+	if !m.Running() {
+		return nil
+	}
+	if m.serving {
+		return []key.Binding{m.Keys.Stop, m.Keys.TTFT}
+	}
+	return []key.Binding{m.Keys.Stop}
+}
+
+// Help returns every binding for the help view.
+func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Stop, k.TTFT} }
+
+var metricNames = []string{"ttft", "tpot", "itl"}
+
+// maxLogs bounds the log lines kept.
+const maxLogs = 100
+
+// Model is the Live screen.
+type Model struct {
+	theme theme.Theme
+	w, h  int
+	Keys  KeyMap
+
+	Title   string
+	serving bool
+	run     *run.Run
+	events  <-chan run.Event
+	started bool
+	done    *run.Done
+	stopped bool // esc pressed
+
+	prog   progress.Model
+	thr    sparkline.Model
+	hist   histogram.Model
+	metric int // index into metricNames (serve-bench)
+	pct    table.Model
+	tele   telemetry.Model
+	logs   []run.Log
+
+	lastSnap   metrics.LiveSnapshot
+	lastSnapAt time.Duration
+	reps       map[string][]float64 // bench: t/s per repetition by test
+	order      []string
+}
+
+// New returns an idle Live screen; Start begins a run on it.
+func New(t theme.Theme) Model {
+	m := Model{theme: t, Keys: DefaultKeyMap(), prog: progress.New(t), thr: sparkline.New(t, "t/s"),
+		hist: histogram.New(t, "ms"), tele: telemetry.New(t), pct: table.New(t), w: 80, h: 22}
+	return m
+}
+
+// Start resets the screen for a run of w titled title (serving selects the
+// serve-bench views) and returns the command that starts it.
+func (m Model) Start(title string, serving bool, w run.Workload, note string, opts ...run.Option) (Model, tea.Cmd) {
+	n := New(m.theme)
+	n.Title, n.serving, n.started = title, serving, true
+	n.tele.Note = note
+	n.reps = map[string][]float64{}
+	if serving {
+		n.pct = table.New(m.theme, "ms", "mean", "p50", "p90", "p99")
+	} else {
+		n.pct = table.New(m.theme, "test", "reps", "mean t/s", "± std", "max")
+	}
+	n.SetSize(m.w, m.h)
+	return n, startCmd(w, opts)
+}
+
+// Cancel stops the run, if one is under way; it still ends with a Done.
+func (m *Model) Cancel() {
+	if m.Running() && m.run != nil {
+		m.stopped = true
+		m.run.Cancel()
+	}
+}
+
+// Running reports whether a run is under way (started and not yet Done).
+func (m Model) Running() bool { return m.started && m.done == nil }
+
+// SetSize sets the area the screen draws in and lays the components out.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	lw := w / 2
+	rw := w - lw
+	avail := max(6, h-2-2)
+	devH := devHeight(avail)
+	m.prog.SetSize(w, 2)
+	m.thr.SetSize(lw-2, 2)
+	m.pct.SetSize(lw-2, avail-4-2)
+	m.hist.SetSize(rw-2, avail-devH-2)
+	m.tele.SetSize(rw-2, devH-2)
+}
+
+// Update handles keys and the run's messages.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case startedMsg:
+		m.run, m.events = msg.run, msg.events
+		return m, waitEventCmd(msg.events)
+	case eventMsg:
+		if !msg.ok || msg.ch != m.events {
+			return m, nil
+		}
+		if d, ok := msg.ev.(run.Done); ok {
+			m.finish(d)
+			return m, func() tea.Msg { return DoneMsg{Title: m.Title, Done: d} }
+		}
+		m.apply(msg.ev)
+		return m, waitEventCmd(m.events)
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, m.Keys.Stop) && m.Running() && m.run != nil:
+			m.stopped = true
+			m.run.Cancel()
+		case m.serving && key.Matches(msg, m.Keys.TTFT):
+			m.setMetric(0)
+		case m.serving && key.Matches(msg, m.Keys.TPOT):
+			m.setMetric(1)
+		case m.serving && key.Matches(msg, m.Keys.ITL):
+			m.setMetric(2)
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) finish(d run.Done) {
+	m.done = &d
+	m.prog.Finished = !d.Partial && d.Err == nil
+	m.prog.Elapsed = d.Elapsed
+	switch {
+	case d.Err != nil:
+		m.log(d.Elapsed, "run failed: "+d.Err.Error())
+	case d.Partial:
+		m.log(d.Elapsed, "stopped: partial results kept")
+	default:
+		m.log(d.Elapsed, "finished")
+	}
+}
+
+func (m *Model) log(at time.Duration, s string) {
+	m.logs = append(m.logs, run.Log{At: at, Text: s})
+	if len(m.logs) > maxLogs {
+		m.logs = m.logs[len(m.logs)-maxLogs:]
+	}
+}
+
+func (m *Model) apply(ev run.Event) {
+	switch e := ev.(type) {
+	case run.Progress:
+		m.prog.Done, m.prog.Total, m.prog.Unit, m.prog.Label, m.prog.Elapsed = e.Done, e.Total, e.Unit, e.Label, e.At
+	case run.Log:
+		m.log(e.At, e.Text)
+	case run.Telemetry:
+		if r, ok := e.Data.(device.Reading); ok {
+			m.tele.Set(r)
+		}
+	case run.Snapshot:
+		m.prog.Elapsed = max(m.prog.Elapsed, e.At)
+		switch s := e.Data.(type) {
+		case micro.RepSnapshot:
+			m.addRep(s)
+		case metrics.LiveSnapshot:
+			m.addLive(e.At, s)
+		}
+	}
+}
+
+func (m *Model) addRep(s micro.RepSnapshot) {
+	ts := s.TokensPerSec()
+	m.thr.Push(ts)
+	m.hist.Add(float64(s.Elapsed) / float64(time.Millisecond))
+	if _, ok := m.reps[s.Test]; !ok {
+		m.order = append(m.order, s.Test)
+	}
+	m.reps[s.Test] = append(m.reps[s.Test], ts)
+	var rows [][]string
+	for _, t := range m.order {
+		v := m.reps[t]
+		mean, std := meanStd(v)
+		rows = append(rows, []string{t, fmt.Sprint(len(v)), fmt.Sprintf("%.2f", mean), fmt.Sprintf("%.2f", std), fmt.Sprintf("%.2f", slices.Max(v))})
+	}
+	m.pct.SetRows(rows)
+}
+
+func meanStd(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, 0
+	}
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(v)-1))
+}
+
+func (m *Model) addLive(at time.Duration, s metrics.LiveSnapshot) {
+	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 && m.lastSnapAt > 0 {
+		m.thr.Push(float64(s.OutputTokens-m.lastSnap.OutputTokens) / dt)
+	}
+	m.lastSnap, m.lastSnapAt = s, at
+	m.prog.Failed = s.Failed
+	var rows [][]string
+	for _, name := range append(slices.Clone(metricNames), "e2el") {
+		d := s.Dists[name]
+		if d.Count == 0 {
+			rows = append(rows, []string{strings.ToUpper(name), "-", "-", "-", "-"})
+			continue
+		}
+		f := func(v float64) string { return fmt.Sprintf("%.1f", v) }
+		rows = append(rows, []string{strings.ToUpper(name), f(d.Mean), f(d.P50), f(d.P90), f(d.P99)})
+	}
+	m.pct.SetRows(rows)
+	m.setMetric(m.metric)
+}
+
+func (m *Model) setMetric(i int) {
+	m.metric = i
+	d := m.lastSnap.Dists[metricNames[i]]
+	bs := make([]histogram.Bucket, len(d.Buckets))
+	for j, b := range d.Buckets {
+		bs[j] = histogram.Bucket{Lo: b.FromMs, Hi: b.ToMs, Count: b.Count}
+	}
+	m.hist.SetBuckets(bs, d.P50, d.P90, d.P99)
+}
+
+// Done returns the run's Done once it ended.
+func (m Model) Done() (run.Done, bool) {
+	if m.done == nil {
+		return run.Done{}, false
+	}
+	return *m.done, true
+}
+
+// HeaderRight is the run summary for the header: how the run stands first (so a
+// narrow header cuts the title, not the state), then the title.
+func (m Model) HeaderRight() string {
+	switch {
+	case !m.started:
+		return ""
+	case m.done != nil && m.done.Err != nil:
+		return "✗ failed · " + m.Title
+	case m.done != nil && m.done.Partial:
+		return "■ stopped (partial) · " + m.Title
+	case m.done != nil:
+		return "✓ done · " + m.Title
+	case m.stopped:
+		return "stopping… · " + m.Title
+	}
+	return "● running · " + m.Title
+}
+
+// View renders the screen.
+func (m Model) View() string {
+	t := m.theme
+	if !m.started {
+		return strings.Join(panel.Lines(" No run yet: set one up on the Setup screen and press enter.", m.w, m.h), "\n")
+	}
+	lw := m.w / 2
+	rw := m.w - lw
+	avail := max(6, m.h-2-2)
+	devH := devHeight(avail)
+	thrTitle, histTitle, pctTitle := "Throughput (t/s per rep)", "Rep latency histogram (ms)", "Tests"
+	if m.serving {
+		thrTitle, pctTitle = "Output tok/s", "Percentiles (ms)"
+		tabs := make([]string, len(metricNames))
+		for i, n := range metricNames {
+			tabs[i] = strings.ToUpper(n)
+			if i == m.metric {
+				tabs[i] = "[" + tabs[i] + "]"
+			}
+		}
+		histTitle = strings.ToUpper(metricNames[m.metric]) + " histogram (ms) " + strings.Join(tabs, " ")
+	}
+	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, 4), panel.Box(t, pctTitle, m.pct.View(), lw, avail-4))
+	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, "Device", m.tele.View(), rw, devH))
+	var logs []string
+	for _, l := range m.logs[max(0, len(m.logs)-2):] {
+		logs = append(logs, fmt.Sprintf(" log %s %s", progress.Clock(l.At), l.Text))
+	}
+	body := m.prog.View() + "\n" + panel.Join(left, right) + "\n" + strings.Join(panel.Lines(strings.Join(logs, "\n"), m.w, 2), "\n")
+	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
+}
+
+// devHeight is the Device panel's height (frame included) for the rows available:
+// four lines inside, five or six when the terminal is tall.
+func devHeight(avail int) int { return min(8, max(6, avail/3)) }

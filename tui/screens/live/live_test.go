@@ -1,0 +1,209 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"llmbench/engine/device"
+	"llmbench/tui/internal/golden"
+	"llmbench/tui/theme"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/run"
+)
+
+var esc = tea.KeyPressMsg{Code: tea.KeyEscape}
+
+// scripted starts a Live screen on a channel the test feeds, without a real run.
+func scripted(t *testing.T, serving bool, events ...run.Event) Model {
+	t.Helper()
+	m, _ := New(theme.New(theme.ASCII)).Start("bench · stories260K · pp 512 tg 128 · r 5", serving, run.Func{}, "NVML: no device")
+	ch := make(chan run.Event, len(events))
+	m, cmd := m.Update(startedMsg{events: ch})
+	if cmd == nil {
+		t.Fatal("no reader armed after start")
+	}
+	for _, e := range events {
+		var cmd tea.Cmd
+		m, cmd = m.Update(eventMsg{ch: ch, ev: e, ok: true})
+		if cmd == nil {
+			t.Fatalf("reader not re-armed after %T", e)
+		}
+	}
+	return m
+}
+
+func gpuReading() device.Reading {
+	return device.Reading{At: time.Second, GPUs: []device.GPU{{Name: "Fake H100", PowerW: 412, PowerLimitW: 450, EnergyJ: 16900,
+		SMClockMHz: 1980, MemClockMHz: 2619, TempC: 71, UtilGPU: 98, MemUsed: 61 << 30, MemTotal: 80 << 30, ThrottleNames: []string{"sw_power_cap"}}}}
+}
+
+func benchEvents() []run.Event {
+	ev := []run.Event{run.Log{At: 100 * time.Millisecond, Text: "loading stories260K"}, run.Telemetry{At: time.Second, Data: gpuReading()}}
+	for i := range 7 {
+		test, tokens := "pp512", 512
+		if i >= 5 {
+			test, tokens = "tg128", 128
+		}
+		el := time.Duration(200+10*i) * time.Millisecond
+		ev = append(ev, run.Progress{At: time.Duration(i+1) * time.Second, Done: float64(i) / 6, Total: 2, Unit: "tests", Label: test + " rep"},
+			run.Snapshot{At: time.Duration(i+1) * time.Second, Data: micro.RepSnapshot{Test: test, Rep: i%5 + 1, Reps: 5, Tokens: tokens, Elapsed: el}})
+	}
+	return append(ev, run.Log{At: 5 * time.Second, Text: "pp512 t=2 fa=0: 2394.56 ± 12.00 t/s"})
+}
+
+func serveEvents() []run.Event {
+	l := metrics.NewLive(200)
+	var ev []run.Event
+	for i := range 120 {
+		ttft := time.Duration(20+i%7*30) * time.Millisecond
+		r := &metrics.Record{Success: i%40 != 39, TTFT: ttft, Latency: ttft + 64*40*time.Millisecond, OutputTokens: 64,
+			ITL: []time.Duration{38 * time.Millisecond, 41 * time.Millisecond, 45 * time.Millisecond}}
+		l.Add(r)
+		if i%30 == 29 {
+			at := time.Duration(i/30+1) * 2 * time.Second
+			ev = append(ev, run.Progress{At: at, Done: float64(i + 1), Total: 200, Unit: "requests", Label: "serve-bench"},
+				run.Snapshot{At: at, Data: l.Snapshot()})
+		}
+	}
+	return append(ev, run.Telemetry{At: 8 * time.Second, Data: device.Reading{CPU: device.CPUUsage{UtilAll: 87, MHz: []float64{3400, 3400}, RSS: 300 << 20}}})
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		serving bool
+		events  []run.Event
+		keys    []tea.KeyPressMsg
+	}{
+		{"idle", false, nil, nil},
+		{"bench", false, benchEvents(), nil},
+		{"serve_ttft", true, serveEvents(), nil},
+		{"serve_itl", true, serveEvents(), []tea.KeyPressMsg{{Code: 'i', Text: "i"}}},
+	} {
+		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+			var m Model
+			if tc.name == "idle" {
+				m = New(theme.New(theme.ASCII))
+			} else {
+				m = scripted(t, tc.serving, tc.events...)
+			}
+			for _, k := range tc.keys {
+				m, _ = m.Update(k)
+			}
+			m.SetSize(sz[0], sz[1]-3)
+			golden.Assert(t, fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), m.View())
+		}
+	}
+}
+
+func TestMetricSwitch(t *testing.T) {
+	m := scripted(t, true, serveEvents()...)
+	for i, k := range []rune{'p', 'i', 't'} {
+		m, _ = m.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+		if want := []int{1, 2, 0}[i]; m.metric != want {
+			t.Errorf("after %c: metric %d, want %d", k, m.metric, want)
+		}
+	}
+	if m.prog.Failed != 3 {
+		t.Errorf("failed %d, want 3", m.prog.Failed)
+	}
+}
+
+// drive runs cmd and feeds what it returns back to Update until the run's DoneMsg.
+func drive(t *testing.T, m Model, cmd tea.Cmd, onEvent func(Model) Model) (Model, DoneMsg) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for cmd != nil {
+		msgs := make(chan tea.Msg, 1)
+		go func() { msgs <- cmd() }()
+		var msg tea.Msg
+		select {
+		case msg = <-msgs:
+		case <-deadline:
+			t.Fatal("run did not finish")
+		}
+		if d, ok := msg.(DoneMsg); ok {
+			return m, d
+		}
+		m, cmd = m.Update(msg)
+		if onEvent != nil {
+			m = onEvent(m)
+		}
+	}
+	t.Fatal("commands stopped before Done")
+	return m, DoneMsg{}
+}
+
+func TestRunToDone(t *testing.T) {
+	w := run.Func{Label: "scripted", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+		for i := range 5 {
+			r.Progress(float64(i+1), 5, "tests", "step")
+			r.Snapshot(micro.RepSnapshot{Test: "tg16", Rep: i + 1, Reps: 5, Tokens: 16, Elapsed: time.Millisecond})
+			time.Sleep(time.Millisecond)
+		}
+		r.Logf("all done")
+		return &micro.Result{}, nil
+	}}
+	m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+	m, d := drive(t, m, cmd, nil)
+	if d.Done.Partial || d.Done.Err != nil || d.Done.Result == nil {
+		t.Fatalf("done %+v", d.Done)
+	}
+	if m.Running() {
+		t.Error("still running after Done")
+	}
+}
+
+func TestCancelKeepsPartial(t *testing.T) {
+	started := make(chan struct{})
+	w := run.Func{Label: "forever", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+		r.Progress(1, 10, "tests", "first")
+		close(started)
+		<-ctx.Done()
+		return &micro.Result{Partial: true}, ctx.Err()
+	}}
+	m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+	sent := false
+	m, d := drive(t, m, cmd, func(m Model) Model {
+		if !sent && m.run != nil {
+			<-started
+			m, _ = m.Update(esc)
+			sent = true
+		}
+		return m
+	})
+	if !d.Done.Partial || d.Done.Err != nil {
+		t.Fatalf("done %+v: want partial without error", d.Done)
+	}
+	if _, ok := d.Done.Result.(*micro.Result); !ok {
+		t.Errorf("result %T", d.Done.Result)
+	}
+	if m.HeaderRight() != "■ stopped (partial) · t" {
+		t.Errorf("header %q", m.HeaderRight())
+	}
+}
+
+func TestStaleEventsIgnored(t *testing.T) {
+	m := scripted(t, false)
+	old := make(chan run.Event)
+	m2, cmd := m.Update(eventMsg{ch: old, ev: run.Log{Text: "old"}, ok: true})
+	if cmd != nil || len(m2.logs) != 0 {
+		t.Error("an event from an earlier run was applied")
+	}
+}
+
+func TestTinySizes(t *testing.T) {
+	m := scripted(t, true, serveEvents()...)
+	for _, sz := range [][2]int{{1, 1}, {12, 4}, {30, 8}} {
+		m.SetSize(sz[0], sz[1])
+		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
+			t.Errorf("%v: %d lines", sz, n)
+		}
+	}
+}
