@@ -23,10 +23,15 @@ type pool struct {
 	fn      func(part, worker int)
 	parts   int
 	next    atomic.Int64
-	gen     atomic.Uint32
+	gen     atomic.Uint64
 	active  atomic.Int32
 	quit    atomic.Bool
-	parked  atomic.Int32 // 1 while Run's caller is (about to be) blocked on done
+	// parked holds the generation whose Run's caller is (about to be) blocked on done,
+	// 0 when none. Tagging it with the generation matters: a helper that finished
+	// generation N may be descheduled between its last decrement and its wake-up of the
+	// caller; by then Run N has returned and Run N+1 may be parked, and an untagged flag
+	// would let that late helper wake Run N+1 before Run N+1's helpers are done.
+	parked  atomic.Uint64
 	done    chan struct{}
 	helpers []helper
 	once    sync.Once
@@ -50,7 +55,7 @@ func newPool(threads int) *pool {
 
 func (p *pool) loop(worker int) {
 	h := &p.helpers[worker]
-	var seen uint32
+	var seen uint64
 	for {
 		for spins := 0; p.gen.Load() == seen; spins++ {
 			if spins < poolSpin {
@@ -68,7 +73,7 @@ func (p *pool) loop(worker int) {
 		}
 		seen = p.gen.Load()
 		p.drain(worker)
-		if p.active.Add(-1) == 0 && p.parked.CompareAndSwap(1, 0) {
+		if p.active.Add(-1) == 0 && p.parked.CompareAndSwap(seen, 0) {
 			p.done <- struct{}{}
 		}
 	}
@@ -106,15 +111,15 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 	p.fn, p.parts = fn, parts
 	p.next.Store(0)
 	p.active.Store(int32(p.workers - 1))
-	p.gen.Add(1)
+	g := p.gen.Add(1)
 	p.wakeParked()
 	p.drain(0)
 	for spins := 0; p.active.Load() != 0; spins++ {
 		if spins < poolSpin {
 			continue
 		}
-		p.parked.Store(1)
-		if p.active.Load() == 0 && p.parked.CompareAndSwap(1, 0) {
+		p.parked.Store(g)
+		if p.active.Load() == 0 && p.parked.CompareAndSwap(g, 0) {
 			break
 		}
 		<-p.done
