@@ -20,7 +20,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--served-model-name NAME] [--chat-template NAME]")
+	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--served-model-name NAME] [--chat-template NAME]")
 	path := fs.String("m", "", "GGUF model `file` (default: the built-in stories260K)")
 	shape := fs.String("shape", "", "synthetic model `shape` ("+strings.Join(synth.Shapes(), ", ")+"), written once into the cache")
 	typ := fs.String("type", "", "weight `type` of the synthetic --shape ("+strings.Join(synth.FileTypes(), ", ")+")")
@@ -32,6 +32,9 @@ func runServe(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit on one request, queueing and generation (0 = none)")
 	threads := fs.Int("t", 0, "threads (0 = all cores)")
 	ctxSize := fs.Int("c", 0, "context size (0 = the model's)")
+	maxSeqs := fs.Int("max-num-seqs", engine.DefaultMaxNumSeqs, "requests batched together at most; each holds a KV cache slot, and more wait in the engine's queue")
+	maxBatched := fs.Int("max-num-batched-tokens", engine.DefaultMaxNumBatchedTokens, "tokens in one batched step at most: a decode token per running request plus chunks of prompts (chunked prefill)")
+	seqCtx := fs.Int("seq-context", 0, "context of one request, prompt plus output (0 = min(context, 4096)); the KV memory is max-num-seqs × this")
 	name := fs.String("served-model-name", "", "model name in /v1/models and in answers (default: the file name without .gguf)")
 	tmplName := fs.String("chat-template", "", "chat template family, overriding the one detected from the model ("+strings.Join(server.TemplateNames(), ", ")+")")
 	quiet := fs.Bool("quiet", false, "no log line per request")
@@ -53,6 +56,12 @@ func runServe(ctx context.Context, args []string) error {
 		return usageErr("--port %d: out of range", *port)
 	case *maxBody <= 0:
 		return usageErr("--max-body must be positive")
+	case *maxSeqs <= 0:
+		return usageErr("--max-num-seqs must be positive")
+	case *maxBatched <= 0:
+		return usageErr("--max-num-batched-tokens must be positive")
+	case *seqCtx < 0:
+		return usageErr("--seq-context must not be negative")
 	}
 	if *apiKey == "" {
 		*apiKey = os.Getenv("LLMBENCH_API_KEY")
@@ -71,7 +80,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	// The model.
-	opts := engine.Options{Threads: *threads, Context: *ctxSize}
+	opts := engine.Options{Threads: *threads, Context: *ctxSize, MaxNumSeqs: *maxSeqs, MaxNumBatchedTokens: *maxBatched, SeqContext: *seqCtx}
 	var e *engine.Engine
 	var err error
 	id := builtin.Name
@@ -117,8 +126,8 @@ func runServe(ctx context.Context, args []string) error {
 		logger = log.New(os.Stderr, "", log.LstdFlags)
 	}
 	srv, err := server.New(server.Config{
-		Gen: e, Tok: e.Tok, Model: id, Root: e.Source, Context: e.Options().Context, Template: tmpl,
-		APIKey: *apiKey, MaxBody: *maxBody, MaxQueue: queue, MaxRunning: 1, RequestTimeout: *timeout, Log: logger,
+		Gen: e, Tok: e.Tok, Model: id, Root: e.Source, Context: e.Options().SeqContext, Template: tmpl,
+		APIKey: *apiKey, MaxBody: *maxBody, MaxQueue: queue, MaxRunning: e.Options().MaxNumSeqs, RequestTimeout: *timeout, Log: logger,
 	})
 	if err != nil {
 		return err
@@ -129,13 +138,14 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), e.Options().Context)
+	eo := e.Options()
+	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d per request)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), eo.SeqContext)
 	fmt.Fprintf(os.Stderr, "chat template: %s (%s)\n", tmpl.Name, tmpl.Source)
 	auth := "no API key"
 	if *apiKey != "" {
 		auth = "API key required"
 	}
-	fmt.Fprintf(os.Stderr, "queue: 1 running, up to %d waiting; %s\n", max(queue, 0), auth)
+	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
 	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", ln.Addr())
 
 	errc := make(chan error, 1)

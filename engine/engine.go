@@ -28,19 +28,31 @@ type Options struct {
 	// FlashAttn selects the fused attention path (llama-bench's -fa): scores are never
 	// materialised for the whole context; results agree with the plain path.
 	FlashAttn bool
+	// MaxNumSeqs bounds the sequences Generate runs at once in one batch (vLLM's
+	// --max-num-seqs); each holds a KV slot of SeqContext positions, and requests beyond
+	// it wait, first come first served. 0 = DefaultMaxNumSeqs.
+	MaxNumSeqs int
+	// MaxNumBatchedTokens bounds the tokens of one scheduler step: a decode token per
+	// running sequence plus chunks of prompts being read (vLLM's
+	// --max-num-batched-tokens). 0 = DefaultMaxNumBatchedTokens; at least MaxNumSeqs.
+	MaxNumBatchedTokens int
+	// SeqContext is the context of one sequence under Generate: prompt plus generated
+	// tokens. 0 = min(Context, DefaultSeqContext); at most Context.
+	SeqContext int
 }
 
-// Engine is a loaded model ready to generate. Generate calls are serialised.
+// Engine is a loaded model ready to generate. Concurrent Generate calls are batched
+// by a continuous-batching scheduler.
 type Engine struct {
 	File   *gguf.File
 	Model  *model.Model
 	Tok    *tokenizer.Tokenizer
 	Source string // path or name the model came from
 
-	be   kernels.Backend
-	opts Options
-	mu   sync.Mutex
-	gen  *Session // reused by Generate, grown as requests need
+	be    kernels.Backend
+	opts  Options
+	mu    sync.Mutex // held for each use of the backend (a scheduler step, Session.Eval)
+	sched *scheduler
 }
 
 // Load opens the GGUF file at path and prepares it for generation.
@@ -93,15 +105,30 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 	if opts.KVType == 0 {
 		opts.KVType = kernels.F16
 	}
+	if opts.MaxNumSeqs <= 0 {
+		opts.MaxNumSeqs = DefaultMaxNumSeqs
+	}
+	if opts.MaxNumBatchedTokens <= 0 {
+		opts.MaxNumBatchedTokens = DefaultMaxNumBatchedTokens
+	}
+	opts.MaxNumBatchedTokens = max(opts.MaxNumBatchedTokens, opts.MaxNumSeqs)
+	if opts.SeqContext <= 0 {
+		opts.SeqContext = min(opts.Context, DefaultSeqContext)
+	}
+	opts.SeqContext = min(opts.SeqContext, opts.Context)
 	be, err := kernels.Select(opts.Backend, opts.Threads)
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts}, nil
+	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts}
+	e.sched = newScheduler(e)
+	return e, nil
 }
 
-// Close releases the backend and the model file.
+// Close stops the scheduler (failing the requests it holds with ErrClosed) and
+// releases the backend and the model file.
 func (e *Engine) Close() error {
+	e.sched.close()
 	e.be.Close()
 	return e.File.Close()
 }
@@ -156,11 +183,13 @@ func rate(n int, d time.Duration) float64 {
 var ErrContextFull = errors.New("prompt does not fit in the context")
 
 // Generate runs one request, calling emit for each generated token. It stops at
-// MaxTokens, an end-of-generation token, the context limit, ctx cancellation (returning
-// ctx's error with the stats so far) or an error from emit.
+// MaxTokens, an end-of-generation token, the end of the sequence's context
+// (Options.SeqContext), ctx cancellation (returning ctx's error with the stats so far)
+// or an error from emit. Generate may be called concurrently: the scheduler batches
+// the running requests into shared forward passes, and each request waits for a KV
+// slot when MaxNumSeqs are running. emit is called on the caller's goroutine.
 func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) error) (Stats, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	t0 := time.Now()
 	ids := req.Tokens
 	if ids == nil {
 		ids = e.Tok.Encode(req.Prompt, true, true)
@@ -169,79 +198,75 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	if len(ids) == 0 {
 		return st, errors.New("engine: empty prompt")
 	}
-	if len(ids) >= e.opts.Context {
-		return st, fmt.Errorf("engine: %d prompt tokens, context %d: %w", len(ids), e.opts.Context, ErrContextFull)
+	if len(ids) >= e.opts.SeqContext {
+		return st, fmt.Errorf("engine: %d prompt tokens, context %d: %w", len(ids), e.opts.SeqContext, ErrContextFull)
 	}
 	if err := req.Sampling.Validate(); err != nil {
 		return st, err
 	}
-	want := e.opts.Context
+	for _, id := range ids {
+		if id < 0 || int(id) >= e.Model.Vocab {
+			return st, fmt.Errorf("engine: prompt token %d outside the vocabulary of %d", id, e.Model.Vocab)
+		}
+	}
+	// The scheduler drops the request as soon as qctx ends: when the caller cancels, or
+	// when this call returns for any reason (an error from emit included).
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	want := e.opts.SeqContext
 	if req.MaxTokens > 0 {
 		want = min(want, len(ids)+req.MaxTokens)
 	}
-	if e.gen == nil || e.gen.Context() < want {
-		s, err := e.NewSession(want)
-		if err != nil {
-			return st, err
+	q := &seq{ctx: qctx, ids: ids, req: req, smp: sample.New(req.Sampling),
+		history: append(make([]int32, 0, want), ids...)}
+	q.out.wake = make(chan struct{}, 1)
+	if err := e.sched.enqueue(qctx, q); err != nil {
+		if ctx.Err() != nil {
+			st.StopReason = "cancelled"
+			return st, ctx.Err()
 		}
-		e.gen = s
+		return st, err
 	}
-	sess := e.gen
-	sess.Reset()
-	smp := sample.New(req.Sampling)
 	dec := tokenizer.NewStreamDecoder(e.Tok)
-	history := append(make([]int32, 0, want), ids...)
-
-	t0 := time.Now()
-	var logits []float32
-	for i := 0; i < len(ids); i += e.opts.Batch {
-		if err := ctx.Err(); err != nil {
+	var evs []event
+	var tGen time.Time
+	for {
+		select {
+		case <-q.out.wake:
+		case <-ctx.Done():
 			st.StopReason = "cancelled"
-			return st, err
+			return st, ctx.Err()
 		}
-		var err error
-		if logits, err = sess.eval(ids[i:min(len(ids), i+e.opts.Batch)]); err != nil {
-			return st, err
-		}
-	}
-	st.PromptTime = time.Since(t0)
-	tGen := time.Now()
-	next := []int32{0}
-	for i := 0; ; i++ {
-		id := smp.Sample(logits, history)
-		history = append(history, id)
-		st.GenTokens++
-		st.GenTime = time.Since(tGen)
-		eog := e.Tok.IsEOG(id) && !req.IgnoreEOS
-		text := ""
-		if !eog {
-			text = dec.Add(id)
-		}
-		if err := emit(Token{ID: id, Text: text, Index: i}); err != nil {
-			return st, err
-		}
-		switch {
-		case eog:
-			st.StopReason = "eos"
-		case req.MaxTokens > 0 && st.GenTokens >= req.MaxTokens:
-			st.StopReason = "length"
-		case sess.Pos()+1 >= sess.Context(): // prompt + generated tokens fill the context
-			st.StopReason = "context"
-		}
-		if st.StopReason != "" {
-			if rest := dec.Flush(); rest != "" {
-				emit(Token{ID: -1, Text: rest, Index: i})
+		evs = q.out.take(evs)
+		for _, ev := range evs {
+			if ev.err != nil {
+				return st, ev.err
 			}
-			return st, nil
-		}
-		if err := ctx.Err(); err != nil {
-			st.StopReason = "cancelled"
-			return st, err
-		}
-		next[0] = id
-		var err error
-		if logits, err = sess.eval(next); err != nil {
-			return st, err
+			i := st.GenTokens
+			if i == 0 {
+				st.PromptTime, tGen = ev.at.Sub(t0), ev.at
+			}
+			st.GenTokens++
+			st.GenTime = ev.at.Sub(tGen)
+			eog := e.Tok.IsEOG(ev.id) && !req.IgnoreEOS
+			text := ""
+			if !eog {
+				text = dec.Add(ev.id)
+			}
+			if err := emit(Token{ID: ev.id, Text: text, Index: i}); err != nil {
+				return st, err
+			}
+			if ev.stop != "" {
+				if rest := dec.Flush(); rest != "" {
+					emit(Token{ID: -1, Text: rest, Index: i})
+				}
+				st.StopReason = ev.stop
+				return st, nil
+			}
+			if err := ctx.Err(); err != nil {
+				st.StopReason = "cancelled"
+				return st, err
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"testing"
 
 	"llmbench/engine/gguf"
@@ -70,6 +71,141 @@ func BenchmarkDecodeStep(b *testing.B) {
 	for b.Loop() {
 		if _, err := m.Forward(be, st, cache, tok, 16, false); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// batchSetup prefills nseq caches of stories260K with distinct 16-token prompts.
+func batchSetup(tb testing.TB, nseq int) (*Model, kernels.Backend, []*Cache, func()) {
+	tb.Helper()
+	f, err := gguf.Open("../builtin/stories260K.gguf")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := FromGGUF(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	be := cpu.New(2)
+	st := m.NewState(16)
+	caches := make([]*Cache, nseq)
+	for s := range caches {
+		if caches[s], err = m.NewCache(256, kernels.F16); err != nil {
+			tb.Fatal(err)
+		}
+		prompt := make([]int32, 16)
+		for i := range prompt {
+			prompt[i] = int32(10 + 7*s + i)
+		}
+		if _, err := m.Forward(be, st, caches[s], prompt, 0, false); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return m, be, caches, func() { be.Close(); f.Close() }
+}
+
+// TestBatchedDecodeAllocatesNothing checks that a steady batched decode step of four
+// sequences allocates nothing.
+func TestBatchedDecodeAllocatesNothing(t *testing.T) {
+	m, be, caches, done := batchSetup(t, 4)
+	defer done()
+	st := m.NewState(16)
+	seqs := make([]Seq, len(caches))
+	toks := []int32{42, 43, 44, 45}
+	for i, c := range caches {
+		seqs[i] = Seq{Cache: c, Start: 16, Tokens: toks[i : i+1], Logits: true}
+	}
+	for range 8 {
+		if _, err := m.ForwardBatch(be, st, seqs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := m.ForwardBatch(be, st, seqs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per batched decode step, want 0", allocs)
+	}
+}
+
+// TestForwardBatchMatchesForward runs decode steps and prompt chunks of several
+// sequences in one batch and compares each sequence's logits with those of a pass on
+// its own, and the caches they leave.
+func TestForwardBatchMatchesForward(t *testing.T) {
+	m, be, solo, done := batchSetup(t, 3)
+	defer done()
+	_, _, batched, done2 := batchSetup(t, 3)
+	defer done2()
+	// Sequence 0 decodes one token, 1 reads a 5-token chunk without logits, 2 reads a
+	// 3-token chunk and wants logits.
+	parts := []Seq{
+		{Start: 16, Tokens: []int32{42}, Logits: true},
+		{Start: 16, Tokens: []int32{3, 4, 5, 6, 7}},
+		{Start: 16, Tokens: []int32{50, 51, 52}, Logits: true},
+	}
+	st := m.NewState(16)
+	var want [][]float32
+	for i, p := range parts {
+		out, err := m.Forward(be, st, solo[i], p.Tokens, p.Start, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Logits {
+			want = append(want, append([]float32(nil), out...))
+		}
+	}
+	seqs := append([]Seq(nil), parts...)
+	for i := range seqs {
+		seqs[i].Cache = batched[i]
+	}
+	got, err := m.ForwardBatch(be, st, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want)*m.Vocab {
+		t.Fatalf("%d logits, want %d rows of %d", len(got), len(want), m.Vocab)
+	}
+	for r, w := range want {
+		g := got[r*m.Vocab : (r+1)*m.Vocab]
+		for i := range w {
+			if d := math.Abs(float64(g[i] - w[i])); d > 1e-3*(1+math.Abs(float64(w[i]))) {
+				t.Fatalf("row %d logit %d: batched %v, alone %v", r, i, g[i], w[i])
+			}
+		}
+	}
+	// The next decode step of sequence 1 sees the same cache either way.
+	a, err := m.Forward(be, st, solo[1], []int32{9}, 21, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = append([]float32(nil), a...)
+	b, err := m.Forward(be, st, batched[1], []int32{9}, 21, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if d := math.Abs(float64(a[i] - b[i])); d > 1e-3*(1+math.Abs(float64(a[i]))) {
+			t.Fatalf("after the batch, logit %d: %v vs %v", i, b[i], a[i])
+		}
+	}
+}
+
+func TestForwardBatchErrors(t *testing.T) {
+	m, be, caches, done := batchSetup(t, 2)
+	defer done()
+	st := m.NewState(4)
+	cases := map[string][]Seq{
+		"empty batch":    nil,
+		"no tokens":      {{Cache: caches[0], Start: 16}},
+		"over the state": {{Cache: caches[0], Start: 16, Tokens: make([]int32, 3)}, {Cache: caches[1], Start: 16, Tokens: make([]int32, 2)}},
+		"past context":   {{Cache: caches[0], Start: 255, Tokens: make([]int32, 2)}},
+		"bad token":      {{Cache: caches[0], Start: 16, Tokens: []int32{-1}}},
+	}
+	for name, seqs := range cases {
+		if _, err := m.ForwardBatch(be, st, seqs); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }

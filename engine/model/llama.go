@@ -151,8 +151,9 @@ type State struct {
 	Flash                 bool // use the fused attention path (llama-bench's -fa 1)
 	x, h, q, k, v, att, o []float32
 	gate, up              []float32
-	logits                []float32
+	logits                []float32         // grown to the rows asked for
 	attn                  kernels.Attention // reused so that a step allocates nothing
+	one                   [1]Seq            // Forward's batch of one
 }
 
 // NewState allocates activations for batches of up to batch tokens.
@@ -164,37 +165,82 @@ func (m *Model) NewState(batch int) *State {
 		q: make([]float32, batch*qDim), k: make([]float32, batch*kvDim), v: make([]float32, batch*kvDim),
 		att: make([]float32, batch*qDim), o: make([]float32, batch*m.Embd),
 		gate: make([]float32, batch*m.FF), up: make([]float32, batch*m.FF),
-		logits: make([]float32, batch*m.Vocab),
 	}
+}
+
+// Seq is one sequence's share of a batched forward pass: its new tokens, the position
+// of the first of them and the cache that holds its earlier positions and receives the
+// new ones. A decode step is one token; a prefill chunk is several.
+type Seq struct {
+	Cache  *Cache
+	Start  int
+	Tokens []int32
+	// Logits asks for the logits of the sequence's last token (a decode step or the
+	// last chunk of a prompt); an earlier prompt chunk needs none.
+	Logits bool
 }
 
 // Forward runs tokens at positions start… through the model, appending their keys and
 // values to cache. It returns the logits of the last token, or of every token when
 // all is set (rows of Vocab). The slice is reused by the next call.
 func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []int32, start int, all bool) ([]float32, error) {
-	n := len(tokens)
+	st.one[0] = Seq{Cache: cache, Start: start, Tokens: tokens, Logits: true}
+	out, err := m.forward(be, st, st.one[:], all)
+	st.one[0] = Seq{}
+	return out, err
+}
+
+// ForwardBatch runs the tokens of several sequences through the model in one pass:
+// every weight matrix is applied once to all rows of the batch, while RoPE, the KV
+// append and attention work on each sequence's rows with its own cache and positions.
+// It returns one row of Vocab logits for each sequence that asks for them, in the
+// order of seqs; the slice is reused by the next call. The sequences' caches must be
+// distinct, and their tokens together fit in the state's Batch.
+func (m *Model) ForwardBatch(be kernels.Backend, st *State, seqs []Seq) ([]float32, error) {
+	return m.forward(be, st, seqs, false)
+}
+
+func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]float32, error) {
+	n, nOut := 0, 0
+	for i := range seqs {
+		s := &seqs[i]
+		if len(s.Tokens) == 0 {
+			return nil, fmt.Errorf("model: sequence %d of the batch has no tokens", i)
+		}
+		if s.Start < 0 || s.Start+len(s.Tokens) > s.Cache.Context {
+			return nil, fmt.Errorf("model: position %d exceeds the context of %d", s.Start+len(s.Tokens), s.Cache.Context)
+		}
+		n += len(s.Tokens)
+		if s.Logits {
+			nOut++
+		}
+	}
 	if n == 0 || n > st.Batch {
 		return nil, fmt.Errorf("model: batch of %d tokens (state holds %d)", n, st.Batch)
 	}
-	if start+n > cache.Context {
-		return nil, fmt.Errorf("model: position %d exceeds the context of %d", start+n, cache.Context)
+	if all {
+		nOut = n
 	}
 	e := m.Embd
 	qDim, kvDim := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
 	embTr := kernels.TraitsOf(m.Embed.Type)
 	rowBytes := m.Embed.Cols / embTr.BlockSize * embTr.BlockBytes
-	for i, t := range tokens {
-		if t < 0 || int(t) >= m.Vocab {
-			return nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", t, m.Vocab)
+	row := 0
+	for i := range seqs {
+		for _, t := range seqs[i].Tokens {
+			if t < 0 || int(t) >= m.Vocab {
+				return nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", t, m.Vocab)
+			}
+			embTr.ToFloat(m.Embed.Data[int(t)*rowBytes:(int(t)+1)*rowBytes], st.x[row*e:(row+1)*e])
+			row++
 		}
-		embTr.ToFloat(m.Embed.Data[int(t)*rowBytes:(int(t)+1)*rowBytes], st.x[i*e:(i+1)*e])
 	}
 	x, h := st.x[:n*e], st.h[:n*e]
 	q, k, v := st.q[:n*qDim], st.k[:n*kvDim], st.v[:n*kvDim]
 	att, o := st.att[:n*qDim], st.o[:n*e]
 	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
 	attn := &st.attn
-	*attn = kernels.Attention{N: n, Start: start, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
+	*attn = kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
@@ -207,12 +253,20 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 			addBias(k, L.KBias)
 			addBias(v, L.VBias)
 		}
-		be.ApplyRoPE(q, n, start, m.Heads, m.HeadDim, &m.Rope)
-		be.ApplyRoPE(k, n, start, m.KVHeads, m.HeadDim, &m.Rope)
-		storeKV(&cache.K[li], start*kvDim, k)
-		storeKV(&cache.V[li], start*kvDim, v)
-		attn.K, attn.V = cache.K[li], cache.V[li]
-		be.Attend(att, q, attn)
+		row := 0
+		for i := range seqs {
+			s := &seqs[i]
+			sn, start := len(s.Tokens), s.Start
+			sq, sk, sv := q[row*qDim:(row+sn)*qDim], k[row*kvDim:(row+sn)*kvDim], v[row*kvDim:(row+sn)*kvDim]
+			be.ApplyRoPE(sq, sn, start, m.Heads, m.HeadDim, &m.Rope)
+			be.ApplyRoPE(sk, sn, start, m.KVHeads, m.HeadDim, &m.Rope)
+			storeKV(&s.Cache.K[li], start*kvDim, sk)
+			storeKV(&s.Cache.V[li], start*kvDim, sv)
+			attn.N, attn.Start = sn, start
+			attn.K, attn.V = s.Cache.K[li], s.Cache.V[li]
+			be.Attend(att[row*qDim:(row+sn)*qDim], sq, attn)
+			row += sn
+		}
 		be.MatMul(o, L.O, att, n)
 		addInto(x, o)
 		be.RMSNorm(h, x, L.FFNNorm, m.NormEps)
@@ -222,14 +276,29 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 		be.MatMul(o, L.Down, gate, n)
 		addInto(x, o)
 	}
-	rows := x
-	if !all {
-		rows = x[(n-1)*e:]
+	attn.K, attn.V = kernels.KVView{}, kernels.KVView{} // keep no cache alive
+	// Gather the rows that need logits into h and normalise them there.
+	hOut := h[:nOut*e]
+	if all {
+		be.RMSNorm(hOut, x, m.OutputNorm, m.NormEps)
+	} else {
+		row, j := 0, 0
+		for i := range seqs {
+			row += len(seqs[i].Tokens)
+			if seqs[i].Logits {
+				be.RMSNorm(hOut[j*e:(j+1)*e], x[(row-1)*e:row*e], m.OutputNorm, m.NormEps)
+				j++
+			}
+		}
 	}
-	nOut := len(rows) / e
-	be.RMSNorm(h[:len(rows)], rows, m.OutputNorm, m.NormEps)
+	if nOut == 0 {
+		return st.logits[:0], nil
+	}
+	if cap(st.logits) < nOut*m.Vocab {
+		st.logits = make([]float32, nOut*m.Vocab)
+	}
 	logits := st.logits[:nOut*m.Vocab]
-	be.MatMul(logits, m.Output, h[:len(rows)], nOut)
+	be.MatMul(logits, m.Output, hOut, nOut)
 	return logits, nil
 }
 

@@ -93,8 +93,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	put("llmbench_num_requests_running", "gauge", "Requests generating now.", running)
 	put("llmbench_num_requests_waiting", "gauge", "Requests waiting for a slot (server queue plus scheduler queue).", waiting)
-	put("llmbench_kv_cache_blocks_used", "gauge", "Paged KV cache blocks in use (0 when the engine has no paged cache).", float64(st.KVBlocksUsed))
-	put("llmbench_kv_cache_blocks_total", "gauge", "Paged KV cache blocks in the pool (0 when the engine has no paged cache).", float64(st.KVBlocksTotal))
+	put("llmbench_kv_cache_blocks_used", "gauge", "KV cache blocks in use (until the cache is paged, a block is one sequence slot).", float64(st.KVBlocksUsed))
+	put("llmbench_kv_cache_blocks_total", "gauge", "KV cache blocks in the pool (until the cache is paged, one per sequence slot).", float64(st.KVBlocksTotal))
 	usage := 0.0
 	if st.KVBlocksTotal > 0 {
 		usage = float64(st.KVBlocksUsed) / float64(st.KVBlocksTotal)

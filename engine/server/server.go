@@ -2,12 +2,11 @@
 // /v1/chat/completions (streamed as server-sent events or not), /v1/models, /health and
 // /metrics in the Prometheus text format.
 //
-// The server generates through a small Generator interface. Today that is the engine,
-// which runs one request at a time; the continuous-batching scheduler will satisfy the
-// same interface (and StatsReporter, for its running and waiting sequences, KV blocks
-// and prefix-cache hits), so the HTTP layer does not change when it lands. Until then
-// the server's own bounded admission queue holds the requests that wait for a slot and
-// answers 429 when it is full.
+// The server generates through a small Generator interface: the engine, whose
+// continuous-batching scheduler runs up to its --max-num-seqs requests in one batch and
+// also satisfies StatsReporter (running and waiting sequences, KV blocks). The server's
+// own bounded admission queue holds the requests beyond Config.MaxRunning and answers
+// 429 when it is full.
 package server
 
 import (
@@ -42,15 +41,9 @@ type Tokenizer interface {
 	VocabSize() int
 }
 
-// SchedulerStats is a snapshot of a scheduler's state for /metrics.
-type SchedulerStats struct {
-	Running, Waiting int // sequences in the running batch / admitted but not yet scheduled
-	KVBlocksUsed     int
-	KVBlocksTotal    int
-	// PrefixQueryTokens and PrefixHitTokens count prompt tokens looked up in the prefix
-	// cache and found there, since the start.
-	PrefixQueryTokens, PrefixHitTokens int64
-}
+// SchedulerStats is a snapshot of a scheduler's state for /metrics (the engine's
+// type: running and waiting sequences, KV blocks, prefix-cache tokens).
+type SchedulerStats = engine.SchedulerStats
 
 // StatsReporter is implemented by a Generator that schedules requests itself (the
 // continuous-batching scheduler); /metrics then reports its figures.
@@ -75,7 +68,7 @@ type Config struct {
 	APIKey     string    // when set, /v1/ requests need "Authorization: Bearer APIKey"
 	MaxBody    int64     // request body limit in bytes (413 beyond); 0 = DefaultMaxBody
 	MaxQueue   int       // requests that may wait for a slot (429 beyond); 0 = DefaultMaxQueue, < 0 = none
-	MaxRunning int       // Generate calls at once; 0 = 1 (the engine serialises them anyway)
+	MaxRunning int       // Generate calls at once (the engine's MaxNumSeqs); 0 = 1
 	// RequestTimeout bounds a request from admission to its last token; 0 = none.
 	RequestTimeout time.Duration
 	// BodyTimeout bounds reading a request body; 0 = 30 s.

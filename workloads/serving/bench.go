@@ -20,8 +20,7 @@ type Bench struct {
 	Client  Client
 	// ModelID and TokenizerID name what was benchmarked, for the result.
 	ModelID, TokenizerID string
-	// Notes are lines about the run worth keeping with its result (e.g. that the
-	// in-process engine serialises requests).
+	// Notes are lines about the run worth keeping with its result.
 	Notes []string
 	// Spin is the Pacer's busy-wait window (DefaultSpin when zero).
 	Spin time.Duration

@@ -1,0 +1,380 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"llmbench/engine/builtin"
+	"llmbench/engine/sample"
+	"llmbench/engine/synth"
+)
+
+// soloGreedy decodes n greedy tokens after prompt on a Session of its own (the
+// one-sequence path, no scheduler) and returns them with the gap between the top two
+// logits at each step.
+func soloGreedy(t *testing.T, e *Engine, prompt []int32, n int) ([]int32, []float32) {
+	t.Helper()
+	s, err := e.NewSession(len(prompt) + n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := sample.New(sample.Params{})
+	logits, err := s.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []int32
+	var gaps []float32
+	for i := range n {
+		id := smp.Sample(logits, nil)
+		toks = append(toks, id)
+		gaps = append(gaps, topGap(logits))
+		if i == n-1 {
+			break
+		}
+		if logits, err = s.Eval([]int32{id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return toks, gaps
+}
+
+// topGap returns the difference between the largest and second-largest logit.
+func topGap(l []float32) float32 {
+	a, b := l[0], l[1]
+	if b > a {
+		a, b = b, a
+	}
+	for _, v := range l[2:] {
+		if v > a {
+			a, b = v, a
+		} else if v > b {
+			b = v
+		}
+	}
+	return a - b
+}
+
+// testPrompts returns n prompts of 1 to 40 tokens drawn from the vocabulary (past the
+// special tokens), the same for a seed.
+func testPrompts(e *Engine, n int, seed uint64) [][]int32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	out := make([][]int32, n)
+	for i := range out {
+		p := make([]int32, 1+r.IntN(40))
+		for j := range p {
+			p[j] = int32(3 + r.IntN(e.Tok.VocabSize()-3))
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// TestBatchingKeepsGreedyAnswers runs 32 greedy requests at once, with prompts chunked
+// and mixed with decode steps, and checks each gets the tokens it gets alone. A
+// difference is allowed only where, at the first step that differs, the solo run's
+// top two logits are within 1e-4 (batched matmuls may sum in another order than
+// single-token ones); such cases are logged.
+func TestBatchingKeepsGreedyAnswers(t *testing.T) {
+	tiny := ""
+	if !testing.Short() {
+		p, err := synth.Ensure(context.Background(), t.TempDir(), "llama-tiny", "Q4_0", 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiny = p
+	}
+	cases := []struct {
+		name, path  string
+		seqs, batch int
+		gen         int
+		// kernelSlack is how many requests may differ beyond a near-tie. The F32
+		// stories260K takes the same kernel for any batch, so none may. Q4_0 matmuls of
+		// 4 or more rows take kernels/cpu's gemm, whose sums differ from the one-row
+		// decode kernel's in the last bit; once such a difference flips the rounding
+		// of a Q8_0-quantised activation it grows to ~1e-2 in the logits, and the
+		// random synthetic model walks into near-ties (request 25 here: the solo gap
+		// shrinks 0.42 → 0.003 over 11 steps). Remove the slack when the kernels keep
+		// one reduction order per output element whatever the batch size (issue 7).
+		kernelSlack int
+	}{
+		{"stories260K/16x512", "", 16, 512, 32, 0},
+		{"stories260K/8x24", "", 8, 24, 32, 0},
+		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{Threads: 2, MaxNumSeqs: c.seqs, MaxNumBatchedTokens: c.batch}
+			var e *Engine
+			var err error
+			switch {
+			case c.path != "":
+				e, err = Load(context.Background(), c.path, opts)
+			case c.name[:6] == "llama-":
+				t.Skip("synthetic model skipped in -short mode")
+			default:
+				e, err = LoadBytes(context.Background(), "builtin", builtin.Stories260K, opts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			prompts := testPrompts(e, 32, 7)
+			got := make([][]int32, len(prompts))
+			errs := make([]error, len(prompts))
+			var wg sync.WaitGroup
+			for i, p := range prompts {
+				wg.Go(func() {
+					_, errs[i] = e.Generate(context.Background(), Request{Tokens: p, MaxTokens: c.gen, IgnoreEOS: true}, func(tk Token) error {
+						if tk.ID >= 0 {
+							got[i] = append(got[i], tk.ID)
+						}
+						return nil
+					})
+				})
+			}
+			wg.Wait()
+			near, far := 0, 0
+			for i, p := range prompts {
+				if errs[i] != nil {
+					t.Fatalf("request %d: %v", i, errs[i])
+				}
+				want, gaps := soloGreedy(t, e, p, c.gen)
+				if len(got[i]) != len(want) {
+					t.Fatalf("request %d: %d tokens, want %d", i, len(got[i]), len(want))
+				}
+				for k := range want {
+					if got[i][k] == want[k] {
+						continue
+					}
+					if gaps[k] >= 1e-4 {
+						far++
+						t.Logf("request %d differs at token %d: batched %d, alone %d (top-two gap %g)", i, k, got[i][k], want[k], gaps[k])
+					} else {
+						near++
+						t.Logf("request %d differs at token %d where the top two logits are %g apart (allowed)", i, k, gaps[k])
+					}
+					break
+				}
+			}
+			t.Logf("%d of %d requests differ from their solo run at a near-tie (top two logits < 1e-4 apart), %d beyond one", near, len(prompts), far)
+			if far > c.kernelSlack {
+				t.Errorf("%d requests differ from their solo run where the top two logits are ≥ 1e-4 apart (allowed: %d)", far, c.kernelSlack)
+			}
+		})
+	}
+}
+
+func builtinEngine(t *testing.T, opts Options) *Engine {
+	t.Helper()
+	if opts.Threads == 0 {
+		opts.Threads = 2
+	}
+	e, err := LoadBytes(context.Background(), "builtin", builtin.Stories260K, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// waitFor polls cond until it holds or a few seconds pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// gateSteps makes e's scheduler wait before each step for a value on the returned
+// channel (or for the channel to be closed, which lets it run freely).
+func gateSteps(e *Engine) chan struct{} {
+	gate := make(chan struct{})
+	s := e.sched
+	s.beforeStep = func() {
+		select {
+		case <-gate:
+		case <-s.quit:
+		}
+	}
+	return gate
+}
+
+// TestSchedulerQueuesAndCancels fills both KV slots, checks a third request waits,
+// then cancels a running one and checks its slot goes to the waiting one at once.
+func TestSchedulerQueuesAndCancels(t *testing.T) {
+	e := builtinEngine(t, Options{MaxNumSeqs: 2})
+	if st := e.SchedulerStats(); st.KVBlocksTotal != 2 || st.Running != 0 {
+		t.Fatalf("idle stats %+v", st)
+	}
+	gate := gateSteps(e)
+	ctx0, cancel0 := context.WithCancel(context.Background())
+	defer cancel0()
+	type result struct {
+		st  Stats
+		err error
+	}
+	res := make([]chan result, 3)
+	for i := range res {
+		res[i] = make(chan result, 1)
+		ctx := context.Background()
+		if i == 0 {
+			ctx = ctx0
+		}
+		go func() {
+			st, err := e.Generate(ctx, Request{Prompt: "Once upon a time", MaxTokens: 20, IgnoreEOS: true}, func(Token) error { return nil })
+			res[i] <- result{st, err}
+		}()
+		waitFor(t, "the request to reach the scheduler", func() bool {
+			select {
+			case gate <- struct{}{}: // let a step run, so the loop takes in new requests
+			default:
+			}
+			st := e.SchedulerStats()
+			return st.Running+st.Waiting == i+1
+		})
+	}
+	if st := e.SchedulerStats(); st.Running != 2 || st.Waiting != 1 || st.KVBlocksUsed != 2 {
+		t.Fatalf("stats %+v, want 2 running and 1 waiting", st)
+	}
+	cancel0()
+	r := <-res[0]
+	if !errors.Is(r.err, context.Canceled) || r.st.StopReason != "cancelled" {
+		t.Errorf("cancelled request: %+v, %v", r.st, r.err)
+	}
+	gate <- struct{}{} // the next step runs without request 0 and with request 2
+	waitFor(t, "request 2 to take the freed slot", func() bool {
+		st := e.SchedulerStats()
+		return st.Running == 2 && st.Waiting == 0
+	})
+	close(gate)
+	for i := 1; i < 3; i++ {
+		r := <-res[i]
+		if r.err != nil || r.st.GenTokens != 20 || r.st.StopReason != "length" {
+			t.Errorf("request %d: %+v, %v", i, r.st, r.err)
+		}
+	}
+	waitFor(t, "an idle scheduler", func() bool { st := e.SchedulerStats(); return st.Running == 0 && st.Waiting == 0 })
+}
+
+// TestSchedulerManyRequests runs more requests than slots, with mixed endings: emit
+// errors, cancellations, the context limit, EOS and length, all at once.
+func TestSchedulerManyRequests(t *testing.T) {
+	// tinystories-656k ends "Once upon a time" with EOS after 92 greedy tokens.
+	e, err := Load(context.Background(), "../testdata/models/tinystories-656k-q8_0.gguf", Options{Threads: 2, MaxNumSeqs: 4, MaxNumBatchedTokens: 16, Context: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const eosPrompt = "Once upon a time"
+	solo, err := e.Generate(context.Background(), Request{Prompt: eosPrompt}, func(Token) error { return nil })
+	if err != nil || solo.StopReason != "eos" {
+		t.Fatalf("solo run of %q: %+v, %v; want an EOS stop", eosPrompt, solo, err)
+	}
+	eosAt := solo.GenTokens - 1
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	count := map[string]int{}
+	for i := range 40 {
+		wg.Go(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req := Request{Prompt: fmt.Sprintf("Once upon a time %d", i), MaxTokens: 5 + i%7, IgnoreEOS: true}
+			kind := i % 5
+			switch kind {
+			case 1:
+				req.MaxTokens = 0 // until the context is full
+			case 4:
+				req = Request{Prompt: eosPrompt}
+			}
+			n := 0
+			st, err := e.Generate(ctx, req, func(tk Token) error {
+				n++
+				switch {
+				case kind == 2 && tk.Index == 2:
+					return boom
+				case kind == 3 && tk.Index == 1:
+					cancel()
+				}
+				return nil
+			})
+			var bad string
+			switch kind {
+			case 0:
+				if err != nil || st.StopReason != "length" || st.GenTokens != req.MaxTokens {
+					bad = "length"
+				}
+			case 1:
+				if err != nil || st.StopReason != "context" || st.PromptTokens+st.GenTokens != 128 {
+					bad = "context"
+				}
+			case 2:
+				if !errors.Is(err, boom) || st.GenTokens != 3 {
+					bad = "emit error"
+				}
+			case 3:
+				if !errors.Is(err, context.Canceled) || st.StopReason != "cancelled" || st.GenTokens != 2 {
+					bad = "cancel"
+				}
+			case 4:
+				if err != nil || st.StopReason != "eos" || st.GenTokens != eosAt+1 {
+					bad = "eos"
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if bad != "" {
+				t.Errorf("request %d (%s): %+v, %v", i, bad, st, err)
+			}
+			count[st.StopReason]++
+		})
+	}
+	wg.Wait()
+	t.Logf("stop reasons: %v", count)
+	waitFor(t, "an idle scheduler", func() bool { st := e.SchedulerStats(); return st.Running == 0 && st.Waiting == 0 })
+}
+
+// TestSchedulerTimings checks the stats of a request: the prompt time runs to the first
+// token and the generation time from it to the last.
+func TestSchedulerTimings(t *testing.T) {
+	e := builtinEngine(t, Options{})
+	start := time.Now()
+	st, err := e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 8, IgnoreEOS: true}, func(Token) error { return nil })
+	total := time.Since(start)
+	if err != nil || st.GenTokens != 8 || st.PromptTime <= 0 || st.GenTime <= 0 || st.PromptTime+st.GenTime > total {
+		t.Errorf("stats %+v (total %v), %v", st, total, err)
+	}
+}
+
+// TestCloseFailsRequests checks that closing the engine ends what it holds and refuses
+// new requests.
+func TestCloseFailsRequests(t *testing.T) {
+	e, err := LoadBytes(context.Background(), "builtin", builtin.Stories260K, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := gateSteps(e)
+	got := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), Request{Prompt: "Once", MaxTokens: 100, IgnoreEOS: true}, func(Token) error { return nil })
+		got <- err
+	}()
+	gate <- struct{}{} // the loop holds the request
+	gate <- struct{}{}
+	e.Close()
+	if err := <-got; !errors.Is(err, ErrClosed) {
+		t.Errorf("running request: %v, want ErrClosed", err)
+	}
+	if _, err := e.Generate(context.Background(), Request{Prompt: "Once"}, func(Token) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
+	}
+}
