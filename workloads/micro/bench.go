@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"llmbench/engine"
-	"llmbench/engine/device"
 	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/power"
 	"llmbench/workloads/run"
 )
 
@@ -204,7 +204,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	defer func() {
 		if sampled && len(rec.SamplesNs) > 0 {
 			last, _ := r.SampleNow()
-			rec.Telemetry = summarize(r.Telemetry(first.At, last.At))
+			rec.Telemetry = power.Summary(r.Telemetry(first.At, last.At))
 		}
 	}()
 	for rep := range spec.Reps {
@@ -232,22 +232,6 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	rec.PeakRSS = peakRSS()
 	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())
 	return rec, nil
-}
-
-// summarize reduces the run's telemetry to a Power (nil when the readings are not
-// engine/device's).
-func summarize(ts []run.Telemetry) *device.Power {
-	rs := make([]device.Reading, 0, len(ts))
-	for _, t := range ts {
-		if d, ok := t.Data.(device.Reading); ok {
-			rs = append(rs, d)
-		}
-	}
-	if len(rs) == 0 {
-		return nil
-	}
-	p := device.Summarize(rs)
-	return &p
 }
 
 // genAttnFLOPs is the attention work of generating n tokens after ctx positions beyond

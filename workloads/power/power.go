@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"llmbench/engine/device"
+	"llmbench/workloads/run"
 )
 
 // ParseLimits parses a comma-separated list of watts ("600,500,450").
@@ -212,4 +213,20 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// Summary reduces a run's telemetry to a Power summary, or nil when none of the readings
+// are engine/device's.
+func Summary(ts []run.Telemetry) *device.Power {
+	rs := make([]device.Reading, 0, len(ts))
+	for _, t := range ts {
+		if d, ok := t.Data.(device.Reading); ok {
+			rs = append(rs, d)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	p := device.Summarize(rs)
+	return &p
 }

@@ -9,6 +9,7 @@ import (
 	"llmbench/engine/device"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/power"
 	"llmbench/workloads/run"
 )
 
@@ -193,7 +194,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	res.Duration = r.Now() - base
 	if sampled {
 		last, _ := r.SampleNow()
-		res.Telemetry = summarize(r.Telemetry(first.At, last.At))
+		res.Telemetry = power.Summary(r.Telemetry(first.At, last.At))
 	}
 	close(stopTick)
 	<-tickDone
@@ -218,22 +219,6 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return res, ctx.Err()
 	}
 	return res, nil
-}
-
-// summarize reduces the run's telemetry to a Power (nil when the readings are not
-// engine/device's).
-func summarize(ts []run.Telemetry) *device.Power {
-	rs := make([]device.Reading, 0, len(ts))
-	for _, t := range ts {
-		if d, ok := t.Data.(device.Reading); ok {
-			rs = append(rs, d)
-		}
-	}
-	if len(rs) == 0 {
-		return nil
-	}
-	p := device.Summarize(rs)
-	return &p
 }
 
 // Summarize computes the metrics of a result from its raw records.
