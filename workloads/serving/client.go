@@ -90,7 +90,7 @@ func (c *InProc) Do(ctx context.Context, req *Request, rec *metrics.Record, now 
 	}
 	switch {
 	case err != nil:
-		rec.Error = failReason(ctx, err, 0)
+		rec.Error = failReason(ctx, ctx, err, 0)
 	case st.GenTokens == 0:
 		rec.Error = "no tokens: stop " + st.StopReason
 	default:
@@ -202,6 +202,7 @@ func (c *HTTP) Do(ctx context.Context, req *Request, rec *metrics.Record, now fu
 		rec.Error = err.Error()
 		return
 	}
+	run := ctx
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -220,7 +221,7 @@ func (c *HTTP) Do(ctx context.Context, req *Request, rec *metrics.Record, now fu
 	rec.Start = now()
 	resp, err := c.HC.Do(hr)
 	if err != nil {
-		rec.Error = failReason(ctx, err, c.Timeout)
+		rec.Error = failReason(run, ctx, err, c.Timeout)
 		return
 	}
 	defer resp.Body.Close()
@@ -232,11 +233,11 @@ func (c *HTTP) Do(ctx context.Context, req *Request, rec *metrics.Record, now fu
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(resp.Body)
 	defer func() { br.Reset(nil); readers.Put(br) }()
-	c.stream(ctx, &sseReader{br: br}, rec, now)
+	c.stream(run, ctx, &sseReader{br: br}, rec, now)
 }
 
 // stream reads the event stream into rec.
-func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, now func() time.Duration) {
+func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Record, now func() time.Duration) {
 	var (
 		text                    []byte
 		first, done, contCounts = false, false, true
@@ -379,7 +380,7 @@ func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, n
 	}
 	switch {
 	case err != nil && err != io.EOF:
-		rec.Error = failReason(ctx, err, c.Timeout)
+		rec.Error = failReason(run, ctx, err, c.Timeout)
 	case !done && (c.Backend == "openai" || c.Backend == "openai-chat"):
 		rec.Error = "stream ended early: no [DONE]"
 	case !done:
@@ -396,12 +397,17 @@ func (c *HTTP) stream(ctx context.Context, sr *sseReader, rec *metrics.Record, n
 var llamaTimingKeys = []string{"cache_n", "prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second",
 	"predicted_n", "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "draft_n", "draft_n_accepted"}
 
-// failReason turns a transport error into a one-line "kind: detail" reason.
-func failReason(ctx context.Context, err error, timeout time.Duration) string {
+// failReason turns a transport error into a one-line "kind: detail" reason. run is the
+// run's context and ctx the request's (run plus the request timeout): when the run
+// itself has stopped — cancelled, or past a deadline of its own — the request was
+// interrupted, not timed out.
+func failReason(run, ctx context.Context, err error, timeout time.Duration) string {
 	var me *malformedError
 	switch {
 	case errors.As(err, &me):
 		return me.Error()
+	case run.Err() != nil:
+		return ErrInterrupted
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("timeout: no complete response within %v", timeout)
 	case ctx.Err() != nil:
