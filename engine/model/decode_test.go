@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"llmbench/engine/gguf"
 	"llmbench/kernels"
 	"llmbench/kernels/cpu"
 )
@@ -12,14 +11,7 @@ import (
 // decodeSetup loads stories260K with a prefilled context of 16 tokens.
 func decodeSetup(tb testing.TB, flash bool) (*Model, kernels.Backend, *State, *Cache, func()) {
 	tb.Helper()
-	f, err := gguf.Open("../builtin/stories260K.gguf")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m, err := FromGGUF(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := openStories(tb)
 	be := cpu.New(2)
 	st := m.NewState(16)
 	st.Flash = flash
@@ -34,7 +26,7 @@ func decodeSetup(tb testing.TB, flash bool) (*Model, kernels.Backend, *State, *C
 	if _, err := m.Forward(be, st, cache, prompt, 0, false); err != nil {
 		tb.Fatal(err)
 	}
-	return m, be, st, cache, func() { be.Close(); f.Close() }
+	return m, be, st, cache, func() { be.Close() }
 }
 
 // TestDecodeStepAllocatesNothing checks that a steady-state decode step (one token
@@ -78,17 +70,11 @@ func BenchmarkDecodeStep(b *testing.B) {
 // batchSetup prefills nseq caches of stories260K with distinct 16-token prompts.
 func batchSetup(tb testing.TB, nseq int) (*Model, kernels.Backend, []*Cache, func()) {
 	tb.Helper()
-	f, err := gguf.Open("../builtin/stories260K.gguf")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m, err := FromGGUF(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := openStories(tb)
 	be := cpu.New(2)
 	st := m.NewState(16)
 	caches := make([]*Cache, nseq)
+	var err error
 	for s := range caches {
 		if caches[s], err = m.NewCache(256, kernels.F16); err != nil {
 			tb.Fatal(err)
@@ -101,7 +87,7 @@ func batchSetup(tb testing.TB, nseq int) (*Model, kernels.Backend, []*Cache, fun
 			tb.Fatal(err)
 		}
 	}
-	return m, be, caches, func() { be.Close(); f.Close() }
+	return m, be, caches, func() { be.Close() }
 }
 
 // TestBatchedDecodeAllocatesNothing checks that a steady batched decode step of four

@@ -259,15 +259,7 @@ func TestForwardMatchesFloat64Reference(t *testing.T) {
 // TestIncrementalMatchesBatch checks that decoding token by token through the KV cache
 // gives the same logits as processing the prompt as one batch.
 func TestIncrementalMatchesBatch(t *testing.T) {
-	f, err := gguf.Open("../builtin/stories260K.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := openStories(t)
 	be := cpu.New(2)
 	defer be.Close()
 	tokens := []int32{1, 403, 407, 261, 378, 434, 300, 269}
@@ -293,15 +285,7 @@ func TestIncrementalMatchesBatch(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	f, err := gguf.Open("../builtin/stories260K.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := openStories(t)
 	be := cpu.New(1)
 	defer be.Close()
 	st := m.NewState(4)
@@ -455,4 +439,20 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := FromGGUF(f); err == nil || !strings.Contains(err.Error(), `"mamba" is not supported`) {
 		t.Errorf("unknown architecture: %v", err)
 	}
+}
+
+// openStories opens the built-in stories260K and builds its model; the file stays
+// mapped until the test ends.
+func openStories(tb testing.TB) *Model {
+	tb.Helper()
+	f, err := gguf.Open("../builtin/stories260K.gguf")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	m, err := FromGGUF(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }
