@@ -24,18 +24,43 @@ type RoPE struct {
 
 // Attention describes causal self-attention of a batch of N new tokens against a KV
 // cache that holds positions [0, Start+N) of one sequence.
+//
+// The cache is paged: the sequence's position p lives in row Row(p) of K and V, found
+// through the block table Blocks (block b holds rows b*BlockSize … b*BlockSize+
+// BlockSize-1). A nil Blocks is the contiguous case, where position p is row p.
 type Attention struct {
 	N, Start       int // new tokens, position of the first of them
 	Heads, KVHeads int // query heads and key/value heads (grouped-query when fewer)
 	HeadDim        int
 	Scale          float32
 	K, V           KVView
-	Flash          bool // fused (online-softmax) attention instead of materialised scores
+	Blocks         []int32 // block table: the cache block of positions i*BlockSize…; nil = contiguous
+	BlockSize      int     // positions per block (used with Blocks)
+	Flash          bool    // fused (online-softmax) attention instead of materialised scores
 }
 
-// KVView is one layer's key or value cache: row p holds position p, KVHeads*HeadDim
-// values, stored as F32, F16 or Q8_0 (ggml blocks of 32 values; a row is
-// KVHeads*HeadDim/32 blocks, and HeadDim must be a multiple of 32).
+// Row returns the cache row that holds the sequence's position p.
+func (a *Attention) Row(p int) int {
+	r, _ := a.Span(p, p+1)
+	return r
+}
+
+// Span returns the cache row of position p and how many of the positions p…end-1
+// lie in consecutive rows from it (to the end of p's block), so that kernels walk
+// the cache a block at a time.
+func (a *Attention) Span(p, end int) (row, n int) {
+	if a.Blocks == nil {
+		return p, end - p
+	}
+	b := p / a.BlockSize
+	in := p - b*a.BlockSize
+	return int(a.Blocks[b])*a.BlockSize + in, min(a.BlockSize-in, end-p)
+}
+
+// KVView is one layer's key or value cache: each row holds one position's
+// KVHeads*HeadDim values, stored as F32, F16 or Q8_0 (ggml blocks of 32 values; a row
+// is KVHeads*HeadDim/32 blocks, and HeadDim must be a multiple of 32). Which position
+// a row holds is the block table's business (Attention.Row).
 type KVView struct {
 	Type DType // F32, F16 or Q8_0
 	F32  []float32

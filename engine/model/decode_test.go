@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"llmbench/kernels"
@@ -188,10 +189,73 @@ func TestForwardBatchErrors(t *testing.T) {
 		"over the state": {{Cache: caches[0], Start: 16, Tokens: make([]int32, 3)}, {Cache: caches[1], Start: 16, Tokens: make([]int32, 2)}},
 		"past context":   {{Cache: caches[0], Start: 255, Tokens: make([]int32, 2)}},
 		"bad token":      {{Cache: caches[0], Start: 16, Tokens: []int32{-1}}},
+		"short table":    {{Cache: caches[0], Start: 0, Tokens: make([]int32, 2), Blocks: []int32{}}},
+		"block outside":  {{Cache: caches[0], Start: 0, Tokens: make([]int32, 2), Blocks: []int32{1}}},
 	}
 	for name, seqs := range cases {
 		if _, err := m.ForwardBatch(be, st, seqs); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestPagedForwardMatchesContiguous runs three sequences through one shared pool of
+// small blocks, each through a random block table, and checks every step's logits
+// equal, bit for bit, those of the same batches on contiguous caches of their own.
+func TestPagedForwardMatchesContiguous(t *testing.T) {
+	m := openStories(t)
+	be := cpu.New(2)
+	defer be.Close()
+	for _, typ := range []kernels.DType{kernels.F32, kernels.F16} {
+		const bs, nseq, ctx = 4, 3, 40
+		pool, err := m.NewPagedCache(nseq*ctx/bs+5, bs, typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perm := rand.New(rand.NewPCG(1, 2)).Perm(pool.Blocks)
+		var own []*Cache
+		tables := make([][]int32, nseq)
+		for s := range nseq {
+			c, err := m.NewCache(ctx, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own = append(own, c)
+			for _, b := range perm[s*ctx/bs : (s+1)*ctx/bs] {
+				tables[s] = append(tables[s], int32(b))
+			}
+		}
+		st := m.NewState(32)
+		pos := make([]int, nseq)
+		for step := range 12 {
+			var a, b []Seq
+			for s := range nseq {
+				n := 1
+				if step == 0 {
+					n = 5 + 3*s // prompt chunks of different lengths first
+				}
+				toks := make([]int32, n)
+				for i := range toks {
+					toks[i] = int32(3 + (7*s+11*step+i)%400)
+				}
+				a = append(a, Seq{Cache: own[s], Start: pos[s], Tokens: toks, Logits: true})
+				b = append(b, Seq{Cache: pool, Start: pos[s], Tokens: toks, Blocks: tables[s], Logits: true})
+				pos[s] += n
+			}
+			want, err := m.ForwardBatch(be, st, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append([]float32(nil), want...)
+			got, err := m.ForwardBatch(be, st, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s step %d: logit %d is %v paged, %v contiguous", typ, step, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }

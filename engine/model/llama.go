@@ -80,31 +80,61 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	return m, nil
 }
 
-// Cache is one sequence's key/value cache: per layer, Context rows of KVHeads*HeadDim.
+// Cache is a pool of KV memory: per layer, Blocks×BlockSize rows of KVHeads*HeadDim
+// values in the cache type. A sequence reaches its positions through a block table
+// (Seq.Blocks); without one, position p is row p, as for a single sequence's
+// contiguous cache (NewCache).
 type Cache struct {
-	Type    kernels.DType // F16 (llama.cpp's default), F32 or Q8_0
-	Context int
-	K, V    []kernels.KVView
+	Type      kernels.DType // F16 (llama.cpp's default), F32 or Q8_0
+	BlockSize int           // positions per block
+	Blocks    int           // blocks in the pool
+	Context   int           // positions the pool holds: Blocks×BlockSize
+	K, V      []kernels.KVView
 }
 
-// NewCache allocates a cache for ctx positions of element type typ (F16, F32 or Q8_0;
-// Q8_0 needs a head size that is a multiple of 32).
+// NewCache allocates a contiguous cache for ctx positions of one sequence, of element
+// type typ (F16, F32 or Q8_0; Q8_0 needs a head size that is a multiple of 32).
 func (m *Model) NewCache(ctx int, typ kernels.DType) (*Cache, error) {
-	if typ != kernels.F16 && typ != kernels.F32 && typ != kernels.Q8_0 {
-		return nil, fmt.Errorf("model: KV cache type %s is not supported (f16, f32, q8_0)", typ)
+	return m.NewPagedCache(1, ctx, typ)
+}
+
+// NewPagedCache allocates a pool of blocks KV blocks of blockSize positions each, of
+// element type typ (F16, F32 or Q8_0).
+func (m *Model) NewPagedCache(blocks, blockSize int, typ kernels.DType) (*Cache, error) {
+	if err := m.CheckKVType(typ); err != nil {
+		return nil, err
 	}
-	if typ == kernels.Q8_0 && m.HeadDim%32 != 0 {
-		return nil, fmt.Errorf("model: KV cache type q8_0 needs a head size that is a multiple of 32, not %d", m.HeadDim)
+	if blocks <= 0 || blockSize <= 0 {
+		return nil, fmt.Errorf("model: KV cache of %d blocks of %d positions", blocks, blockSize)
 	}
-	if ctx <= 0 {
-		return nil, fmt.Errorf("model: context size %d", ctx)
-	}
-	c := &Cache{Type: typ, Context: ctx, K: make([]kernels.KVView, len(m.Blocks)), V: make([]kernels.KVView, len(m.Blocks))}
+	ctx := blocks * blockSize
+	c := &Cache{Type: typ, BlockSize: blockSize, Blocks: blocks, Context: ctx,
+		K: make([]kernels.KVView, len(m.Blocks)), V: make([]kernels.KVView, len(m.Blocks))}
 	n := ctx * m.KVHeads * m.HeadDim
 	for i := range c.K {
 		c.K[i], c.V[i] = newKV(typ, n), newKV(typ, n)
 	}
 	return c, nil
+}
+
+// CheckKVType reports whether typ can hold this model's KV cache: F16, F32, or Q8_0
+// when the head size is a multiple of 32.
+func (m *Model) CheckKVType(typ kernels.DType) error {
+	if typ != kernels.F16 && typ != kernels.F32 && typ != kernels.Q8_0 {
+		return fmt.Errorf("model: KV cache type %s is not supported (f16, f32, q8_0)", typ)
+	}
+	if typ == kernels.Q8_0 && m.HeadDim%32 != 0 {
+		return fmt.Errorf("model: KV cache type q8_0 needs a head size that is a multiple of 32, not %d", m.HeadDim)
+	}
+	return nil
+}
+
+// KVBytesPerToken returns the KV cache memory of one position in element type typ:
+// keys and values of every layer.
+func (m *Model) KVBytesPerToken(typ kernels.DType) int64 {
+	tr := kernels.TraitsOf(typ)
+	row := int64(m.KVHeads*m.HeadDim) / int64(tr.BlockSize) * int64(tr.BlockBytes)
+	return 2 * int64(len(m.Blocks)) * row
 }
 
 // Bytes returns the memory the cache holds.
@@ -126,6 +156,18 @@ func newKV(typ kernels.DType, n int) kernels.KVView {
 		return kernels.KVView{Type: typ, F16: make([]uint16, n)}
 	}
 	return kernels.KVView{Type: typ, F32: make([]float32, n)}
+}
+
+// storeRows writes the rows of src (positions start… of a sequence, width values
+// each) into kv at the rows the attention's block table gives them.
+func storeRows(kv *kernels.KVView, a *kernels.Attention, start, width int, src []float32) {
+	if a.Blocks == nil {
+		storeKV(kv, start*width, src)
+		return
+	}
+	for i := 0; i < len(src)/width; i++ {
+		storeKV(kv, a.Row(start+i)*width, src[i*width:(i+1)*width])
+	}
 }
 
 // storeKV writes src (whole rows) at element offset off (a row boundary).
@@ -175,6 +217,10 @@ type Seq struct {
 	Cache  *Cache
 	Start  int
 	Tokens []int32
+	// Blocks is the sequence's block table in Cache: its positions i*BlockSize… live
+	// in block Blocks[i]. It must cover Start+len(Tokens) positions. nil: the cache is
+	// the sequence's own, position p in row p.
+	Blocks []int32
 	// Logits asks for the logits of the sequence's last token (a decode step or the
 	// last chunk of a prompt); an earlier prompt chunk needs none.
 	Logits bool
@@ -194,8 +240,9 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 // every weight matrix is applied once to all rows of the batch, while RoPE, the KV
 // append and attention work on each sequence's rows with its own cache and positions.
 // It returns one row of Vocab logits for each sequence that asks for them, in the
-// order of seqs; the slice is reused by the next call. The sequences' caches must be
-// distinct, and their tokens together fit in the state's Batch.
+// order of seqs; the slice is reused by the next call. Sequences may share one paged
+// cache through their block tables, but no two may write the same rows; their tokens
+// together fit in the state's Batch.
 func (m *Model) ForwardBatch(be kernels.Backend, st *State, seqs []Seq) ([]float32, error) {
 	return m.forward(be, st, seqs, false)
 }
@@ -207,8 +254,8 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		if len(s.Tokens) == 0 {
 			return nil, fmt.Errorf("model: sequence %d of the batch has no tokens", i)
 		}
-		if s.Start < 0 || s.Start+len(s.Tokens) > s.Cache.Context {
-			return nil, fmt.Errorf("model: position %d exceeds the context of %d", s.Start+len(s.Tokens), s.Cache.Context)
+		if err := s.check(); err != nil {
+			return nil, fmt.Errorf("model: sequence %d of the batch: %w", i, err)
 		}
 		n += len(s.Tokens)
 		if s.Logits {
@@ -260,10 +307,11 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			sq, sk, sv := q[row*qDim:(row+sn)*qDim], k[row*kvDim:(row+sn)*kvDim], v[row*kvDim:(row+sn)*kvDim]
 			be.ApplyRoPE(sq, sn, start, m.Heads, m.HeadDim, &m.Rope)
 			be.ApplyRoPE(sk, sn, start, m.KVHeads, m.HeadDim, &m.Rope)
-			storeKV(&s.Cache.K[li], start*kvDim, sk)
-			storeKV(&s.Cache.V[li], start*kvDim, sv)
 			attn.N, attn.Start = sn, start
 			attn.K, attn.V = s.Cache.K[li], s.Cache.V[li]
+			attn.Blocks, attn.BlockSize = s.Blocks, s.Cache.BlockSize
+			storeRows(&attn.K, attn, start, kvDim, sk)
+			storeRows(&attn.V, attn, start, kvDim, sv)
 			be.Attend(att[row*qDim:(row+sn)*qDim], sq, attn)
 			row += sn
 		}
@@ -276,7 +324,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		be.MatMul(o, L.Down, gate, n)
 		addInto(x, o)
 	}
-	attn.K, attn.V = kernels.KVView{}, kernels.KVView{} // keep no cache alive
+	attn.K, attn.V, attn.Blocks = kernels.KVView{}, kernels.KVView{}, nil // keep no cache alive
 	// Gather the rows that need logits into h and normalise them there.
 	hOut := h[:nOut*e]
 	if all {
@@ -300,6 +348,26 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	logits := st.logits[:nOut*m.Vocab]
 	be.MatMul(logits, m.Output, hOut, nOut)
 	return logits, nil
+}
+
+// check validates the sequence's positions against its cache and block table.
+func (s *Seq) check() error {
+	end := s.Start + len(s.Tokens)
+	if s.Blocks == nil {
+		if s.Start < 0 || end > s.Cache.Context {
+			return fmt.Errorf("position %d exceeds the context of %d", end, s.Cache.Context)
+		}
+		return nil
+	}
+	if s.Start < 0 || end > len(s.Blocks)*s.Cache.BlockSize {
+		return fmt.Errorf("position %d exceeds its block table of %d blocks of %d", end, len(s.Blocks), s.Cache.BlockSize)
+	}
+	for _, b := range s.Blocks[:(end+s.Cache.BlockSize-1)/s.Cache.BlockSize] {
+		if b < 0 || int(b) >= s.Cache.Blocks {
+			return fmt.Errorf("block %d outside the pool of %d", b, s.Cache.Blocks)
+		}
+	}
+	return nil
 }
 
 func addBias(x, b []float32) {

@@ -380,7 +380,9 @@ const flashTile = 64
 // parallel over (token, head) pairs. The plain path materialises the scores of the
 // whole context and sums the softmax in float64; the flash path (a.Flash) walks the
 // context in tiles of 64 positions with an online softmax (running maximum and sum),
-// so its scratch does not grow with the context.
+// so its scratch does not grow with the context. Both read the cache through the block
+// table a block at a time (a.Span), so a paged cache gives the contiguous cache's
+// outputs bit for bit.
 func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
 	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
 		panic(fmt.Sprintf("cpu: Q8_0 KV cache needs a head size that is a multiple of 32, not %d", a.HeadDim))
@@ -406,9 +408,13 @@ func (c *CPU) attend(part, worker int) {
 		ws.scores = grow(ws.scores, pos+1)
 		s := ws.scores
 		maxv := float32(math.Inf(-1))
-		for p := range s {
-			s[p] = dotKV(qh, &a.K, p*kvStride+off, ws.kv) * a.Scale
-			maxv = max(maxv, s[p])
+		for p := 0; p <= pos; {
+			r, n := a.Span(p, pos+1)
+			for i := range n {
+				s[p+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
+				maxv = max(maxv, s[p+i])
+			}
+			p += n
 		}
 		var sum float64
 		for p, v := range s {
@@ -418,8 +424,12 @@ func (c *CPU) attend(part, worker int) {
 		}
 		inv := float32(1 / sum)
 		clear(out)
-		for p, w := range s {
-			axpyKV(out, w*inv, &a.V, p*kvStride+off, ws.kv)
+		for p := 0; p <= pos; {
+			r, n := a.Span(p, pos+1)
+			for i, w := range s[p : p+n] {
+				axpyKV(out, w*inv, &a.V, (r+i)*kvStride+off, ws.kv)
+			}
+			p += n
 		}
 		return
 	}
@@ -433,9 +443,14 @@ func (c *CPU) attend(part, worker int) {
 		p1 := min(pos+1, p0+flashTile)
 		s := ws.scores[:p1-p0]
 		tm := float32(math.Inf(-1))
-		for i := range s {
-			s[i] = dotKV(qh, &a.K, (p0+i)*kvStride+off, ws.kv) * a.Scale
-			tm = max(tm, s[i])
+		for p := p0; p < p1; {
+			r, n := a.Span(p, p1)
+			for i := range n {
+				v := dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
+				s[p-p0+i] = v
+				tm = max(tm, v)
+			}
+			p += n
 		}
 		if tm > m {
 			if sum != 0 {
@@ -447,10 +462,14 @@ func (c *CPU) attend(part, worker int) {
 			}
 			m = tm
 		}
-		for i, v := range s {
-			e := expf(v - m)
-			sum += float64(e)
-			axpyKV(acc, e, &a.V, (p0+i)*kvStride+off, ws.kv)
+		for p := p0; p < p1; {
+			r, n := a.Span(p, p1)
+			for i, v := range s[p-p0 : p-p0+n] {
+				e := expf(v - m)
+				sum += float64(e)
+				axpyKV(acc, e, &a.V, (r+i)*kvStride+off, ws.kv)
+			}
+			p += n
 		}
 	}
 	inv := float32(1 / sum)
