@@ -24,21 +24,32 @@ type Options struct {
 	Threads int           // 0 = all cores
 	Batch   int           // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
 	Context int           // largest context the engine will grow to; 0 = the model's
-	KVType  kernels.DType // KV cache element type: F16 (default, as llama.cpp) or F32
+	KVType  kernels.DType // KV cache element type: F16 (default, as llama.cpp), F32 or Q8_0
 	// FlashAttn selects the fused attention path (llama-bench's -fa): scores are never
 	// materialised for the whole context; results agree with the plain path.
 	FlashAttn bool
 	// MaxNumSeqs bounds the sequences Generate runs at once in one batch (vLLM's
-	// --max-num-seqs); each holds a KV slot of SeqContext positions, and requests beyond
-	// it wait, first come first served. 0 = DefaultMaxNumSeqs.
+	// --max-num-seqs); requests beyond it, or beyond the KV blocks free, wait, first come
+	// first served. 0 = DefaultMaxNumSeqs.
 	MaxNumSeqs int
 	// MaxNumBatchedTokens bounds the tokens of one scheduler step: a decode token per
 	// running sequence plus chunks of prompts being read (vLLM's
 	// --max-num-batched-tokens). 0 = DefaultMaxNumBatchedTokens; at least MaxNumSeqs.
 	MaxNumBatchedTokens int
 	// SeqContext is the context of one sequence under Generate: prompt plus generated
-	// tokens. 0 = min(Context, DefaultSeqContext); at most Context.
+	// tokens. 0 = min(Context, DefaultSeqContext); at most Context, and at most the
+	// tokens the KV cache pool holds.
 	SeqContext int
+	// BlockSize is the positions of one paged KV cache block (vLLM's --block-size).
+	// 0 = DefaultBlockSize.
+	BlockSize int
+	// KVCacheMemory is the KV cache pool of Generate in bytes (vLLM's
+	// --kv-cache-memory). 0 = enough for MaxNumSeqs sequences of SeqContext tokens, at
+	// most KVMemFraction of the memory available.
+	KVCacheMemory int64
+	// NoPrefixCache turns off the prefix cache (vLLM's --no-enable-prefix-caching):
+	// no KV blocks are shared between requests.
+	NoPrefixCache bool
 }
 
 // Engine is a loaded model ready to generate. Concurrent Generate calls are batched
@@ -51,6 +62,7 @@ type Engine struct {
 
 	be    kernels.Backend
 	opts  Options
+	kv    KVCacheInfo
 	mu    sync.Mutex // held for each use of the backend (a scheduler step, Session.Eval)
 	sched *scheduler
 }
@@ -116,11 +128,15 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 		opts.SeqContext = min(opts.Context, DefaultSeqContext)
 	}
 	opts.SeqContext = min(opts.SeqContext, opts.Context)
+	kv, err := sizeKVCache(m, &opts, memAvailable())
+	if err != nil {
+		return nil, err
+	}
 	be, err := kernels.Select(opts.Backend, opts.Threads)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts}
+	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts, kv: kv}
 	e.sched = newScheduler(e)
 	return e, nil
 }
@@ -186,8 +202,10 @@ var ErrContextFull = errors.New("prompt does not fit in the context")
 // MaxTokens, an end-of-generation token, the end of the sequence's context
 // (Options.SeqContext), ctx cancellation (returning ctx's error with the stats so far)
 // or an error from emit. Generate may be called concurrently: the scheduler batches
-// the running requests into shared forward passes, and each request waits for a KV
-// slot when MaxNumSeqs are running. emit is called on the caller's goroutine.
+// the running requests into shared forward passes over a paged KV cache, and a request
+// waits while MaxNumSeqs are running or the pool has no blocks for it (a request
+// preempted to free blocks recomputes its tokens later, emitting nothing twice). emit
+// is called on the caller's goroutine.
 func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) error) (Stats, error) {
 	t0 := time.Now()
 	ids := req.Tokens
@@ -199,6 +217,10 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 		return st, errors.New("engine: empty prompt")
 	}
 	if len(ids) >= e.opts.SeqContext {
+		if e.opts.SeqContext == e.kv.Tokens() {
+			return st, fmt.Errorf("engine: %d prompt tokens do not fit in the KV cache pool of %d tokens (%d blocks of %d): %w",
+				len(ids), e.kv.Tokens(), e.kv.Blocks, e.kv.BlockSize, ErrContextFull)
+		}
 		return st, fmt.Errorf("engine: %d prompt tokens, context %d: %w", len(ids), e.opts.SeqContext, ErrContextFull)
 	}
 	if err := req.Sampling.Validate(); err != nil {
@@ -217,8 +239,8 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	if req.MaxTokens > 0 {
 		want = min(want, len(ids)+req.MaxTokens)
 	}
-	q := &seq{ctx: qctx, ids: ids, req: req, smp: sample.New(req.Sampling),
-		history: append(make([]int32, 0, want), ids...)}
+	q := &seq{ctx: qctx, req: req, smp: sample.New(req.Sampling), nPrompt: len(ids),
+		toks: append(make([]int32, 0, want), ids...)}
 	q.out.wake = make(chan struct{}, 1)
 	if err := e.sched.enqueue(qctx, q); err != nil {
 		if ctx.Err() != nil {

@@ -30,23 +30,28 @@ var ErrClosed = errors.New("engine: closed")
 
 // SchedulerStats is a snapshot of the continuous-batching scheduler, for /metrics.
 type SchedulerStats struct {
-	Running, Waiting int // sequences holding a KV slot / submitted and waiting for one
-	// KVBlocksUsed and KVBlocksTotal count KV memory in blocks; until the cache is
-	// paged, a block is one sequence's contiguous slot of SeqContext positions.
+	Running, Waiting int // sequences holding KV blocks / submitted and waiting for them
+	// KVBlocksUsed and KVBlocksTotal count the paged KV cache's blocks: those held by
+	// sequences, and the pool (free blocks that keep a cached prefix count as free).
 	KVBlocksUsed  int
 	KVBlocksTotal int
 	// PrefixQueryTokens and PrefixHitTokens count prompt tokens looked up in the prefix
-	// cache and found there, since the start (0 until there is a prefix cache).
+	// cache and found there, since the start (each request counted once, when it is
+	// first admitted; both stay 0 with the prefix cache off).
 	PrefixQueryTokens, PrefixHitTokens int64
+	// Preemptions counts sequences sent back to the queue to free KV blocks (they
+	// recompute their tokens when readmitted), since the start.
+	Preemptions int64
 }
 
-// SchedulerStats returns the scheduler's running and waiting sequences and its KV
-// slots in use; engine/server's /metrics reads it.
+// SchedulerStats returns the scheduler's running and waiting sequences, its KV blocks
+// in use and its prefix-cache counters; engine/server's /metrics reads it.
 func (e *Engine) SchedulerStats() SchedulerStats {
 	s := e.sched
 	return SchedulerStats{
 		Running: int(s.nRunning.Load()), Waiting: int(s.nWaiting.Load()),
-		KVBlocksUsed: int(s.nRunning.Load()), KVBlocksTotal: e.opts.MaxNumSeqs,
+		KVBlocksUsed: int(s.nUsed.Load()), KVBlocksTotal: e.kv.Blocks,
+		PrefixQueryTokens: s.nQuery.Load(), PrefixHitTokens: s.nHit.Load(), Preemptions: s.nPreempt.Load(),
 	}
 }
 
@@ -91,23 +96,49 @@ func (o *outbox) take(buf []event) []event {
 // fields after submission, except ctx (read by both) and out.
 type seq struct {
 	ctx     context.Context // cancelled when the request's caller gives up
-	ids     []int32         // the prompt
 	req     Request
 	smp     *sample.Sampler
-	history []int32 // prompt and generated tokens, for the sampler's penalties
-	cache   *model.Cache
-	pos     int      // tokens in the cache
-	next    [1]int32 // the token to feed in the next decode step
-	gen     int      // tokens generated
+	toks    []int32 // the prompt, then the generated tokens (the sampler's history)
+	nPrompt int
+	blocks  []int32  // block table: the KV blocks of positions i*BlockSize…
+	keys    []uint64 // prefix-cache keys of the full blocks of toks, as far as computed
+	nReg    int      // blocks of the table entered into the prefix cache (or hit there)
+	pos     int      // tokens whose keys and values are in the cache
+	queried bool     // the prompt's prefix-cache lookup has been counted
 	out     outbox
 }
 
-// prefilling reports whether prompt tokens remain to be read.
-func (q *seq) prefilling() bool { return q.pos < len(q.ids) }
+// remaining returns the tokens to run before the next token can be sampled: one for
+// a decode step, more while a prompt (or, after a preemption, prompt and generated
+// tokens) is read.
+func (q *seq) remaining() int { return len(q.toks) - q.pos }
 
-// scheduler runs continuous batching: one goroutine owns the backend and steps every
-// running sequence together (a decode token each, plus prompt chunks of newly admitted
-// ones within the token budget); requests join and leave between steps.
+// key returns the prefix-cache key of block i of q's tokens (which must be full).
+func (q *seq) key(i, size int) uint64 {
+	for len(q.keys) <= i {
+		j := len(q.keys)
+		var parent uint64
+		if j > 0 {
+			parent = q.keys[j-1]
+		}
+		q.keys = append(q.keys, chainKey(parent, q.toks[j*size:(j+1)*size]))
+	}
+	return q.keys[i]
+}
+
+// planned is one sequence's share of the next step.
+type planned struct {
+	q *seq
+	n int
+}
+
+// scheduler runs continuous batching over a paged KV cache: one goroutine owns the
+// backend and steps every running sequence together (a decode token each, plus prompt
+// chunks within the token budget); requests join and leave between steps. Sequences
+// hold KV blocks from one pool through their block tables; when a step cannot get the
+// blocks it needs, the most recently admitted sequence is preempted: its blocks go
+// back to the pool and it returns to the head of the queue, to recompute its tokens
+// when readmitted.
 type scheduler struct {
 	e      *Engine
 	submit chan *seq // unbuffered: a send succeeds only when the loop holds the request
@@ -116,16 +147,17 @@ type scheduler struct {
 	start  sync.Once
 	stop   sync.Once
 
-	nRunning, nWaiting atomic.Int64
+	nRunning, nWaiting, nUsed atomic.Int64
+	nQuery, nHit, nPreempt    atomic.Int64
 
 	// Owned by the loop goroutine.
-	queue  []*seq         // waiting, first come first served
-	active []*seq         // holding a KV slot, in admission order
-	free   []*model.Cache // KV slots not in use
-	slots  int            // KV slots allocated so far (≤ MaxNumSeqs)
+	queue  []*seq // waiting, first come first served (preempted ones at the head)
+	active []*seq // holding KV blocks, in admission order
+	cache  *model.Cache
+	pool   *blockPool
 	state  *model.State
+	plan   []planned
 	batch  []model.Seq
-	owners []*seq // owners[i] is the sequence of batch[i]
 
 	beforeStep func() // tests only: called by the loop before each step
 }
@@ -158,9 +190,14 @@ func (s *scheduler) enqueue(ctx context.Context, q *seq) error {
 
 func (s *scheduler) loop() {
 	defer close(s.done)
-	o := s.e.opts
+	o, kv := s.e.opts, s.e.kv
 	s.state = s.e.Model.NewState(o.MaxNumBatchedTokens)
 	s.state.Flash = o.FlashAttn
+	var err error
+	if s.cache, err = s.e.Model.NewPagedCache(kv.Blocks, kv.BlockSize, kv.Type); err != nil {
+		err = fmt.Errorf("engine: KV cache: %w", err)
+	}
+	s.pool = newBlockPool(kv.Blocks, kv.BlockSize, kv.PrefixCache)
 	for {
 		if len(s.active) == 0 && len(s.queue) == 0 {
 			s.publish()
@@ -183,10 +220,14 @@ func (s *scheduler) loop() {
 				break intake
 			}
 		}
+		if err != nil {
+			s.failAll(err)
+			continue
+		}
 		s.reap()
-		s.admit()
+		s.schedule()
 		s.publish()
-		if len(s.active) > 0 {
+		if len(s.plan) > 0 {
 			if s.beforeStep != nil {
 				s.beforeStep()
 			}
@@ -198,10 +239,13 @@ func (s *scheduler) loop() {
 func (s *scheduler) publish() {
 	s.nRunning.Store(int64(len(s.active)))
 	s.nWaiting.Store(int64(len(s.queue)))
+	if s.pool != nil {
+		s.nUsed.Store(int64(s.pool.used()))
+	}
 }
 
 // reap drops the requests whose callers have gone (cancelled, or returned after an
-// error from emit), returning their KV slots at once.
+// error from emit), returning their KV blocks at once.
 func (s *scheduler) reap() {
 	s.queue = deleteFunc(s.queue, func(q *seq) bool { return q.ctx.Err() != nil })
 	s.active = deleteFunc(s.active, func(q *seq) bool {
@@ -227,106 +271,202 @@ func deleteFunc(qs []*seq, del func(*seq) bool) []*seq {
 	return qs[:k]
 }
 
+// release returns q's KV blocks to the pool (those that hold a cached prefix stay
+// findable until their space is needed) and forgets what its cache held.
 func (s *scheduler) release(q *seq) {
-	if q.cache != nil {
-		s.free = append(s.free, q.cache)
-		q.cache = nil
-	}
+	s.pool.free(q.blocks)
+	q.blocks, q.pos, q.nReg = q.blocks[:0], 0, 0
 }
 
-// admit moves waiting requests, oldest first, into the running set while a KV slot is
-// free; a request that cannot get one waits (never over-committing memory).
-func (s *scheduler) admit() {
-	o := s.e.opts
-	for len(s.queue) > 0 && len(s.active) < o.MaxNumSeqs {
-		q := s.queue[0]
-		if n := len(s.free); n > 0 {
-			q.cache = s.free[n-1]
-			s.free = s.free[:n-1]
-		} else {
-			c, err := s.e.Model.NewCache(o.SeqContext, o.KVType)
-			if err != nil {
-				q.out.push(event{err: fmt.Errorf("engine: KV cache: %w", err)})
-				s.queue[0] = nil
-				s.queue = s.queue[1:]
+// grow extends q's block table to cover end positions, if the pool has the blocks.
+func (s *scheduler) grow(q *seq, end int) bool {
+	need := (end+s.pool.size-1)/s.pool.size - len(q.blocks)
+	if need > s.pool.nFree {
+		return false
+	}
+	if need > 0 {
+		q.blocks = s.pool.alloc(q.blocks, need)
+	}
+	return true
+}
+
+// preempt sends the most recently admitted running sequence back to the head of the
+// queue, freeing its blocks and dropping its share of the step being planned, and
+// returns it.
+func (s *scheduler) preempt(budget *int) *seq {
+	n := len(s.active) - 1
+	v := s.active[n]
+	s.active[n] = nil
+	s.active = s.active[:n]
+	for i, p := range s.plan {
+		if p.q == v {
+			*budget += p.n
+			s.plan = append(s.plan[:i], s.plan[i+1:]...)
+			break
+		}
+	}
+	s.release(v)
+	s.queue = append(s.queue, nil)
+	copy(s.queue[1:], s.queue)
+	s.queue[0] = v
+	s.nPreempt.Add(1)
+	return v
+}
+
+// schedule plans the next step within the token budget: first a decode token for
+// every running sequence past its prompt, then chunks of the running sequences still
+// reading, in admission order, preempting the most recent ones when the pool runs out
+// of blocks; then, when nothing was preempted, it admits waiting requests, oldest
+// first, while blocks and budget last.
+func (s *scheduler) schedule() {
+	budget := s.e.opts.MaxNumBatchedTokens
+	s.plan = s.plan[:0]
+	preempted := false
+	for _, decode := range []bool{true, false} {
+		for i := 0; i < len(s.active) && budget > 0; i++ {
+			q := s.active[i]
+			if (q.remaining() == 1) != decode {
 				continue
 			}
-			s.slots++
-			q.cache = c
+			n := min(q.remaining(), budget)
+			for !s.grow(q, q.pos+n) {
+				preempted = true
+				if s.preempt(&budget) == q {
+					break
+				}
+			}
+			if i < len(s.active) && s.active[i] == q {
+				s.plan = append(s.plan, planned{q, n})
+				budget -= n
+			}
+		}
+	}
+	if preempted {
+		return
+	}
+	for len(s.queue) > 0 && len(s.active) < s.e.opts.MaxNumSeqs && budget > 0 {
+		q := s.queue[0]
+		hits := s.lookup(q)
+		n := min(q.remaining(), budget)
+		if !s.grow(q, q.pos+n) {
+			s.release(q) // hand back the cached blocks it took; it waits at the head
+			break
+		}
+		if !q.queried && s.pool.prefix {
+			q.queried = true
+			s.nQuery.Add(int64(q.nPrompt))
+			s.nHit.Add(int64(min(hits, q.nPrompt)))
 		}
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		q.pos, q.gen = 0, 0
 		s.active = append(s.active, q)
+		s.plan = append(s.plan, planned{q, n})
+		budget -= n
 	}
 }
 
-// step runs one forward pass: the decode token of every sequence past its prompt,
-// then prompt chunks of the others in admission order while the token budget lasts.
-func (s *scheduler) step() {
-	budget := s.e.opts.MaxNumBatchedTokens
-	s.batch, s.owners = s.batch[:0], s.owners[:0]
-	for _, q := range s.active {
-		if !q.prefilling() {
-			s.batch = append(s.batch, model.Seq{Cache: q.cache, Start: q.pos, Tokens: q.next[:], Logits: true})
-			s.owners = append(s.owners, q)
-			budget--
-		}
+// lookup gives q the cached blocks that hold the longest prefix of its tokens, at
+// most all but the last token (whose logits must be computed), and returns how many
+// tokens they hold.
+func (s *scheduler) lookup(q *seq) int {
+	p := s.pool
+	if !p.prefix {
+		return 0
 	}
-	for _, q := range s.active {
-		if budget <= 0 {
+	for i := 0; (i+1)*p.size < len(q.toks); i++ {
+		var parent uint64
+		if i > 0 {
+			parent = q.keys[i-1]
+		}
+		b, ok := p.lookup(q.key(i, p.size), parent, q.toks[i*p.size:(i+1)*p.size])
+		if !ok {
 			break
 		}
-		if q.prefilling() {
-			n := min(len(q.ids)-q.pos, budget)
-			s.batch = append(s.batch, model.Seq{Cache: q.cache, Start: q.pos, Tokens: q.ids[q.pos : q.pos+n], Logits: q.pos+n == len(q.ids)})
-			s.owners = append(s.owners, q)
-			budget -= n
-		}
+		p.take(b)
+		q.blocks = append(q.blocks, b)
+	}
+	q.nReg = len(q.blocks)
+	q.pos = len(q.blocks) * p.size
+	return q.pos
+}
+
+// step runs the planned forward pass, samples a token for every sequence whose
+// tokens are all read, and enters newly filled blocks into the prefix cache.
+func (s *scheduler) step() {
+	s.batch = s.batch[:0]
+	for _, p := range s.plan {
+		q := p.q
+		s.batch = append(s.batch, model.Seq{Cache: s.cache, Start: q.pos, Tokens: q.toks[q.pos : q.pos+p.n],
+			Blocks: q.blocks, Logits: q.pos+p.n == len(q.toks)})
 	}
 	s.e.mu.Lock()
 	logits, err := s.e.Model.ForwardBatch(s.e.be, s.state, s.batch)
 	s.e.mu.Unlock()
 	at := time.Now()
-	defer func() { clear(s.batch); clear(s.owners) }() // keep no request reachable between steps
+	defer func() { clear(s.batch); clear(s.plan) }() // keep no request reachable between steps
 	if err != nil {
-		for _, q := range s.owners {
-			q.out.push(event{err: err})
-			s.release(q)
+		for _, p := range s.plan {
+			p.q.out.push(event{err: err})
+			s.finish(p.q)
 		}
-		s.active = deleteFunc(s.active, func(q *seq) bool { return q.cache == nil })
+		s.active = deleteFunc(s.active, func(q *seq) bool { return q.blocks == nil })
 		return
 	}
 	vocab := s.e.Model.Vocab
+	limit := s.e.opts.SeqContext
 	row, finished := 0, false
-	for i, q := range s.owners {
-		q.pos += len(s.batch[i].Tokens) // now in the cache
+	for i, p := range s.plan {
+		q := p.q
+		q.pos += p.n // now in the cache
+		s.register(q)
 		if !s.batch[i].Logits {
 			continue // more of the prompt to read
 		}
 		l := logits[row*vocab : (row+1)*vocab]
 		row++
-		id := q.smp.Sample(l, q.history)
-		q.history = append(q.history, id)
-		q.gen++
+		id := q.smp.Sample(l, q.toks)
+		q.toks = append(q.toks, id)
+		gen := len(q.toks) - q.nPrompt
 		ev := event{id: id, at: at}
 		switch {
 		case s.e.Tok.IsEOG(id) && !q.req.IgnoreEOS:
 			ev.stop = "eos"
-		case q.req.MaxTokens > 0 && q.gen >= q.req.MaxTokens:
+		case q.req.MaxTokens > 0 && gen >= q.req.MaxTokens:
 			ev.stop = "length"
-		case q.pos+1 >= q.cache.Context: // prompt + generated tokens fill the context
+		case len(q.toks) >= limit: // prompt + generated tokens fill the context
 			ev.stop = "context"
 		}
 		q.out.push(ev)
 		if ev.stop != "" {
-			s.release(q)
+			s.finish(q)
 			finished = true
 		}
-		q.next[0] = id
 	}
 	if finished {
-		s.active = deleteFunc(s.active, func(q *seq) bool { return q.cache == nil })
+		s.active = deleteFunc(s.active, func(q *seq) bool { return q.blocks == nil })
+	}
+}
+
+// finish releases a sequence that has ended; the scheduler drops it from the running
+// set after the step (its nil block table marks it).
+func (s *scheduler) finish(q *seq) {
+	s.release(q)
+	q.blocks = nil
+}
+
+// register enters the blocks q has filled into the prefix cache.
+func (s *scheduler) register(q *seq) {
+	p := s.pool
+	if !p.prefix {
+		return
+	}
+	for ; (q.nReg+1)*p.size <= q.pos; q.nReg++ {
+		i := q.nReg
+		var parent uint64
+		if i > 0 {
+			parent = q.key(i-1, p.size)
+		}
+		p.register(q.blocks[i], q.key(i, p.size), parent, q.toks[i*p.size:(i+1)*p.size])
 	}
 }
 
@@ -334,7 +474,9 @@ func (s *scheduler) step() {
 func (s *scheduler) failAll(err error) {
 	for _, q := range s.active {
 		q.out.push(event{err: err})
-		s.release(q)
+		if s.pool != nil {
+			s.release(q)
+		}
 	}
 	for _, q := range s.queue {
 		q.out.push(event{err: err})
