@@ -20,11 +20,14 @@ import (
 
 // Options configures Load.
 type Options struct {
-	Backend string        // kernels backend name; "" = "cpu"
-	Threads int           // 0 = all cores
-	Batch   int           // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
-	Context int           // largest context the engine will grow to; 0 = the model's
-	KVType  kernels.DType // KV cache element type: F16 (default, as llama.cpp), F32 or Q8_0
+	Backend string // kernels backend name; "" = "cpu"
+	Threads int    // 0 = all cores
+	Batch   int    // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
+	Context int    // largest context the engine will grow to; 0 = the model's
+	// KVType is the KV cache element type: F16 (default, as llama.cpp), Q8_0, or F32
+	// with KVTypeSet (the zero value, kernels.F32, alone means the default).
+	KVType    kernels.DType
+	KVTypeSet bool // KVType was chosen, so F32 means F32
 	// FlashAttn selects the fused attention path (llama-bench's -fa): scores are never
 	// materialised for the whole context; results agree with the plain path.
 	FlashAttn bool
@@ -44,9 +47,13 @@ type Options struct {
 	// 0 = DefaultBlockSize.
 	BlockSize int
 	// KVCacheMemory is the KV cache pool of Generate in bytes (vLLM's
-	// --kv-cache-memory). 0 = enough for MaxNumSeqs sequences of SeqContext tokens, at
-	// most KVMemFraction of the memory available.
+	// --kv-cache-memory). 0 = KVCacheFraction of the memory available when that is
+	// set, else enough for MaxNumSeqs sequences of SeqContext tokens, at most
+	// KVMemFraction of the memory available.
 	KVCacheMemory int64
+	// KVCacheFraction, when KVCacheMemory is 0, sizes the pool as this share (0 to 1)
+	// of the memory available at load time. 0 = the default sizing.
+	KVCacheFraction float64
 	// NoPrefixCache turns off the prefix cache (vLLM's --no-enable-prefix-caching):
 	// no KV blocks are shared between requests.
 	NoPrefixCache bool
@@ -114,7 +121,7 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 	if opts.Context <= 0 || opts.Context > m.Context {
 		opts.Context = m.Context
 	}
-	if opts.KVType == 0 {
+	if opts.KVType == 0 && !opts.KVTypeSet {
 		opts.KVType = kernels.F16
 	}
 	if opts.MaxNumSeqs <= 0 {

@@ -99,6 +99,14 @@ func sizeKVCache(m *model.Model, o *Options, avail int64) (KVCacheInfo, error) {
 		return k, fmt.Errorf("engine: KV cache memory %d bytes", mem)
 	case mem > 0:
 		k.Sizing = "sized by --kv-cache-memory"
+	case o.KVCacheFraction < 0 || o.KVCacheFraction > 1:
+		return k, fmt.Errorf("engine: KV cache share %g of the available memory (want 0 to 1)", o.KVCacheFraction)
+	case o.KVCacheFraction > 0:
+		if avail <= 0 {
+			return k, fmt.Errorf("engine: KV cache as a share of the available memory: the available memory is unknown here (give bytes)")
+		}
+		mem = int64(o.KVCacheFraction * float64(avail))
+		k.Sizing = fmt.Sprintf("sized to %.0f %% of the %s available", 100*o.KVCacheFraction, mib(avail))
 	default:
 		mem = int64(o.MaxNumSeqs) * int64(o.SeqContext) * k.BytesPerToken
 		k.Sizing = fmt.Sprintf("sized for %d sequences of %d tokens", o.MaxNumSeqs, o.SeqContext)

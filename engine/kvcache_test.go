@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"llmbench/engine/synth"
+	"llmbench/kernels"
+)
+
+// headDim64 writes a small synthetic llama (F32 weights, two heads of 64 over one KV
+// head, so that a Q8_0 cache applies) and returns its path.
+func headDim64(t *testing.T) string {
+	t.Helper()
+	ft, err := synth.ParseFileType("F32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := synth.Spec{Type: ft, Seed: 5, Shape: synth.Shape{Name: "kv-test", Arch: "llama", Vocab: 1024, Embd: 128, Layers: 2,
+		Heads: 2, HeadsKV: 1, FF: 256, Context: 512, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: synth.VocabSPM}}
+	path := filepath.Join(t.TempDir(), "kv-test.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.Write(context.Background(), f, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestKVCacheTypes runs concurrent greedy requests sharing prefixes through a pool
+// small enough to preempt, for each KV cache type, and checks each gets the tokens of
+// a solo run with the same cache type; and that the pool reports the memory of its
+// type (F32 twice F16, Q8_0 34 bytes per 32 values).
+func TestKVCacheTypes(t *testing.T) {
+	path := headDim64(t)
+	var f16PerToken int64
+	for _, typ := range []kernels.DType{kernels.F16, kernels.F32, kernels.Q8_0} {
+		t.Run(typ.String(), func(t *testing.T) {
+			opts := Options{Threads: 2, MaxNumSeqs: 8, MaxNumBatchedTokens: 64, BlockSize: 8, KVType: typ, KVTypeSet: true}
+			probe, err := Load(context.Background(), path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			per := probe.Model.KVBytesPerToken(typ)
+			probe.Close()
+			opts.KVCacheMemory = 3 * 96 * per
+			e, err := Load(context.Background(), path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			kv := e.KVCache()
+			if kv.Type != typ || kv.Tokens() != 3*96 || kv.Bytes() != opts.KVCacheMemory {
+				t.Fatalf("pool %+v, want %s of %d tokens", kv, typ, 3*96)
+			}
+			switch typ {
+			case kernels.F16:
+				f16PerToken = per
+			case kernels.F32:
+				if per != 2*f16PerToken || kv.SavedVs(kernels.F16) != -kv.Bytes()/2 {
+					t.Errorf("F32: %d bytes/token (F16 %d), saves %d vs F16", per, f16PerToken, kv.SavedVs(kernels.F16))
+				}
+			case kernels.Q8_0:
+				if per != f16PerToken*34/64 || kv.SavedVs(kernels.F16) != int64(kv.Tokens())*(f16PerToken-per) {
+					t.Errorf("Q8_0: %d bytes/token (F16 %d), saves %d vs F16", per, f16PerToken, kv.SavedVs(kernels.F16))
+				}
+			}
+			e.sched.beforeStep = func() { checkPool(t, e.sched) }
+			prompts := sharedPrompts(e, 16, 3, 24, 8)
+			got := runAll(t, e, prompts, 24)
+			st := e.SchedulerStats()
+			t.Logf("%s: %s; %d preemptions, %d of %d prompt tokens hit", typ, kv, st.Preemptions, st.PrefixHitTokens, st.PrefixQueryTokens)
+			if st.Preemptions == 0 || st.PrefixHitTokens == 0 {
+				t.Errorf("the run did not exercise preemption (%d) and prefix sharing (%d)", st.Preemptions, st.PrefixHitTokens)
+			}
+			checkGreedy(t, e, prompts, got, 24, 0)
+		})
+	}
+}
