@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log"
 	"net"
@@ -17,10 +18,12 @@ import (
 	"llmbench/engine/builtin"
 	"llmbench/engine/server"
 	"llmbench/engine/synth"
+	"llmbench/kernels"
+	"llmbench/workloads"
 )
 
 func runServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--served-model-name NAME] [--chat-template NAME]")
+	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [--served-model-name NAME] [--chat-template NAME]")
 	path := fs.String("m", "", "GGUF model `file` (default: the built-in stories260K)")
 	shape := fs.String("shape", "", "synthetic model `shape` ("+strings.Join(synth.Shapes(), ", ")+"), written once into the cache")
 	typ := fs.String("type", "", "weight `type` of the synthetic --shape ("+strings.Join(synth.FileTypes(), ", ")+")")
@@ -32,9 +35,9 @@ func runServe(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit on one request, queueing and generation (0 = none)")
 	threads := fs.Int("t", 0, "threads (0 = all cores)")
 	ctxSize := fs.Int("c", 0, "context size (0 = the model's)")
-	maxSeqs := fs.Int("max-num-seqs", engine.DefaultMaxNumSeqs, "requests batched together at most; each holds a KV cache slot, and more wait in the engine's queue")
-	maxBatched := fs.Int("max-num-batched-tokens", engine.DefaultMaxNumBatchedTokens, "tokens in one batched step at most: a decode token per running request plus chunks of prompts (chunked prefill)")
-	seqCtx := fs.Int("seq-context", 0, "context of one request, prompt plus output (0 = min(context, 4096)); the KV memory is max-num-seqs × this")
+	var es workloads.EngineSpec
+	addEngineFlags(fs, &es, "")
+	seqCtx := fs.Int("seq-context", 0, "context of one request, prompt plus output (0 = min(context, 4096), at most the KV cache pool's tokens)")
 	name := fs.String("served-model-name", "", "model name in /v1/models and in answers (default: the file name without .gguf)")
 	tmplName := fs.String("chat-template", "", "chat template family, overriding the one detected from the model ("+strings.Join(server.TemplateNames(), ", ")+")")
 	quiet := fs.Bool("quiet", false, "no log line per request")
@@ -56,10 +59,6 @@ func runServe(ctx context.Context, args []string) error {
 		return usageErr("--port %d: out of range", *port)
 	case *maxBody <= 0:
 		return usageErr("--max-body must be positive")
-	case *maxSeqs <= 0:
-		return usageErr("--max-num-seqs must be positive")
-	case *maxBatched <= 0:
-		return usageErr("--max-num-batched-tokens must be positive")
 	case *seqCtx < 0:
 		return usageErr("--seq-context must not be negative")
 	}
@@ -80,9 +79,12 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	// The model.
-	opts := engine.Options{Threads: *threads, Context: *ctxSize, MaxNumSeqs: *maxSeqs, MaxNumBatchedTokens: *maxBatched, SeqContext: *seqCtx}
+	opts, err := engineOptions(es)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	opts.Threads, opts.Context, opts.SeqContext = *threads, *ctxSize, *seqCtx
 	var e *engine.Engine
-	var err error
 	id := builtin.Name
 	switch {
 	case *shape != "":
@@ -146,6 +148,7 @@ func runServe(ctx context.Context, args []string) error {
 		auth = "API key required"
 	}
 	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
+	fmt.Fprintln(os.Stderr, e.KVCache())
 	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", ln.Addr())
 
 	errc := make(chan error, 1)
@@ -170,4 +173,51 @@ func runServe(ctx context.Context, args []string) error {
 		return errors.New("serve: a generation did not stop within 5 s of shutdown")
 	}
 	return nil
+}
+
+// addEngineFlags registers the engine's batching and KV cache flags (vLLM's names)
+// into es; help texts start with prefix ("inproc: " for serve-bench).
+func addEngineFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string) {
+	fs.IntVar(&es.MaxNumSeqs, "max-num-seqs", engine.DefaultMaxNumSeqs, prefix+"requests batched together at most; more wait in the engine's queue")
+	fs.IntVar(&es.MaxNumBatchedTokens, "max-num-batched-tokens", engine.DefaultMaxNumBatchedTokens, prefix+"tokens in one batched step at most: a decode token per running request plus chunks of prompts (chunked prefill)")
+	fs.IntVar(&es.BlockSize, "block-size", engine.DefaultBlockSize, prefix+"tokens per KV cache block")
+	fs.StringVar(&es.KVCacheMemory, "kv-cache-memory", "", prefix+"KV cache pool `size`: bytes (512MiB, 2GB) or a share of the memory available (30%) (default: max-num-seqs × seq-context tokens, at most "+
+		strconv.Itoa(int(100*engine.KVMemFraction))+"% of the memory available)")
+	fs.StringVar(&es.KVCacheType, "kv-cache-type", "f16", prefix+"KV cache element `type`: f16, q8_0 (about half of f16's memory) or f32")
+	fs.BoolVar(&es.NoPrefixCache, "no-prefix-cache", false, prefix+"do not share KV blocks of common prompt prefixes between requests")
+}
+
+// engineOptions turns the engine flags into engine.Options, with one clear error for
+// a bad value.
+func engineOptions(es workloads.EngineSpec) (engine.Options, error) {
+	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize, NoPrefixCache: es.NoPrefixCache}
+	switch {
+	case es.MaxNumSeqs < 0:
+		return o, fmt.Errorf("--max-num-seqs must be positive")
+	case es.MaxNumBatchedTokens < 0:
+		return o, fmt.Errorf("--max-num-batched-tokens must be positive")
+	case es.BlockSize < 0:
+		return o, fmt.Errorf("--block-size must be positive")
+	}
+	if m := strings.TrimSpace(es.KVCacheMemory); strings.HasSuffix(m, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(m, "%"), 64)
+		if err != nil || !(v > 0 && v <= 100) {
+			return o, fmt.Errorf("--kv-cache-memory %q: want a share between 0 and 100%%", es.KVCacheMemory)
+		}
+		o.KVCacheFraction = v / 100
+	} else if m != "" {
+		v, err := parseBytes(m)
+		if err != nil {
+			return o, fmt.Errorf("--kv-cache-memory: %v", err)
+		}
+		o.KVCacheMemory = v
+	}
+	if es.KVCacheType != "" {
+		t, err := kernels.ParseDType(es.KVCacheType)
+		if err != nil || (t != kernels.F16 && t != kernels.Q8_0 && t != kernels.F32) {
+			return o, fmt.Errorf("--kv-cache-type %q: want f16, q8_0 or f32", es.KVCacheType)
+		}
+		o.KVType, o.KVTypeSet = t, true
+	}
+	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/engine/tokenizer"
+	"llmbench/kernels"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
@@ -120,6 +122,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.StringVar(&sp.SyntheticType, "synthetic-type", "Q4_0", "weight type of a synthetic --model shape (inproc): "+strings.Join(synth.FileTypes(), ", "))
 	fs.IntVar(&sp.Threads, "t", 0, "inproc: threads (0 = all cores)")
 	ctxLen := fs.Int("c", 0, "inproc: context size (0 = the model's)")
+	addEngineFlags(fs, &sp.Engine, "inproc: ")
 	var headers, metadata, goodput, compare listFlag
 	fs.Var(&headers, "header", "KEY=VALUE header sent with every request (repeatable; values never saved)")
 	fs.Var(&metadata, "metadata", "KEY=VALUE saved in the result JSON (repeatable)")
@@ -285,6 +288,18 @@ func runServeBench(ctx context.Context, args []string) error {
 	default:
 		return usageErr("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)
 	}
+	engOpts, err := engineOptions(sp.Engine)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if sp.Backend != "inproc" {
+		for _, f := range []string{"max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"} {
+			if set[f] {
+				return usageErr("--%s configures the in-process engine: it needs --backend inproc", f)
+			}
+		}
+		sp.Engine = workloads.EngineSpec{}
+	}
 
 	// Backend and tokenizer.
 	var client serving.Client
@@ -292,16 +307,22 @@ func runServeBench(ctx context.Context, args []string) error {
 	var notes []string
 	modelCtx := 0
 	modelID, tokID := sp.Model, sp.Tokenizer
+	var eng *engine.Engine // the inproc engine
 	if sp.Backend == "inproc" {
-		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engine.Options{Threads: sp.Threads, Context: *ctxLen})
+		engOpts.Threads, engOpts.Context = sp.Threads, *ctxLen
+		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engOpts)
 		if err != nil {
 			return err
 		}
 		defer e.Close()
+		eng = e
 		modelID, tokID = id, id
-		tok, modelCtx = e.Tok, e.Options().Context
+		tok, modelCtx = e.Tok, e.Options().SeqContext
 		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
-		notes = append(notes, "inproc: the engine serialises Generate calls (no continuous batching yet), so concurrent requests queue inside the engine and that wait counts in TTFT")
+		eo := e.Options()
+		fmt.Fprintln(os.Stderr, e.KVCache())
+		notes = append(notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
+			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
 	} else {
 		base := *baseURL
 		if base == "" {
@@ -404,9 +425,21 @@ func runServeBench(ctx context.Context, args []string) error {
 	err = dev.sweep(ctx, "serve-bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
 		for _, p := range points {
 			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
+			var before engine.SchedulerStats
+			if eng != nil {
+				before = eng.SchedulerStats()
+			}
 			res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"], runOpts)
 			if res == nil {
 				return err
+			}
+			meta := sp.Metadata
+			if eng != nil {
+				meta = maps.Clone(meta)
+				if meta == nil {
+					meta = map[string]string{}
+				}
+				maps.Copy(meta, serveBenchEngineStats(os.Stdout, eng.KVCache(), before, eng.SchedulerStats(), p.NumWarmups))
 			}
 			results = append(results, res)
 			date := time.Now()
@@ -428,7 +461,7 @@ func runServeBench(ctx context.Context, args []string) error {
 					}
 					name = filepath.Join(*resultDir, name)
 				}
-				if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+				if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: meta, Date: date, Version: version}); err != nil {
 					return err
 				}
 				fmt.Fprintf(os.Stderr, "saved %s\n", name)
@@ -494,6 +527,51 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []ben
 		return res, context.Canceled
 	}
 	return res, done.Err
+}
+
+// serveBenchEngineStats prints the in-process engine's KV cache and prefix-cache
+// figures over one run (the scheduler's counters after minus before, warm-up requests
+// included) under the vLLM block, and returns them as JSON fields (strings, as vLLM's
+// metadata).
+func serveBenchEngineStats(w io.Writer, kv engine.KVCacheInfo, before, after engine.SchedulerStats, warmups int) map[string]string {
+	q, h := after.PrefixQueryTokens-before.PrefixQueryTokens, after.PrefixHitTokens-before.PrefixHitTokens
+	pre := after.Preemptions - before.Preemptions
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	m := map[string]string{
+		"kv_cache_type": strings.ToLower(kv.Type.String()), "kv_cache_block_size": strconv.Itoa(kv.BlockSize),
+		"kv_cache_blocks": strconv.Itoa(kv.Blocks), "kv_cache_bytes": strconv.FormatInt(kv.Bytes(), 10),
+		"kv_cache_saved_vs_f16_bytes": strconv.FormatInt(kv.SavedVs(kernels.F16), 10),
+		"kv_cache_saved_vs_f32_bytes": strconv.FormatInt(kv.SavedVs(kernels.F32), 10),
+		"prefix_cache":                strconv.FormatBool(kv.PrefixCache),
+		"num_preemptions":             strconv.FormatInt(pre, 10),
+	}
+	row := func(label, v string) { fmt.Fprintf(w, "%-40s %-10s\n", label, v) }
+	fmt.Fprintln(w, "------------- Engine (inproc) KV cache ------------")
+	if kv.PrefixCache {
+		rate := 0.0
+		if q > 0 {
+			rate = 100 * float64(h) / float64(q)
+		}
+		m["prefix_cache_queries"], m["prefix_cache_hits"], m["prefix_cache_hit_rate"] = strconv.FormatInt(q, 10), strconv.FormatInt(h, 10), f(rate)
+		row("Prefix cache hit rate (%):", f(rate))
+		row("Prefix cache hits/queries (tokens):", fmt.Sprintf("%d/%d", h, q))
+	} else {
+		row("Prefix cache:", "off")
+	}
+	row("Preemptions:", strconv.FormatInt(pre, 10))
+	row("KV cache type:", m["kv_cache_type"])
+	row("KV cache blocks x block size:", fmt.Sprintf("%dx%d", kv.Blocks, kv.BlockSize))
+	row("KV cache memory (MiB):", f(float64(kv.Bytes())/(1<<20)))
+	for _, t := range []kernels.DType{kernels.F16, kernels.F32} {
+		if t != kv.Type {
+			row("KV cache saved vs "+strings.ToLower(t.String())+" (MiB):", f(float64(kv.SavedVs(t))/(1<<20)))
+		}
+	}
+	if warmups > 0 {
+		fmt.Fprintf(w, "note: the engine's counters include the %d warm-up requests\n", warmups)
+	}
+	fmt.Fprintln(w, strings.Repeat("=", 50))
+	return m
 }
 
 // serveBenchTimeout bounds each in-process request.

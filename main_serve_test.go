@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,6 +67,9 @@ func startServe(t *testing.T, args ...string) string {
 		if !strings.Contains(stderr(), "chat template: plain (no tokenizer.chat_template") {
 			t.Errorf("startup does not say which chat template:\n%s", stderr())
 		}
+		if !strings.Contains(stderr(), "KV cache: ") || !strings.Contains(stderr(), " blocks of ") {
+			t.Errorf("startup does not describe the KV cache pool:\n%s", stderr())
+		}
 		return a
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
@@ -103,4 +107,32 @@ func TestServeEndToEnd(t *testing.T) {
 	if strings.Contains(string(out), "Failed requests") && !strings.Contains(string(out), "Failed requests:                         0") {
 		t.Errorf("failed requests:\n%s", out)
 	}
+	// The engine's paged KV cache and prefix cache show on /metrics.
+	r, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	for _, name := range []string{"llmbench_kv_cache_blocks_total", "llmbench_prefix_cache_queries_total"} {
+		if v := metricValue(string(b), name); v <= 0 {
+			t.Errorf("/metrics %s = %v, want > 0:\n%s", name, v, b)
+		}
+	}
+}
+
+// metricValue returns the value of the first sample of name in a Prometheus text page
+// (-1 when absent).
+func metricValue(page, name string) float64 {
+	for _, ln := range strings.Split(page, "\n") {
+		if rest, ok := strings.CutPrefix(ln, name+"{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err == nil {
+					return f
+				}
+			}
+		}
+	}
+	return -1
 }

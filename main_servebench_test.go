@@ -143,9 +143,50 @@ func TestServeBenchCtrlC(t *testing.T) {
 	}
 }
 
+// TestServeBenchInprocPrefixCache runs a prefix_repetition workload one request at a
+// time, so that exactly the first request of each prefix misses, with and without the
+// prefix cache, and checks the hit rate printed and saved (the engine's counters over
+// the run) and the KV cache fields.
+func TestServeBenchInprocPrefixCache(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"serve-bench", "--backend", "inproc", "-t", "2", "--dataset-name", "prefix_repetition", "--prefix-repetition-prefix-len", "64",
+		"--prefix-repetition-suffix-len", "8", "--prefix-repetition-num-prefixes", "2", "--prefix-repetition-output-len", "4",
+		"--num-prompts", "8", "--max-concurrency", "1", "--max-num-seqs", "4", "--save-result", "--result-dir", dir}
+	out, stderr, code := run(t, append(args, "--result-filename", "on.json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 6 of 8 requests find their 64-token prefix: 384 of 8×72 prompt tokens.
+	for _, want := range []string{"Prefix cache hit rate (%):               66.67", "Prefix cache hits/queries (tokens):      384/576", "KV cache type:                           f16"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "KV cache: f16, ") {
+		t.Errorf("stderr does not describe the KV cache pool:\n%s", stderr)
+	}
+	m := readJSON(t, filepath.Join(dir, "on.json"))
+	if m["prefix_cache_hit_rate"] != "66.67" || m["prefix_cache_hits"] != "384" || m["kv_cache_type"] != "f16" || m["prefix_cache"] != "true" {
+		t.Errorf("JSON: hit rate %v, hits %v, type %v, prefix cache %v", m["prefix_cache_hit_rate"], m["prefix_cache_hits"], m["kv_cache_type"], m["prefix_cache"])
+	}
+	out, stderr, code = run(t, append(args, "--result-filename", "off.json", "--no-prefix-cache", "--kv-cache-type", "f32", "--block-size", "8")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "Prefix cache:                            off") || strings.Contains(out, "hit rate") {
+		t.Errorf("stdout with --no-prefix-cache:\n%s", out)
+	}
+	m = readJSON(t, filepath.Join(dir, "off.json"))
+	if _, ok := m["prefix_cache_hit_rate"]; ok || m["prefix_cache"] != "false" || m["kv_cache_type"] != "f32" || m["kv_cache_block_size"] != "8" {
+		t.Errorf("JSON without the prefix cache: %v %v %v %v", m["prefix_cache_hit_rate"], m["prefix_cache"], m["kv_cache_type"], m["kv_cache_block_size"])
+	}
+}
+
 func TestServeBenchUsage(t *testing.T) {
 	for _, args := range [][]string{{"serve-bench", "--backend", "nope"}, {"serve-bench", "--max-concurrency", "0"},
-		{"serve-bench", "--compare", "onlyone.json"}, {"serve-bench", "--goodput", "ttft"}} {
+		{"serve-bench", "--compare", "onlyone.json"}, {"serve-bench", "--goodput", "ttft"},
+		{"serve-bench", "--backend", "inproc", "--kv-cache-type", "q4_0"}, {"serve-bench", "--backend", "inproc", "--kv-cache-memory", "lots"},
+		{"serve-bench", "--backend", "inproc", "--kv-cache-memory", "150%"}, {"serve-bench", "--backend", "openai", "--no-prefix-cache"}} {
 		if _, _, code := run(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}

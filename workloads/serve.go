@@ -129,4 +129,20 @@ type ServeSpec struct {
 	// Synthetic model (inproc backend, when Model names a shape instead of a file).
 	SyntheticType string `json:"synthetic_type,omitempty" yaml:"synthetic_type,omitempty"`
 	Threads       int    `json:"threads,omitempty" yaml:"threads,omitempty"`
+
+	// Engine configures the in-process engine of the inproc backend.
+	Engine EngineSpec `json:"engine,omitzero" yaml:"engine,omitempty"`
+}
+
+// EngineSpec holds the in-process engine's batching and KV cache settings, under the
+// names of vLLM's server flags; zero values mean the engine's defaults.
+type EngineSpec struct {
+	MaxNumSeqs          int `json:"max_num_seqs,omitempty" yaml:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty" yaml:"max_num_batched_tokens,omitempty"`
+	BlockSize           int `json:"block_size,omitempty" yaml:"block_size,omitempty"` // positions per KV block
+	// KVCacheMemory sizes the KV cache pool: bytes ("512MiB", "1GB", "1048576") or a
+	// share of the memory available ("30%"); "" = the engine's default.
+	KVCacheMemory string `json:"kv_cache_memory,omitempty" yaml:"kv_cache_memory,omitempty"`
+	KVCacheType   string `json:"kv_cache_type,omitempty" yaml:"kv_cache_type,omitempty"` // f16, q8_0 or f32
+	NoPrefixCache bool   `json:"no_prefix_cache,omitempty" yaml:"no_prefix_cache,omitempty"`
 }

@@ -93,8 +93,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	put("llmbench_num_requests_running", "gauge", "Requests generating now.", running)
 	put("llmbench_num_requests_waiting", "gauge", "Requests waiting for a slot (server queue plus scheduler queue).", waiting)
-	put("llmbench_kv_cache_blocks_used", "gauge", "KV cache blocks in use (until the cache is paged, a block is one sequence slot).", float64(st.KVBlocksUsed))
-	put("llmbench_kv_cache_blocks_total", "gauge", "KV cache blocks in the pool (until the cache is paged, one per sequence slot).", float64(st.KVBlocksTotal))
+	put("llmbench_kv_cache_blocks_used", "gauge", "Paged KV cache blocks held by requests (free blocks that keep a cached prefix do not count).", float64(st.KVBlocksUsed))
+	put("llmbench_kv_cache_blocks_total", "gauge", "Paged KV cache blocks in the pool.", float64(st.KVBlocksTotal))
 	usage := 0.0
 	if st.KVBlocksTotal > 0 {
 		usage = float64(st.KVBlocksUsed) / float64(st.KVBlocksTotal)
@@ -107,6 +107,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		hit = float64(st.PrefixHitTokens) / float64(st.PrefixQueryTokens)
 	}
 	put("llmbench_prefix_cache_hit_rate", "gauge", "Prompt tokens found in the prefix cache / prompt tokens looked up, since the start.", hit)
+	put("llmbench_num_preemptions_total", "counter", "Requests preempted to free KV cache blocks (they recompute their tokens when readmitted).", float64(st.Preemptions))
 	put("llmbench_prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", float64(s.m.promptTokens.Load()))
 	put("llmbench_generation_tokens_total", "counter", "Tokens generated.", float64(s.m.genTokens.Load()))
 	now := time.Now()

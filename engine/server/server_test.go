@@ -567,7 +567,7 @@ func TestModelsHealth(t *testing.T) {
 type stats struct{ script }
 
 func (stats) SchedulerStats() SchedulerStats {
-	return SchedulerStats{Running: 3, Waiting: 2, KVBlocksUsed: 10, KVBlocksTotal: 40, PrefixQueryTokens: 200, PrefixHitTokens: 150}
+	return SchedulerStats{Running: 3, Waiting: 2, KVBlocksUsed: 10, KVBlocksTotal: 40, PrefixQueryTokens: 200, PrefixHitTokens: 150, Preemptions: 4}
 }
 
 var metricLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*")*\})? (\S+)$`)
@@ -618,7 +618,7 @@ func TestMetrics(t *testing.T) {
 	want := map[string]float64{
 		"llmbench_num_requests_running": 3, "llmbench_num_requests_waiting": 2,
 		"llmbench_kv_cache_blocks_used": 10, "llmbench_kv_cache_blocks_total": 40, "llmbench_kv_cache_usage_ratio": 0.25,
-		"llmbench_prefix_cache_hit_rate": 0.75, "llmbench_generation_tokens_total": 6, "llmbench_prompt_tokens_total": 6,
+		"llmbench_prefix_cache_hit_rate": 0.75, "llmbench_num_preemptions_total": 4, "llmbench_generation_tokens_total": 6, "llmbench_prompt_tokens_total": 6,
 		`llmbench_requests_total{finished_reason="stop"}`: 2, "llmbench_time_to_first_token_seconds_count": 2,
 	}
 	for k, v := range want {
