@@ -324,6 +324,24 @@ func TestPrefixCacheKeepsAnswers(t *testing.T) {
 	}
 }
 
+// TestWholePromptCached repeats a prompt of whole blocks: every block but the last
+// is found in the cache (the last token's logits must be computed, so its block is
+// read again) and the answer does not change.
+func TestWholePromptCached(t *testing.T) {
+	e := builtinEngine(t, Options{BlockSize: 16})
+	p := sharedPrompts(e, 1, 1, 48, 5)[0][:48]
+	first := runAll(t, e, [][]int32{p}, 12)[0]
+	for i := range 2 {
+		got := runAll(t, e, [][]int32{p}, 12)[0]
+		if !slices.Equal(got, first) {
+			t.Errorf("repeat %d: %v, first run %v", i, got, first)
+		}
+	}
+	if st := e.SchedulerStats(); st.PrefixQueryTokens != 3*48 || st.PrefixHitTokens != 2*32 {
+		t.Errorf("prefix cache: %d of %d prompt tokens hit, want 64 of 144", st.PrefixHitTokens, st.PrefixQueryTokens)
+	}
+}
+
 // TestPoolNeverOverCommits runs 64 concurrent requests against a pool sized for 8
 // sequences: every request completes (sequences are preempted and recompute, nobody
 // gets an error), the pool's books balance before every step, and all blocks come
