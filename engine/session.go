@@ -6,10 +6,12 @@ import (
 	"llmbench/engine/model"
 )
 
-// Session is one sequence's decoding context: a KV cache and activations that tokens
-// are evaluated into, with no sampling. Generate runs on a Session; benchmarks use one
-// directly to time prompt processing and token generation. A Session shares the
-// engine's backend, so its calls are serialised with the engine's other work.
+// Session is one sequence's decoding context: a contiguous KV cache of its own (not
+// the scheduler's paged pool) and activations that tokens are evaluated into, with no
+// sampling. Benchmarks (llama-bench) use one directly to time prompt processing and
+// token generation, and tests use one as the one-sequence reference for Generate. A
+// Session shares the engine's backend, so its calls are serialised with the engine's
+// other work.
 type Session struct {
 	e     *Engine
 	cache *model.Cache
