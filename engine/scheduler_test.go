@@ -497,11 +497,30 @@ func TestSchedulerQueuesAndCancels(t *testing.T) {
 
 // TestSchedulerManyRequests runs more requests than slots, with mixed endings: emit
 // errors, cancellations, the context limit, EOS and length, all at once.
+// It runs with the default pool and with a pool of two full contexts, where
+// sequences are preempted while others are cancelled or fail, and the pool's books
+// are checked before every step.
 func TestSchedulerManyRequests(t *testing.T) {
+	for _, contexts := range []int{0, 2} {
+		t.Run(fmt.Sprintf("pool=%d contexts", contexts), func(t *testing.T) { manyRequests(t, contexts) })
+	}
+}
+
+func manyRequests(t *testing.T, contexts int) {
 	// tinystories-656k ends "Once upon a time" with EOS after 92 greedy tokens.
-	e, err := Load(context.Background(), "../testdata/models/tinystories-656k-q8_0.gguf", Options{Threads: 2, MaxNumSeqs: 4, MaxNumBatchedTokens: 16, Context: 128})
+	const path = "../testdata/models/tinystories-656k-q8_0.gguf"
+	opts := Options{Threads: 2, MaxNumSeqs: 4, MaxNumBatchedTokens: 16, Context: 128}
+	e, err := Load(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if contexts > 0 {
+		opts.KVCacheMemory = poolFor(e, contexts*128)
+		e.Close()
+		if e, err = Load(context.Background(), path, opts); err != nil {
+			t.Fatal(err)
+		}
+		e.sched.beforeStep = func() { checkPool(t, e.sched) }
 	}
 	defer e.Close()
 	const eosPrompt = "Once upon a time"
@@ -569,7 +588,7 @@ func TestSchedulerManyRequests(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("stop reasons: %v", count)
+	t.Logf("stop reasons: %v; %d preemptions", count, e.SchedulerStats().Preemptions)
 	waitFor(t, "an idle scheduler", func() bool { st := e.SchedulerStats(); return st.Running == 0 && st.Waiting == 0 })
 }
 
