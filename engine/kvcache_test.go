@@ -81,6 +81,9 @@ func TestKVCacheTypes(t *testing.T) {
 				t.Errorf("the run did not exercise preemption (%d) and prefix sharing (%d)", st.Preemptions, st.PrefixHitTokens)
 			}
 			checkGreedy(t, e, prompts, got, 24, 0)
+			if b := e.sched.cache.Bytes(); b != kv.Bytes() {
+				t.Errorf("the pool holds %d bytes, reported %d", b, kv.Bytes())
+			}
 		})
 	}
 }
