@@ -12,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"llmbench/engine"
+	"llmbench/kernels"
+	"llmbench/workloads"
 )
 
 // startServe starts `llmbench serve` on a free loopback port and returns its base URL;
@@ -135,4 +139,31 @@ func metricValue(page, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestEngineOptions checks how the engine flags of serve and serve-bench inproc turn
+// into engine options, and their errors.
+func TestEngineOptions(t *testing.T) {
+	good := []struct {
+		es   workloads.EngineSpec
+		want engine.Options
+	}{
+		{workloads.EngineSpec{}, engine.Options{}},
+		{workloads.EngineSpec{MaxNumSeqs: 8, MaxNumBatchedTokens: 256, BlockSize: 32, KVCacheMemory: "512MiB", KVCacheType: "q8_0", NoPrefixCache: true},
+			engine.Options{MaxNumSeqs: 8, MaxNumBatchedTokens: 256, BlockSize: 32, KVCacheMemory: 512 << 20, KVType: kernels.Q8_0, KVTypeSet: true, NoPrefixCache: true}},
+		{workloads.EngineSpec{KVCacheMemory: "30%", KVCacheType: "F32"}, engine.Options{KVCacheFraction: 0.3, KVType: kernels.F32, KVTypeSet: true}},
+		{workloads.EngineSpec{KVCacheMemory: "2GB", KVCacheType: "f16"}, engine.Options{KVCacheMemory: 2e9, KVType: kernels.F16, KVTypeSet: true}},
+	}
+	for _, c := range good {
+		got, err := engineOptions(c.es)
+		if err != nil || got != c.want {
+			t.Errorf("%+v: %+v, %v; want %+v", c.es, got, err, c.want)
+		}
+	}
+	for _, es := range []workloads.EngineSpec{{KVCacheMemory: "0%"}, {KVCacheMemory: "101%"}, {KVCacheMemory: "x"}, {KVCacheType: "q4_0"},
+		{KVCacheType: "nope"}, {MaxNumSeqs: -1}, {BlockSize: -2}, {MaxNumBatchedTokens: -3}} {
+		if _, err := engineOptions(es); err == nil {
+			t.Errorf("%+v: no error", es)
+		}
+	}
 }

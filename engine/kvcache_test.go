@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"llmbench/engine/synth"
@@ -85,5 +86,51 @@ func TestKVCacheTypes(t *testing.T) {
 				t.Errorf("the pool holds %d bytes, reported %d", b, kv.Bytes())
 			}
 		})
+	}
+}
+
+// TestSizeKVCache covers the pool's sizing rules: the default (max-num-seqs ×
+// seq-context, capped by a share of the memory available, lowering the context of a
+// request), explicit bytes, a share of the memory available, and bad sizes.
+func TestSizeKVCache(t *testing.T) {
+	m := builtinEngine(t, Options{}).Model
+	per := m.KVBytesPerToken(kernels.F16)
+	base := Options{KVType: kernels.F16, MaxNumSeqs: 4, SeqContext: 512}
+	cases := []struct {
+		name       string
+		opts       func(*Options)
+		avail      int64
+		blocks     int
+		seqContext int
+		sizing     string
+		err        string
+	}{
+		{"default", func(*Options) {}, 1 << 40, 4 * 512 / 16, 512, "sized for 4 sequences of 512 tokens", ""},
+		{"default capped", func(*Options) {}, 400 * per, 100 / 16, 96, "sized to 25 % of", ""},
+		{"default, memory unknown", func(*Options) {}, 0, 4 * 512 / 16, 512, "sized for 4", ""},
+		{"bytes", func(o *Options) { o.KVCacheMemory = 100*16*per + 5; o.BlockSize = 16 }, 0, 100, 512, "--kv-cache-memory", ""},
+		{"bytes, blocks of 32", func(o *Options) { o.KVCacheMemory = 8 * 32 * per; o.BlockSize = 32 }, 0, 8, 256, "--kv-cache-memory", ""},
+		{"share", func(o *Options) { o.KVCacheFraction = 0.5 }, 64 * 16 * per, 32, 512, "sized to 50 %", ""},
+		{"share, memory unknown", func(o *Options) { o.KVCacheFraction = 0.5 }, 0, 0, 0, "", "available memory is unknown"},
+		{"share above 1", func(o *Options) { o.KVCacheFraction = 1.5 }, 1 << 30, 0, 0, "", "want 0 to 1"},
+		{"less than a block", func(o *Options) { o.KVCacheMemory = 15 * per }, 0, 0, 0, "", "holds no block"},
+		{"negative", func(o *Options) { o.KVCacheMemory = -1 }, 0, 0, 0, "", "KV cache memory -1"},
+		{"q4_0", func(o *Options) { o.KVType = kernels.Q4_0 }, 0, 0, 0, "", "not supported"},
+		{"q8_0, heads of 8", func(o *Options) { o.KVType = kernels.Q8_0 }, 0, 0, 0, "", "multiple of 32"},
+	}
+	for _, c := range cases {
+		o := base
+		c.opts(&o)
+		k, err := sizeKVCache(m, &o, c.avail)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case k.Blocks != c.blocks || o.SeqContext != c.seqContext || !strings.Contains(k.Sizing, c.sizing):
+			t.Errorf("%s: %d blocks, context %d, %q; want %d, %d, %q", c.name, k.Blocks, o.SeqContext, k.Sizing, c.blocks, c.seqContext, c.sizing)
+		}
 	}
 }
