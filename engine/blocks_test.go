@@ -64,3 +64,116 @@ func TestBlockPoolNoPrefix(t *testing.T) {
 		t.Error("a block was cached with the prefix cache off")
 	}
 }
+
+// FuzzBlockPool drives the pool with random allocations, frees, registrations and
+// cache hits, and compares it after every operation with a plain model: reference
+// counts, the free list's order (uncached blocks in front, cached ones behind in the
+// order they were freed) and the prefix cache's contents.
+func FuzzBlockPool(f *testing.F) {
+	f.Add([]byte{0, 3, 2, 1, 5, 0, 9, 3, 1, 1, 2, 7, 0, 2})
+	f.Add([]byte{0, 8, 2, 0, 2, 1, 2, 2, 1, 0, 3, 0, 3, 1, 0, 4})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const n = 8
+		p := newBlockPool(n, 1, true)
+		ref := make([]int32, n)
+		order := make([]int32, n) // the model's free list, front first
+		for i := range order {
+			order[i] = int32(i)
+		}
+		cached := map[uint64]int32{} // key -> block
+		keyOf := map[int32]uint64{}
+		var seqs [][]int32
+		remove := func(b int32) {
+			i := slices.Index(order, b)
+			order = slices.Delete(order, i, i+1)
+		}
+		for k := 0; k+1 < len(ops); k += 2 {
+			op, arg := ops[k]%4, int(ops[k+1])
+			switch op {
+			case 0: // a new sequence of 1 + arg%3 blocks, if they are free
+				m := 1 + arg%3
+				if m > p.nFree {
+					continue
+				}
+				got := p.alloc(nil, m)
+				want := slices.Clone(order[:m])
+				order = order[m:]
+				for _, b := range want {
+					ref[b] = 1
+					if key, ok := keyOf[b]; ok {
+						delete(cached, key)
+						delete(keyOf, b)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("alloc %d: %v, want %v", m, got, want)
+				}
+				seqs = append(seqs, got)
+			case 1: // a sequence ends
+				if len(seqs) == 0 {
+					continue
+				}
+				i := arg % len(seqs)
+				p.free(seqs[i])
+				for _, b := range slices.Backward(seqs[i]) {
+					if ref[b]--; ref[b] == 0 {
+						if _, ok := keyOf[b]; ok {
+							order = append(order, b)
+						} else {
+							order = append([]int32{b}, order...)
+						}
+					}
+				}
+				seqs = slices.Delete(seqs, i, i+1)
+			case 2: // a sequence's block is entered into the cache under key arg%5
+				if len(seqs) == 0 {
+					continue
+				}
+				s := seqs[arg%len(seqs)]
+				b := s[arg%len(s)]
+				key := uint64(arg % 5)
+				p.register(b, key, 0, []int32{int32(key)})
+				_, dup := cached[key]
+				if _, has := keyOf[b]; !dup && !has {
+					cached[key], keyOf[b] = b, key
+				}
+			case 3: // a new sequence finds key arg%5 in the cache
+				key := uint64(arg % 5)
+				b, ok := p.lookup(key, 0, []int32{int32(key)})
+				wb, wok := cached[key]
+				if ok != wok || (ok && b != wb) {
+					t.Fatalf("lookup %d: %d %v, want %d %v", key, b, ok, wb, wok)
+				}
+				if !ok {
+					continue
+				}
+				p.take(b)
+				if ref[b] == 0 {
+					remove(b)
+				}
+				ref[b]++
+				seqs = append(seqs, []int32{b})
+			}
+			// Compare the books.
+			if !slices.Equal(p.ref, ref) {
+				t.Fatalf("after op %d: refs %v, want %v", op, p.ref, ref)
+			}
+			var list []int32
+			for b := p.next[n]; b != n && len(list) <= n; b = p.next[b] {
+				list = append(list, b)
+			}
+			if !slices.Equal(list, order) || p.nFree != len(order) {
+				t.Fatalf("after op %d: free list %v (%d), want %v", op, list, p.nFree, order)
+			}
+			nc := 0
+			for _, b := range order {
+				if _, ok := keyOf[b]; ok {
+					nc++
+				}
+			}
+			if p.nCached != nc || len(p.byHash) != len(cached) {
+				t.Fatalf("after op %d: %d cached free, %d keys; want %d, %d", op, p.nCached, len(p.byHash), nc, len(cached))
+			}
+		}
+	})
+}
