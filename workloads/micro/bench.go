@@ -123,7 +123,7 @@ func checkInstance(in Instance) error {
 
 func engineOptions(in Instance) engine.Options {
 	kv, _ := kernels.ParseDType(in.TypeK)
-	return engine.Options{Threads: in.Threads, Batch: in.ubatch(), KVType: kv, FlashAttn: in.FlashAttn == 1}
+	return engine.Options{Threads: in.Threads, Batch: in.ubatch(), KVType: kv, KVTypeSet: true, FlashAttn: in.FlashAttn == 1}
 }
 
 // runTest runs one instance: warmup, depth prefill (untimed, once), then the timed

@@ -99,3 +99,26 @@ func TestBenchCancel(t *testing.T) {
 		t.Errorf("cancelled run: partial %v, %d records", done.Partial, len(res.Records))
 	}
 }
+
+// TestBenchKVTypes checks that -ctk reaches the engine: f32 keeps twice the bytes of
+// f16 per position (f32 is the zero DType, once silently read as "default", i.e. f16).
+func TestBenchKVTypes(t *testing.T) {
+	bytes := map[string]int64{}
+	for _, typ := range []string{"f16", "f32"} {
+		spec := workloads.BenchSpec{
+			Models: []workloads.BenchModel{{Path: "builtin"}},
+			Prompt: []int{16}, Gen: []int{0}, TypeK: []string{typ}, Reps: 1,
+		}
+		res, done := runBench(t, context.Background(), spec)
+		if done.Err != nil || len(res.Records) != 1 {
+			t.Fatalf("%s: %+v", typ, done)
+		}
+		if r := res.Records[0]; r.TypeK != typ {
+			t.Errorf("%s: record says type_k %q", typ, r.TypeK)
+		}
+		bytes[typ] = res.Records[0].KVCacheBytes
+	}
+	if bytes["f16"] <= 0 || bytes["f32"] != 2*bytes["f16"] {
+		t.Errorf("KV cache bytes f16 %d, f32 %d; want f32 = 2 × f16", bytes["f16"], bytes["f32"])
+	}
+}
