@@ -78,6 +78,15 @@ var shapes = []Shape{
 		Context: 2048, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: VocabSPM,
 	},
 	{
+		// karpathy/tinyllamas stories110M (llama2.c): dim 768, 12 layers, 12 heads,
+		// hidden_dim 2048, vocab 32000, shared classifier (tied); context 2048 as for
+		// llama-tiny. The smallest shape whose rows are multiples of 256, so the K-quants
+		// (Q4_K_M, Q6_K) are what they say rather than their 32-block fallbacks.
+		Name: "llama-small", Description: "stories110M (llama2.c tinyllamas)", Arch: "llama",
+		Vocab: 32000, Embd: 768, Layers: 12, Heads: 12, HeadsKV: 12, FF: 2048,
+		Context: 2048, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: VocabSPM,
+	},
+	{
 		// TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json: hidden 2048, intermediate 5632,
 		// 22 layers, 32 heads, 4 KV heads, max_position_embeddings 2048, rope_theta 1e4,
 		// rms_norm_eps 1e-5, untied.

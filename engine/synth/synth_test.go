@@ -41,6 +41,7 @@ func TestParams(t *testing.T) {
 		lo, hi float64 // billions
 	}{
 		{"llama-tiny", 0.0150, 0.0155},
+		{"llama-small", 0.109, 0.110},
 		{"llama-1b", 1.095, 1.105},
 		{"llama-7b", 6.73, 6.75},
 		{"llama-8b", 8.02, 8.04},
@@ -196,6 +197,13 @@ func TestTypeSelection(t *testing.T) {
 			// 6 layers: use_more_bits picks layers 2 and 5.
 			"blk.2.attn_v.weight": kernels.Q8_0, "blk.0.attn_v.weight": kernels.Q5_0,
 			"blk.5.ffn_down.weight": kernels.Q6_K, "blk.0.ffn_down.weight": kernels.Q4_K}},
+		// stories110M: every row is a multiple of 256, so Q4_K_M is the real mix (12
+		// layers: use_more_bits picks layers 0, 3, 6, 9, 10, 11).
+		{"llama-small", "Q4_K_M", map[string]kernels.DType{
+			"token_embd.weight": kernels.Q6_K, "blk.0.attn_q.weight": kernels.Q4_K,
+			"blk.0.attn_v.weight": kernels.Q6_K, "blk.1.attn_v.weight": kernels.Q4_K,
+			"blk.0.ffn_down.weight": kernels.Q6_K, "blk.1.ffn_down.weight": kernels.Q4_K,
+			"blk.1.ffn_up.weight": kernels.Q4_K}},
 		{"llama-tiny", "Q4_0", map[string]kernels.DType{
 			"token_embd.weight": kernels.Q8_0, "blk.0.attn_q.weight": kernels.Q4_0}},
 		// Qwen2 0.5B: n_embd 896 is not a multiple of 256.
