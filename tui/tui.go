@@ -46,6 +46,12 @@ type Options struct {
 	Files  []string // .gguf files offered on the Setup screen
 	Start  Starter
 	Device string // what the header shows at the right outside a run ("CPU: … · GPU: none")
+	// Store keeps every finished run and lists them on the History screen; nil runs
+	// without history (nothing is saved).
+	Store Store
+	// SaveProfile writes a run's setup as a profile (Results `s`); nil when this build
+	// cannot.
+	SaveProfile ProfileSaver
 }
 
 // KeyMap holds the global keys.
