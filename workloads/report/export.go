@@ -32,6 +32,7 @@ var exporters = map[string]DocumentFunc{
 	".md":   DocumentMarkdown,
 	".csv":  DocumentCSV,
 	".json": DocumentJSON,
+	".html": DocumentHTML,
 }
 
 // ExportFormats returns the file extensions Export accepts (".csv", ".json", ...),
@@ -60,7 +61,7 @@ func ExportFunc(path string) (DocumentFunc, error) {
 	return f, nil
 }
 
-// Export writes d to path in the format its extension names (.md, .csv, .json, ...;
+// Export writes d to path in the format its extension names (.md, .csv, .json, .html;
 // see ExportFormats). The file appears whole or not at all: it is written to a
 // temporary file in the same directory and renamed over path.
 func Export(path string, d Document) error {
