@@ -6,6 +6,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -13,12 +14,16 @@ import (
 	"llmbench/tui/components/help"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/statusbar"
+	"llmbench/tui/screens/compare"
+	"llmbench/tui/screens/history"
 	"llmbench/tui/screens/live"
-	"llmbench/tui/screens/placeholder"
 	"llmbench/tui/screens/results"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	"llmbench/workloads/run"
+	"llmbench/workloads/serving"
 )
 
 // Screen indexes the tabs.
@@ -84,17 +89,22 @@ type Model struct {
 	setup   setup.Model
 	live    live.Model
 	results results.Model
-	compare placeholder.Model
-	history placeholder.Model
+	compare compare.Model
+	history history.Model
+
+	running *setup.Config // the setup of the run on the Live screen
 }
 
 // New returns the root model on the Setup screen.
 func New(o Options) Model {
 	t := o.Theme
+	var hs history.Store
+	if o.Store != nil {
+		hs = o.Store
+	}
 	m := Model{opts: o, Keys: DefaultKeyMap(), bar: statusbar.New(t, tabNames), help: help.New(t),
-		setup: setup.New(t, o.Files), live: live.New(t), results: results.New(t),
-		compare: placeholder.New(t, "Compare", "Compare runs side by side: coming with the results store."),
-		history: placeholder.New(t, "History", "Past runs: coming with the results store."),
+		setup: setup.New(t, o.Files), live: live.New(t), results: results.New(t, o.SaveProfile),
+		compare: compare.New(t), history: history.New(t, hs),
 	}
 	m.resize(80, 24)
 	return m
@@ -132,22 +142,40 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case setup.RunMsg:
 		return m.start(msg.Config)
 	case live.DoneMsg:
-		m.results.Set(msg.Title, msg.Done)
+		return m.done(msg)
+	case history.OpenMsg:
+		m.results.Show(msg.Doc, msg.ID, nil, nil, 0)
 		m.screen = ScreenResults
-		if msg.Done.Err != nil {
-			m.err = "run failed: " + msg.Done.Err.Error()
-		}
-		var cmd tea.Cmd
-		m.live, cmd = m.live.Update(msg)
-		return m, cmd
+		return m, nil
+	case history.CompareMsg:
+		return m.compareDocs(msg.Docs), nil
+	case results.CompareMsg:
+		return m.compareWithPrevious(msg.ID), nil
 	}
 	var cmd tea.Cmd
 	m.live, cmd = m.live.Update(msg) // the run's own messages
 	return m, cmd
 }
 
+// capturing reports whether the screen shown takes keys as text (a path, a filter,
+// a confirmation), so that q, ? and tab type rather than act.
+func (m Model) capturing() bool {
+	if m.showHelp {
+		return false
+	}
+	switch m.screen {
+	case ScreenSetup:
+		return m.setup.Capturing()
+	case ScreenResults:
+		return m.results.Capturing()
+	case ScreenHistory:
+		return m.history.Capturing()
+	}
+	return false
+}
+
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	capturing := m.screen == ScreenSetup && m.setup.Capturing() && !m.showHelp
+	capturing := m.capturing()
 	switch {
 	case key.Matches(k, m.Keys.ForceQuit), key.Matches(k, m.Keys.Quit) && !capturing:
 		m.live.Cancel()
@@ -161,11 +189,11 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = true
 		m.help.Groups = m.helpGroups()
 		return m, nil
-	case key.Matches(k, m.Keys.Next):
-		m.screen = (m.screen + 1) % Screen(len(tabNames))
+	case key.Matches(k, m.Keys.Next) && !capturing:
+		m.show((m.screen + 1) % Screen(len(tabNames)))
 		return m, nil
-	case key.Matches(k, m.Keys.Prev):
-		m.screen = (m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames))
+	case key.Matches(k, m.Keys.Prev) && !capturing:
+		m.show((m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames)))
 		return m, nil
 	}
 	m.err = ""
@@ -177,8 +205,116 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.live, cmd = m.live.Update(k)
 	case ScreenResults:
 		m.results, cmd = m.results.Update(k)
+	case ScreenCompare:
+		m.compare, cmd = m.compare.Update(k)
+	case ScreenHistory:
+		m.history, cmd = m.history.Update(k)
 	}
 	return m, cmd
+}
+
+// show switches to screen s (History reads the store again).
+func (m *Model) show(s Screen) {
+	m.screen = s
+	if s == ScreenHistory {
+		m.history.Reload()
+	}
+}
+
+// Document returns the report of a run that ended with d: what every export and
+// the results store take. A failed run keeps what it measured, marked partial.
+func Document(title, env string, d run.Done) report.Document {
+	doc := report.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Partial: d.Partial || d.Err != nil}
+	if env != "" {
+		doc.Env = []report.KV{{Key: "device", Value: env}}
+	}
+	switch r := d.Result.(type) {
+	case *micro.Result:
+		doc.Bench = r
+		doc.Partial = doc.Partial || r.Partial
+	case *serving.Result:
+		doc.Serving = []*serving.Result{r}
+		doc.Partial = doc.Partial || r.Partial
+	case []*serving.Result:
+		doc.Serving = r
+	}
+	return doc
+}
+
+// done shows a run that ended on Results and writes it to the store: the one place
+// where runs are saved, partial or not.
+func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
+	doc := Document(msg.Title, m.opts.Device, msg.Done)
+	id := ""
+	m.err = ""
+	if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
+		var err error
+		if id, err = m.opts.Store.Save(doc); err != nil {
+			m.err = "results store: " + err.Error()
+		}
+	}
+	m.results.Show(doc, id, m.running, msg.Done.Err, msg.Done.Elapsed)
+	m.screen = ScreenResults
+	if msg.Done.Err != nil {
+		m.err = "run failed: " + msg.Done.Err.Error()
+	}
+	m.history.Reload()
+	var cmd tea.Cmd
+	m.live, cmd = m.live.Update(msg)
+	return m, cmd
+}
+
+// compareDocs opens Compare on docs (the first is the baseline).
+func (m Model) compareDocs(docs []report.Document) Model {
+	if err := m.compare.Set(docs); err != nil {
+		m.err = err.Error()
+		return m
+	}
+	m.err = ""
+	m.screen = ScreenCompare
+	return m
+}
+
+// compareWithPrevious compares the run on Results (id in the store) with the newest
+// earlier stored run of the same kind; without one it opens History to pick from.
+func (m Model) compareWithPrevious(id string) Model {
+	cur, ok := m.results.Document()
+	if !ok {
+		return m
+	}
+	if m.opts.Store == nil {
+		m.err = "no results store: no earlier run to compare with"
+		return m
+	}
+	runs, err := m.opts.Store.List()
+	if err != nil {
+		m.err = "results store: " + err.Error()
+		return m
+	}
+	kind := report.Summarize(cur).Kind
+	start := 0
+	for i, r := range runs {
+		if r.ID == id {
+			start = i + 1
+		}
+	}
+	for _, r := range runs[min(start, len(runs)):] {
+		if r.ID == id || r.Kind != kind {
+			continue
+		}
+		prev, err := m.opts.Store.Load(r.ID)
+		if err != nil {
+			m.err = "results store: " + err.Error()
+			return m
+		}
+		return m.compareDocs([]report.Document{prev, cur})
+	}
+	m.show(ScreenHistory)
+	if id != "" {
+		m.history.Select(id)
+	}
+	m.history.SetStatus("no earlier " + kind + " run: pick runs with space, then c")
+	return m
 }
 
 func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
@@ -197,6 +333,7 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	}
 	m.err = ""
 	var cmd tea.Cmd
+	m.running = &c
 	m.live, cmd = m.live.Start(c.Describe(), c.Kind == setup.Serve, w, note, opts...)
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
@@ -215,7 +352,11 @@ func (m Model) helpGroups() []help.Group {
 	case ScreenLive:
 		here = m.live.Keys.Help()
 	case ScreenResults:
-		here = m.results.Keys.Footer()
+		here = m.results.Keys.Help()
+	case ScreenCompare:
+		here = m.compare.Keys.Footer()
+	case ScreenHistory:
+		here = m.history.Keys.Help()
 	}
 	g := []help.Group{{Title: "Everywhere", Bindings: []key.Binding{m.Keys.Next, m.Keys.Prev, m.Keys.Help, m.Keys.Quit, m.Keys.ForceQuit}}}
 	if len(here) > 0 {
@@ -259,7 +400,11 @@ func (m Model) Render() string {
 	case m.screen == ScreenLive:
 		here = m.live.Footer()
 	case m.screen == ScreenResults:
-		here = m.results.Keys.Footer()
+		here = m.results.Footer()
+	case m.screen == ScreenCompare:
+		here = m.compare.Keys.Footer()
+	case m.screen == ScreenHistory:
+		here = m.history.Footer()
 	}
 	errLine := ""
 	if m.err != "" {
@@ -267,7 +412,7 @@ func (m Model) Render() string {
 	}
 	lines := []string{bar.Header()}
 	lines = append(lines, panel.Lines(m.Body(), m.w, max(1, m.h-3))...)
-	lines = append(lines, panel.Fit(errLine, m.w), bar.Footer(append(here, m.global()...)...))
+	lines = append(lines, panel.Fit(errLine, m.w), bar.Footer(here, m.global()...))
 	return strings.Join(lines, "\n")
 }
 

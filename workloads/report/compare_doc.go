@@ -18,7 +18,7 @@ type Summary struct {
 	Started  time.Time
 	Kind     string // "bench" or "serve-bench"
 	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
-	Model    string // "llama 1B Q4_0", a model id
+	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
 	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
 	Partial  bool
 }
@@ -35,10 +35,7 @@ func Summarize(d Document) Summary {
 			tests = append(tests, r.Name())
 			heads = append(heads, fmt.Sprintf("%s %.1f t/s", r.Name(), r.AvgTs()))
 			if s.Model == "" {
-				s.Model = r.ModelType
-				if s.Model == "" {
-					s.Model = filepath.Base(r.ModelFilename)
-				}
+				s.Model = strings.TrimSuffix(filepath.Base(r.ModelFilename), ".gguf")
 			}
 		}
 		if s.Model == "" && len(d.Bench.Spec.Models) > 0 {

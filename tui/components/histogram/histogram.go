@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+
 	"llmbench/tui/components/panel"
 	"llmbench/tui/theme"
 )
@@ -266,4 +268,93 @@ func num(v float64) string {
 	default:
 		return fmt.Sprintf("%.2g", v)
 	}
+}
+
+// Overlay glyphs: run A fills the upper half of a cell, run B the lower half, and a
+// cell both reach is full.
+const (
+	GlyphA    = "▀"
+	GlyphB    = "▄"
+	GlyphBoth = "█"
+)
+
+// Overlay draws two sample sets over the same bins, one bin a line: A's bar in the
+// upper half of the cells (▀, A's colour), B's in the lower half (▄, B's colour),
+// full (█) where both reach, then both counts; the last line holds both medians.
+// Colour only repeats what the glyphs say.
+func Overlay(t theme.Theme, a, b []float64, unit string, w, h int) string {
+	all := append(slices.Clone(a), b...)
+	m := Model{theme: t, w: w, h: h}
+	for _, v := range all {
+		m.Add(v)
+	}
+	bs := m.Buckets()
+	if len(bs) == 0 {
+		return strings.Join(panel.Lines(t.Dim.Render("no samples to draw"), w, h), "\n")
+	}
+	count := func(x []float64) []int64 {
+		n := make([]int64, len(bs))
+		for _, v := range x {
+			i, _ := slices.BinarySearchFunc(bs, v, func(b Bucket, v float64) int {
+				switch {
+				case b.Hi <= v:
+					return -1
+				case b.Lo > v:
+					return 1
+				}
+				return 0
+			})
+			n[min(i, len(bs)-1)]++
+		}
+		return n
+	}
+	ca, cb := count(a), count(b)
+	labels := make([]string, len(bs))
+	lw, cw := 0, 0
+	var top int64
+	for i, bk := range bs {
+		labels[i] = num(bk.Lo) + "-" + num(bk.Hi)
+		lw = max(lw, len(labels[i]))
+		cw = max(cw, len(fmt.Sprintf("%d/%d", ca[i], cb[i])))
+		top = max(top, ca[i], cb[i])
+	}
+	bw := max(1, w-lw-cw-3)
+	scale := func(c int64) int {
+		n := int(float64(c) / float64(top) * float64(bw))
+		if c > 0 && n == 0 {
+			n = 1
+		}
+		return n
+	}
+	sa, sb := t.Series[0], t.Series[1]
+	both := lipgloss.NewStyle()
+	glyphBoth := GlyphBoth
+	if t.Mode == theme.Color { // upper half in A's colour over B's as background
+		both = sa.Background(sb.GetForeground())
+		glyphBoth = GlyphA
+	}
+	var lines []string
+	for i := range bs {
+		na, nb := scale(ca[i]), scale(cb[i])
+		bar := both.Render(strings.Repeat(glyphBoth, min(na, nb)))
+		if na > nb {
+			bar += sa.Render(strings.Repeat(GlyphA, na-nb))
+		} else if nb > na {
+			bar += sb.Render(strings.Repeat(GlyphB, nb-na))
+		}
+		lines = append(lines, fmt.Sprintf("%*s %s %d/%d", lw, labels[i], bar, ca[i], cb[i]))
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	med := func(x []float64) string {
+		s := slices.Clone(x)
+		slices.Sort(s)
+		if len(s) == 0 {
+			return "-"
+		}
+		return num(Percentile(s, 50))
+	}
+	lines = append(lines, t.Dim.Render(fmt.Sprintf("p50 A %s · B %s %s (counts A/B)", med(a), med(b), unit)))
+	return strings.Join(panel.Lines(strings.Join(lines, "\n"), w, h), "\n")
 }

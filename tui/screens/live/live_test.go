@@ -30,7 +30,7 @@ func scripted(t *testing.T, serving bool, events ...run.Event) Model {
 	}
 	for _, e := range events {
 		var cmd tea.Cmd
-		m, cmd = m.Update(eventMsg{ch: ch, ev: e, ok: true})
+		m, cmd = m.Update(batchMsg{ch: ch, events: []run.Event{e}})
 		if cmd == nil {
 			t.Fatalf("reader not re-armed after %T", e)
 		}
@@ -192,7 +192,7 @@ func TestCancelKeepsPartial(t *testing.T) {
 func TestStaleEventsIgnored(t *testing.T) {
 	m := scripted(t, false)
 	old := make(chan run.Event)
-	m2, cmd := m.Update(eventMsg{ch: old, ev: run.Log{Text: "old"}, ok: true})
+	m2, cmd := m.Update(batchMsg{ch: old, events: []run.Event{run.Log{Text: "old"}}})
 	if cmd != nil || len(m2.logs) != 0 {
 		t.Error("an event from an earlier run was applied")
 	}
