@@ -17,9 +17,11 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
+	"llmbench/engine/device"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/engine/tokenizer"
+	"llmbench/profiles"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
@@ -172,6 +174,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	readyTimeout := fs.Float64("ready-check-timeout-sec", 600, "seconds to wait for the server to answer a first request before the run, retrying every 5 s (0 = skip; not for inproc)")
 	fs.Bool("disable-tqdm", false, "no progress bar")
 	tf := addTelemetryFlags(fs)
+	of := addOutputFlags(fs)
 	if err := parse(fs, expandNargs(args)); err != nil {
 		return err
 	}
@@ -189,6 +192,10 @@ func runServeBench(ctx context.Context, args []string) error {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	limits, err := tf.limits()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	exports, err := of.exports()
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -286,6 +293,79 @@ func runServeBench(ctx context.Context, args []string) error {
 		return usageErr("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)
 	}
 
+	if sp.Backend != "inproc" {
+		base := *baseURL
+		if base == "" {
+			base = fmt.Sprintf("http://%s:%d", *host, *port)
+		}
+		sp.BaseURL = strings.TrimRight(base, "/")
+		sp.Endpoint = *endpoint
+		if sp.Endpoint == "" {
+			sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
+		}
+	}
+	run := profiles.Run{Serve: &sp, Device: tf.device, PowerLimitW: limits, Sweep: &profiles.Sweep{RequestRate: rateList}}
+	if *concs != "" {
+		run.Sweep.MaxConcurrency = concList
+	}
+	job := &serveJob{ctxLen: *ctxLen, headers: hdr, readyTimeout: *readyTimeout, dev: dev, settle: tf.settle, runOpts: runOpts,
+		save: serveSave{on: *saveResult, detailed: *saveDetailed, dir: *resultDir, file: *resultFile, append: *appendResult}}
+	if !set["disable-tqdm"] {
+		job.progress = progressBar
+	}
+	return job.runAndReport(ctx, run, of, exports)
+}
+
+// serveSave is what serve-bench's --save-result and friends ask for.
+type serveSave struct {
+	on, detailed, append bool
+	dir, file            string
+}
+
+// serveJob is one serve-bench run: the backend's connection details, the telemetry
+// device and power limits, how to show progress and what to save.
+type serveJob struct {
+	ctxLen       int               // inproc context size (0 = the model's)
+	headers      map[string]string // HTTP headers (values never saved)
+	readyTimeout float64           // seconds to wait for an HTTP server (0 = skip)
+	dev          *telemetryDevice
+	settle       time.Duration
+	runOpts      []benchrun.Option
+	progress     progressMode
+	save         serveSave
+}
+
+// runAndReport runs the job kept in the results store and writes the --export files.
+func (j *serveJob) runAndReport(ctx context.Context, run profiles.Run, of *outputFlags, exports []string) error {
+	rec := of.startRecord("serve-bench", run, j.dev)
+	started := time.Now()
+	results, err := j.execute(ctx, run, rec)
+	if len(results) == 0 && err != nil && !errors.Is(err, context.Canceled) {
+		// Nothing ran (a bad model, dataset or server): keep the failure, export nothing.
+		rec.finish("serve-bench", report.Document{Title: run.Title(), Started: started}, err, nil)
+		return err
+	}
+	doc := report.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Serving: results}
+	for _, r := range results {
+		doc.Partial = doc.Partial || r.Partial
+	}
+	if xerr := rec.finish("serve-bench", doc, err, exports); xerr != nil && err == nil {
+		err = xerr
+	}
+	return err
+}
+
+// execute prepares the backend, tokenizer and dataset of run and runs every point
+// of its sweep at each power limit, handing each finished request to rec.
+func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) ([]*serving.Result, error) {
+	sp := *run.Serve
+	d := &sp.Dataset
+	hdr := j.headers
+	if hdr == nil {
+		hdr = map[string]string{}
+	}
+	dev, limits := j.dev, run.PowerLimitW
+	var err error
 	// Backend and tokenizer.
 	var client serving.Client
 	var tok serving.Tokenizer
@@ -293,9 +373,9 @@ func runServeBench(ctx context.Context, args []string) error {
 	modelCtx := 0
 	modelID, tokID := sp.Model, sp.Tokenizer
 	if sp.Backend == "inproc" {
-		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engine.Options{Threads: sp.Threads, Context: *ctxLen})
+		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engine.Options{Threads: sp.Threads, Context: j.ctxLen})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer e.Close()
 		modelID, tokID = id, id
@@ -303,25 +383,19 @@ func runServeBench(ctx context.Context, args []string) error {
 		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
 		notes = append(notes, "inproc: the engine serialises Generate calls (no continuous batching yet), so concurrent requests queue inside the engine and that wait counts in TTFT")
 	} else {
-		base := *baseURL
-		if base == "" {
-			base = fmt.Sprintf("http://%s:%d", *host, *port)
-		}
-		base = strings.TrimRight(base, "/")
-		sp.BaseURL = base
-		ep := *endpoint
+		base, ep := sp.BaseURL, sp.Endpoint
 		if ep == "" {
 			ep = serving.DefaultEndpoint(sp.Backend)
+			sp.Endpoint = ep
 		}
-		sp.Endpoint = ep
 		if key := os.Getenv("OPENAI_API_KEY"); key != "" {
 			if _, ok := hdr["Authorization"]; !ok {
 				hdr["Authorization"] = "Bearer " + key
 			}
 		}
 		maxConc := 0
-		for _, c := range concList {
-			maxConc = max(maxConc, c)
+		for _, p := range run.Points() {
+			maxConc = max(maxConc, p.MaxConcurrency)
 		}
 		if maxConc == 0 {
 			maxConc = min(d.NumPrompts, 4096)
@@ -329,7 +403,7 @@ func runServeBench(ctx context.Context, args []string) error {
 		hc := &http.Client{Transport: serving.NewTransport(maxConc)}
 		if sp.Model == "" && (sp.Backend == "openai" || sp.Backend == "openai-chat") {
 			if modelID, err = serveBenchFirstModel(ctx, hc, base, hdr); err != nil {
-				return err
+				return nil, err
 			}
 			sp.Model = modelID
 		}
@@ -341,7 +415,7 @@ func runServeBench(ctx context.Context, args []string) error {
 			tokPath = sp.Model
 		}
 		if tok, tokID, err = serveBenchTokenizer(tokPath); err != nil {
-			return err
+			return nil, err
 		}
 		if tokPath == "" {
 			fmt.Fprintf(os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's\n", builtin.Name)
@@ -360,12 +434,12 @@ func runServeBench(ctx context.Context, args []string) error {
 	var data []byte
 	if d.Path != "" {
 		if data, err = os.ReadFile(d.Path); err != nil {
-			return fmt.Errorf("dataset: %w", err)
+			return nil, fmt.Errorf("dataset: %w", err)
 		}
 	}
 	ds, err := serving.LoadDataset(*d, data, tok, modelCtx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "%s (%d prompts, %d skipped)\n", ds.Note, len(ds.Requests), ds.Skipped)
 	if ds.Oversampled > 0 {
@@ -374,26 +448,17 @@ func runServeBench(ctx context.Context, args []string) error {
 	}
 
 	// Points: the cross product of the rate and concurrency lists.
-	var points []workloads.ServeSpec
-	for _, c := range concList {
-		for _, r := range rateList {
-			p := sp
-			p.MaxConcurrency, p.RequestRate = c, r
-			if p.RampUpStrategy != "" {
-				p.RequestRate = workloads.Inf
-			}
-			points = append(points, p)
-		}
-	}
+	run.Serve = &sp
+	points := run.Points()
 	sweep := len(points) > 1 || len(limits) > 1
 	if sp.Backend != "inproc" {
-		if *readyTimeout > 0 {
+		if j.readyTimeout > 0 {
 			fmt.Println("Starting initial single prompt test run...")
-			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(*readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
+			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(j.readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
 				if ctx.Err() != nil {
-					return context.Canceled
+					return nil, context.Canceled
 				}
-				return fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
+				return nil, fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
 			}
 			fmt.Println("Initial test run completed.")
 		} else {
@@ -401,17 +466,22 @@ func runServeBench(ctx context.Context, args []string) error {
 		}
 	}
 	var results []*serving.Result
-	err = dev.sweep(ctx, "serve-bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
+	err = dev.sweep(ctx, "serve-bench", limits, j.settle, func(ctx context.Context, watts float64) error {
 		for _, p := range points {
 			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
-			res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"], runOpts)
+			if rec != nil {
+				key := len(results)
+				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped})
+				b.Client = recordingClient{Client: client, w: rec.w, key: key}
+			}
+			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts)
 			if res == nil {
 				return err
 			}
 			results = append(results, res)
 			date := time.Now()
-			if *saveResult {
-				name := *resultFile
+			if j.save.on {
+				name := j.save.file
 				if name == "" {
 					name = report.VLLMResultFilename(res, date)
 				} else if len(points) > 1 {
@@ -422,13 +492,13 @@ func runServeBench(ctx context.Context, args []string) error {
 					ext := filepath.Ext(name)
 					name = fmt.Sprintf("%s-p%.0fw%s", strings.TrimSuffix(name, ext), watts, ext)
 				}
-				if *resultDir != "" {
-					if err := os.MkdirAll(*resultDir, 0o755); err != nil {
+				if j.save.dir != "" {
+					if err := os.MkdirAll(j.save.dir, 0o755); err != nil {
 						return err
 					}
-					name = filepath.Join(*resultDir, name)
+					name = filepath.Join(j.save.dir, name)
 				}
-				if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
+				if err := serveBenchSave(name, j.save.append, res, report.VLLMJSONOptions{Detailed: j.save.detailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
 					return err
 				}
 				fmt.Fprintf(os.Stderr, "saved %s\n", name)
@@ -445,18 +515,54 @@ func runServeBench(ctx context.Context, args []string) error {
 	if sweep && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
 		report.VLLMSweepTable(os.Stdout, results)
 	}
-	return err
+	return results, err
 }
 
-// serveBenchPoint runs one point through the run core, drawing a progress bar on
-// stderr, and prints the vLLM block from the final result.
-func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []benchrun.Option) (*serving.Result, error) {
+// recordingClient hands every finished request of point key to the results store.
+type recordingClient struct {
+	serving.Client
+	w   *profiles.Writer
+	key int
+}
+
+// Do implements serving.Client.
+func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
+	c.Client.Do(ctx, req, rec, now)
+	if rec.Error != serving.ErrInterrupted || rec.Success {
+		c.w.Request(c.key, *rec)
+	}
+}
+
+// runProfileServe runs a profile's serve run headless: vLLM's blocks on stdout,
+// progress on stderr, kept in the store, exported.
+func runProfileServe(ctx context.Context, r profiles.Run, of *outputFlags, exports []string) error {
+	dev, err := openTelemetry(cmpStr(r.Device, "auto"))
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	if len(r.PowerLimitW) > 0 {
+		if err := power.Check(dev.gpus, dev.note, r.PowerLimitW); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "telemetry: %s\n", dev.note)
+	job := &serveJob{readyTimeout: 600, dev: dev, settle: 15 * time.Second, progress: runProgress(),
+		runOpts: []benchrun.Option{benchrun.WithSampler(dev.sampler, device.DefaultInterval)}}
+	return job.runAndReport(ctx, r, of, exports)
+}
+
+// serveBenchPoint runs one point through the run core, showing progress on stderr
+// (a tqdm-style bar, a line per tenth, or nothing), and prints the vLLM block from
+// the final result.
+func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, opts []benchrun.Option) (*serving.Result, error) {
 	pre := &serving.Result{Spec: b.Spec}
 	report.VLLMPreamble(os.Stdout, pre)
 	fmt.Println("Starting main benchmark run...")
 	_, events := benchrun.Start(ctx, b, opts...)
 	var done benchrun.Done
 	drawn := false
+	tenth := -1
 	for ev := range events {
 		switch e := ev.(type) {
 		case benchrun.Log:
@@ -465,12 +571,19 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []ben
 			}
 			fmt.Fprintln(os.Stderr, e.Text)
 		case benchrun.Progress:
-			if bar && e.Total > 0 {
-				const width = 40
-				n := int(width * e.Done / e.Total)
-				fmt.Fprintf(os.Stderr, "\r%3.0f%%|%s%s| %d/%d [%s]", 100*e.Done/e.Total, strings.Repeat("█", n), strings.Repeat(" ", width-n),
+			if e.Total <= 0 {
+				break
+			}
+			switch prog {
+			case progressBar:
+				fmt.Fprintf(os.Stderr, "\r%3.0f%%|%s| %d/%d [%s]", 100*e.Done/e.Total, bar(e.Done, e.Total, 40),
 					int(e.Done), int(e.Total), e.At.Truncate(time.Second))
 				drawn = true
+			case progressLines:
+				if t := int(10 * e.Done / e.Total); t != tenth {
+					tenth = t
+					fmt.Fprintf(os.Stderr, "serve-bench: %d/%d requests [%s]\n", int(e.Done), int(e.Total), e.At.Truncate(time.Second))
+				}
 			}
 		case benchrun.Done:
 			done = e

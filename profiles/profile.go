@@ -74,7 +74,8 @@ func (r Run) Kind() string {
 }
 
 // Points returns the serving points of a serve run: the spec at every
-// (concurrency, rate) of the sweep, concurrency outermost as serve-bench runs them.
+// (concurrency, rate) of the sweep, concurrency outermost as serve-bench runs them
+// (the rate is inf under a ramp-up, which sets it).
 func (r Run) Points() []workloads.ServeSpec {
 	if r.Serve == nil {
 		return nil
@@ -93,6 +94,9 @@ func (r Run) Points() []workloads.ServeSpec {
 		for _, rt := range rates {
 			p := *r.Serve
 			p.MaxConcurrency, p.RequestRate = c, rt
+			if p.RampUpStrategy != "" {
+				p.RequestRate = workloads.Inf // the ramp sets the rate
+			}
 			out = append(out, p)
 		}
 	}
