@@ -51,8 +51,8 @@ type Options struct {
 	Files  []string // .gguf files offered on the Setup screen
 	Start  Starter
 	Device string // what the header shows at the right outside a run ("CPU: … · GPU: none")
-	// Store keeps every finished run and lists them on the History screen; nil runs
-	// without history (nothing is saved).
+	// Store keeps every finished run and lists them on the History screen; nil keeps
+	// the runs of this session in memory.
 	Store Store
 	// SaveProfile writes a run's setup as a profile (Results `s`); nil when this build
 	// cannot.
@@ -98,14 +98,15 @@ type Model struct {
 // New returns the root model on the Setup screen.
 func New(o Options) Model {
 	t := o.Theme
-	var hs history.Store
-	if o.Store != nil {
-		hs = o.Store
+	note := ""
+	if o.Store == nil { // keep the session's runs, so History and Compare still work
+		o.Store, note = history.NewMemory(), "this session only: no results store"
 	}
 	m := Model{opts: o, Keys: DefaultKeyMap(), bar: statusbar.New(t, tabNames), help: help.New(t),
 		setup: setup.New(t, o.Files), live: live.New(t), results: results.New(t, o.SaveProfile),
-		compare: compare.New(t), history: history.New(t, hs),
+		compare: compare.New(t), history: history.New(t, o.Store),
 	}
+	m.history.Note = note
 	m.resize(80, 24)
 	return m
 }
@@ -280,10 +281,6 @@ func (m Model) compareDocs(docs []report.Document) Model {
 func (m Model) compareWithPrevious(id string) Model {
 	cur, ok := m.results.Document()
 	if !ok {
-		return m
-	}
-	if m.opts.Store == nil {
-		m.err = "no results store: no earlier run to compare with"
 		return m
 	}
 	runs, err := m.opts.Store.List()

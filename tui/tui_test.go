@@ -364,12 +364,12 @@ func TestHistoryDeleteConfirm(t *testing.T) {
 	m := newRootWith(Options{Store: st})
 	m = keys(t, m, "tab", "tab", "tab", "tab", "d")
 	m, cmd := update(t, m, qKey)
-	if cmd != nil || len(st.Docs) != 2 || m.Screen() != ScreenHistory {
-		t.Fatalf("q while confirming: quit %v, %d runs", cmd != nil, len(st.Docs))
+	if cmd != nil || st.Len() != 2 || m.Screen() != ScreenHistory {
+		t.Fatalf("q while confirming: quit %v, %d runs", cmd != nil, st.Len())
 	}
 	m = keys(t, m, "d", "y")
-	if _, ok := st.Docs["run-2"]; ok || len(st.Docs) != 1 {
-		t.Errorf("y did not delete the newest run: %v", st.Docs)
+	if st.Has("run-2") || st.Len() != 1 {
+		t.Errorf("y did not delete the newest run: %d left", st.Len())
 	}
 }
 
@@ -419,5 +419,21 @@ func TestResultsKeys(t *testing.T) {
 	m = pump(t, m, cmd, func(m Model) bool { return starts == 2 && m.Screen() == ScreenResults })
 	if starts != 2 {
 		t.Errorf("r started %d runs in all", starts)
+	}
+}
+
+// TestSessionStore: without a results store the session's runs are kept in memory,
+// so History lists them and c compares them.
+func TestSessionStore(t *testing.T) {
+	m := newRoot(nil)
+	m, _ = update(t, m, benchDone(1))
+	m, _ = update(t, m, benchDone(1.2))
+	m = keys(t, m, "c")
+	if m.Screen() != ScreenCompare || m.compare.Runs() != 2 {
+		t.Fatalf("c: screen %d, err %q", m.Screen(), m.Err())
+	}
+	m = keys(t, m, "tab")
+	if out := m.Render(); !strings.Contains(out, "2 runs (this session only: no results store)") {
+		t.Errorf("History without a store:\n%s", out)
 	}
 }

@@ -64,6 +64,9 @@ type Model struct {
 	filtering bool
 	confirm   string // id whose deletion waits for y
 	status    string // the last outcome or error
+	// Note says where the runs come from when that is worth saying ("this session
+	// only: no results store").
+	Note string
 }
 
 // New returns the History screen over store (nil: no store, nothing is kept).
@@ -291,6 +294,9 @@ func (m Model) Footer() []key.Binding {
 func (m Model) View() string {
 	t := m.theme
 	head := fmt.Sprintf(" %d runs", len(m.runs))
+	if m.Note != "" {
+		head += " (" + m.Note + ")"
+	}
 	if m.filter != "" || m.filtering {
 		head += fmt.Sprintf(" · %d shown", len(m.shown))
 	}

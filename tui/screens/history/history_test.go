@@ -114,11 +114,11 @@ func TestDeleteConfirms(t *testing.T) {
 		t.Fatalf("d did not ask:\n%s", m.View())
 	}
 	m, _ = press(t, m, "n")
-	if len(s.Docs) != 4 || len(m.Runs()) != 4 {
-		t.Fatalf("n deleted: %d left", len(s.Docs))
+	if s.Len() != 4 || len(m.Runs()) != 4 {
+		t.Fatalf("n deleted: %d left", s.Len())
 	}
 	m, _ = press(t, m, "d", "y")
-	if _, ok := s.Docs["run-4"]; ok || len(m.Runs()) != 3 {
+	if s.Has("run-4") || len(m.Runs()) != 3 {
 		t.Fatalf("y did not delete: %d listed", len(m.Runs()))
 	}
 	if !strings.Contains(m.View(), "deleted run-4") {
