@@ -194,12 +194,27 @@ func (m Model) View() string {
 		legend = append(legend[:n-1], fmt.Sprintf(" … and %d more runs (see the columns)", len(legend)-n+1))
 	}
 	title := fmt.Sprintf("%d runs: %% against A · verdict: Welch's t-test, alpha 0.05", len(m.docs))
+	if !m.common() {
+		title = fmt.Sprintf("%d runs: no metric in common (different kinds of run): each shows its own", len(m.docs))
+	}
 	tableH := m.h - len(legend) - m.chartH()
 	body := strings.Join(legend, "\n") + "\n" + panel.Box(t, title, m.tab.View(), m.w, tableH)
 	lw := m.w / 2
 	rw := m.w - lw
 	body += "\n" + panel.Join(m.histPanel(lw), m.barsPanel(rw))
 	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
+}
+
+// common reports whether any metric was measured by A and another run.
+func (m Model) common() bool {
+	for _, r := range m.cmp.Rows {
+		for _, v := range r.Values[1:] {
+			if !math.IsNaN(r.Values[0]) && !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m Model) histPanel(w int) string {
