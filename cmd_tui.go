@@ -12,11 +12,13 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/device"
+	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/serving"
 )
@@ -26,7 +28,13 @@ func runTUI(ctx context.Context, args []string) error {
 	fs := newFlags("tui", "[--device auto|nvml|fake|none] [--dir DIR]")
 	devKind := fs.String("device", "auto", "GPUs for telemetry: auto (NVML when present), nvml, fake (scripted H100) or none")
 	dir := fs.String("dir", ".", "folder whose *.gguf files the Setup screen offers")
+	dataDir := fs.String("data-dir", "", "results store `dir` the History screen lists (default $LLMBENCH_HOME, else $XDG_DATA_HOME/llmbench, else ~/.local/share/llmbench)")
 	if err := benchParse(fs, args); err != nil {
+		return err
+	}
+	of := &outputFlags{dataDir: *dataDir}
+	store, err := of.store()
+	if err != nil {
 		return err
 	}
 	dev, err := openTelemetry(*devKind)
@@ -46,6 +54,10 @@ func runTUI(ctx context.Context, args []string) error {
 		Files:  setup.FindModels(*dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
 		Start:  tuiStarter(dev),
+		Store:  tuiStore{store, recordEnv(dev)},
+		SaveProfile: func(c setup.Config, path string) error {
+			return profiles.Save(path, tuiProfile(c))
+		},
 	})
 	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -83,12 +95,72 @@ func tuiStarter(dev *telemetryDevice) tui.Starter {
 	}
 }
 
+// tuiStore is the results store as the TUI sees it: History lists it, and the root
+// saves each finished run (with this machine's environment when the run has none).
+type tuiStore struct {
+	s   *profiles.Store
+	env []report.KV
+}
+
+// List implements tui.Store.
+func (t tuiStore) List() ([]tui.RunInfo, error) {
+	list, err := t.s.List()
+	out := make([]tui.RunInfo, len(list))
+	for i, e := range list {
+		out[i] = tui.RunInfo{ID: e.ID, Summary: e.Summary}
+	}
+	return out, err
+}
+
+// Load implements tui.Store.
+func (t tuiStore) Load(id string) (report.Document, error) { return t.s.Load(id) }
+
+// Delete implements tui.Store.
+func (t tuiStore) Delete(id string) error { return t.s.Delete(id) }
+
+// Save implements tui.Store.
+func (t tuiStore) Save(d report.Document) (string, error) {
+	if d.Env == nil {
+		d.Env = t.env
+	}
+	return t.s.Save(d)
+}
+
+// tuiProfile is the profile of a Setup config (Results `s` saves it).
+func tuiProfile(c setup.Config) profiles.Profile {
+	name := strings.ReplaceAll(c.Describe(), " · ", " ")
+	if c.Kind == setup.Bench {
+		return profiles.FromBench(name, c.BenchSpec())
+	}
+	return profiles.FromServe(name, tuiServeSpec(c), nil, nil)
+}
+
+// tuiServeSpec is the serve spec of a Setup config and its dataset, over
+// serve-bench's defaults (shorter random prompts, so a run on the CPU is quick).
+func tuiServeSpec(c setup.Config) workloads.ServeSpec {
+	sp := profiles.DefaultServe()
+	sp.RequestRate, sp.MaxConcurrency = workloads.Rate(c.Rate), c.Concurrency
+	d := &sp.Dataset
+	d.Name, d.NumPrompts, d.RandomInputLen, d.RandomOutputLen = c.Dataset, c.Prompts, 128, 64
+	switch {
+	case c.URL != "":
+		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
+	case c.Model.Path == setup.Builtin:
+		sp.Model = ""
+	case c.Model.Shape != "":
+		sp.Model, sp.SyntheticType = c.Model.Shape, c.Model.Type
+	default:
+		sp.Model = c.Model.Path
+	}
+	sp.IgnoreEOS = d.Name == "random"
+	return sp
+}
+
 // tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
 // and runs it on r.
 func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte) (any, error) {
-	sp := workloads.ServeSpec{Backend: "inproc", RequestRate: workloads.Rate(c.Rate), Burstiness: 1, MaxConcurrency: c.Concurrency}
-	d := workloads.DatasetSpec{Name: c.Dataset, NumPrompts: c.Prompts,
-		RandomInputLen: 128, RandomOutputLen: 64, SonnetInputLen: 550, SonnetOutputLen: 150, SonnetPrefixLen: 200}
+	sp := tuiServeSpec(c)
+	d := sp.Dataset
 	var client serving.Client
 	var tok serving.Tokenizer
 	var modelID string
@@ -117,7 +189,6 @@ func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet [
 		client = &serving.InProc{Gen: e, IgnoreEOS: d.Name == "random"}
 		sp.IgnoreEOS = d.Name == "random"
 	} else {
-		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
 		hc := &http.Client{Transport: serving.NewTransport(c.Concurrency)}
 		var err error
 		if modelID, err = serveBenchFirstModel(ctx, hc, sp.BaseURL, map[string]string{}); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 	"time"
 
 	"llmbench/profiles"
+	"llmbench/tui/screens/setup"
+	"llmbench/workloads"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 )
 
 // homeEnv returns a fresh results store for one test, as the environment a run gets.
@@ -254,5 +259,61 @@ func TestKillMidRunIsPartial(t *testing.T) {
 				t.Errorf("no result: %+v", doc)
 			}
 		})
+	}
+}
+
+// TestTUIWiring: the Setup config saved as a profile reads back as the same run, and
+// the store the TUI gets saves, lists, loads and deletes.
+func TestTUIWiring(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []setup.Config{
+		{Kind: setup.Bench, Model: workloads.BenchModel{Path: setup.Builtin}, Prompt: 32, Gen: 16, Reps: 2, Threads: 1},
+		{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 7, Concurrency: 3, Rate: math.Inf(1)},
+	} {
+		path := filepath.Join(dir, c.Kind.String()+".yaml")
+		if err := profiles.Save(path, tuiProfile(c)); err != nil {
+			t.Fatal(err)
+		}
+		p, err := profiles.LoadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Runs[0]
+		switch c.Kind {
+		case setup.Bench:
+			if r.Bench == nil || r.Bench.Prompt[0] != 32 || r.Bench.Gen[0] != 16 || r.Bench.Reps != 2 || r.Bench.Models[0].Path != setup.Builtin {
+				t.Errorf("bench profile %+v", r.Bench)
+			}
+		default:
+			if s := r.Serve; s == nil || s.Model != "llama-tiny" || s.SyntheticType != "Q8_0" || s.Dataset.NumPrompts != 7 || s.MaxConcurrency != 3 ||
+				!s.RequestRate.IsInf() || s.Dataset.RandomInputLen != 128 || !s.IgnoreEOS {
+				t.Errorf("serve profile %+v", r.Serve)
+			}
+		}
+	}
+	s, err := profiles.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := tuiStore{s, recordEnv(nil)}
+	res := &micro.Result{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: setup.Builtin}}, Prompt: []int{8}, Reps: 1},
+		Records: []micro.Record{{ModelFilename: "m", NPrompt: 8, SamplesNs: []uint64{1e6}}}}
+	id, err := ts.Save(report.Document{Title: "from the tui", Bench: res, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ts.List()
+	if err != nil || len(list) != 1 || list[0].ID != id || !list[0].Partial || list[0].Kind != "bench" || list[0].Title != "from the tui" {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	doc, err := ts.Load(id)
+	if err != nil || len(doc.Env) == 0 || doc.Bench.Records[0].SamplesNs[0] != 1e6 {
+		t.Errorf("load %+v %v", doc, err)
+	}
+	if err := ts.Delete(id); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := ts.List(); len(list) != 0 {
+		t.Errorf("after delete %+v", list)
 	}
 }
