@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -49,12 +50,14 @@ func runTUI(ctx context.Context, args []string) error {
 			gpu = "GPU: " + g.Name
 		}
 	}
+	ts := &tuiStore{s: store, env: recordEnv(dev)}
+	defer ts.end(nil) // quit mid-run: the record ends partial, with every sample so far
 	m := tui.New(tui.Options{
 		Theme:  theme.FromEnv(),
 		Files:  setup.FindModels(*dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
-		Start:  tuiStarter(dev),
-		Store:  tuiStore{store, recordEnv(dev)},
+		Start:  tuiStarter(dev, ts),
+		Store:  ts,
 		SaveProfile: func(c setup.Config, path string) error {
 			return profiles.Save(path, tuiProfile(c))
 		},
@@ -66,10 +69,10 @@ func runTUI(ctx context.Context, args []string) error {
 	return err
 }
 
-// tuiStarter builds the workload of a Setup config. Everything slow (loading a model,
-// writing a synthetic one, reading a dataset) happens inside the workload, so the
-// screen stays live while it does.
-func tuiStarter(dev *telemetryDevice) tui.Starter {
+// tuiStarter builds the workload of a Setup config, kept in the store as it goes
+// (ts.begin). Everything slow (loading a model, writing a synthetic one, reading a
+// dataset) happens inside the workload, so the screen stays live while it does.
+func tuiStarter(dev *telemetryDevice, ts *tuiStore) tui.Starter {
 	return func(c setup.Config) (runcore.Workload, string, []runcore.Option, error) {
 		opts := []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}
 		if c.Kind == setup.Bench {
@@ -78,6 +81,9 @@ func tuiStarter(dev *telemetryDevice) tui.Starter {
 				if g, err := dev.gpus.Read(0); err == nil {
 					w.GPUInfo = g.Name
 				}
+			}
+			if rec := ts.begin(c); rec != nil {
+				w.Observe = rec.BenchRecord
 			}
 			return w, dev.note, opts, nil
 		}
@@ -88,22 +94,55 @@ func tuiStarter(dev *telemetryDevice) tui.Starter {
 				return nil, "", nil, errors.New("the sonnet dataset reads sonnet.txt in the current folder: " + err.Error())
 			}
 		}
+		rec := ts.begin(c)
 		w := runcore.Func{Label: "serve-bench", F: func(ctx context.Context, r *runcore.Reporter) (any, error) {
-			return tuiServe(ctx, r, c, sonnet)
+			return tuiServe(ctx, r, c, sonnet, rec)
 		}}
 		return w, dev.note, opts, nil
 	}
 }
 
-// tuiStore is the results store as the TUI sees it: History lists it, and the root
-// saves each finished run (with this machine's environment when the run has none).
+// tuiStore is the results store as the TUI sees it: History lists it; a run is kept
+// as it goes from its start (begin) and finished when the root saves its Done.
 type tuiStore struct {
 	s   *profiles.Store
 	env []report.KV
+
+	mu      sync.Mutex
+	pending *profiles.Writer // the run going now (the TUI runs one at a time)
+}
+
+// begin starts the record of the run c; nil when the store cannot be written (the
+// run goes on, and Save keeps it at the end). A run before it that never reached
+// Save (it failed without a result) ends as failed.
+func (t *tuiStore) begin(c setup.Config) *profiles.Writer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(errors.New("the run ended without a result"))
+	w, err := t.s.Create(tuiProfile(c), t.env)
+	if err != nil {
+		return nil
+	}
+	t.pending = w
+	return w
+}
+
+// end closes the record of a run that will not reach Save (nil error: partial).
+func (t *tuiStore) end(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(err)
+}
+
+func (t *tuiStore) endLocked(err error) {
+	if t.pending != nil {
+		t.pending.Close(err)
+		t.pending = nil
+	}
 }
 
 // List implements tui.Store.
-func (t tuiStore) List() ([]tui.RunInfo, error) {
+func (t *tuiStore) List() ([]tui.RunInfo, error) {
 	list, err := t.s.List()
 	out := make([]tui.RunInfo, len(list))
 	for i, e := range list {
@@ -113,15 +152,23 @@ func (t tuiStore) List() ([]tui.RunInfo, error) {
 }
 
 // Load implements tui.Store.
-func (t tuiStore) Load(id string) (report.Document, error) { return t.s.Load(id) }
+func (t *tuiStore) Load(id string) (report.Document, error) { return t.s.Load(id) }
 
 // Delete implements tui.Store.
-func (t tuiStore) Delete(id string) error { return t.s.Delete(id) }
+func (t *tuiStore) Delete(id string) error { return t.s.Delete(id) }
 
-// Save implements tui.Store.
-func (t tuiStore) Save(d report.Document) (string, error) {
+// Save implements tui.Store: it finishes the record of the run going now, else keeps
+// d as a new one.
+func (t *tuiStore) Save(d report.Document) (string, error) {
 	if d.Env == nil {
 		d.Env = t.env
+	}
+	t.mu.Lock()
+	w := t.pending
+	t.pending = nil
+	t.mu.Unlock()
+	if w != nil {
+		return w.ID(), w.Finish(d, nil)
 	}
 	return t.s.Save(d)
 }
@@ -158,7 +205,7 @@ func tuiServeSpec(c setup.Config) workloads.ServeSpec {
 
 // tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
 // and runs it on r.
-func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte) (any, error) {
+func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte, rec *profiles.Writer) (any, error) {
 	sp := tuiServeSpec(c)
 	d := sp.Dataset
 	var client serving.Client
@@ -212,5 +259,9 @@ func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet [
 	}
 	r.Logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
 	b := &serving.Bench{Spec: sp, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: modelID}
+	if rec != nil {
+		rec.Point(0, &serving.Result{Spec: sp, ModelID: modelID, TokenizerID: modelID, Skipped: ds.Skipped})
+		b.Client = recordingClient{Client: client, w: rec, key: 0}
+	}
 	return b.Run(ctx, r)
 }

@@ -316,6 +316,28 @@ func (w *Writer) Finish(doc report.Document, runErr error) error {
 	return err
 }
 
+// Close ends a record that has no final result (its run failed or was abandoned):
+// the status becomes failed with runErr, else partial, and Load rebuilds the run from
+// its samples.
+func (w *Writer) Close(runErr error) error {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f != nil {
+		w.f.Sync()
+		w.f.Close()
+		w.f = nil
+	}
+	now := time.Now()
+	w.meta.Finished = &now
+	w.meta.Status = Partial
+	if runErr != nil {
+		w.meta.Status, w.meta.Error = Failed, oneLine(runErr.Error())
+	}
+	return errors.Join(w.err, w.writeMeta())
+}
+
 func (w *Writer) fillSummary(doc report.Document) {
 	sum := report.Summarize(doc)
 	sum.Partial = w.meta.Status != Done
@@ -346,7 +368,7 @@ func (s *Store) List() ([]Entry, error) {
 		if err != nil {
 			continue
 		}
-		if m.Status == Partial && m.Finished == nil {
+		if m.Status != Done && !m.hasResult(s.dir) {
 			// Died mid-run: summarise what its samples hold.
 			if doc, err := s.Load(m.ID); err == nil {
 				sum := report.Summarize(doc)
@@ -365,6 +387,12 @@ func (s *Store) List() ([]Entry, error) {
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
+}
+
+// hasResult reports whether the run's final document was written.
+func (m *meta) hasResult(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, m.ID, resultFile))
+	return err == nil
 }
 
 // readMeta reads a run's meta.json, turning a dead running record into a partial one.

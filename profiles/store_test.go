@@ -211,3 +211,37 @@ func TestFailedRun(t *testing.T) {
 		t.Errorf("failed: %+v", list[0])
 	}
 }
+
+// TestCloseWithoutResult: a record closed without a final document lists as partial
+// (or failed) and loads from its samples.
+func TestCloseWithoutResult(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	for _, runErr := range []error{nil, os.ErrDeadlineExceeded} {
+		w, err := s.Create(benchProfile(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.BenchRecord(0, rec("a", 2))
+		if err := w.Close(runErr); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.readMeta(w.ID())
+		want := Partial
+		if runErr != nil {
+			want = Failed
+		}
+		if err != nil || m.Status != want {
+			t.Errorf("status %v %v; want %s", m, err, want)
+		}
+		doc, err := s.Load(w.ID())
+		if err != nil || !doc.Partial || len(doc.Bench.Records) != 1 {
+			t.Errorf("load: %+v %v", doc.Bench, err)
+		}
+	}
+	list, _ := s.List()
+	for _, e := range list {
+		if !e.Partial || !strings.Contains(e.Headline, "t/s") {
+			t.Errorf("entry %+v", e)
+		}
+	}
+}
