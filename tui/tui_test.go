@@ -437,3 +437,29 @@ func TestSessionStore(t *testing.T) {
 		t.Errorf("History without a store:\n%s", out)
 	}
 }
+
+// TestNoColor: with NO_COLOR (the Mono theme) no screen emits a colour, only
+// attributes (bold, faint, reverse), and what colour meant is still on screen.
+func TestNoColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	th := theme.FromEnv()
+	if th.Mode != theme.Mono {
+		t.Fatalf("NO_COLOR gave mode %d", th.Mode)
+	}
+	st := fixture.NewStore(fixture.ServeDoc("serve A", 40, 4, 1, 0), fixture.ServeDoc("serve B", 40, 4, 1.4, 1))
+	m := New(Options{Theme: th, Store: st, Device: "CPU: test"})
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	colour := regexp.MustCompile(`\x1b\[[0-9;:]*(3[0-9]|4[0-9]|9[0-7]|10[0-7])[;m]`)
+	for range tabNames {
+		m = keys(t, m, "tab")
+		if m.Screen() == ScreenHistory {
+			m = keys(t, m, "space", "down", "space", "c")
+		}
+		if out := m.Render(); colour.MatchString(out) {
+			t.Errorf("screen %d has a colour: %q", m.Screen(), colour.FindString(out))
+		}
+	}
+	if out := m.Render(); !strings.Contains(out, "▀") || !strings.Contains(out, "▒") || !strings.Contains(out, "significant") {
+		t.Errorf("Compare without colour lost its glyphs or words:\n%s", out)
+	}
+}

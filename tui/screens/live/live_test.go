@@ -286,3 +286,25 @@ func TestFrameRate(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkView is what one screen update costs the terminal side (the run's own
+// goroutines never wait for it): with at most one update per minFrame, the TUI takes
+// at most ns/op × 10 per second of one core.
+func BenchmarkView(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		serving bool
+		events  []run.Event
+	}{{"bench", false, benchEvents()}, {"serve", true, serveEvents()}} {
+		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+			b.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), func(b *testing.B) {
+				m := scripted(&testing.T{}, tc.serving, tc.events...)
+				m.theme = theme.New(theme.Color)
+				m.SetSize(sz[0], sz[1]-3)
+				for b.Loop() {
+					_ = m.View()
+				}
+			})
+		}
+	}
+}
