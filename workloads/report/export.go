@@ -127,6 +127,15 @@ func (d Document) envValue(key string) string {
 	return ""
 }
 
+// version is llmbench's version as the environment gives it: the "build" value
+// ("llmbench v1.2") without the name, else the "version" value.
+func (d Document) version() string {
+	if b := d.envValue("build"); b != "" {
+		return strings.TrimPrefix(b, "llmbench ")
+	}
+	return d.envValue("version")
+}
+
 // partialNote says in words what a partial run's export holds.
 const partialNote = "PARTIAL RUN: interrupted before it finished; only the measurements that completed are shown"
 
@@ -364,7 +373,7 @@ func DocumentJSON(w io.Writer, d Document) error {
 			if date.IsZero() {
 				date = d.Started
 			}
-			opt := VLLMJSONOptions{Detailed: true, Date: date, Version: d.envValue("version")}
+			opt := VLLMJSONOptions{Detailed: true, Date: date, Version: d.version()}
 			if err := VLLMJSON(&b, r, opt); err != nil {
 				return err
 			}

@@ -217,7 +217,7 @@ func histogramSVG(kind, title, unit string, samples []float64) string {
 	slices.Sort(sorted)
 	lo, hi := sorted[0], sorted[len(sorted)-1]
 	// A long tail would squeeze the body into a few bins: the axis ends a little past
-	// the p99 instead, and the subtitle counts the samples beyond it.
+	// the p99 instead, and a note under the axis counts the samples beyond it.
 	p99 := metrics.PercentileSorted(sorted, 99)
 	if cut := p99 + 0.5*(p99-lo); hi > cut {
 		hi = cut
@@ -249,16 +249,17 @@ func histogramSVG(kind, title, unit string, samples []float64) string {
 		}
 	}
 	marks := make([]float64, len(histMarks))
-	sub := fmt.Sprintf("n = %d · mean %s", len(sorted), num(metrics.Mean(sorted)))
+	sub := fmt.Sprintf("n=%d · mean %s", len(sorted), num(metrics.Mean(sorted)))
 	for i, p := range histMarks {
 		marks[i] = metrics.PercentileSorted(sorted, p)
 		sub += fmt.Sprintf(" · p%s %s", vllmPercentileWord(p), num(marks[i]))
 	}
 	sub += " " + unit
-	if beyond > 0 {
-		sub += fmt.Sprintf(" · %d beyond the axis (max %s)", beyond, num(sorted[len(sorted)-1]))
-	}
+
 	c := openChart(chartSpec{kind: kind, title: title, subtitle: sub, xTitle: title + " (" + unit + ")", yTitle: "count"}, x, y)
+	if beyond > 0 {
+		fmt.Fprintf(&c.b, `<text class="tk" x="%s" y="%d" text-anchor="end">%d beyond → max %s</text>`, f(c.right), chartH-10, beyond, num(sorted[len(sorted)-1]))
+	}
 	for i, n := range counts {
 		if n == 0 {
 			continue

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"llmbench/engine/device"
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/serving"
 )
 
 // chromium returns a headless-capable Chromium or Chrome, "" when none is installed.
@@ -115,7 +119,7 @@ func TestHTMLChromiumLayout(t *testing.T) {
 		r.PowerLimitW = []float64{400, 300}[i/2]
 		r.Telemetry = &device.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: r.PowerLimitW - 5, EnergyJ: 100 + float64(i)}
 	}
-	for _, d := range []Document{servingDoc(), power} {
+	for _, d := range []Document{servingDoc(), power, tailDoc()} {
 		page := renderHTML(t, d)
 		want := len(htmlCharts(t, page))
 		boxes := chromiumLayout(t, bin, page)
@@ -138,4 +142,24 @@ func TestHTMLChromiumLayout(t *testing.T) {
 			t.Errorf("no two charts side by side at 1280 px: %+v", boxes)
 		}
 	}
+}
+
+// tailDoc is a serving run whose latencies have a long tail (the histograms cut their
+// axis and say how many samples lie beyond it).
+func tailDoc() Document {
+	ms := time.Millisecond
+	var recs []metrics.Record
+	for i := range 200 {
+		itl := []time.Duration{time.Duration(i%7+1) * ms / 2, ms}
+		ttft := time.Duration(8+i%5) * ms
+		if i%50 == 0 {
+			ttft, itl[0] = 900*ms, 700*ms
+		}
+		recs = append(recs, metrics.Record{PromptLen: 64, Start: time.Duration(i) * 10 * ms, TTFT: ttft, ITL: itl,
+			Latency: ttft + itl[0] + itl[1], OutputTokens: 3, Success: true})
+	}
+	res := &serving.Result{Spec: workloads.ServeSpec{Backend: "inproc", RequestRate: workloads.Rate(math.Inf(1)), MaxConcurrency: 4},
+		ModelID: "m", Duration: 3 * time.Second, Records: recs}
+	res.Summary = serving.Summarize(res)
+	return Document{Title: "tail", Serving: []*serving.Result{res}}
 }
