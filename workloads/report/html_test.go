@@ -289,3 +289,24 @@ func TestHTMLUnescapedText(t *testing.T) {
 		t.Error("environment value altered")
 	}
 }
+
+// TestChartsDegenerate: one sample, equal samples, zeros, a huge tail, one point and
+// zero values still give well-formed charts with finite coordinates.
+func TestChartsDegenerate(t *testing.T) {
+	var svgs []string
+	for _, s := range [][]float64{{5}, {3, 3, 3}, {0, 0}, {1, 1, 1, 1, 1, 1, 1, 1e6}, {-1, 2}} {
+		svgs = append(svgs, histogramSVG("hist-x", "X", "ms", s))
+	}
+	svgs = append(svgs,
+		lineSVG("l", "t", "", "x", "y", []xySeries{{name: "a", pts: []xyPoint{{x: 2, y: 0, label: "p"}}}}),
+		lineSVG("l", "t", "", "x", "y", []xySeries{{name: "a", pts: []xyPoint{{x: 0, y: 0}, {x: 0, y: 0}}}}),
+		barsSVG("b", "t", "", "x", []hbar{{label: "zero", v: 0}, {label: strings.Repeat("long ", 20), v: 1, err: 2}}),
+	)
+	page := strings.Join(svgs, "\n")
+	htmlCharts(t, page)
+	for _, bad := range []string{"NaN", "Inf"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("%s in a chart:\n%s", bad, page)
+		}
+	}
+}
