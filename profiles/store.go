@@ -142,14 +142,14 @@ type pointHeader struct {
 // Writer records one run while it goes: created "running", samples appended as
 // they arrive, finished "done" or "partial". Its methods are safe for concurrent use.
 type Writer struct {
-	dir  string
-	mu   sync.Mutex
-	meta meta
-	f    *os.File
-	err  error // the first write error; later writes are skipped
-	stop chan struct{}
-	done chan struct{}
-	prof Profile
+	dir      string
+	mu       sync.Mutex
+	meta     meta
+	f        *os.File
+	err      error // the first write error; later writes are skipped
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 // Create starts the record of a run of p (one run: p.Runs[0]) on this machine: env
@@ -181,7 +181,7 @@ func (s *Store) Create(p Profile, env []report.KV) (*Writer, error) {
 			return nil, fmt.Errorf("results store: %w", err)
 		}
 	}
-	w := &Writer{dir: dir, meta: m, stop: make(chan struct{}), done: make(chan struct{}), prof: p}
+	w := &Writer{dir: dir, meta: m, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := w.writeMeta(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -275,15 +275,10 @@ func (w *Writer) Request(key int, rec metrics.Record) {
 // status becomes done, or partial when doc.Partial, or failed when runErr is set.
 // It returns the first error writing the record met.
 func (w *Writer) Finish(doc report.Document, runErr error) error {
-	close(w.stop)
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f != nil {
-		w.f.Sync()
-		w.f.Close()
-		w.f = nil
+	if err := w.stopSamples(); err != nil {
+		return err
 	}
+	defer w.mu.Unlock()
 	err := w.err
 	if doc.Started.IsZero() {
 		doc.Started = w.meta.Summary.Started
@@ -316,19 +311,32 @@ func (w *Writer) Finish(doc report.Document, runErr error) error {
 	return err
 }
 
-// Close ends a record that has no final result (its run failed or was abandoned):
-// the status becomes failed with runErr, else partial, and Load rebuilds the run from
-// its samples.
-func (w *Writer) Close(runErr error) error {
-	close(w.stop)
+// stopSamples ends the heartbeat and closes the samples, returning with w.mu held;
+// a record already ended is an error (and w.mu is not held).
+func (w *Writer) stopSamples() error {
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	if w.meta.Finished != nil {
+		w.mu.Unlock()
+		return fmt.Errorf("results store: run %s already ended", w.meta.ID)
+	}
 	if w.f != nil {
 		w.f.Sync()
 		w.f.Close()
 		w.f = nil
 	}
+	return nil
+}
+
+// Close ends a record that has no final result (its run failed or was abandoned):
+// the status becomes failed with runErr, else partial, and Load rebuilds the run from
+// its samples.
+func (w *Writer) Close(runErr error) error {
+	if err := w.stopSamples(); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	now := time.Now()
 	w.meta.Finished = &now
 	w.meta.Status = Partial

@@ -110,7 +110,7 @@ func TestDeadRunIsPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.BenchRecord(0, rec("a", 2))
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 	w.f.Write([]byte(`{"kind":"bench","key":1,"bench":{"model_fil`)) // torn
 	w.f.Close()
@@ -224,6 +224,9 @@ func TestCloseWithoutResult(t *testing.T) {
 		w.BenchRecord(0, rec("a", 2))
 		if err := w.Close(runErr); err != nil {
 			t.Fatal(err)
+		}
+		if err := w.Finish(report.Document{}, nil); err == nil {
+			t.Error("a closed record finished again")
 		}
 		m, err := s.readMeta(w.ID())
 		want := Partial
