@@ -324,6 +324,11 @@ func lineSVG(kind, title, subtitle, xTitle, yTitle string, series []xySeries) st
 	}
 	c := openChart(chartSpec{kind: kind, title: title, subtitle: subtitle, xTitle: xTitle, yTitle: yTitle, legend: legend}, x, y)
 	var placed []box
+	type named struct {
+		x, y  float64
+		label string
+	}
+	var labelled []named // points labelled so far
 	for _, s := range series {
 		for _, p := range s.pts { // markers are taken space for labels
 			placed = append(placed, box{c.px(p.x) - 5, c.py(p.y) - 5, c.px(p.x) + 5, c.py(p.y) + 5})
@@ -345,8 +350,14 @@ func lineSVG(kind, title, subtitle, xTitle, yTitle string, series []xySeries) st
 				num(p.x), num(p.y), esc(s.name), esc(labelSuffix(p.label)), esc(xTitle), num(p.x), esc(yTitle), num(p.y))
 			c.marker(i, xp, yp)
 			c.b.WriteString(`</g>`)
-			if p.label != "" {
+			// A point next to one of another series with the same label (mean and p99
+			// of one sweep point) shares that label.
+			near := slices.ContainsFunc(labelled, func(o named) bool {
+				return o.label == p.label && math.Hypot(o.x-xp, o.y-yp) < 48
+			})
+			if p.label != "" && !near {
 				c.pointLabel(&placed, xp, yp, p.label)
+				labelled = append(labelled, named{xp, yp, p.label})
 			}
 		}
 	}
