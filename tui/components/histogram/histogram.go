@@ -229,26 +229,15 @@ func (m Model) View() string {
 	if len(bs) == 0 {
 		return strings.Join(panel.Lines(t.Dim.Render("waiting for samples…"), m.w, m.h), "\n")
 	}
-	labels := make([]string, len(bs))
-	lw, cw := 0, 0
+	counts := make([]string, len(bs))
 	var top int64
 	for i, b := range bs {
-		labels[i] = num(b.Lo) + "-" + num(b.Hi)
-		lw = max(lw, len(labels[i]))
-		cw = max(cw, len(fmt.Sprint(b.Count)))
-		top = max(top, b.Count)
+		counts[i], top = fmt.Sprint(b.Count), max(top, b.Count)
 	}
-	bw := max(1, m.w-lw-cw-3)
+	labels, scale := layout(bs, counts, top, m.w)
 	var lines []string
 	for i, b := range bs {
-		n := 0
-		if top > 0 {
-			n = int(float64(b.Count) / float64(top) * float64(bw))
-		}
-		if b.Count > 0 && n == 0 {
-			n = 1
-		}
-		lines = append(lines, fmt.Sprintf("%*s %s %d", lw, labels[i], t.Bar.Render(strings.Repeat("█", n)), b.Count))
+		lines = append(lines, labels[i]+" "+t.Bar.Render(strings.Repeat("█", scale(b.Count)))+" "+counts[i])
 	}
 	p50, p90, p99 := m.Percentiles()
 	for len(lines) < m.h-1 {
@@ -256,6 +245,31 @@ func (m Model) View() string {
 	}
 	lines = append(lines, t.Dim.Render(fmt.Sprintf("p50 %s · p90 %s · p99 %s %s", num(p50), num(p90), num(p99), m.Unit)))
 	return strings.Join(panel.Lines(strings.Join(lines, "\n"), m.w, m.h), "\n")
+}
+
+// layout returns each bucket's range as a label right-aligned to the widest, and the
+// bar length of a count (top fills the line; any count > 0 gets a cell) for lines w
+// wide that end in the given count texts.
+func layout(bs []Bucket, counts []string, top int64, w int) (labels []string, scale func(int64) int) {
+	lw, cw := 0, 0
+	for i, b := range bs {
+		labels = append(labels, num(b.Lo)+"-"+num(b.Hi))
+		lw, cw = max(lw, len(labels[i])), max(cw, len(counts[i]))
+	}
+	for i := range labels {
+		labels[i] = strings.Repeat(" ", lw-len(labels[i])) + labels[i]
+	}
+	bw := max(1, w-lw-cw-3)
+	return labels, func(c int64) int {
+		n := 0
+		if top > 0 {
+			n = int(float64(c) / float64(top) * float64(bw))
+		}
+		if c > 0 && n == 0 {
+			n = 1
+		}
+		return n
+	}
 }
 
 // num formats a bucket edge or a percentile compactly.
@@ -309,23 +323,12 @@ func Overlay(t theme.Theme, a, b []float64, unit string, w, h int) string {
 		return n
 	}
 	ca, cb := count(a), count(b)
-	labels := make([]string, len(bs))
-	lw, cw := 0, 0
+	counts := make([]string, len(bs))
 	var top int64
-	for i, bk := range bs {
-		labels[i] = num(bk.Lo) + "-" + num(bk.Hi)
-		lw = max(lw, len(labels[i]))
-		cw = max(cw, len(fmt.Sprintf("%d/%d", ca[i], cb[i])))
-		top = max(top, ca[i], cb[i])
+	for i := range bs {
+		counts[i], top = fmt.Sprintf("%d/%d", ca[i], cb[i]), max(top, ca[i], cb[i])
 	}
-	bw := max(1, w-lw-cw-3)
-	scale := func(c int64) int {
-		n := int(float64(c) / float64(top) * float64(bw))
-		if c > 0 && n == 0 {
-			n = 1
-		}
-		return n
-	}
+	labels, scale := layout(bs, counts, top, w)
 	sa, sb := t.Series[0], t.Series[1]
 	both := lipgloss.NewStyle()
 	glyphBoth := GlyphBoth
@@ -342,7 +345,7 @@ func Overlay(t theme.Theme, a, b []float64, unit string, w, h int) string {
 		} else if nb > na {
 			bar += sb.Render(strings.Repeat(GlyphB, nb-na))
 		}
-		lines = append(lines, fmt.Sprintf("%*s %s %d/%d", lw, labels[i], bar, ca[i], cb[i]))
+		lines = append(lines, labels[i]+" "+bar+" "+counts[i])
 	}
 	for len(lines) < h-1 {
 		lines = append(lines, "")

@@ -77,27 +77,29 @@ func readCmd(ch <-chan run.Event, last time.Time) tea.Cmd {
 		timer := time.NewTimer(max(0, maxFrame-time.Since(last)))
 		defer timer.Stop()
 		b := batchMsg{ch: ch}
-		select {
-		case ev, ok := <-ch:
+		take := func(ev run.Event, ok bool) (more bool) {
 			if !ok {
 				b.closed = true
-				return b
+				return false
 			}
 			b.events = append(b.events, ev)
+			_, done := ev.(run.Done)
+			return !done
+		}
+		select {
+		case ev, ok := <-ch:
+			if !take(ev, ok) {
+				return b
+			}
 		case <-timer.C:
 			return b
 		}
 		for {
-			if _, done := b.events[len(b.events)-1].(run.Done); done {
-				return b
-			}
 			select {
 			case ev, ok := <-ch:
-				if !ok {
-					b.closed = true
+				if !take(ev, ok) {
 					return b
 				}
-				b.events = append(b.events, ev)
 			default:
 				return b
 			}
