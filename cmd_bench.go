@@ -439,8 +439,8 @@ func benchOpener(cacheDir string) micro.OpenFunc {
 	}
 }
 
-// benchEvents shows a run's progress on w (one line redrawn in place on a terminal,
-// a line per new step otherwise) and returns its Done.
+// benchEvents shows a run's progress on w (a bar redrawn in place on a terminal, a
+// line per new step otherwise) and returns its Done.
 func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 	tty := false
 	if fi, err := w.Stat(); err == nil {
@@ -457,7 +457,8 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 		case runcore.Progress:
 			line := fmt.Sprintf("bench: [%d/%.0f] %s", min(int(e.Done)+1, int(e.Total)), e.Total, e.Label)
 			if tty {
-				fmt.Fprintf(w, "\r\x1b[K%s%s", line, live)
+				fmt.Fprintf(w, "\r\x1b[Kbench: %3.0f%%|%s| %d/%.0f %s%s", 100*e.Done/max(e.Total, 1), bar(e.Done, e.Total, 20),
+					min(int(e.Done)+1, int(e.Total)), e.Total, e.Label, live)
 				drawn = true
 			} else if line != last {
 				fmt.Fprintln(w, line)
