@@ -57,6 +57,9 @@ type Options struct {
 	// SaveProfile writes a run's setup as a profile (Results `s`); nil when this build
 	// cannot.
 	SaveProfile ProfileSaver
+	// Env describes the machine and build for every run's Document (exports and the
+	// store); nil leaves it to the store.
+	Env []report.KV
 }
 
 // KeyMap holds the global keys.
@@ -224,11 +227,8 @@ func (m *Model) show(s Screen) {
 
 // Document returns the report of a run that ended with d: what every export and
 // the results store take. A failed run keeps what it measured, marked partial.
-func Document(title, env string, d run.Done) report.Document {
-	doc := report.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Partial: d.Partial || d.Err != nil}
-	if env != "" {
-		doc.Env = []report.KV{{Key: "device", Value: env}}
-	}
+func Document(title string, env []report.KV, d run.Done) report.Document {
+	doc := report.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Env: env, Partial: d.Partial || d.Err != nil}
 	switch r := d.Result.(type) {
 	case *micro.Result:
 		doc.Bench = r
@@ -245,7 +245,7 @@ func Document(title, env string, d run.Done) report.Document {
 // done shows a run that ended on Results and writes it to the store: the one place
 // where runs are saved, partial or not.
 func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
-	doc := Document(msg.Title, m.opts.Device, msg.Done)
+	doc := Document(msg.Title, m.opts.Env, msg.Done)
 	id := ""
 	m.err = ""
 	if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
