@@ -111,3 +111,14 @@ func TestSetRefusesOneRun(t *testing.T) {
 		t.Error("a failed Set changed the screen")
 	}
 }
+
+// TestTinySizes: the screen draws exactly the lines it is given, down to 1×1.
+func TestTinySizes(t *testing.T) {
+	m := newCompare(t, fixture.ServeDoc("A", 50, 4, 1, 0), fixture.ServeDoc("B", 50, 4, 1.5, 1), fixture.BenchDoc("C", 1, 2))
+	for _, sz := range [][2]int{{1, 1}, {12, 4}, {30, 8}, {79, 21}} {
+		m.SetSize(sz[0], sz[1])
+		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
+			t.Errorf("%v: %d lines", sz, n)
+		}
+	}
+}

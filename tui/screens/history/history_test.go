@@ -162,3 +162,14 @@ func TestNoStore(t *testing.T) {
 		t.Errorf("no word of the missing store:\n%s", m.View())
 	}
 }
+
+// TestTinySizes: the screen draws exactly the lines it is given, down to 1×1.
+func TestTinySizes(t *testing.T) {
+	m := history.New(theme.New(theme.ASCII), store())
+	for _, sz := range [][2]int{{1, 1}, {12, 4}, {30, 8}, {79, 21}} {
+		m.SetSize(sz[0], sz[1])
+		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
+			t.Errorf("%v: %d lines", sz, n)
+		}
+	}
+}
