@@ -153,7 +153,8 @@ func TestCancelMovesToResults(t *testing.T) {
 			return &micro.Result{Partial: true}, ctx.Err()
 		}}, "", nil, nil
 	}
-	m := newRoot(start)
+	st := fixture.NewStore()
+	m := newRootWith(Options{Start: start, Store: st})
 	m, cmd := update(t, m, enter)
 	m, cmd = update(t, m, cmd()) // RunMsg
 	if m.Screen() != ScreenLive {
@@ -169,6 +170,9 @@ func TestCancelMovesToResults(t *testing.T) {
 	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
 	if out := m.Render(); !strings.Contains(out, "partial") {
 		t.Errorf("after esc:\n%s", out)
+	}
+	if runs, _ := st.List(); len(runs) != 1 || !runs[0].Partial {
+		t.Errorf("the stopped run was not kept as partial: %+v", runs)
 	}
 }
 
