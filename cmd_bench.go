@@ -301,6 +301,9 @@ func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outpu
 			return xerr
 		}
 	}
+	if len(all.Records) == 0 && err != nil {
+		exports = nil // nothing measured: no file to write
+	}
 	if xerr := rec.finish("bench", doc, err, exports); xerr != nil && err == nil {
 		err = xerr
 	}

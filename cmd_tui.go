@@ -58,6 +58,7 @@ func runTUI(ctx context.Context, args []string) error {
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
 		Start:  tuiStarter(dev, ts),
 		Store:  ts,
+		Env:    ts.env,
 		SaveProfile: func(c setup.Config, path string) error {
 			return profiles.Save(path, tuiProfile(c))
 		},

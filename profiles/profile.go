@@ -103,19 +103,16 @@ func (r Run) Points() []workloads.ServeSpec {
 	return out
 }
 
-// Title names the run for humans: its name, else what it runs.
+// Title names the run for humans: its name, else what it runs ("bench · llama-tiny
+// Q4_0", "serve-bench · builtin · sharegpt").
 func (r Run) Title() string {
 	if r.Name != "" {
 		return r.Name
 	}
 	if r.Bench != nil {
-		var ms []string
-		for _, m := range r.Bench.Models {
-			ms = append(ms, strings.TrimPrefix(m.String(), "synth:"))
-		}
-		return "bench · " + strings.Join(ms, ", ")
+		return "bench · " + runModel(r)
 	}
-	return "serve-bench · " + r.Serve.Model + " · " + r.Serve.Dataset.Name
+	return "serve-bench · " + runModel(r) + " · " + r.Serve.Dataset.Name
 }
 
 // DefaultServe returns the serve spec every unset key of a profile's serve section
