@@ -164,7 +164,7 @@ func bar(done, total float64, width int) string {
 }
 
 func runRun(ctx context.Context, args []string) error {
-	fs := newFlags("run", "PROFILE.yaml | builtin:NAME [--headless] [--export FILES] [--dataset-path FILE] [--device KIND] [--data-dir DIR]\n"+
+	fs := newFlags("run", "PROFILE.yaml | builtin:NAME | store:ID [--headless] [--export FILES] [--dataset-path FILE] [--device KIND] [--data-dir DIR]\n"+
 		"       llmbench run --list | --show builtin:NAME | --history")
 	headless := fs.Bool("headless", false, "run without the TUI, printing results on stdout and progress on stderr (the default when stdout is not a terminal)")
 	list := fs.Bool("list", false, "list the built-in profiles")
@@ -205,9 +205,15 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	var p *profiles.Profile
 	var dirs []string
-	if strings.HasPrefix(arg, profiles.BuiltinPrefix) {
+	switch {
+	case strings.HasPrefix(arg, profiles.BuiltinPrefix):
 		p, err = profiles.Builtin(arg)
-	} else {
+	case strings.HasPrefix(arg, storePrefix):
+		var st *profiles.Store
+		if st, err = of.store(); err == nil {
+			p, err = st.Profile(strings.TrimPrefix(arg, storePrefix))
+		}
+	default:
 		p, err = profiles.LoadFile(arg)
 		dirs = append(dirs, filepath.Dir(arg))
 	}
@@ -254,6 +260,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
 }
+
+// storePrefix names a stored run on the command line ("store:ID", the ids of
+// llmbench run --history): run it again.
+const storePrefix = "store:"
 
 // runProfile runs every run of p in order, headless, each kept in the store and
 // exported; it stops at the first run that fails or is interrupted.

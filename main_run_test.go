@@ -140,6 +140,16 @@ runs:
 	if strings.Count(hist, " done ") != 2 {
 		t.Errorf("history:\n%s", hist)
 	}
+	// store:ID runs a kept run again.
+	if out, stderr, code := runEnv(t, env, "run", "store:"+list[1].ID); code != 0 || !strings.Contains(out, "tg8") {
+		t.Errorf("run store:%s: exit %d\n%s\n%s", list[1].ID, code, out, stderr)
+	}
+	if _, stderr, code := runEnv(t, env, "run", "store:nope"); code != 2 || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("run store:nope: exit %d %q", code, stderr)
+	}
+	if list, _ := s.List(); len(list) != 3 || list[0].Kind != "bench" {
+		t.Errorf("after the rerun: %+v", list)
+	}
 }
 
 // TestBuiltinPowerSweep replays the built-in power sweep on the fake GPU.
