@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +248,36 @@ func TestCloseWithoutResult(t *testing.T) {
 			t.Errorf("entry %+v", e)
 		}
 	}
+}
+
+// TestConcurrentRequests: requests finish on many goroutines at once; every line
+// lands whole.
+func TestConcurrentRequests(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	sp := DefaultServe()
+	w, err := s.Create(FromServe("c", sp, nil, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Point(0, &serving.Result{Spec: sp, ModelID: "m"})
+	const n = 400
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Request(0, metrics.Record{Index: i, Success: true, OutputTokens: 3, Text: strings.Repeat("x", i)})
+		}()
+	}
+	wg.Wait()
+	doc, err := s.Load(w.ID())
+	if err != nil || len(doc.Serving) != 1 || len(doc.Serving[0].Records) != n {
+		t.Fatalf("load: %v, %d records", err, len(doc.Serving[0].Records))
+	}
+	for i, r := range doc.Serving[0].Records {
+		if r.Index != i || len(r.Text) != i {
+			t.Fatalf("record %d: index %d, text %d bytes", i, r.Index, len(r.Text))
+		}
+	}
+	w.Close(nil)
 }
