@@ -70,6 +70,14 @@ type record struct {
 // startRecord creates the store record of run (created "running"); a store that
 // cannot be written costs a warning, not the run.
 func (o *outputFlags) startRecord(cmd string, run profiles.Run, dev *telemetryDevice) *record {
+	if run.Serve != nil && run.Serve.Dataset.Path != "" && !filepath.IsAbs(run.Serve.Dataset.Path) {
+		// Kept absolute, so store:ID runs it again from any folder.
+		sp := *run.Serve
+		if abs, err := filepath.Abs(sp.Dataset.Path); err == nil {
+			sp.Dataset.Path = abs
+			run.Serve = &sp
+		}
+	}
 	s, err := o.store()
 	if err == nil {
 		var w *profiles.Writer

@@ -306,6 +306,7 @@ func runServeBench(ctx context.Context, args []string) error {
 			sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
 		}
 	}
+	sp.RequestRate = rateList[0] // the sweep's lists set every point's
 	run := profiles.Run{Serve: &sp, Device: tf.device, PowerLimitW: limits, Sweep: &profiles.Sweep{RequestRate: rateList}}
 	if *concs != "" {
 		run.Sweep.MaxConcurrency = concList
