@@ -36,7 +36,7 @@ func runTUI(ctx context.Context, args []string) error {
 	of := &outputFlags{dataDir: *dataDir}
 	store, err := of.store()
 	if err != nil {
-		return err
+		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
 	}
 	dev, err := openTelemetry(*devKind)
 	if err != nil {
@@ -52,12 +52,16 @@ func runTUI(ctx context.Context, args []string) error {
 	}
 	ts := &tuiStore{s: store, env: recordEnv(dev)}
 	defer ts.end(nil) // quit mid-run: the record ends partial, with every sample so far
+	var st tui.Store  // nil without a store: the TUI keeps the session's runs in memory
+	if store != nil {
+		st = ts
+	}
 	m := tui.New(tui.Options{
 		Theme:  theme.FromEnv(),
 		Files:  setup.FindModels(*dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
 		Start:  tuiStarter(dev, ts),
-		Store:  ts,
+		Store:  st,
 		Env:    ts.env,
 		SaveProfile: func(c setup.Config, path string) error {
 			return profiles.Save(path, tuiProfile(c))
@@ -120,6 +124,9 @@ func (t *tuiStore) begin(c setup.Config) *profiles.Writer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(errors.New("the run ended without a result"))
+	if t.s == nil {
+		return nil
+	}
 	w, err := t.s.Create(tuiProfile(c), t.env)
 	if err != nil {
 		return nil
