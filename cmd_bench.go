@@ -282,6 +282,9 @@ type benchJob struct {
 	interval time.Duration // telemetry period (0: none)
 	cacheDir string
 	readBW   func(ctx context.Context) (float64, error) // --ceiling
+	// live is the TUI run this job goes on inside (nil: headless): each power limit's
+	// bench runs on its Reporter and the job's messages go to its log.
+	live *runcore.Reporter
 }
 
 // runAndReport runs the job kept in the results store, prints the result with
@@ -318,7 +321,7 @@ func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outpu
 // interrupted, with context.Canceled).
 func (j *benchJob) execute(ctx context.Context, rec *record) (*micro.Result, error) {
 	spec, dev := j.spec, j.dev
-	fmt.Fprintf(os.Stderr, "bench: telemetry: %s\n", dev.note)
+	logTo(j.live, os.Stderr, "bench: telemetry: %s", dev.note)
 	cpu := device.CPUInfo()
 	w := &micro.Bench{
 		Spec:          spec,
@@ -344,8 +347,13 @@ func (j *benchJob) execute(ctx context.Context, rec *record) (*micro.Result, err
 			base := len(all.Records)
 			w.Observe = func(test int, r micro.Record) { rec.w.BenchRecord(base+test, r) }
 		}
-		_, events := runcore.Start(ctx, w, opts...)
-		done := benchEvents(os.Stderr, events)
+		var done runcore.Done
+		if j.live != nil {
+			done = runOn(ctx, j.live, w)
+		} else {
+			_, events := runcore.Start(ctx, w, opts...)
+			done = benchEvents(os.Stderr, events)
+		}
 		res, _ := done.Result.(*micro.Result)
 		if res == nil {
 			if done.Err != nil {

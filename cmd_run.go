@@ -12,8 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"llmbench/engine/device"
 	"llmbench/profiles"
+	"llmbench/tui"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/power"
 	"llmbench/workloads/report"
+	runcore "llmbench/workloads/run"
 )
 
 // outputFlags are the flags every measuring command shares: where the results
@@ -70,24 +75,28 @@ type record struct {
 // startRecord creates the store record of run (created "running"); a store that
 // cannot be written costs a warning, not the run.
 func (o *outputFlags) startRecord(cmd string, run profiles.Run, dev *telemetryDevice) *record {
+	s, err := o.store()
+	if err == nil {
+		var w *profiles.Writer
+		if w, err = s.Create(keptProfile(run), recordEnv(dev)); err == nil {
+			return &record{w: w, store: s}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: warning: the run is not kept in the results store: %v\n", cmd, err)
+	return nil
+}
+
+// keptProfile is the profile a stored run keeps: the run alone, its dataset path
+// absolute, so that store:ID runs it again from any folder.
+func keptProfile(run profiles.Run) profiles.Profile {
 	if run.Serve != nil && run.Serve.Dataset.Path != "" && !filepath.IsAbs(run.Serve.Dataset.Path) {
-		// Kept absolute, so store:ID runs it again from any folder.
 		sp := *run.Serve
 		if abs, err := filepath.Abs(sp.Dataset.Path); err == nil {
 			sp.Dataset.Path = abs
 			run.Serve = &sp
 		}
 	}
-	s, err := o.store()
-	if err == nil {
-		var w *profiles.Writer
-		p := profiles.Profile{Schema: profiles.SchemaVersion, Name: run.Name, Runs: []profiles.Run{run}}
-		if w, err = s.Create(p, recordEnv(dev)); err == nil {
-			return &record{w: w, store: s}
-		}
-	}
-	fmt.Fprintf(os.Stderr, "%s: warning: the run is not kept in the results store: %v\n", cmd, err)
-	return nil
+	return profiles.Profile{Schema: profiles.SchemaVersion, Name: run.Name, Runs: []profiles.Run{run}}
 }
 
 // finish ends the record with the final document and writes the --export files.
@@ -245,9 +254,102 @@ func runRun(ctx context.Context, args []string) error {
 		}
 	}
 	if !*headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) {
-		fmt.Fprintln(os.Stderr, "run: the TUI does not replay profiles yet; running headless (--headless says so)")
+		if len(exports) == 0 {
+			return runProfileTUI(ctx, p, of)
+		}
+		fmt.Fprintln(os.Stderr, "run: --export runs the profile headless (in the TUI, e on Results exports a run)")
 	}
 	return runProfile(ctx, p, of, exports)
+}
+
+// runProfileTUI opens the workbench with the runs of p queued: each starts when the
+// one before it ends, is shown Live, ends on Results and is kept in the store. The
+// devices, power limits and bench specs are checked before the screen opens, so a
+// bad profile costs one line on stderr and no TUI.
+func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) error {
+	devs := map[string]*telemetryDevice{}
+	defer func() {
+		for _, d := range devs {
+			d.Close()
+		}
+	}()
+	var first *telemetryDevice
+	for _, r := range p.Runs {
+		kind := cmpStr(r.Device, "auto")
+		dev := devs[kind]
+		if dev == nil {
+			var err error
+			if dev, err = openTelemetry(kind); err != nil {
+				return benchUsageErr("run", err)
+			}
+			devs[kind] = dev
+		}
+		if first == nil {
+			first = dev
+		}
+		if len(r.PowerLimitW) > 0 {
+			if err := power.Check(dev.gpus, dev.note, r.PowerLimitW); err != nil {
+				return err
+			}
+		}
+		if r.Bench != nil {
+			if err := micro.Validate(*r.Bench); err != nil {
+				return benchUsageErr("run", fmt.Errorf("%s: %w", r.Title(), err))
+			}
+		}
+	}
+	return openWorkbench(ctx, of, first, ".", func(ts *tuiStore) []tui.QueuedRun {
+		q := make([]tui.QueuedRun, len(p.Runs))
+		for i, r := range p.Runs {
+			dev := devs[cmpStr(r.Device, "auto")]
+			q[i] = tui.QueuedRun{Title: r.Title(), Serve: r.Serve != nil,
+				Start: func() (runcore.Workload, string, []runcore.Option, error) {
+					return profileWorkload(r, dev, ts), dev.note, []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}, nil
+				}}
+		}
+		return q
+	})
+}
+
+// profileWorkload is run r of a profile as one TUI workload: the same jobs as the
+// headless run (every power limit, every sweep point), on the TUI run's Reporter,
+// their messages in its log, kept in the store as it goes.
+func profileWorkload(r profiles.Run, dev *telemetryDevice, ts *tuiStore) runcore.Workload {
+	return runcore.Func{Label: r.Kind(), F: func(ctx context.Context, rep *runcore.Reporter) (any, error) {
+		dev.logf = rep.Logf
+		defer func() { dev.logf = nil }()
+		var rec *record
+		if w := ts.beginProfile(keptProfile(r)); w != nil {
+			rec = &record{w: w, store: ts.s}
+		}
+		if r.Bench != nil {
+			job := &benchJob{spec: *r.Bench, dev: dev, limits: r.PowerLimitW, settle: 15 * time.Second, live: rep}
+			return job.execute(ctx, rec)
+		}
+		job := &serveJob{readyTimeout: 600, dev: dev, settle: 15 * time.Second, live: rep}
+		return job.execute(ctx, r, rec)
+	}}
+}
+
+// logTo writes a message of a job to its TUI run's log, or as a line on w when
+// headless (live nil).
+func logTo(live *runcore.Reporter, w io.Writer, format string, a ...any) {
+	if live != nil {
+		live.Logf(format, a...)
+		return
+	}
+	fmt.Fprintf(w, format+"\n", a...)
+}
+
+// runOn runs w on live, the Reporter of the TUI run it is part of, and returns the
+// Done the run core would give it (partial when cancelled).
+func runOn(ctx context.Context, live *runcore.Reporter, w runcore.Workload) runcore.Done {
+	res, err := w.Run(ctx, live)
+	d := runcore.Done{Elapsed: live.Now(), Result: res, Err: err}
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		d.Partial, d.Err = true, nil
+	}
+	return d
 }
 
 // parseInterspersed parses flags before and after the positional arguments

@@ -336,6 +336,9 @@ type serveJob struct {
 	runOpts      []benchrun.Option
 	progress     progressMode
 	save         serveSave
+	// live is the TUI run this job goes on inside (nil: headless): its points run on
+	// its Reporter and what a headless run prints goes to its log.
+	live *benchrun.Reporter
 }
 
 // runAndReport runs the job kept in the results store and writes the --export files.
@@ -421,7 +424,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 			return nil, err
 		}
 		if tokPath == "" {
-			fmt.Fprintf(os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's\n", builtin.Name)
+			logTo(j.live, os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's", builtin.Name)
 		}
 		name := sp.ServedModelName
 		if name == "" {
@@ -444,7 +447,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "%s (%d prompts, %d skipped)\n", ds.Note, len(ds.Requests), ds.Skipped)
+	logTo(j.live, os.Stderr, "%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
 	if ds.Oversampled > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
 			d.Name, ds.Oversampled, len(ds.Requests)))
@@ -456,16 +459,16 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 	sweep := len(points) > 1 || len(limits) > 1
 	if sp.Backend != "inproc" {
 		if j.readyTimeout > 0 {
-			fmt.Println("Starting initial single prompt test run...")
+			logTo(j.live, os.Stdout, "Starting initial single prompt test run...")
 			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(j.readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
 				if ctx.Err() != nil {
 					return nil, context.Canceled
 				}
 				return nil, fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
 			}
-			fmt.Println("Initial test run completed.")
+			logTo(j.live, os.Stdout, "Initial test run completed.")
 		} else {
-			fmt.Println("Skipping endpoint ready check.")
+			logTo(j.live, os.Stdout, "Skipping endpoint ready check.")
 		}
 	}
 	var results []*serving.Result
@@ -477,7 +480,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped})
 				b.Client = recordingClient{Client: client, w: rec.w, key: key}
 			}
-			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts)
+			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts, j.live)
 			if res == nil {
 				return err
 			}
@@ -515,7 +518,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 		}
 		return nil
 	})
-	if sweep && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
+	if sweep && j.live == nil && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
 		report.VLLMSweepTable(os.Stdout, results)
 	}
 	return results, err
@@ -557,8 +560,11 @@ func runProfileServe(ctx context.Context, r profiles.Run, of *outputFlags, expor
 
 // serveBenchPoint runs one point through the run core, showing progress on stderr
 // (a tqdm-style bar, a line per tenth, or nothing), and prints the vLLM block from
-// the final result.
-func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, opts []benchrun.Option) (*serving.Result, error) {
+// the final result. Inside a TUI run (live not nil) it runs on live and prints nothing.
+func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, opts []benchrun.Option, live *benchrun.Reporter) (*serving.Result, error) {
+	if live != nil {
+		return pointResult(runOn(ctx, live, b))
+	}
 	pre := &serving.Result{Spec: b.Spec}
 	report.VLLMPreamble(os.Stdout, pre)
 	fmt.Println("Starting main benchmark run...")
@@ -595,6 +601,18 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, o
 	if drawn {
 		fmt.Fprintln(os.Stderr)
 	}
+	res, err := pointResult(done)
+	if res != nil {
+		report.VLLMFailures(os.Stdout, res)
+		report.VLLMBlock(os.Stdout, res)
+		report.VLLMExtras(os.Stdout, res)
+	}
+	return res, err
+}
+
+// pointResult is the result of a serving point's Done, marked partial when it
+// stopped early (then with context.Canceled).
+func pointResult(done benchrun.Done) (*serving.Result, error) {
 	res, _ := done.Result.(*serving.Result)
 	if res == nil {
 		if done.Err == nil {
@@ -603,9 +621,6 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, o
 		return nil, done.Err
 	}
 	res.Partial = res.Partial || done.Partial
-	report.VLLMFailures(os.Stdout, res)
-	report.VLLMBlock(os.Stdout, res)
-	report.VLLMExtras(os.Stdout, res)
 	if done.Partial {
 		return res, context.Canceled
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,7 +16,6 @@ import (
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
-	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
@@ -33,16 +31,22 @@ func runTUI(ctx context.Context, args []string) error {
 	if err := benchParse(fs, args); err != nil {
 		return err
 	}
-	of := &outputFlags{dataDir: *dataDir}
-	store, err := of.store()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
-	}
 	dev, err := openTelemetry(*devKind)
 	if err != nil {
 		return benchUsageErr("tui", err)
 	}
 	defer dev.Close()
+	return openWorkbench(ctx, &outputFlags{dataDir: *dataDir}, dev, *dir, nil)
+}
+
+// openWorkbench runs the TUI until it quits: Setup offers the .gguf files of dir,
+// runs are measured with dev's telemetry and kept in of's store (in memory when it
+// cannot be opened), and queue (nil: none) gives the runs started at launch.
+func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, dir string, queue func(ts *tuiStore) []tui.QueuedRun) error {
+	store, err := of.store()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
+	}
 	cpu := device.CPUInfo()
 	gpu := "GPU: none (" + dev.note + ")"
 	if dev.gpus != nil && dev.gpus.Count() > 0 {
@@ -56,18 +60,21 @@ func runTUI(ctx context.Context, args []string) error {
 	if store != nil {
 		st = ts
 	}
-	m := tui.New(tui.Options{
+	o := tui.Options{
 		Theme:  theme.FromEnv(),
-		Files:  setup.FindModels(*dir),
+		Files:  setup.FindModels(dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
 		Start:  tuiStarter(dev, ts),
 		Store:  st,
 		Env:    ts.env,
 		SaveProfile: func(c setup.Config, path string) error {
-			return profiles.Save(path, tuiProfile(c))
+			return profiles.Save(path, tui.ProfileOf(c))
 		},
-	})
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	}
+	if queue != nil {
+		o.Queue = queue(ts)
+	}
+	_, err = tea.NewProgram(tui.New(o), tea.WithContext(ctx)).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
@@ -120,14 +127,17 @@ type tuiStore struct {
 // begin starts the record of the run c; nil when the store cannot be written (the
 // run goes on, and Save keeps it at the end). A run before it that never reached
 // Save (it failed without a result) ends as failed.
-func (t *tuiStore) begin(c setup.Config) *profiles.Writer {
+func (t *tuiStore) begin(c setup.Config) *profiles.Writer { return t.beginProfile(tui.ProfileOf(c)) }
+
+// beginProfile starts the record of a run of profile p, as begin does.
+func (t *tuiStore) beginProfile(p profiles.Profile) *profiles.Writer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(errors.New("the run ended without a result"))
 	if t.s == nil {
 		return nil
 	}
-	w, err := t.s.Create(tuiProfile(c), t.env)
+	w, err := t.s.Create(p, t.env)
 	if err != nil {
 		return nil
 	}
@@ -181,40 +191,10 @@ func (t *tuiStore) Save(d report.Document) (string, error) {
 	return t.s.Save(d)
 }
 
-// tuiProfile is the profile of a Setup config (Results `s` saves it).
-func tuiProfile(c setup.Config) profiles.Profile {
-	name := strings.ReplaceAll(c.Describe(), " · ", " ")
-	if c.Kind == setup.Bench {
-		return profiles.FromBench(name, c.BenchSpec())
-	}
-	return profiles.FromServe(name, tuiServeSpec(c), nil, nil)
-}
-
-// tuiServeSpec is the serve spec of a Setup config and its dataset, over
-// serve-bench's defaults (shorter random prompts, so a run on the CPU is quick).
-func tuiServeSpec(c setup.Config) workloads.ServeSpec {
-	sp := profiles.DefaultServe()
-	sp.RequestRate, sp.MaxConcurrency = workloads.Rate(c.Rate), c.Concurrency
-	d := &sp.Dataset
-	d.Name, d.NumPrompts, d.RandomInputLen, d.RandomOutputLen = c.Dataset, c.Prompts, 128, 64
-	switch {
-	case c.URL != "":
-		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
-	case c.Model.Path == setup.Builtin:
-		sp.Model = ""
-	case c.Model.Shape != "":
-		sp.Model, sp.SyntheticType = c.Model.Shape, c.Model.Type
-	default:
-		sp.Model = c.Model.Path
-	}
-	sp.IgnoreEOS = d.Name == "random"
-	return sp
-}
-
 // tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
 // and runs it on r.
 func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte, rec *profiles.Writer) (any, error) {
-	sp := tuiServeSpec(c)
+	sp := tui.ServeSpec(c)
 	d := sp.Dataset
 	var client serving.Client
 	var tok serving.Tokenizer

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"llmbench/profiles"
+	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
@@ -272,7 +274,8 @@ func TestKillMidRunIsPartial(t *testing.T) {
 	}
 }
 
-// TestTUIWiring: the Setup config saved as a profile reads back as the same run, and
+// TestTUIWiring: the Setup config saved as a profile reads back as the same run (and
+// loads back into Setup as the same config), and
 // the store the TUI gets saves, lists, loads and deletes.
 func TestTUIWiring(t *testing.T) {
 	dir := t.TempDir()
@@ -281,12 +284,15 @@ func TestTUIWiring(t *testing.T) {
 		{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 7, Concurrency: 3, Rate: math.Inf(1)},
 	} {
 		path := filepath.Join(dir, c.Kind.String()+".yaml")
-		if err := profiles.Save(path, tuiProfile(c)); err != nil {
+		if err := profiles.Save(path, tui.ProfileOf(c)); err != nil {
 			t.Fatal(err)
 		}
 		p, err := profiles.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if back, err := tui.ConfigOf(p); err != nil || !reflect.DeepEqual(back, c) {
+			t.Errorf("%s loads into Setup as %+v, %v; want %+v", path, back, err, c)
 		}
 		r := p.Runs[0]
 		switch c.Kind {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"llmbench/profiles"
 )
 
 // tmux runs a tmux command on the test's own server socket.
@@ -156,5 +158,72 @@ func TestTUIEndToEnd(t *testing.T) {
 			t.Fatalf("q did not quit:\n%s", screen())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestTUIRunProfile: `llmbench run builtin:power-sweep` on a terminal opens the TUI
+// with the profile's run queued: it starts at once, is shown Live (the power sweep's
+// messages in the run's log, not on stderr), ends on Results and is kept in the store.
+func TestTUIRunProfile(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	sock := fmt.Sprintf("llmbench-test-run-%d", os.Getpid())
+	dir := t.TempDir()
+	tmux(t, sock, "new-session", "-d", "-s", "tui", "-x", "120", "-y", "40",
+		fmt.Sprintf("cd %s && env NO_COLOR=1 LLMBENCH_HOME=%s/home LLMBENCH_STATE_DIR=%s/state %s run builtin:power-sweep 2>%s/stderr; sleep 30", dir, dir, dir, binPath, dir))
+	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	screen := func() string { return tmux(t, sock, "capture-pane", "-p", "-t", "tui") }
+	keys := func(k ...string) { tmux(t, sock, append([]string{"send-keys", "-t", "tui"}, k...)...) }
+	waitFor := func(what string, d time.Duration) string {
+		t.Helper()
+		end := time.Now().Add(d)
+		for {
+			s := screen()
+			if strings.Contains(s, what) {
+				return s
+			}
+			if time.Now().After(end) {
+				t.Fatalf("no %q on screen after %v:\n%s", what, d, s)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	s := waitFor("✓ finished", 120*time.Second)
+	for _, want := range []string{"[Results]", "power-sweep", "| model", "pp64", "tg32"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Results lacks %q:\n%s", want, s)
+		}
+	}
+	keys("BTab")
+	s = waitFor("[Live]", 5*time.Second)
+	for _, want := range []string{"[1/1] power-sweep", "power limits restored"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Live lacks %q:\n%s", want, s)
+		}
+	}
+	keys("q")
+	for end := time.Now().Add(5 * time.Second); strings.Contains(screen(), "[Live]"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("q did not quit:\n%s", screen())
+		}
+	}
+	if b, _ := os.ReadFile(dir + "/stderr"); strings.Contains(string(b), "power limit") {
+		t.Errorf("power-sweep messages went to stderr:\n%s", b)
+	}
+	st, err := profiles.OpenStore(dir + "/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := st.List()
+	if len(list) != 1 || list[0].Status != profiles.Done || list[0].Partial {
+		t.Fatalf("store: %+v", list)
+	}
+	doc, err := st.Load(list[0].ID)
+	if err != nil || doc.Bench == nil || len(doc.Bench.Records) != 6 {
+		t.Fatalf("stored sweep: %v %+v", err, doc.Bench)
+	}
+	if p, err := st.Profile(list[0].ID); err != nil || len(p.Runs) != 1 || len(p.Runs[0].PowerLimitW) != 3 {
+		t.Errorf("the stored run's profile: %+v %v", p, err)
 	}
 }

@@ -5,12 +5,15 @@
 package tui
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/profiles"
 	"llmbench/tui/components/help"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/statusbar"
@@ -60,11 +63,31 @@ type Options struct {
 	// Env describes the machine and build for every run's Document (exports and the
 	// store); nil leaves it to the store.
 	Env []report.KV
+	// Queue holds runs started one after another from launch (llmbench run
+	// PROFILE.yaml): each is shown Live, ends on Results and is saved like any run.
+	// A run that is stopped (esc) or fails holds the queue: `n` on Results starts
+	// the next one; quitting drops the rest.
+	Queue []QueuedRun
 }
+
+// QueuedRun is one run of Options.Queue: its title and how to build its workload
+// (built when it starts, as Starter does for a Setup config).
+type QueuedRun struct {
+	Title string
+	Serve bool // a serving run (the Live screen shows requests and latencies)
+	Start func() (w run.Workload, note string, opts []run.Option, err error)
+}
+
+// queueMsg starts the next run of the queue.
+type queueMsg struct{}
+
+func nextInQueue() tea.Msg { return queueMsg{} }
 
 // KeyMap holds the global keys.
 type KeyMap struct {
 	Quit, ForceQuit, Help, Next, Prev key.Binding
+	// NextRun starts the next queued run after one was stopped or failed (Results).
+	NextRun key.Binding
 }
 
 // DefaultKeyMap returns the global keys.
@@ -75,6 +98,7 @@ func DefaultKeyMap() KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Next:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "screens")),
 		Prev:      key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous screen")),
+		NextRun:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next queued run")),
 	}
 }
 
@@ -96,6 +120,11 @@ type Model struct {
 	history history.Model
 
 	running *setup.Config // the setup of the run on the Live screen
+
+	queue      []QueuedRun // queued runs not started yet
+	queueTotal int         // runs the queue held at launch
+	queued     string      // title of the queued run going now ("" when none)
+	held       bool        // a queued run was stopped or failed: n starts the next
 }
 
 // New returns the root model on the Setup screen.
@@ -110,12 +139,22 @@ func New(o Options) Model {
 		compare: compare.New(t), history: history.New(t, o.Store),
 	}
 	m.history.Note = note
+	m.queue, m.queueTotal = o.Queue, len(o.Queue)
 	m.resize(80, 24)
 	return m
 }
 
-// Init implements tea.Model.
-func (m Model) Init() tea.Cmd { return nil }
+// Init implements tea.Model: it starts the first queued run, if any.
+func (m Model) Init() tea.Cmd {
+	if len(m.queue) > 0 {
+		return nextInQueue
+	}
+	return nil
+}
+
+// Queued returns how many queued runs have not started yet and whether the queue
+// is held (a run of it was stopped or failed; n starts the next).
+func (m Model) Queued() (left int, held bool) { return len(m.queue), m.held }
 
 // Screen returns the screen shown.
 func (m Model) Screen() Screen { return m.screen }
@@ -145,6 +184,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.key(msg)
 	case setup.RunMsg:
 		return m.start(msg.Config)
+	case queueMsg:
+		return m.startQueued()
+	case setup.SaveMsg:
+		return m.saveProfile(msg), nil
+	case setup.OpenMsg:
+		return m.openProfile(msg.Path), nil
 	case live.DoneMsg:
 		return m.done(msg)
 	case history.OpenMsg:
@@ -199,6 +244,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, m.Keys.Prev) && !capturing:
 		m.show((m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames)))
 		return m, nil
+	case key.Matches(k, m.Keys.NextRun) && m.held && m.screen == ScreenResults && !capturing:
+		return m.startQueued()
 	}
 	m.err = ""
 	var cmd tea.Cmd
@@ -238,6 +285,9 @@ func Document(title string, env []report.KV, d run.Done) report.Document {
 		doc.Partial = doc.Partial || r.Partial
 	case []*serving.Result:
 		doc.Serving = r
+		for _, p := range r {
+			doc.Partial = doc.Partial || p.Partial
+		}
 	}
 	return doc
 }
@@ -245,7 +295,11 @@ func Document(title string, env []report.KV, d run.Done) report.Document {
 // done shows a run that ended on Results and writes it to the store: the one place
 // where runs are saved, partial or not.
 func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
-	doc := Document(msg.Title, m.opts.Env, msg.Done)
+	title := msg.Title
+	if m.queued != "" {
+		title = m.queued // without the [i/n] the Live header shows
+	}
+	doc := Document(title, m.opts.Env, msg.Done)
 	id := ""
 	m.err = ""
 	if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
@@ -262,7 +316,81 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 	m.history.Reload()
 	var cmd tea.Cmd
 	m.live, cmd = m.live.Update(msg)
+	if m.queued != "" && len(m.queue) > 0 {
+		if msg.Done.Partial || msg.Done.Err != nil || doc.Partial {
+			m.held = true
+			m.results.SetNote(fmt.Sprintf("■ queue held: n starts the next run (%d of %d left)", len(m.queue), m.queueTotal))
+		} else {
+			cmd = tea.Batch(cmd, nextInQueue)
+		}
+	}
+	m.queued = ""
 	return m, cmd
+}
+
+// startQueued starts the next queued run (after the one before it ended).
+func (m Model) startQueued() (tea.Model, tea.Cmd) {
+	if len(m.queue) == 0 || m.live.Running() {
+		return m, nil
+	}
+	q := m.queue[0]
+	m.queue, m.held = m.queue[1:], false
+	i := m.queueTotal - len(m.queue)
+	w, note, opts, err := q.Start()
+	if err != nil {
+		m.err = q.Title + ": " + err.Error()
+		if len(m.queue) > 0 {
+			m.held = true
+		}
+		return m, nil
+	}
+	m.err, m.running, m.queued = "", nil, q.Title
+	var cmd tea.Cmd
+	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), q.Serve, w, note, opts...)
+	m.live.SetSize(m.w, max(1, m.h-3))
+	m.screen = ScreenLive
+	return m, cmd
+}
+
+// saveProfile writes Setup's config as a profile file (Setup's `s`).
+func (m Model) saveProfile(msg setup.SaveMsg) Model {
+	if m.opts.SaveProfile == nil {
+		m.err = "this build cannot save profiles"
+		return m
+	}
+	if err := m.opts.SaveProfile(msg.Config, msg.Path); err != nil {
+		m.err = err.Error()
+		return m
+	}
+	m.err = ""
+	m.setup.Note = "✓ profile saved to " + absPath(msg.Path)
+	return m
+}
+
+// openProfile loads a profile file into Setup (Setup's `o`): one run that Setup can
+// express, else the one-line reason on the error line.
+func (m Model) openProfile(path string) Model {
+	p, err := profiles.LoadFile(path)
+	if err == nil {
+		var c setup.Config
+		if c, err = ConfigOf(p); err == nil {
+			m.setup.SetConfig(c)
+			m.err = ""
+			m.setup.Note = "✓ opened " + absPath(path)
+			return m
+		}
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	m.err = err.Error()
+	return m
+}
+
+// absPath is path made absolute, for saying where a file was written or read.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }
 
 // compareDocs opens Compare on docs (the first is the baseline).
@@ -330,7 +458,7 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	}
 	m.err = ""
 	var cmd tea.Cmd
-	m.running = &c
+	m.running, m.queued = &c, ""
 	m.live, cmd = m.live.Start(c.Describe(), c.Kind == setup.Serve, w, note, opts...)
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
@@ -350,6 +478,9 @@ func (m Model) helpGroups() []help.Group {
 		here = m.live.Keys.Help()
 	case ScreenResults:
 		here = m.results.Keys.Help()
+		if m.held {
+			here = append([]key.Binding{m.Keys.NextRun}, here...)
+		}
 	case ScreenCompare:
 		here = m.compare.Keys.Footer()
 	case ScreenHistory:
@@ -393,11 +524,14 @@ func (m Model) Render() string {
 	case m.showHelp:
 		here = []key.Binding{m.help.Keys.Close}
 	case m.screen == ScreenSetup:
-		here = m.setup.Keys.Footer()
+		here = m.setup.FooterNow()
 	case m.screen == ScreenLive:
 		here = m.live.Footer()
 	case m.screen == ScreenResults:
 		here = m.results.Footer()
+		if m.held && !m.capturing() {
+			here = append([]key.Binding{m.Keys.NextRun}, here...)
+		}
 	case m.screen == ScreenCompare:
 		here = m.compare.Keys.Footer()
 	case m.screen == ScreenHistory:

@@ -195,6 +195,9 @@ func TestGolden(t *testing.T) {
 		m := newRootWith(Options{Store: fixture.NewStore(fixture.BenchDoc("bench · stories260K", 1, 0), fixture.BenchDoc("bench · stories260K · 1 thread", 1.3, 2))})
 		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		golden.Assert(t, "setup"+suffix, m.Render())
+		m = keys(t, m, "s")
+		golden.Assert(t, "setup_save"+suffix, m.Render())
+		m = keys(t, m, "esc")
 		m, _ = update(t, m, helpKey)
 		golden.Assert(t, "help"+suffix, m.Render())
 		m, _ = update(t, m, esc)
@@ -252,6 +255,10 @@ func keys(t *testing.T, m Model, names ...string) Model {
 		switch n {
 		case "down":
 			k = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "up":
+			k = up
+		case "left":
+			k = tea.KeyPressMsg{Code: tea.KeyLeft}
 		case "space":
 			k = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 		case "enter":
@@ -262,6 +269,8 @@ func keys(t *testing.T, m Model, names ...string) Model {
 			k = tab
 		case "backspace":
 			k = tea.KeyPressMsg{Code: tea.KeyBackspace}
+		case "ctrl+u":
+			k = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
 		default:
 			k = tea.KeyPressMsg{Code: []rune(n)[0], Text: n}
 		}

@@ -18,6 +18,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"llmbench/tui/components/panel"
+	"llmbench/tui/components/prompt"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads/report"
@@ -56,10 +57,10 @@ func (k KeyMap) Help() []key.Binding {
 		long(k.Again, "run the same setup again"), k.Up, k.Left}
 }
 
-// prompt is a path being typed for an export or a profile.
-type prompt struct {
+// pathPrompt is a path being typed for an export or a profile.
+type pathPrompt struct {
 	what string // "export" or "profile"
-	path string
+	*prompt.Model
 }
 
 // Model is the Results screen.
@@ -79,7 +80,7 @@ type Model struct {
 	id     string        // the store's id of the run ("" when not stored)
 	config *setup.Config // the setup it ran from (nil when opened from History)
 	save   func(setup.Config, string) error
-	prompt *prompt
+	prompt *pathPrompt
 }
 
 // New returns an empty Results screen; save writes a profile (nil: this build cannot).
@@ -136,6 +137,10 @@ func (m *Model) Show(doc report.Document, id string, config *setup.Config, faile
 	}
 }
 
+// SetNote shows s above the report until the next key (the root's news about the
+// run shown, e.g. that a queue is held).
+func (m *Model) SetNote(s string) { m.note = s }
+
 // Document returns the run shown and whether there is one.
 func (m Model) Document() (report.Document, bool) { return m.doc, m.has }
 
@@ -182,7 +187,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case !m.has:
 		m.note = "✗ no run to act on yet"
 	case key.Matches(k, m.Keys.Export):
-		m.prompt = &prompt{what: "export", path: m.defaultName(".md")}
+		m.prompt = &pathPrompt{"export", prompt.New("export to", m.defaultName(".md"))}
 	case key.Matches(k, m.Keys.Save):
 		switch {
 		case m.save == nil:
@@ -190,7 +195,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		case m.config == nil:
 			m.note = "✗ only runs started on the Setup screen can be saved as a profile"
 		default:
-			m.prompt = &prompt{what: "profile", path: m.defaultName(".yaml")}
+			m.prompt = &pathPrompt{"profile", prompt.New("save profile to", m.defaultName(".yaml"))}
 		}
 	case key.Matches(k, m.Keys.Compare):
 		id := m.id
@@ -208,49 +213,41 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 func (m Model) promptKey(k tea.KeyPressMsg) Model {
 	p := *m.prompt
-	switch k.String() {
-	case "esc":
-		m.prompt, m.note = nil, "cancelled"
+	p.Model = &prompt.Model{Label: p.Label, Text: p.Text}
+	m.prompt = &p
+	if k.String() == "tab" {
+		if p.what == "export" { // cycle the format
+			exts := report.ExportFormats()
+			cur := filepath.Ext(p.Text)
+			i := (slices.Index(exts, cur) + 1) % len(exts)
+			p.Text = strings.TrimSuffix(p.Text, cur) + exts[i]
+		}
 		return m
-	case "enter":
+	}
+	switch p.Update(k) {
+	case prompt.Cancelled:
+		m.prompt, m.note = nil, "cancelled"
+	case prompt.Submitted:
 		m.prompt = nil
 		var err error
 		if p.what == "export" {
-			err = report.Export(p.path, m.doc)
+			err = report.Export(p.Text, m.doc)
 		} else {
-			err = m.save(*m.config, p.path)
+			err = m.save(*m.config, p.Text)
 		}
 		if err != nil {
 			m.note = "✗ " + err.Error()
 		} else {
-			m.note = "✓ " + map[string]string{"export": "exported to ", "profile": "profile saved to "}[p.what] + p.path
+			m.note = "✓ " + map[string]string{"export": "exported to ", "profile": "profile saved to "}[p.what] + p.Text
 		}
-		return m
-	case "tab":
-		if p.what == "export" { // cycle the format
-			exts := report.ExportFormats()
-			cur := filepath.Ext(p.path)
-			i := (slices.Index(exts, cur) + 1) % len(exts)
-			p.path = strings.TrimSuffix(p.path, cur) + exts[i]
-		}
-	case "backspace":
-		if r := []rune(p.path); len(r) > 0 {
-			p.path = string(r[:len(r)-1])
-		}
-	case "ctrl+u":
-		p.path = ""
-	default:
-		p.path += k.Text
 	}
-	m.prompt = &p
 	return m
 }
 
 // Footer returns the bindings the footer shows now.
 func (m Model) Footer() []key.Binding {
 	if m.prompt != nil {
-		b := []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "write")),
-			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+		b := prompt.Footer("write")
 		if m.prompt.what == "export" {
 			b = append(b, key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "format")))
 		}
@@ -284,9 +281,9 @@ func (m Model) View() string {
 	top := " " + m.status
 	switch {
 	case m.prompt != nil && m.prompt.what == "export":
-		top = fmt.Sprintf(" export to: %s_  %s", m.prompt.path, m.theme.Dim.Render("("+strings.Join(report.ExportFormats(), " ")+")"))
+		top = m.prompt.View() + "  " + m.theme.Dim.Render("("+strings.Join(report.ExportFormats(), " ")+")")
 	case m.prompt != nil:
-		top = fmt.Sprintf(" save profile to: %s_", m.prompt.path)
+		top = m.prompt.View()
 	case m.note != "": // the outcome of the last key first: the status is older news
 		top = " " + m.note + " ·" + top
 	}
