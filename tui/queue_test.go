@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -139,3 +140,23 @@ func TestQueueStopped(t *testing.T) {
 
 // keyOf is the key press of a printable key.
 func keyOf(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: []rune(s)[0], Text: s} }
+
+// TestQueueBuildError: a queued run whose workload cannot be built says why on the
+// error line and holds the queue; n starts the next.
+func TestQueueBuildError(t *testing.T) {
+	f := &fakeQueue{}
+	q := f.runs(false, false)
+	q[0].Start = func() (run.Workload, string, []run.Option, error) {
+		return nil, "", nil, errors.New("dataset: no such file")
+	}
+	m := newRootWith(Options{Queue: q})
+	m, _ = update(t, m, m.Init()())
+	if left, held := m.Queued(); left != 1 || !held || !strings.Contains(m.Render(), "✗ run A: dataset: no such file · n runs the next (1 of 2 left)") {
+		t.Fatalf("left %d held %v:\n%s", left, held, m.Render())
+	}
+	m, cmd := update(t, m, keyOf("n"))
+	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
+	if got := f.events(); got != "buildB startB endB" || m.Err() != "" {
+		t.Errorf("after n: %s, error %q", got, m.Err())
+	}
+}

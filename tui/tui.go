@@ -65,8 +65,8 @@ type Options struct {
 	Env []report.KV
 	// Queue holds runs started one after another from launch (llmbench run
 	// PROFILE.yaml): each is shown Live, ends on Results and is saved like any run.
-	// A run that is stopped (esc) or fails holds the queue: `n` on Results starts
-	// the next one; quitting drops the rest.
+	// A run that is stopped (esc), fails or cannot be built holds the queue: `n`
+	// (offered on Results) starts the next one; quitting drops the rest.
 	Queue []QueuedRun
 }
 
@@ -244,7 +244,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, m.Keys.Prev) && !capturing:
 		m.show((m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames)))
 		return m, nil
-	case key.Matches(k, m.Keys.NextRun) && m.held && m.screen == ScreenResults && !capturing:
+	case key.Matches(k, m.Keys.NextRun) && m.held && !capturing:
 		return m.startQueued()
 	}
 	m.err = ""
@@ -341,6 +341,7 @@ func (m Model) startQueued() (tea.Model, tea.Cmd) {
 		m.err = q.Title + ": " + err.Error()
 		if len(m.queue) > 0 {
 			m.held = true
+			m.err += fmt.Sprintf(" · n runs the next (%d of %d left)", len(m.queue), m.queueTotal)
 		}
 		return m, nil
 	}
