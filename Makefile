@@ -5,7 +5,7 @@ FUZZTIME  ?= 60s
 # Packages that start goroutines run their tests under the race detector.
 RACE_PKGS ?= ./kernels/cpu/... ./engine/... ./workloads/...
 
-.PHONY: all build run test bench lint fuzz clean
+.PHONY: all build run test bench lint fuzz screenshots clean
 
 all: build
 
@@ -43,6 +43,11 @@ lint:
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
 	./scripts/fuzz-all.sh $(FUZZTIME)
+
+## screenshots: every TUI screen of a real run (built-in model, fake GPU) driven in tmux,
+## as screenshots/*.svg and *.png (needs tmux; chromium for the PNGs).
+screenshots:
+	./scripts/screenshots.sh
 
 clean:
 	rm -rf bin

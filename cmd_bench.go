@@ -15,6 +15,7 @@ import (
 	"llmbench/engine/builtin"
 	"llmbench/engine/device"
 	"llmbench/engine/synth"
+	"llmbench/profiles"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/power"
@@ -23,7 +24,7 @@ import (
 )
 
 // benchBuiltin names the built-in model in a bench spec when no model is given.
-const benchBuiltin = "builtin:" + builtin.Name
+const benchBuiltin = profiles.BuiltinModel
 
 // benchInts is a repeatable flag of llama-bench integer lists ("1,2", "1-16*2").
 type benchInts struct{ v *[]int }
@@ -192,6 +193,7 @@ func runBench(ctx context.Context, args []string) error {
 	compare := fs.Bool("compare", false, "compare two saved -o json/jsonl runs: --compare A.json B.json")
 	alpha := fs.Float64("alpha", 0.05, "significance level of --compare")
 	tf := addTelemetryFlags(fs)
+	of := addOutputFlags(fs)
 	if err := benchParse(fs, args); err != nil {
 		return err
 	}
@@ -241,29 +243,16 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return benchUsageErr("bench", err)
 	}
+	exports, err := of.exports()
+	if err != nil {
+		return benchUsageErr("bench", err)
+	}
 	dev, err := openTelemetry(tf.device)
 	if err != nil {
 		return benchUsageErr("bench", err)
 	}
 	defer dev.Close()
-	if len(limits) > 0 {
-		if err := power.Check(dev.gpus, dev.note, limits); err != nil {
-			return err // one line saying why; nothing changed
-		}
-	}
-	fmt.Fprintf(os.Stderr, "bench: telemetry: %s\n", dev.note)
-	cpu := device.CPUInfo()
-	w := &micro.Bench{
-		Spec:    spec,
-		Open:    benchOpener(*cacheDir),
-		Build:   version,
-		CPUInfo: cpu.Model,
-	}
-	if dev.gpus != nil && dev.gpus.Count() > 0 {
-		if g, err := dev.gpus.Read(0); err == nil {
-			w.GPUInfo = g.Name
-		}
-	}
+	job := &benchJob{spec: spec, dev: dev, limits: limits, settle: tf.settle, interval: tf.interval, cacheDir: *cacheDir}
 	if *ceiling {
 		size, err := parseBytes(*bwSize)
 		if err != nil {
@@ -274,21 +263,97 @@ func runBench(ctx context.Context, args []string) error {
 			threads = spec.Threads[len(spec.Threads)-1]
 		}
 		probes := *bwProbes
-		w.ReadBandwidth = func(ctx context.Context) (float64, error) {
+		job.readBW = func(ctx context.Context) (float64, error) {
 			bw, err := device.MeasureReadBandwidth(ctx, size, threads, probes)
 			return bw.Median, err
 		}
 	}
+	run := profiles.Run{Bench: &spec, Device: tf.device, PowerLimitW: limits}
+	return job.runAndReport(ctx, run, of, exports, export)
+}
+
+// benchJob is one bench run with everything it runs under: the spec, the telemetry
+// device, the power limits to sweep and where synthetic models are cached.
+type benchJob struct {
+	spec     workloads.BenchSpec
+	dev      *telemetryDevice
+	limits   []float64
+	settle   time.Duration
+	interval time.Duration // telemetry period (0: none)
+	cacheDir string
+	readBW   func(ctx context.Context) (float64, error) // --ceiling
+	// live is the TUI run this job goes on inside (nil: headless): each power limit's
+	// bench runs on its Reporter and the job's messages go to its log.
+	live *runcore.Reporter
+}
+
+// runAndReport runs the job kept in the results store, prints the result with
+// print (llama-bench's -o format) and writes the --export files.
+func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outputFlags, exports []string, print report.LlamaBenchFunc) error {
+	if len(j.limits) > 0 {
+		if err := power.Check(j.dev.gpus, j.dev.note, j.limits); err != nil {
+			return err // one line saying why; nothing changed
+		}
+	}
+	rec := of.startRecord("bench", run, j.dev)
+	started := time.Now()
+	all, err := j.execute(ctx, rec)
+	doc := report.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Bench: all, Partial: all.Partial}
+	if len(all.Records) > 0 || err == nil {
+		if xerr := print(os.Stdout, all); xerr != nil {
+			return xerr
+		}
+	}
+	if len(all.Records) == 0 && err != nil {
+		exports = nil // nothing measured: no file to write
+	}
+	if xerr := rec.finish("bench", doc, err, exports); xerr != nil && err == nil {
+		err = xerr
+	}
+	if all.Partial {
+		return context.Canceled
+	}
+	return err
+}
+
+// execute runs the bench at each power limit (once when none), handing every
+// repetition to rec as it finishes, and returns every record (partial when
+// interrupted, with context.Canceled).
+func (j *benchJob) execute(ctx context.Context, rec *record) (*micro.Result, error) {
+	spec, dev := j.spec, j.dev
+	logTo(j.live, os.Stderr, "bench: telemetry: %s", dev.note)
+	cpu := device.CPUInfo()
+	w := &micro.Bench{
+		Spec:          spec,
+		Open:          benchOpener(j.cacheDir),
+		Build:         version,
+		CPUInfo:       cpu.Model,
+		ReadBandwidth: j.readBW,
+	}
+	if dev.gpus != nil && dev.gpus.Count() > 0 {
+		if g, err := dev.gpus.Read(0); err == nil {
+			w.GPUInfo = g.Name
+		}
+	}
 	var opts []runcore.Option
-	if tf.interval > 0 {
-		opts = append(opts, runcore.WithSampler(dev.sampler, tf.interval))
+	if j.interval > 0 {
+		opts = append(opts, runcore.WithSampler(dev.sampler, j.interval))
 	}
 	all := &micro.Result{Spec: spec.WithDefaults(), TelemetryNote: dev.note}
 	var partial bool
-	err = dev.sweep(ctx, "bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
+	err := dev.sweep(ctx, "bench", j.limits, j.settle, func(ctx context.Context, watts float64) error {
 		w.PowerLimitW = watts
-		_, events := runcore.Start(ctx, w, opts...)
-		done := benchEvents(os.Stderr, events)
+		if rec != nil {
+			base := len(all.Records)
+			w.Observe = func(test int, r micro.Record) { rec.w.BenchRecord(base+test, r) }
+		}
+		var done runcore.Done
+		if j.live != nil {
+			done = runOn(ctx, j.live, w)
+		} else {
+			_, events := runcore.Start(ctx, w, opts...)
+			done = benchEvents(os.Stderr, events)
+		}
 		res, _ := done.Result.(*micro.Result)
 		if res == nil {
 			if done.Err != nil {
@@ -305,15 +370,33 @@ func runBench(ctx context.Context, args []string) error {
 		return done.Err
 	})
 	all.Partial = partial
-	if len(all.Records) > 0 || err == nil {
-		if xerr := export(os.Stdout, all); xerr != nil {
-			return xerr
-		}
-	}
 	if partial {
-		return context.Canceled
+		err = context.Canceled
 	}
-	return err
+	return all, err
+}
+
+// runProfileBench runs a profile's bench run headless: the markdown table on
+// stdout, kept in the store, exported.
+func runProfileBench(ctx context.Context, r profiles.Run, of *outputFlags, exports []string) error {
+	if err := micro.Validate(*r.Bench); err != nil {
+		return err
+	}
+	dev, err := openTelemetry(cmpStr(r.Device, "auto"))
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	job := &benchJob{spec: *r.Bench, dev: dev, limits: r.PowerLimitW, settle: 15 * time.Second, interval: device.DefaultInterval}
+	return job.runAndReport(ctx, r, of, exports, report.LlamaBenchFormats["md"])
+}
+
+// cmpStr returns s, or def when s is empty.
+func cmpStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // telemetryFlags are the telemetry and power-limit flags of bench and serve-bench.
@@ -367,8 +450,8 @@ func benchOpener(cacheDir string) micro.OpenFunc {
 	}
 }
 
-// benchEvents shows a run's progress on w (one line redrawn in place on a terminal,
-// a line per new step otherwise) and returns its Done.
+// benchEvents shows a run's progress on w (a bar redrawn in place on a terminal, a
+// line per new step otherwise) and returns its Done.
 func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 	tty := false
 	if fi, err := w.Stat(); err == nil {
@@ -385,7 +468,8 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 		case runcore.Progress:
 			line := fmt.Sprintf("bench: [%d/%.0f] %s", min(int(e.Done)+1, int(e.Total)), e.Total, e.Label)
 			if tty {
-				fmt.Fprintf(w, "\r\x1b[K%s%s", line, live)
+				fmt.Fprintf(w, "\r\x1b[Kbench: %3.0f%%|%s| %d/%.0f %s%s", 100*e.Done/max(e.Total, 1), bar(e.Done, e.Total, 20),
+					min(int(e.Done)+1, int(e.Total)), e.Total, e.Label, live)
 				drawn = true
 			} else if line != last {
 				fmt.Fprintln(w, line)

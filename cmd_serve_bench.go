@@ -18,10 +18,12 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
+	"llmbench/engine/device"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/engine/tokenizer"
 	"llmbench/kernels"
+	"llmbench/profiles"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
@@ -109,6 +111,8 @@ func parseKV(items []string, sep string, what string) (map[string]string, error)
 func runServeBench(ctx context.Context, args []string) error {
 	fs := newFlags("serve-bench", "[--backend inproc|openai|openai-chat|tgi|llamacpp] [--base-url URL] [-m MODEL] [--dataset-name NAME] [--num-prompts N] [--request-rate R[,R…]] [--max-concurrency N[,N…]] … | --compare A.json B.json")
 	var sp workloads.ServeSpec
+	def := profiles.DefaultServe() // the defaults profiles share
+	dd := def.Dataset
 	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
 	baseURL := fs.String("base-url", "", "server base URL (default http://HOST:PORT)")
 	host := fs.String("host", "127.0.0.1", "server host when --base-url is not given")
@@ -119,7 +123,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.StringVar(&sp.ServedModelName, "served-model-name", "", "model name sent in requests (default --model)")
 	fs.StringVar(&sp.Tokenizer, "tokenizer", "", "GGUF `file` whose tokenizer counts tokens (default: the model's, else the built-in one)")
 	fs.StringVar(&sp.Label, "label", "", "label (prefix) of the result file name (default: the backend)")
-	fs.StringVar(&sp.SyntheticType, "synthetic-type", "Q4_0", "weight type of a synthetic --model shape (inproc): "+strings.Join(synth.FileTypes(), ", "))
+	fs.StringVar(&sp.SyntheticType, "synthetic-type", def.SyntheticType, "weight type of a synthetic --model shape (inproc): "+strings.Join(synth.FileTypes(), ", "))
 	fs.IntVar(&sp.Threads, "t", 0, "inproc: threads (0 = all cores)")
 	ctxLen := fs.Int("c", 0, "inproc: context size (0 = the model's)")
 	addEngineFlags(fs, &sp.Engine, "inproc: ")
@@ -130,29 +134,29 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.Var(&compare, "compare", "compare two saved results: --compare A.json B.json")
 
 	d := &sp.Dataset
-	fs.StringVar(&d.Name, "dataset-name", "random", "sharegpt, sonnet, random, prefix_repetition or custom (JSONL)")
+	fs.StringVar(&d.Name, "dataset-name", dd.Name, "sharegpt, sonnet, random, prefix_repetition or custom (JSONL)")
 	fs.StringVar(&d.Path, "dataset-path", "", "dataset file (sharegpt JSON, sonnet text, custom JSONL)")
-	fs.IntVar(&d.NumPrompts, "num-prompts", 1000, "number of prompts to send")
+	fs.IntVar(&d.NumPrompts, "num-prompts", dd.NumPrompts, "number of prompts to send")
 	fs.Int64Var(&d.Seed, "seed", 0, "random seed (dataset sampling and arrival times)")
 	inputLen := fs.Int("input-len", 0, "general input length (maps to --random-input-len)")
 	outputLen := fs.Int("output-len", 0, "general output length (maps to every dataset's output length)")
-	fs.IntVar(&d.RandomInputLen, "random-input-len", 1024, "random: input tokens")
-	fs.IntVar(&d.RandomOutputLen, "random-output-len", 128, "random: output tokens")
+	fs.IntVar(&d.RandomInputLen, "random-input-len", dd.RandomInputLen, "random: input tokens")
+	fs.IntVar(&d.RandomOutputLen, "random-output-len", dd.RandomOutputLen, "random: output tokens")
 	fs.Float64Var(&d.RandomRangeRatio, "random-range-ratio", 0, "random: lengths uniform in [len·(1−r), len·(1+r)]")
 	fs.IntVar(&d.RandomPrefixLen, "random-prefix-len", 0, "random: shared prefix tokens")
-	fs.IntVar(&d.SonnetInputLen, "sonnet-input-len", 550, "sonnet: input tokens")
-	fs.IntVar(&d.SonnetOutputLen, "sonnet-output-len", 150, "sonnet: output tokens")
-	fs.IntVar(&d.SonnetPrefixLen, "sonnet-prefix-len", 200, "sonnet: shared prefix tokens")
+	fs.IntVar(&d.SonnetInputLen, "sonnet-input-len", dd.SonnetInputLen, "sonnet: input tokens")
+	fs.IntVar(&d.SonnetOutputLen, "sonnet-output-len", dd.SonnetOutputLen, "sonnet: output tokens")
+	fs.IntVar(&d.SonnetPrefixLen, "sonnet-prefix-len", dd.SonnetPrefixLen, "sonnet: shared prefix tokens")
 	fs.BoolVar(&d.NoOversample, "no-oversample", false, "sharegpt/custom: when fewer prompts than --num-prompts pass the filters, run those instead of repeating some (vLLM's default oversamples)")
 	fs.IntVar(&d.ShareGPTOutputLen, "sharegpt-output-len", 0, "sharegpt: fixed output tokens (also admits single-turn entries)")
-	fs.IntVar(&d.PrefixRepetitionPrefixLen, "prefix-repetition-prefix-len", 256, "prefix_repetition: prefix tokens")
-	fs.IntVar(&d.PrefixRepetitionSuffixLen, "prefix-repetition-suffix-len", 256, "prefix_repetition: suffix tokens")
-	fs.IntVar(&d.PrefixRepetitionNumPrefixes, "prefix-repetition-num-prefixes", 10, "prefix_repetition: distinct prefixes")
-	fs.IntVar(&d.PrefixRepetitionOutputLen, "prefix-repetition-output-len", 128, "prefix_repetition: output tokens")
-	fs.IntVar(&d.CustomOutputLen, "custom-output-len", 256, "custom: output tokens when a line gives none")
+	fs.IntVar(&d.PrefixRepetitionPrefixLen, "prefix-repetition-prefix-len", dd.PrefixRepetitionPrefixLen, "prefix_repetition: prefix tokens")
+	fs.IntVar(&d.PrefixRepetitionSuffixLen, "prefix-repetition-suffix-len", dd.PrefixRepetitionSuffixLen, "prefix_repetition: suffix tokens")
+	fs.IntVar(&d.PrefixRepetitionNumPrefixes, "prefix-repetition-num-prefixes", dd.PrefixRepetitionNumPrefixes, "prefix_repetition: distinct prefixes")
+	fs.IntVar(&d.PrefixRepetitionOutputLen, "prefix-repetition-output-len", dd.PrefixRepetitionOutputLen, "prefix_repetition: output tokens")
+	fs.IntVar(&d.CustomOutputLen, "custom-output-len", dd.CustomOutputLen, "custom: output tokens when a line gives none")
 
-	rates := fs.String("request-rate", "inf", "requests/s (inf = all at once); a comma list sweeps")
-	fs.Float64Var(&sp.Burstiness, "burstiness", 1, "Gamma shape of the arrival gaps (1 = Poisson)")
+	rates := fs.String("request-rate", def.RequestRate.String(), "requests/s (inf = all at once); a comma list sweeps")
+	fs.Float64Var(&sp.Burstiness, "burstiness", def.Burstiness, "Gamma shape of the arrival gaps (1 = Poisson)")
 	concs := fs.String("max-concurrency", "", "maximum requests in flight; a comma list sweeps")
 	fs.StringVar(&sp.RampUpStrategy, "ramp-up-strategy", "", "linear or exponential ramp of the request rate")
 	fs.Float64Var(&sp.RampUpStartRPS, "ramp-up-start-rps", 0, "ramp-up start rate")
@@ -164,9 +168,9 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.Var(&temp, "temperature", "sampling temperature (default: the server's)")
 	fs.Var(&topP, "top-p", "top-p")
 	fs.Var(&topK, "top-k", "top-k")
-	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", 600, "seconds before a request counts as failed (timeout)")
-	pm := fs.String("percentile-metrics", "ttft,tpot,itl", "metrics to report percentiles for: ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")
-	mp := fs.String("metric-percentiles", "99", "percentiles to report, e.g. 50,90,99")
+	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", def.RequestTimeoutS, "seconds before a request counts as failed (timeout)")
+	pm := fs.String("percentile-metrics", strings.Join(def.PercentileMetrics, ","), "metrics to report percentiles for: ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")
+	mp := fs.String("metric-percentiles", strings.Trim(strings.ReplaceAll(fmt.Sprint(def.MetricPercentiles), " ", ","), "[]"), "percentiles to report, e.g. 50,90,99")
 	saveResult := fs.Bool("save-result", false, "save the result as JSON (vLLM's field names)")
 	saveDetailed := fs.Bool("save-detailed", false, "include per-request arrays in the JSON")
 	resultDir := fs.String("result-dir", "", "directory for the JSON result")
@@ -175,6 +179,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	readyTimeout := fs.Float64("ready-check-timeout-sec", 600, "seconds to wait for the server to answer a first request before the run, retrying every 5 s (0 = skip; not for inproc)")
 	fs.Bool("disable-tqdm", false, "no progress bar")
 	tf := addTelemetryFlags(fs)
+	of := addOutputFlags(fs)
 	if err := parse(fs, expandNargs(args)); err != nil {
 		return err
 	}
@@ -192,6 +197,10 @@ func runServeBench(ctx context.Context, args []string) error {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	limits, err := tf.limits()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	exports, err := of.exports()
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -288,8 +297,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	default:
 		return usageErr("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)
 	}
-	engOpts, err := engineOptions(sp.Engine)
-	if err != nil {
+	if _, err := engineOptions(sp.Engine); err != nil {
 		return usageErr("%v", err)
 	}
 	if sp.Backend != "inproc" {
@@ -301,6 +309,83 @@ func runServeBench(ctx context.Context, args []string) error {
 		sp.Engine = workloads.EngineSpec{}
 	}
 
+	if sp.Backend != "inproc" {
+		base := *baseURL
+		if base == "" {
+			base = fmt.Sprintf("http://%s:%d", *host, *port)
+		}
+		sp.BaseURL = strings.TrimRight(base, "/")
+		sp.Endpoint = *endpoint
+		if sp.Endpoint == "" {
+			sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
+		}
+	}
+	sp.RequestRate = rateList[0] // the sweep's lists set every point's
+	run := profiles.Run{Serve: &sp, Device: tf.device, PowerLimitW: limits, Sweep: &profiles.Sweep{RequestRate: rateList}}
+	if *concs != "" {
+		run.Sweep.MaxConcurrency = concList
+	}
+	job := &serveJob{ctxLen: *ctxLen, headers: hdr, readyTimeout: *readyTimeout, dev: dev, settle: tf.settle, runOpts: runOpts,
+		save: serveSave{on: *saveResult, detailed: *saveDetailed, dir: *resultDir, file: *resultFile, append: *appendResult}}
+	if !set["disable-tqdm"] {
+		job.progress = progressBar
+	}
+	return job.runAndReport(ctx, run, of, exports)
+}
+
+// serveSave is what serve-bench's --save-result and friends ask for.
+type serveSave struct {
+	on, detailed, append bool
+	dir, file            string
+}
+
+// serveJob is one serve-bench run: the backend's connection details, the telemetry
+// device and power limits, how to show progress and what to save.
+type serveJob struct {
+	ctxLen       int               // inproc context size (0 = the model's)
+	headers      map[string]string // HTTP headers (values never saved)
+	readyTimeout float64           // seconds to wait for an HTTP server (0 = skip)
+	dev          *telemetryDevice
+	settle       time.Duration
+	runOpts      []benchrun.Option
+	progress     progressMode
+	save         serveSave
+	// live is the TUI run this job goes on inside (nil: headless): its points run on
+	// its Reporter and what a headless run prints goes to its log.
+	live *benchrun.Reporter
+}
+
+// runAndReport runs the job kept in the results store and writes the --export files.
+func (j *serveJob) runAndReport(ctx context.Context, run profiles.Run, of *outputFlags, exports []string) error {
+	rec := of.startRecord("serve-bench", run, j.dev)
+	started := time.Now()
+	results, err := j.execute(ctx, run, rec)
+	if len(results) == 0 && err != nil && !errors.Is(err, context.Canceled) {
+		// Nothing ran (a bad model, dataset or server): keep the failure, export nothing.
+		rec.finish("serve-bench", report.Document{Title: run.Title(), Started: started}, err, nil)
+		return err
+	}
+	doc := report.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Serving: results}
+	for _, r := range results {
+		doc.Partial = doc.Partial || r.Partial
+	}
+	if xerr := rec.finish("serve-bench", doc, err, exports); xerr != nil && err == nil {
+		err = xerr
+	}
+	return err
+}
+
+// execute prepares the backend, tokenizer and dataset of run and runs every point
+// of its sweep at each power limit, handing each finished request to rec.
+func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) ([]*serving.Result, error) {
+	sp := *run.Serve
+	d := &sp.Dataset
+	hdr := j.headers
+	if hdr == nil {
+		hdr = map[string]string{}
+	}
+	dev, limits := j.dev, run.PowerLimitW
+	var err error
 	// Backend and tokenizer.
 	var client serving.Client
 	var tok serving.Tokenizer
@@ -309,10 +394,14 @@ func runServeBench(ctx context.Context, args []string) error {
 	modelID, tokID := sp.Model, sp.Tokenizer
 	var eng *engine.Engine // the inproc engine
 	if sp.Backend == "inproc" {
-		engOpts.Threads, engOpts.Context = sp.Threads, *ctxLen
+		engOpts, err := engineOptions(sp.Engine)
+		if err != nil {
+			return nil, err
+		}
+		engOpts.Threads, engOpts.Context = sp.Threads, j.ctxLen
 		e, id, err := serveBenchEngine(ctx, sp.Model, sp.SyntheticType, engOpts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer e.Close()
 		eng = e
@@ -324,25 +413,19 @@ func runServeBench(ctx context.Context, args []string) error {
 		notes = append(notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
 			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
 	} else {
-		base := *baseURL
-		if base == "" {
-			base = fmt.Sprintf("http://%s:%d", *host, *port)
-		}
-		base = strings.TrimRight(base, "/")
-		sp.BaseURL = base
-		ep := *endpoint
+		base, ep := sp.BaseURL, sp.Endpoint
 		if ep == "" {
 			ep = serving.DefaultEndpoint(sp.Backend)
+			sp.Endpoint = ep
 		}
-		sp.Endpoint = ep
 		if key := os.Getenv("OPENAI_API_KEY"); key != "" {
 			if _, ok := hdr["Authorization"]; !ok {
 				hdr["Authorization"] = "Bearer " + key
 			}
 		}
 		maxConc := 0
-		for _, c := range concList {
-			maxConc = max(maxConc, c)
+		for _, p := range run.Points() {
+			maxConc = max(maxConc, p.MaxConcurrency)
 		}
 		if maxConc == 0 {
 			maxConc = min(d.NumPrompts, 4096)
@@ -350,7 +433,7 @@ func runServeBench(ctx context.Context, args []string) error {
 		hc := &http.Client{Transport: serving.NewTransport(maxConc)}
 		if sp.Model == "" && (sp.Backend == "openai" || sp.Backend == "openai-chat") {
 			if modelID, err = serveBenchFirstModel(ctx, hc, base, hdr); err != nil {
-				return err
+				return nil, err
 			}
 			sp.Model = modelID
 		}
@@ -362,10 +445,10 @@ func runServeBench(ctx context.Context, args []string) error {
 			tokPath = sp.Model
 		}
 		if tok, tokID, err = serveBenchTokenizer(tokPath); err != nil {
-			return err
+			return nil, err
 		}
 		if tokPath == "" {
-			fmt.Fprintf(os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's\n", builtin.Name)
+			logTo(j.live, os.Stderr, "warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's", builtin.Name)
 		}
 		name := sp.ServedModelName
 		if name == "" {
@@ -381,55 +464,51 @@ func runServeBench(ctx context.Context, args []string) error {
 	var data []byte
 	if d.Path != "" {
 		if data, err = os.ReadFile(d.Path); err != nil {
-			return fmt.Errorf("dataset: %w", err)
+			return nil, fmt.Errorf("dataset: %w", err)
 		}
 	}
 	ds, err := serving.LoadDataset(*d, data, tok, modelCtx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "%s (%d prompts, %d skipped)\n", ds.Note, len(ds.Requests), ds.Skipped)
+	logTo(j.live, os.Stderr, "%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
 	if ds.Oversampled > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
 			d.Name, ds.Oversampled, len(ds.Requests)))
 	}
 
 	// Points: the cross product of the rate and concurrency lists.
-	var points []workloads.ServeSpec
-	for _, c := range concList {
-		for _, r := range rateList {
-			p := sp
-			p.MaxConcurrency, p.RequestRate = c, r
-			if p.RampUpStrategy != "" {
-				p.RequestRate = workloads.Inf
-			}
-			points = append(points, p)
-		}
-	}
+	run.Serve = &sp
+	points := run.Points()
 	sweep := len(points) > 1 || len(limits) > 1
 	if sp.Backend != "inproc" {
-		if *readyTimeout > 0 {
-			fmt.Println("Starting initial single prompt test run...")
-			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(*readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
+		if j.readyTimeout > 0 {
+			logTo(j.live, os.Stdout, "Starting initial single prompt test run...")
+			if _, err := serving.WaitReady(ctx, client, &ds.Requests[0], time.Duration(j.readyTimeout*float64(time.Second)), 5*time.Second); err != nil {
 				if ctx.Err() != nil {
-					return context.Canceled
+					return nil, context.Canceled
 				}
-				return fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
+				return nil, fmt.Errorf("initial test run failed, check the benchmark arguments and the server: %w", err)
 			}
-			fmt.Println("Initial test run completed.")
+			logTo(j.live, os.Stdout, "Initial test run completed.")
 		} else {
-			fmt.Println("Skipping endpoint ready check.")
+			logTo(j.live, os.Stdout, "Skipping endpoint ready check.")
 		}
 	}
 	var results []*serving.Result
-	err = dev.sweep(ctx, "serve-bench", limits, tf.settle, func(ctx context.Context, watts float64) error {
+	err = dev.sweep(ctx, "serve-bench", limits, j.settle, func(ctx context.Context, watts float64) error {
 		for _, p := range points {
 			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
 			var before engine.SchedulerStats
 			if eng != nil {
 				before = eng.SchedulerStats()
 			}
-			res, err := serveBenchPoint(ctx, b, !set["disable-tqdm"], runOpts)
+			if rec != nil {
+				key := len(results)
+				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped})
+				b.Client = recordingClient{Client: client, w: rec.w, key: key}
+			}
+			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts, j.live)
 			if res == nil {
 				return err
 			}
@@ -443,8 +522,8 @@ func runServeBench(ctx context.Context, args []string) error {
 			}
 			results = append(results, res)
 			date := time.Now()
-			if *saveResult {
-				name := *resultFile
+			if j.save.on {
+				name := j.save.file
 				if name == "" {
 					name = report.VLLMResultFilename(res, date)
 				} else if len(points) > 1 {
@@ -455,13 +534,13 @@ func runServeBench(ctx context.Context, args []string) error {
 					ext := filepath.Ext(name)
 					name = fmt.Sprintf("%s-p%.0fw%s", strings.TrimSuffix(name, ext), watts, ext)
 				}
-				if *resultDir != "" {
-					if err := os.MkdirAll(*resultDir, 0o755); err != nil {
+				if j.save.dir != "" {
+					if err := os.MkdirAll(j.save.dir, 0o755); err != nil {
 						return err
 					}
-					name = filepath.Join(*resultDir, name)
+					name = filepath.Join(j.save.dir, name)
 				}
-				if err := serveBenchSave(name, *appendResult, res, report.VLLMJSONOptions{Detailed: *saveDetailed, Metadata: meta, Date: date, Version: version}); err != nil {
+				if err := serveBenchSave(name, j.save.append, res, report.VLLMJSONOptions{Detailed: j.save.detailed, Metadata: meta, Date: date, Version: version}); err != nil {
 					return err
 				}
 				fmt.Fprintf(os.Stderr, "saved %s\n", name)
@@ -475,21 +554,60 @@ func runServeBench(ctx context.Context, args []string) error {
 		}
 		return nil
 	})
-	if sweep && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
+	if sweep && j.live == nil && len(results) > 0 && (err == nil || errors.Is(err, context.Canceled)) {
 		report.VLLMSweepTable(os.Stdout, results)
 	}
-	return err
+	return results, err
 }
 
-// serveBenchPoint runs one point through the run core, drawing a progress bar on
-// stderr, and prints the vLLM block from the final result.
-func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []benchrun.Option) (*serving.Result, error) {
+// recordingClient hands every finished request of point key to the results store.
+type recordingClient struct {
+	serving.Client
+	w   *profiles.Writer
+	key int
+}
+
+// Do implements serving.Client.
+func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
+	c.Client.Do(ctx, req, rec, now)
+	if rec.Error != serving.ErrInterrupted || rec.Success {
+		c.w.Request(c.key, *rec)
+	}
+}
+
+// runProfileServe runs a profile's serve run headless: vLLM's blocks on stdout,
+// progress on stderr, kept in the store, exported.
+func runProfileServe(ctx context.Context, r profiles.Run, of *outputFlags, exports []string) error {
+	dev, err := openTelemetry(cmpStr(r.Device, "auto"))
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	if len(r.PowerLimitW) > 0 {
+		if err := power.Check(dev.gpus, dev.note, r.PowerLimitW); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "telemetry: %s\n", dev.note)
+	job := &serveJob{readyTimeout: 600, dev: dev, settle: 15 * time.Second, progress: runProgress(),
+		runOpts: []benchrun.Option{benchrun.WithSampler(dev.sampler, device.DefaultInterval)}}
+	return job.runAndReport(ctx, r, of, exports)
+}
+
+// serveBenchPoint runs one point through the run core, showing progress on stderr
+// (a tqdm-style bar, a line per tenth, or nothing), and prints the vLLM block from
+// the final result. Inside a TUI run (live not nil) it runs on live and prints nothing.
+func serveBenchPoint(ctx context.Context, b *serving.Bench, prog progressMode, opts []benchrun.Option, live *benchrun.Reporter) (*serving.Result, error) {
+	if live != nil {
+		return pointResult(runOn(ctx, live, b))
+	}
 	pre := &serving.Result{Spec: b.Spec}
 	report.VLLMPreamble(os.Stdout, pre)
 	fmt.Println("Starting main benchmark run...")
 	_, events := benchrun.Start(ctx, b, opts...)
 	var done benchrun.Done
 	drawn := false
+	tenth := -1
 	for ev := range events {
 		switch e := ev.(type) {
 		case benchrun.Log:
@@ -498,12 +616,19 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []ben
 			}
 			fmt.Fprintln(os.Stderr, e.Text)
 		case benchrun.Progress:
-			if bar && e.Total > 0 {
-				const width = 40
-				n := int(width * e.Done / e.Total)
-				fmt.Fprintf(os.Stderr, "\r%3.0f%%|%s%s| %d/%d [%s]", 100*e.Done/e.Total, strings.Repeat("█", n), strings.Repeat(" ", width-n),
+			if e.Total <= 0 {
+				break
+			}
+			switch prog {
+			case progressBar:
+				fmt.Fprintf(os.Stderr, "\r%3.0f%%|%s| %d/%d [%s]", 100*e.Done/e.Total, bar(e.Done, e.Total, 40),
 					int(e.Done), int(e.Total), e.At.Truncate(time.Second))
 				drawn = true
+			case progressLines:
+				if t := int(10 * e.Done / e.Total); t != tenth {
+					tenth = t
+					fmt.Fprintf(os.Stderr, "serve-bench: %d/%d requests [%s]\n", int(e.Done), int(e.Total), e.At.Truncate(time.Second))
+				}
 			}
 		case benchrun.Done:
 			done = e
@@ -512,6 +637,18 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []ben
 	if drawn {
 		fmt.Fprintln(os.Stderr)
 	}
+	res, err := pointResult(done)
+	if res != nil {
+		report.VLLMFailures(os.Stdout, res)
+		report.VLLMBlock(os.Stdout, res)
+		report.VLLMExtras(os.Stdout, res)
+	}
+	return res, err
+}
+
+// pointResult is the result of a serving point's Done, marked partial when it
+// stopped early (then with context.Canceled).
+func pointResult(done benchrun.Done) (*serving.Result, error) {
 	res, _ := done.Result.(*serving.Result)
 	if res == nil {
 		if done.Err == nil {
@@ -520,9 +657,6 @@ func serveBenchPoint(ctx context.Context, b *serving.Bench, bar bool, opts []ben
 		return nil, done.Err
 	}
 	res.Partial = res.Partial || done.Partial
-	report.VLLMFailures(os.Stdout, res)
-	report.VLLMBlock(os.Stdout, res)
-	report.VLLMExtras(os.Stdout, res)
 	if done.Partial {
 		return res, context.Canceled
 	}

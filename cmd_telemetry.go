@@ -21,6 +21,9 @@ type telemetryDevice struct {
 	sampler  *device.Sampler
 	note     string
 	stateDir string
+	// logf takes the power sweep's messages (nil: stderr, prefixed with the command);
+	// a run inside the TUI sets its run's log.
+	logf func(format string, a ...any)
 }
 
 // openTelemetry opens the GPUs of kind (auto, nvml, fake, none) and restores power
@@ -67,7 +70,10 @@ func (d *telemetryDevice) sweep(ctx context.Context, cmd string, limits []float6
 		return err
 	}
 	guard := device.NewPowerGuard(d.gpus, d.stateFile())
-	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, cmd+": "+format+"\n", a...) }
+	logf := d.logf
+	if logf == nil {
+		logf = func(format string, a ...any) { fmt.Fprintf(os.Stderr, cmd+": "+format+"\n", a...) }
+	}
 	return power.Sweep(ctx, d.gpus, guard, limits, power.Settle{Timeout: settle}, logf, func(ctx context.Context, p power.Point) error {
 		return each(ctx, p.LimitW)
 	})

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
 	"llmbench/engine"
 	"llmbench/engine/device"
+	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
-	"llmbench/workloads"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/serving"
 )
@@ -26,6 +27,7 @@ func runTUI(ctx context.Context, args []string) error {
 	fs := newFlags("tui", "[--device auto|nvml|fake|none] [--dir DIR]")
 	devKind := fs.String("device", "auto", "GPUs for telemetry: auto (NVML when present), nvml, fake (scripted H100) or none")
 	dir := fs.String("dir", ".", "folder whose *.gguf files the Setup screen offers")
+	dataDir := fs.String("data-dir", "", "results store `dir` the History screen lists (default $LLMBENCH_HOME, else $XDG_DATA_HOME/llmbench, else ~/.local/share/llmbench)")
 	if err := benchParse(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +36,17 @@ func runTUI(ctx context.Context, args []string) error {
 		return benchUsageErr("tui", err)
 	}
 	defer dev.Close()
+	return openWorkbench(ctx, &outputFlags{dataDir: *dataDir}, dev, *dir, nil)
+}
+
+// openWorkbench runs the TUI until it quits: Setup offers the .gguf files of dir,
+// runs are measured with dev's telemetry and kept in of's store (in memory when it
+// cannot be opened), and queue (nil: none) gives the runs started at launch.
+func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, dir string, queue func(ts *tuiStore) []tui.QueuedRun) error {
+	store, err := of.store()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
+	}
 	cpu := device.CPUInfo()
 	gpu := "GPU: none (" + dev.note + ")"
 	if dev.gpus != nil && dev.gpus.Count() > 0 {
@@ -41,23 +54,37 @@ func runTUI(ctx context.Context, args []string) error {
 			gpu = "GPU: " + g.Name
 		}
 	}
-	m := tui.New(tui.Options{
+	ts := &tuiStore{s: store, env: recordEnv(dev)}
+	defer ts.end(nil) // quit mid-run: the record ends partial, with every sample so far
+	var st tui.Store  // nil without a store: the TUI keeps the session's runs in memory
+	if store != nil {
+		st = ts
+	}
+	o := tui.Options{
 		Theme:  theme.FromEnv(),
-		Files:  setup.FindModels(*dir),
+		Files:  setup.FindModels(dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
-		Start:  tuiStarter(dev),
-	})
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+		Start:  tuiStarter(dev, ts),
+		Store:  st,
+		Env:    ts.env,
+		SaveProfile: func(c setup.Config, path string) error {
+			return profiles.Save(path, tui.ProfileOf(c))
+		},
+	}
+	if queue != nil {
+		o.Queue = queue(ts)
+	}
+	_, err = tea.NewProgram(tui.New(o), tea.WithContext(ctx)).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
 
-// tuiStarter builds the workload of a Setup config. Everything slow (loading a model,
-// writing a synthetic one, reading a dataset) happens inside the workload, so the
-// screen stays live while it does.
-func tuiStarter(dev *telemetryDevice) tui.Starter {
+// tuiStarter builds the workload of a Setup config, kept in the store as it goes
+// (ts.begin). Everything slow (loading a model, writing a synthetic one, reading a
+// dataset) happens inside the workload, so the screen stays live while it does.
+func tuiStarter(dev *telemetryDevice, ts *tuiStore) tui.Starter {
 	return func(c setup.Config) (runcore.Workload, string, []runcore.Option, error) {
 		opts := []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}
 		if c.Kind == setup.Bench {
@@ -66,6 +93,9 @@ func tuiStarter(dev *telemetryDevice) tui.Starter {
 				if g, err := dev.gpus.Read(0); err == nil {
 					w.GPUInfo = g.Name
 				}
+			}
+			if rec := ts.begin(c); rec != nil {
+				w.Observe = rec.BenchRecord
 			}
 			return w, dev.note, opts, nil
 		}
@@ -76,19 +106,96 @@ func tuiStarter(dev *telemetryDevice) tui.Starter {
 				return nil, "", nil, errors.New("the sonnet dataset reads sonnet.txt in the current folder: " + err.Error())
 			}
 		}
+		rec := ts.begin(c)
 		w := runcore.Func{Label: "serve-bench", F: func(ctx context.Context, r *runcore.Reporter) (any, error) {
-			return tuiServe(ctx, r, c, sonnet)
+			return tuiServe(ctx, r, c, sonnet, rec)
 		}}
 		return w, dev.note, opts, nil
 	}
 }
 
+// tuiStore is the results store as the TUI sees it: History lists it; a run is kept
+// as it goes from its start (begin) and finished when the root saves its Done.
+type tuiStore struct {
+	s   *profiles.Store
+	env []report.KV
+
+	mu      sync.Mutex
+	pending *profiles.Writer // the run going now (the TUI runs one at a time)
+}
+
+// begin starts the record of the run c; nil when the store cannot be written (the
+// run goes on, and Save keeps it at the end). A run before it that never reached
+// Save (it failed without a result) ends as failed.
+func (t *tuiStore) begin(c setup.Config) *profiles.Writer { return t.beginProfile(tui.ProfileOf(c)) }
+
+// beginProfile starts the record of a run of profile p, as begin does.
+func (t *tuiStore) beginProfile(p profiles.Profile) *profiles.Writer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(errors.New("the run ended without a result"))
+	if t.s == nil {
+		return nil
+	}
+	w, err := t.s.Create(p, t.env)
+	if err != nil {
+		return nil
+	}
+	t.pending = w
+	return w
+}
+
+// end closes the record of a run that will not reach Save (nil error: partial).
+func (t *tuiStore) end(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(err)
+}
+
+func (t *tuiStore) endLocked(err error) {
+	if t.pending != nil {
+		t.pending.Close(err)
+		t.pending = nil
+	}
+}
+
+// List implements tui.Store.
+func (t *tuiStore) List() ([]tui.RunInfo, error) {
+	list, err := t.s.List()
+	out := make([]tui.RunInfo, len(list))
+	for i, e := range list {
+		out[i] = tui.RunInfo{ID: e.ID, Summary: e.Summary}
+	}
+	return out, err
+}
+
+// Load implements tui.Store.
+func (t *tuiStore) Load(id string) (report.Document, error) { return t.s.Load(id) }
+
+// Delete implements tui.Store.
+func (t *tuiStore) Delete(id string) error { return t.s.Delete(id) }
+
+// Save implements tui.Store: it finishes the record of the run going now, else keeps
+// d as a new one.
+func (t *tuiStore) Save(d report.Document) (string, error) {
+	if d.Env == nil {
+		d.Env = t.env
+	}
+	t.mu.Lock()
+	w := t.pending
+	t.pending = nil
+	t.mu.Unlock()
+	if w != nil {
+		return w.ID(), w.Finish(d, nil)
+	}
+	return t.s.Save(d)
+}
+
 // tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
 // and runs it on r.
-func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte) (any, error) {
-	sp := workloads.ServeSpec{Backend: "inproc", RequestRate: workloads.Rate(c.Rate), Burstiness: 1, MaxConcurrency: c.Concurrency}
-	d := workloads.DatasetSpec{Name: c.Dataset, NumPrompts: c.Prompts,
-		RandomInputLen: 128, RandomOutputLen: 64, SonnetInputLen: 550, SonnetOutputLen: 150, SonnetPrefixLen: 200}
+func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte, rec *profiles.Writer) (any, error) {
+	sp := tui.ServeSpec(c)
+	d := sp.Dataset
 	var client serving.Client
 	var tok serving.Tokenizer
 	var modelID string
@@ -117,7 +224,6 @@ func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet [
 		client = &serving.InProc{Gen: e, IgnoreEOS: d.Name == "random"}
 		sp.IgnoreEOS = d.Name == "random"
 	} else {
-		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
 		hc := &http.Client{Transport: serving.NewTransport(c.Concurrency)}
 		var err error
 		if modelID, err = serveBenchFirstModel(ctx, hc, sp.BaseURL, map[string]string{}); err != nil {
@@ -141,5 +247,9 @@ func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet [
 	}
 	r.Logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
 	b := &serving.Bench{Spec: sp, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: modelID}
+	if rec != nil {
+		rec.Point(0, &serving.Result{Spec: sp, ModelID: modelID, TokenizerID: modelID, Skipped: ds.Skipped})
+		b.Client = recordingClient{Client: client, w: rec, key: 0}
+	}
 	return b.Run(ctx, r)
 }

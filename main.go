@@ -27,6 +27,7 @@ func commands() []command {
 		{"serve", "OpenAI-compatible HTTP server over the engine (/v1/completions, /v1/chat/completions, /metrics)", runServe},
 		{"serve-bench", "serving benchmark: vllm bench serve parity (in-process or HTTP)", runServeBench},
 		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
+		{"run", "run a profile (YAML file or builtin:NAME) headless or in the TUI; --list, --history", runRun},
 		{"bench", "llama-bench: pp/tg tests over lists of parameters; --compare A.json B.json", runBench},
 		{"telemetry", "GPU (NVML) and CPU readings: power, clocks, energy, utilisation; --watch, --json", runTelemetry},
 		{"sysinfo", "CPU model, features, cores and measured memory read bandwidth", runSysinfo},

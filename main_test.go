@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "llmbench")
+	// Every run is kept in the results store: keep the tests' runs out of the real home.
+	os.Setenv("LLMBENCH_HOME", filepath.Join(dir, "home"))
 	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)

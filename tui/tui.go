@@ -5,20 +5,28 @@
 package tui
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/profiles"
 	"llmbench/tui/components/help"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/statusbar"
+	"llmbench/tui/screens/compare"
+	"llmbench/tui/screens/history"
 	"llmbench/tui/screens/live"
-	"llmbench/tui/screens/placeholder"
 	"llmbench/tui/screens/results"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	"llmbench/workloads/run"
+	"llmbench/workloads/serving"
 )
 
 // Screen indexes the tabs.
@@ -46,11 +54,40 @@ type Options struct {
 	Files  []string // .gguf files offered on the Setup screen
 	Start  Starter
 	Device string // what the header shows at the right outside a run ("CPU: … · GPU: none")
+	// Store keeps every finished run and lists them on the History screen; nil keeps
+	// the runs of this session in memory.
+	Store Store
+	// SaveProfile writes a run's setup as a profile (Results `s`); nil when this build
+	// cannot.
+	SaveProfile ProfileSaver
+	// Env describes the machine and build for every run's Document (exports and the
+	// store); nil leaves it to the store.
+	Env []report.KV
+	// Queue holds runs started one after another from launch (llmbench run
+	// PROFILE.yaml): each is shown Live, ends on Results and is saved like any run.
+	// A run that is stopped (esc), fails or cannot be built holds the queue: `n`
+	// (offered on Results) starts the next one; quitting drops the rest.
+	Queue []QueuedRun
 }
+
+// QueuedRun is one run of Options.Queue: its title and how to build its workload
+// (built when it starts, as Starter does for a Setup config).
+type QueuedRun struct {
+	Title string
+	Serve bool // a serving run (the Live screen shows requests and latencies)
+	Start func() (w run.Workload, note string, opts []run.Option, err error)
+}
+
+// queueMsg starts the next run of the queue.
+type queueMsg struct{}
+
+func nextInQueue() tea.Msg { return queueMsg{} }
 
 // KeyMap holds the global keys.
 type KeyMap struct {
 	Quit, ForceQuit, Help, Next, Prev key.Binding
+	// NextRun starts the next queued run after one was stopped or failed (Results).
+	NextRun key.Binding
 }
 
 // DefaultKeyMap returns the global keys.
@@ -61,6 +98,7 @@ func DefaultKeyMap() KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Next:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "screens")),
 		Prev:      key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous screen")),
+		NextRun:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next queued run")),
 	}
 }
 
@@ -78,24 +116,45 @@ type Model struct {
 	setup   setup.Model
 	live    live.Model
 	results results.Model
-	compare placeholder.Model
-	history placeholder.Model
+	compare compare.Model
+	history history.Model
+
+	running *setup.Config // the setup of the run on the Live screen
+
+	queue      []QueuedRun // queued runs not started yet
+	queueTotal int         // runs the queue held at launch
+	queued     string      // title of the queued run going now ("" when none)
+	held       bool        // a queued run was stopped or failed: n starts the next
 }
 
 // New returns the root model on the Setup screen.
 func New(o Options) Model {
 	t := o.Theme
-	m := Model{opts: o, Keys: DefaultKeyMap(), bar: statusbar.New(t, tabNames), help: help.New(t),
-		setup: setup.New(t, o.Files), live: live.New(t), results: results.New(t),
-		compare: placeholder.New(t, "Compare", "Compare runs side by side: coming with the results store."),
-		history: placeholder.New(t, "History", "Past runs: coming with the results store."),
+	note := ""
+	if o.Store == nil { // keep the session's runs, so History and Compare still work
+		o.Store, note = history.NewMemory(), "this session only: no results store"
 	}
+	m := Model{opts: o, Keys: DefaultKeyMap(), bar: statusbar.New(t, tabNames), help: help.New(t),
+		setup: setup.New(t, o.Files), live: live.New(t), results: results.New(t, o.SaveProfile),
+		compare: compare.New(t), history: history.New(t, o.Store),
+	}
+	m.history.Note = note
+	m.queue, m.queueTotal = o.Queue, len(o.Queue)
 	m.resize(80, 24)
 	return m
 }
 
-// Init implements tea.Model.
-func (m Model) Init() tea.Cmd { return nil }
+// Init implements tea.Model: it starts the first queued run, if any.
+func (m Model) Init() tea.Cmd {
+	if len(m.queue) > 0 {
+		return nextInQueue
+	}
+	return nil
+}
+
+// Queued returns how many queued runs have not started yet and whether the queue
+// is held (a run of it was stopped or failed; n starts the next).
+func (m Model) Queued() (left int, held bool) { return len(m.queue), m.held }
 
 // Screen returns the screen shown.
 func (m Model) Screen() Screen { return m.screen }
@@ -125,23 +184,47 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.key(msg)
 	case setup.RunMsg:
 		return m.start(msg.Config)
+	case queueMsg:
+		return m.startQueued()
+	case setup.SaveMsg:
+		return m.saveProfile(msg), nil
+	case setup.OpenMsg:
+		return m.openProfile(msg.Path), nil
 	case live.DoneMsg:
-		m.results.Set(msg.Title, msg.Done)
+		return m.done(msg)
+	case history.OpenMsg:
+		m.results.Show(msg.Doc, msg.ID, nil, nil, 0)
 		m.screen = ScreenResults
-		if msg.Done.Err != nil {
-			m.err = "run failed: " + msg.Done.Err.Error()
-		}
-		var cmd tea.Cmd
-		m.live, cmd = m.live.Update(msg)
-		return m, cmd
+		return m, nil
+	case history.CompareMsg:
+		return m.compareDocs(msg.Docs), nil
+	case results.CompareMsg:
+		return m.compareWithPrevious(msg.ID), nil
 	}
 	var cmd tea.Cmd
 	m.live, cmd = m.live.Update(msg) // the run's own messages
 	return m, cmd
 }
 
+// capturing reports whether the screen shown takes keys as text (a path, a filter,
+// a confirmation), so that q, ? and tab type rather than act.
+func (m Model) capturing() bool {
+	if m.showHelp {
+		return false
+	}
+	switch m.screen {
+	case ScreenSetup:
+		return m.setup.Capturing()
+	case ScreenResults:
+		return m.results.Capturing()
+	case ScreenHistory:
+		return m.history.Capturing()
+	}
+	return false
+}
+
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	capturing := m.screen == ScreenSetup && m.setup.Capturing() && !m.showHelp
+	capturing := m.capturing()
 	switch {
 	case key.Matches(k, m.Keys.ForceQuit), key.Matches(k, m.Keys.Quit) && !capturing:
 		m.live.Cancel()
@@ -155,12 +238,14 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = true
 		m.help.Groups = m.helpGroups()
 		return m, nil
-	case key.Matches(k, m.Keys.Next):
-		m.screen = (m.screen + 1) % Screen(len(tabNames))
+	case key.Matches(k, m.Keys.Next) && !capturing:
+		m.show((m.screen + 1) % Screen(len(tabNames)))
 		return m, nil
-	case key.Matches(k, m.Keys.Prev):
-		m.screen = (m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames))
+	case key.Matches(k, m.Keys.Prev) && !capturing:
+		m.show((m.screen + Screen(len(tabNames)) - 1) % Screen(len(tabNames)))
 		return m, nil
+	case key.Matches(k, m.Keys.NextRun) && m.held && !capturing:
+		return m.startQueued()
 	}
 	m.err = ""
 	var cmd tea.Cmd
@@ -171,8 +256,191 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.live, cmd = m.live.Update(k)
 	case ScreenResults:
 		m.results, cmd = m.results.Update(k)
+	case ScreenCompare:
+		m.compare, cmd = m.compare.Update(k)
+	case ScreenHistory:
+		m.history, cmd = m.history.Update(k)
 	}
 	return m, cmd
+}
+
+// show switches to screen s (History reads the store again).
+func (m *Model) show(s Screen) {
+	m.screen = s
+	if s == ScreenHistory {
+		m.history.Reload()
+	}
+}
+
+// Document returns the report of a run that ended with d: what every export and
+// the results store take. A failed run keeps what it measured, marked partial.
+func Document(title string, env []report.KV, d run.Done) report.Document {
+	doc := report.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Env: env, Partial: d.Partial || d.Err != nil}
+	switch r := d.Result.(type) {
+	case *micro.Result:
+		doc.Bench = r
+		doc.Partial = doc.Partial || r.Partial
+	case *serving.Result:
+		doc.Serving = []*serving.Result{r}
+		doc.Partial = doc.Partial || r.Partial
+	case []*serving.Result:
+		doc.Serving = r
+		for _, p := range r {
+			doc.Partial = doc.Partial || p.Partial
+		}
+	}
+	return doc
+}
+
+// done shows a run that ended on Results and writes it to the store: the one place
+// where runs are saved, partial or not.
+func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
+	title := msg.Title
+	if m.queued != "" {
+		title = m.queued // without the [i/n] the Live header shows
+	}
+	doc := Document(title, m.opts.Env, msg.Done)
+	id := ""
+	m.err = ""
+	if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
+		var err error
+		if id, err = m.opts.Store.Save(doc); err != nil {
+			m.err = "results store: " + err.Error()
+		}
+	}
+	m.results.Show(doc, id, m.running, msg.Done.Err, msg.Done.Elapsed)
+	m.screen = ScreenResults
+	if msg.Done.Err != nil {
+		m.err = "run failed: " + msg.Done.Err.Error()
+	}
+	m.history.Reload()
+	var cmd tea.Cmd
+	m.live, cmd = m.live.Update(msg)
+	if m.queued != "" && len(m.queue) > 0 {
+		if msg.Done.Partial || msg.Done.Err != nil || doc.Partial {
+			m.held = true
+			m.results.SetNote(fmt.Sprintf("■ queue held: n starts the next run (%d of %d left)", len(m.queue), m.queueTotal))
+		} else {
+			cmd = tea.Batch(cmd, nextInQueue)
+		}
+	}
+	m.queued = ""
+	return m, cmd
+}
+
+// startQueued starts the next queued run (after the one before it ended).
+func (m Model) startQueued() (tea.Model, tea.Cmd) {
+	if len(m.queue) == 0 || m.live.Running() {
+		return m, nil
+	}
+	q := m.queue[0]
+	m.queue, m.held = m.queue[1:], false
+	i := m.queueTotal - len(m.queue)
+	w, note, opts, err := q.Start()
+	if err != nil {
+		m.err = q.Title + ": " + err.Error()
+		if len(m.queue) > 0 {
+			m.held = true
+			m.err += fmt.Sprintf(" · n runs the next (%d of %d left)", len(m.queue), m.queueTotal)
+		}
+		return m, nil
+	}
+	m.err, m.running, m.queued = "", nil, q.Title
+	var cmd tea.Cmd
+	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), q.Serve, w, note, opts...)
+	m.live.SetSize(m.w, max(1, m.h-3))
+	m.screen = ScreenLive
+	return m, cmd
+}
+
+// saveProfile writes Setup's config as a profile file (Setup's `s`).
+func (m Model) saveProfile(msg setup.SaveMsg) Model {
+	if m.opts.SaveProfile == nil {
+		m.err = "this build cannot save profiles"
+		return m
+	}
+	if err := m.opts.SaveProfile(msg.Config, msg.Path); err != nil {
+		m.err = err.Error()
+		return m
+	}
+	m.err = ""
+	m.setup.Note = "✓ profile saved to " + absPath(msg.Path)
+	return m
+}
+
+// openProfile loads a profile file into Setup (Setup's `o`): one run that Setup can
+// express, else the one-line reason on the error line.
+func (m Model) openProfile(path string) Model {
+	p, err := profiles.LoadFile(path)
+	if err == nil {
+		var c setup.Config
+		if c, err = ConfigOf(p); err == nil {
+			m.setup.SetConfig(c)
+			m.err = ""
+			m.setup.Note = "✓ opened " + absPath(path)
+			return m
+		}
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	m.err = err.Error()
+	return m
+}
+
+// absPath is path made absolute, for saying where a file was written or read.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
+
+// compareDocs opens Compare on docs (the first is the baseline).
+func (m Model) compareDocs(docs []report.Document) Model {
+	if err := m.compare.Set(docs); err != nil {
+		m.err = err.Error()
+		return m
+	}
+	m.err = ""
+	m.screen = ScreenCompare
+	return m
+}
+
+// compareWithPrevious compares the run on Results (id in the store) with the newest
+// earlier stored run of the same kind; without one it opens History to pick from.
+func (m Model) compareWithPrevious(id string) Model {
+	cur, ok := m.results.Document()
+	if !ok {
+		return m
+	}
+	runs, err := m.opts.Store.List()
+	if err != nil {
+		m.err = "results store: " + err.Error()
+		return m
+	}
+	kind := report.Summarize(cur).Kind
+	start := 0
+	for i, r := range runs {
+		if r.ID == id {
+			start = i + 1
+		}
+	}
+	for _, r := range runs[min(start, len(runs)):] {
+		if r.ID == id || r.Kind != kind {
+			continue
+		}
+		prev, err := m.opts.Store.Load(r.ID)
+		if err != nil {
+			m.err = "results store: " + err.Error()
+			return m
+		}
+		return m.compareDocs([]report.Document{prev, cur})
+	}
+	m.show(ScreenHistory)
+	if id != "" {
+		m.history.Select(id)
+	}
+	m.history.SetStatus("no earlier " + kind + " run: pick runs with space, then c")
+	return m
 }
 
 func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
@@ -191,6 +459,7 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	}
 	m.err = ""
 	var cmd tea.Cmd
+	m.running, m.queued = &c, ""
 	m.live, cmd = m.live.Start(c.Describe(), c.Kind == setup.Serve, w, note, opts...)
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
@@ -209,7 +478,14 @@ func (m Model) helpGroups() []help.Group {
 	case ScreenLive:
 		here = m.live.Keys.Help()
 	case ScreenResults:
-		here = m.results.Keys.Footer()
+		here = m.results.Keys.Help()
+		if m.held {
+			here = append([]key.Binding{m.Keys.NextRun}, here...)
+		}
+	case ScreenCompare:
+		here = m.compare.Keys.Footer()
+	case ScreenHistory:
+		here = m.history.Keys.Help()
 	}
 	g := []help.Group{{Title: "Everywhere", Bindings: []key.Binding{m.Keys.Next, m.Keys.Prev, m.Keys.Help, m.Keys.Quit, m.Keys.ForceQuit}}}
 	if len(here) > 0 {
@@ -249,11 +525,18 @@ func (m Model) Render() string {
 	case m.showHelp:
 		here = []key.Binding{m.help.Keys.Close}
 	case m.screen == ScreenSetup:
-		here = m.setup.Keys.Footer()
+		here = m.setup.FooterNow()
 	case m.screen == ScreenLive:
 		here = m.live.Footer()
 	case m.screen == ScreenResults:
-		here = m.results.Keys.Footer()
+		here = m.results.Footer()
+		if m.held && !m.capturing() {
+			here = append([]key.Binding{m.Keys.NextRun}, here...)
+		}
+	case m.screen == ScreenCompare:
+		here = m.compare.Keys.Footer()
+	case m.screen == ScreenHistory:
+		here = m.history.Footer()
 	}
 	errLine := ""
 	if m.err != "" {
@@ -261,7 +544,7 @@ func (m Model) Render() string {
 	}
 	lines := []string{bar.Header()}
 	lines = append(lines, panel.Lines(m.Body(), m.w, max(1, m.h-3))...)
-	lines = append(lines, panel.Fit(errLine, m.w), bar.Footer(append(here, m.global()...)...))
+	lines = append(lines, panel.Fit(errLine, m.w), bar.Footer(here, m.global()...))
 	return strings.Join(lines, "\n")
 }
 

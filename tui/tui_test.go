@@ -3,17 +3,23 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
+	"llmbench/tui/internal/fixture"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/screens/live"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	"llmbench/workloads/run"
 )
 
@@ -27,8 +33,14 @@ var (
 	helpKey  = tea.KeyPressMsg{Code: '?', Text: "?"}
 )
 
-func newRoot(start Starter) Model {
-	m := New(Options{Theme: theme.New(theme.ASCII), Start: start, Device: "CPU: test · GPU: none"})
+func init() { time.Local = time.UTC }
+
+func newRoot(start Starter) Model { return newRootWith(Options{Start: start}) }
+
+// newRootWith fills in the theme and device of o and sizes the root to 80×24.
+func newRootWith(o Options) Model {
+	o.Theme, o.Device = theme.New(theme.ASCII), "CPU: test · GPU: none"
+	m := New(o)
 	r, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	return r.(Model)
 }
@@ -141,7 +153,8 @@ func TestCancelMovesToResults(t *testing.T) {
 			return &micro.Result{Partial: true}, ctx.Err()
 		}}, "", nil, nil
 	}
-	m := newRoot(start)
+	st := fixture.NewStore()
+	m := newRootWith(Options{Start: start, Store: st})
 	m, cmd := update(t, m, enter)
 	m, cmd = update(t, m, cmd()) // RunMsg
 	if m.Screen() != ScreenLive {
@@ -158,6 +171,9 @@ func TestCancelMovesToResults(t *testing.T) {
 	if out := m.Render(); !strings.Contains(out, "partial") {
 		t.Errorf("after esc:\n%s", out)
 	}
+	if runs, _ := st.List(); len(runs) != 1 || !runs[0].Partial {
+		t.Errorf("the stopped run was not kept as partial: %+v", runs)
+	}
 }
 
 func TestStartError(t *testing.T) {
@@ -171,14 +187,49 @@ func TestStartError(t *testing.T) {
 	}
 }
 
+// TestGolden renders every screen through the root (header, body, error line,
+// footer) at 80×24 and 160×48.
 func TestGolden(t *testing.T) {
-	m := newRoot(nil)
-	golden.Assert(t, "setup_80x24", m.Render())
-	m, _ = update(t, m, helpKey)
-	golden.Assert(t, "help_80x24", m.Render())
-	m, _ = update(t, m, esc)
-	m, _ = update(t, m, live.DoneMsg{Title: "bench · stories260K", Done: run.Done{Result: &micro.Result{}, Partial: true, Elapsed: time.Second}})
-	golden.Assert(t, "results_80x24", m.Render())
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
+		m := newRootWith(Options{Store: fixture.NewStore(fixture.BenchDoc("bench · stories260K", 1, 0), fixture.BenchDoc("bench · stories260K · 1 thread", 1.3, 2))})
+		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		golden.Assert(t, "setup"+suffix, m.Render())
+		m = keys(t, m, "s")
+		golden.Assert(t, "setup_save"+suffix, m.Render())
+		m = keys(t, m, "esc")
+		m, _ = update(t, m, helpKey)
+		golden.Assert(t, "help"+suffix, m.Render())
+		m, _ = update(t, m, esc)
+		m, _ = update(t, m, live.DoneMsg{Title: "bench · stories260K", Done: run.Done{Result: &micro.Result{}, Partial: true, Elapsed: time.Second}})
+		golden.Assert(t, "results"+suffix, stripStarted(m.Render()))
+		m, _ = update(t, m, tab)
+		m, _ = update(t, m, tab)
+		golden.Assert(t, "history"+suffix, stripWhen(m.Render()))
+		m, _ = update(t, m, helpKey)
+		golden.Assert(t, "history_help"+suffix, m.Render())
+		m, _ = update(t, m, esc)
+		m = keys(t, m, "down", "space", "down", "space", "c")
+		if m.Screen() != ScreenCompare {
+			t.Fatalf("c on History: screen %d, err %q", m.Screen(), m.Err())
+		}
+		golden.Assert(t, "compare"+suffix, m.Render())
+		for _, l := range strings.Split(m.Render(), "\n") {
+			if w := lipgloss.Width(l); w != sz[0] {
+				t.Errorf("%v: line of %d cells: %q", sz, w, l)
+			}
+		}
+	}
+}
+
+// stripStarted blanks the start time of a run that ended during the test.
+func stripStarted(s string) string {
+	return regexp.MustCompile(`started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d`).ReplaceAllString(s, "started YYYY-MM-DD hh:mm:ss")
+}
+
+// stripWhen blanks the History times (one run ended during the test).
+func stripWhen(s string) string {
+	return regexp.MustCompile(`\d\d-\d\d \d\d:\d\d`).ReplaceAllString(s, "MM-DD hh:mm")
 }
 
 // TestTinyTerminals: every screen renders without panicking down to 1×1.
@@ -192,5 +243,240 @@ func TestTinyTerminals(t *testing.T) {
 		}
 		m, _ = update(t, m, helpKey)
 		_ = m.Render()
+	}
+}
+
+// keys sends named keys ("down", "space", "enter", "esc", "tab", or one character)
+// and runs the commands they return, feeding their messages back.
+func keys(t *testing.T, m Model, names ...string) Model {
+	t.Helper()
+	for _, n := range names {
+		var k tea.KeyPressMsg
+		switch n {
+		case "down":
+			k = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "up":
+			k = up
+		case "left":
+			k = tea.KeyPressMsg{Code: tea.KeyLeft}
+		case "space":
+			k = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+		case "enter":
+			k = enter
+		case "esc":
+			k = esc
+		case "tab":
+			k = tab
+		case "backspace":
+			k = tea.KeyPressMsg{Code: tea.KeyBackspace}
+		case "ctrl+u":
+			k = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+		default:
+			k = tea.KeyPressMsg{Code: []rune(n)[0], Text: n}
+		}
+		var cmd tea.Cmd
+		m, cmd = update(t, m, k)
+		for cmd != nil {
+			msg := cmd()
+			if msg == nil {
+				break
+			}
+			m, cmd = update(t, m, msg)
+		}
+	}
+	return m
+}
+
+func benchDone(slow float64) live.DoneMsg {
+	d := fixture.BenchDoc("", slow, 0)
+	return live.DoneMsg{Title: "bench · stories260K · pp 512 tg 128 · r 5", Done: run.Done{Result: d.Bench, Elapsed: 2 * time.Second}}
+}
+
+// TestDoneSavedOnce: every run that ends is written to the store once, partial
+// runs included and marked; a failed save says so and keeps the results on screen.
+func TestDoneSavedOnce(t *testing.T) {
+	st := fixture.NewStore()
+	m := newRootWith(Options{Store: st, Env: []report.KV{{Key: "cpu", Value: "Test CPU"}}})
+	m, _ = update(t, m, benchDone(1))
+	if d, err := st.Load("run-1"); err != nil || len(d.Env) != 1 || d.Env[0].Value != "Test CPU" || d.Bench == nil {
+		t.Errorf("stored %+v, %v", d, err)
+	}
+	stopped := benchDone(1)
+	stopped.Done.Partial = true
+	m, _ = update(t, m, stopped)
+	if st.Saves != 2 {
+		t.Fatalf("%d saves for two runs", st.Saves)
+	}
+	runs, _ := st.List()
+	if !runs[0].Partial || runs[1].Partial {
+		t.Errorf("partial marks %v %v", runs[0].Partial, runs[1].Partial)
+	}
+	m = keys(t, m, "tab", "tab")
+	if m.Screen() != ScreenHistory || !strings.Contains(m.Render(), "2 runs") || !strings.Contains(m.Render(), "partial") {
+		t.Errorf("History after two runs:\n%s", m.Render())
+	}
+	st.Fail = errors.New("disk full")
+	m, _ = update(t, m, benchDone(1))
+	if m.Screen() != ScreenResults || !strings.Contains(m.Err(), "results store: disk full") {
+		t.Errorf("failed save: screen %d, err %q", m.Screen(), m.Err())
+	}
+}
+
+// TestCompareWithPrevious: c on Results compares the run with the newest earlier
+// run of the same kind (A) — or, when there is none, opens History with the run
+// selected.
+func TestCompareWithPrevious(t *testing.T) {
+	st := fixture.NewStore(fixture.BenchDoc("old bench", 1, 0), fixture.ServeDoc("serve", 40, 4, 1, 1))
+	m := newRootWith(Options{Store: st})
+	m, _ = update(t, m, benchDone(1.3))
+	m = keys(t, m, "c")
+	if m.Screen() != ScreenCompare {
+		t.Fatalf("c: screen %d, err %q", m.Screen(), m.Err())
+	}
+	out := m.Render()
+	for _, want := range []string{"A  old bench", "B  bench · stories260K", "significant"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	serve := fixture.ServeDoc("", 40, 8, 1, 2)
+	m, _ = update(t, m, live.DoneMsg{Title: "serve again", Done: run.Done{Result: serve.Serving[0]}})
+	m = keys(t, m, "c")
+	if m.Screen() != ScreenCompare || !strings.Contains(m.Render(), "A  serve") {
+		t.Errorf("serve c: screen %d:\n%s", m.Screen(), m.Render())
+	}
+	only := newRootWith(Options{Store: fixture.NewStore()})
+	only, _ = update(t, only, benchDone(1))
+	only = keys(t, only, "c")
+	if only.Screen() != ScreenHistory || !strings.Contains(only.Render(), "no earlier bench run") || only.history.Selected()[0] != "run-1" {
+		t.Errorf("no previous: screen %d:\n%s", only.Screen(), only.Render())
+	}
+}
+
+// TestHistoryToCompare: select two runs in History with space, c shows both.
+func TestHistoryToCompare(t *testing.T) {
+	st := fixture.NewStore(fixture.BenchDoc("first", 1, 0), fixture.ServeDoc("second", 40, 4, 1, 1), fixture.BenchDoc("third", 1.2, 2))
+	m := newRootWith(Options{Store: st})
+	m = keys(t, m, "tab", "tab", "tab", "tab")
+	if m.Screen() != ScreenHistory {
+		t.Fatalf("screen %d", m.Screen())
+	}
+	m = keys(t, m, "space", "down", "down", "space", "c")
+	if m.Screen() != ScreenCompare || m.compare.Runs() != 2 {
+		t.Fatalf("screen %d, %d runs, err %q", m.Screen(), m.compare.Runs(), m.Err())
+	}
+	if out := m.Render(); !strings.Contains(out, "A  third") || !strings.Contains(out, "B  first") {
+		t.Errorf("compare:\n%s", out)
+	}
+	m = keys(t, m, "tab", "enter") // History: open the run under the cursor
+	if m.Screen() != ScreenResults || !strings.Contains(m.Render(), "first") {
+		t.Errorf("enter on History: screen %d:\n%s", m.Screen(), m.Render())
+	}
+}
+
+// TestHistoryDeleteConfirm: d asks; q and tab answer "keep" rather than quit or
+// switch screens; y deletes.
+func TestHistoryDeleteConfirm(t *testing.T) {
+	st := fixture.NewStore(fixture.BenchDoc("first", 1, 0), fixture.BenchDoc("second", 1, 1))
+	m := newRootWith(Options{Store: st})
+	m = keys(t, m, "tab", "tab", "tab", "tab", "d")
+	m, cmd := update(t, m, qKey)
+	if cmd != nil || st.Len() != 2 || m.Screen() != ScreenHistory {
+		t.Fatalf("q while confirming: quit %v, %d runs", cmd != nil, st.Len())
+	}
+	m = keys(t, m, "d", "y")
+	if st.Has("run-2") || st.Len() != 1 {
+		t.Errorf("y did not delete the newest run: %d left", st.Len())
+	}
+}
+
+// TestResultsKeys: e exports to the path typed (default under the current folder),
+// s saves the setup as a profile, r runs the same setup again.
+func TestResultsKeys(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var saved []string
+	starts := 0
+	start := func(c setup.Config) (run.Workload, string, []run.Option, error) {
+		starts++
+		return run.Func{Label: "fake", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+			return fixture.BenchDoc("", 1, 0).Bench, nil
+		}}, "", nil, nil
+	}
+	m := newRootWith(Options{Store: fixture.NewStore(), Start: start, SaveProfile: func(c setup.Config, path string) error {
+		saved = append(saved, c.Kind.String()+" "+path)
+		return os.WriteFile(path, []byte("kind: "+c.Kind.String()+"\n"), 0o644)
+	}})
+	m, cmd := update(t, m, enter)
+	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
+	if m.Screen() != ScreenResults {
+		t.Fatalf("screen %d", m.Screen())
+	}
+	m = keys(t, m, "e", "tab", "tab") // .md → .csv → .html or .json: cycle back to json below
+	m = keys(t, m, "esc")
+	if !strings.Contains(m.Render(), "cancelled") {
+		t.Errorf("esc did not cancel the export:\n%s", m.Render())
+	}
+	m = keys(t, m, "e", "enter")
+	files, _ := os.ReadDir(".")
+	if len(files) != 1 || !strings.HasSuffix(files[0].Name(), ".md") || !strings.HasPrefix(files[0].Name(), "bench-stories260K-") {
+		t.Fatalf("export wrote %v:\n%s", files, m.Render())
+	}
+	if !strings.Contains(m.Render(), "✓ exported to ./bench-stories260K-") {
+		t.Errorf("no word of the export:\n%s", m.Render())
+	}
+	m = keys(t, m, "s")
+	for range 80 {
+		m = keys(t, m, "backspace")
+	}
+	m = keys(t, m, "p", ".", "y", "a", "m", "l", "enter")
+	if len(saved) != 1 || saved[0] != "bench p.yaml" {
+		t.Errorf("profile saves %v:\n%s", saved, m.Render())
+	}
+	m, cmd = update(t, m, tea.KeyPressMsg{Code: 'r', Text: "r"})
+	m = pump(t, m, cmd, func(m Model) bool { return starts == 2 && m.Screen() == ScreenResults })
+	if starts != 2 {
+		t.Errorf("r started %d runs in all", starts)
+	}
+}
+
+// TestSessionStore: without a results store the session's runs are kept in memory,
+// so History lists them and c compares them.
+func TestSessionStore(t *testing.T) {
+	m := newRoot(nil)
+	m, _ = update(t, m, benchDone(1))
+	m, _ = update(t, m, benchDone(1.2))
+	m = keys(t, m, "c")
+	if m.Screen() != ScreenCompare || m.compare.Runs() != 2 {
+		t.Fatalf("c: screen %d, err %q", m.Screen(), m.Err())
+	}
+	m = keys(t, m, "tab")
+	if out := m.Render(); !strings.Contains(out, "2 runs (this session only: no results store)") {
+		t.Errorf("History without a store:\n%s", out)
+	}
+}
+
+// TestNoColor: with NO_COLOR (the Mono theme) no screen emits a colour, only
+// attributes (bold, faint, reverse), and what colour meant is still on screen.
+func TestNoColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	th := theme.FromEnv()
+	if th.Mode != theme.Mono {
+		t.Fatalf("NO_COLOR gave mode %d", th.Mode)
+	}
+	st := fixture.NewStore(fixture.ServeDoc("serve A", 40, 4, 1, 0), fixture.ServeDoc("serve B", 40, 4, 1.4, 1))
+	m := New(Options{Theme: th, Store: st, Device: "CPU: test"})
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	colour := regexp.MustCompile(`\x1b\[[0-9;:]*(3[0-9]|4[0-9]|9[0-7]|10[0-7])[;m]`)
+	for range tabNames {
+		m = keys(t, m, "tab")
+		if m.Screen() == ScreenHistory {
+			m = keys(t, m, "space", "down", "space", "c")
+		}
+		if out := m.Render(); colour.MatchString(out) {
+			t.Errorf("screen %d has a colour: %q", m.Screen(), colour.FindString(out))
+		}
+	}
+	if out := m.Render(); !strings.Contains(out, "▀") || !strings.Contains(out, "▒") || !strings.Contains(out, "significant") {
+		t.Errorf("Compare without colour lost its glyphs or words:\n%s", out)
 	}
 }

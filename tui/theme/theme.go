@@ -38,6 +38,9 @@ type Theme struct {
 	Good, Warn     lipgloss.Style // verdicts (also spelled out)
 	Bar, BarEmpty  lipgloss.Style // progress and histogram bars (█ and ░)
 	Spark          lipgloss.Style // sparkline glyphs
+	// Series styles the runs of a comparison, A, B, C, D in order (cycling); charts
+	// also draw each run in its own glyph.
+	Series [4]lipgloss.Style
 }
 
 // FromEnv returns the theme for this terminal: Mono when NO_COLOR is set, else Color.
@@ -54,7 +57,8 @@ func New(m Mode) Theme {
 	t := Theme{Mode: m}
 	if m == ASCII {
 		for _, p := range []*lipgloss.Style{&t.TabActive, &t.Tab, &t.Product, &t.HeaderRight, &t.Key, &t.KeyDesc,
-			&t.Border, &t.Title, &t.Cursor, &t.Selected, &t.Dim, &t.Error, &t.Good, &t.Warn, &t.Bar, &t.BarEmpty, &t.Spark} {
+			&t.Border, &t.Title, &t.Cursor, &t.Selected, &t.Dim, &t.Error, &t.Good, &t.Warn, &t.Bar, &t.BarEmpty, &t.Spark,
+			&t.Series[0], &t.Series[1], &t.Series[2], &t.Series[3]} {
 			*p = s()
 		}
 		return t
@@ -76,6 +80,7 @@ func New(m Mode) Theme {
 	t.Bar = s()
 	t.BarEmpty = s().Faint(true)
 	t.Spark = s()
+	t.Series = [4]lipgloss.Style{s().Bold(true), s(), s().Faint(true), s().Italic(true)}
 	if m == Color {
 		accent := lipgloss.Color("#7D56F4")
 		t.TabActive = s().Bold(true).Foreground(lipgloss.Color("#FFFFFF")).Background(accent)
@@ -90,6 +95,9 @@ func New(m Mode) Theme {
 		t.Warn = t.Warn.Foreground(lipgloss.Color("#FBBF24"))
 		t.Bar = s().Foreground(lipgloss.Color("#60A5FA"))
 		t.Spark = s().Foreground(lipgloss.Color("#34D399"))
+		for i, c := range []string{"#60A5FA", "#F59E0B", "#34D399", "#F472B6"} {
+			t.Series[i] = s().Foreground(lipgloss.Color(c))
+		}
 	}
 	return t
 }

@@ -34,6 +34,10 @@ type Bench struct {
 	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
 	// before the tests, so tg results can be read against their ceiling.
 	ReadBandwidth func(ctx context.Context) (float64, error)
+	// Observe, when set, is called with a test's record so far after each timed
+	// repetition and once more when the test ends (test: its number in the run), so a
+	// results store keeps every sample even if the process dies mid-run.
+	Observe func(test int, rec Record)
 }
 
 // Name implements run.Workload.
@@ -227,9 +231,15 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 			return nil, err
 		}
 		rec.SamplesNs = append(rec.SamplesNs, uint64(max(el, 1)))
+		if b.Observe != nil {
+			b.Observe(idx, *rec)
+		}
 		r.Snapshot(RepSnapshot{Test: in.Name(), Rep: rep + 1, Reps: spec.Reps, Tokens: in.NPrompt + in.NGen, Elapsed: el})
 	}
 	rec.PeakRSS = peakRSS()
+	if b.Observe != nil {
+		b.Observe(idx, *rec)
+	}
 	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())
 	return rec, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -203,18 +204,22 @@ func LlamaBenchJSONL(w io.Writer, res *micro.Result) error {
 
 // LlamaBenchCSV writes a header row of field names and one row per test, every value
 // quoted, as llama-bench does.
-func LlamaBenchCSV(w io.Writer, res *micro.Result) error {
-	names := make([]string, len(lbFields))
-	for i, f := range lbFields {
+func LlamaBenchCSV(w io.Writer, res *micro.Result) error { return lbCSV(w, res) }
+
+// lbCSV writes the CSV of LlamaBenchCSV with extra columns after llama-bench's.
+func lbCSV(w io.Writer, res *micro.Result, extra ...lbField) error {
+	fields := append(slices.Clip(lbFields), extra...)
+	names := make([]string, len(fields))
+	for i, f := range fields {
 		names[i] = f.name
 	}
 	if _, err := fmt.Fprintln(w, strings.Join(names, ",")); err != nil {
 		return err
 	}
 	for i := range res.Records {
-		cells := make([]string, len(lbFields))
-		for j, f := range lbFields {
-			cells[j] = `"` + strings.ReplaceAll(lbText(f.get(&res.Records[i])), `"`, `""`) + `"`
+		cells := make([]string, len(fields))
+		for j, f := range fields {
+			cells[j] = csvQuote(lbText(f.get(&res.Records[i])))
 		}
 		if _, err := fmt.Fprintln(w, strings.Join(cells, ",")); err != nil {
 			return err

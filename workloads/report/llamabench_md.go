@@ -98,15 +98,36 @@ func lbRow(w *strings.Builder, cols []lbColumn, cell func(c lbColumn) string) {
 // threads, the parameters that vary, test, t/s as mean ± sample std), then a build
 // line and, when the read bandwidth was measured, each tg test against its ceiling.
 func LlamaBenchMarkdown(w io.Writer, res *micro.Result) error {
+	cols := lbTableColumns(res)
+	var b strings.Builder
+	lbRow(&b, cols, func(c lbColumn) string { return c.head })
+	lbRow(&b, cols, func(c lbColumn) string {
+		n := c.width
+		if n < 0 {
+			return strings.Repeat("-", -n)
+		}
+		return strings.Repeat("-", n-1) + ":"
+	})
+	for i := range res.Records {
+		r := &res.Records[i]
+		lbRow(&b, cols, func(c lbColumn) string { return c.cell(r) })
+	}
+	b.WriteString("\n")
+	lbNotes(&b, res)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// lbTableColumns is lbColumns plus the power limit (when swept) and the measured
+// power and tokens per joule (when energy was measured).
+func lbTableColumns(res *micro.Result) []lbColumn {
 	cols := lbColumns(res.Spec)
-	limits := slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 })
-	energy := slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() })
-	if limits {
+	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 }) {
 		// before test and t/s, as llama-bench places its parameters
 		power := lbColumn{"power", 7, func(r *micro.Record) string { return lbWatts(r.PowerLimitW) }}
 		cols = append(cols[:len(cols)-2], power, cols[len(cols)-2], cols[len(cols)-1])
 	}
-	if energy {
+	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() }) {
 		cols = append(cols,
 			lbColumn{"W", 7, func(r *micro.Record) string {
 				if !r.EnergyKnown() {
@@ -121,44 +142,36 @@ func LlamaBenchMarkdown(w io.Writer, res *micro.Result) error {
 				return lbPerJoule(r.TokensPerJoule())
 			}})
 	}
-	var b strings.Builder
-	lbRow(&b, cols, func(c lbColumn) string { return c.head })
-	lbRow(&b, cols, func(c lbColumn) string {
-		n := c.width
-		if n < 0 {
-			return strings.Repeat("-", -n)
-		}
-		return strings.Repeat("-", n-1) + ":"
-	})
-	for i := range res.Records {
-		r := &res.Records[i]
-		lbRow(&b, cols, func(c lbColumn) string { return c.cell(r) })
-	}
+	return cols
+}
+
+// lbNotes writes what follows the markdown table: the build line, each tg test
+// against its read-bandwidth ceiling, the power sweep's tables, why energy was not
+// measured, and the partial-run marker.
+func lbNotes(b *strings.Builder, res *micro.Result) {
 	build := "llmbench"
 	if len(res.Records) > 0 && res.Records[0].BuildCommit != "" {
 		build += " " + res.Records[0].BuildCommit
 	}
-	fmt.Fprintf(&b, "\nbuild: %s\n", build)
+	fmt.Fprintf(b, "build: %s\n", build)
 	if res.ReadBandwidth > 0 {
 		for i := range res.Records {
 			r := &res.Records[i]
 			if c := r.Ceiling(res.ReadBandwidth); c > 0 {
-				fmt.Fprintf(&b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s ÷ %s of weights per token)\n",
+				fmt.Fprintf(b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s ÷ %s of weights per token)\n",
 					r.Name(), r.ModelType, r.AvgTs(), 100*r.AvgTs()/c, c, res.ReadBandwidth/1e9, lbSize(r.WeightBytesPerToken))
 			}
 		}
 	}
-	if limits {
-		lbSweepSummary(&b, res)
+	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 }) {
+		lbSweepSummary(b, res)
 	}
-	if !energy && res.TelemetryNote != "" {
-		fmt.Fprintf(&b, "energy: not measured (%s)\n", res.TelemetryNote)
+	if !slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() }) && res.TelemetryNote != "" {
+		fmt.Fprintf(b, "energy: not measured (%s)\n", res.TelemetryNote)
 	}
 	if res.Partial || slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.Partial }) {
 		b.WriteString("partial: interrupted before every test finished\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // lbWatts formats a power limit ("600 W", "-" when unchanged).

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+
 	"llmbench/tui/components/panel"
 	"llmbench/tui/theme"
 )
@@ -227,26 +229,15 @@ func (m Model) View() string {
 	if len(bs) == 0 {
 		return strings.Join(panel.Lines(t.Dim.Render("waiting for samples…"), m.w, m.h), "\n")
 	}
-	labels := make([]string, len(bs))
-	lw, cw := 0, 0
+	counts := make([]string, len(bs))
 	var top int64
 	for i, b := range bs {
-		labels[i] = num(b.Lo) + "-" + num(b.Hi)
-		lw = max(lw, len(labels[i]))
-		cw = max(cw, len(fmt.Sprint(b.Count)))
-		top = max(top, b.Count)
+		counts[i], top = fmt.Sprint(b.Count), max(top, b.Count)
 	}
-	bw := max(1, m.w-lw-cw-3)
+	labels, scale := layout(bs, counts, top, m.w)
 	var lines []string
 	for i, b := range bs {
-		n := 0
-		if top > 0 {
-			n = int(float64(b.Count) / float64(top) * float64(bw))
-		}
-		if b.Count > 0 && n == 0 {
-			n = 1
-		}
-		lines = append(lines, fmt.Sprintf("%*s %s %d", lw, labels[i], t.Bar.Render(strings.Repeat("█", n)), b.Count))
+		lines = append(lines, labels[i]+" "+t.Bar.Render(strings.Repeat("█", scale(b.Count)))+" "+counts[i])
 	}
 	p50, p90, p99 := m.Percentiles()
 	for len(lines) < m.h-1 {
@@ -254,6 +245,31 @@ func (m Model) View() string {
 	}
 	lines = append(lines, t.Dim.Render(fmt.Sprintf("p50 %s · p90 %s · p99 %s %s", num(p50), num(p90), num(p99), m.Unit)))
 	return strings.Join(panel.Lines(strings.Join(lines, "\n"), m.w, m.h), "\n")
+}
+
+// layout returns each bucket's range as a label right-aligned to the widest, and the
+// bar length of a count (top fills the line; any count > 0 gets a cell) for lines w
+// wide that end in the given count texts.
+func layout(bs []Bucket, counts []string, top int64, w int) (labels []string, scale func(int64) int) {
+	lw, cw := 0, 0
+	for i, b := range bs {
+		labels = append(labels, num(b.Lo)+"-"+num(b.Hi))
+		lw, cw = max(lw, len(labels[i])), max(cw, len(counts[i]))
+	}
+	for i := range labels {
+		labels[i] = strings.Repeat(" ", lw-len(labels[i])) + labels[i]
+	}
+	bw := max(1, w-lw-cw-3)
+	return labels, func(c int64) int {
+		n := 0
+		if top > 0 {
+			n = int(float64(c) / float64(top) * float64(bw))
+		}
+		if c > 0 && n == 0 {
+			n = 1
+		}
+		return n
+	}
 }
 
 // num formats a bucket edge or a percentile compactly.
@@ -266,4 +282,82 @@ func num(v float64) string {
 	default:
 		return fmt.Sprintf("%.2g", v)
 	}
+}
+
+// Overlay glyphs: run A fills the upper half of a cell, run B the lower half, and a
+// cell both reach is full.
+const (
+	GlyphA    = "▀"
+	GlyphB    = "▄"
+	GlyphBoth = "█"
+)
+
+// Overlay draws two sample sets over the same bins, one bin a line: A's bar in the
+// upper half of the cells (▀, A's colour), B's in the lower half (▄, B's colour),
+// full (█) where both reach, then both counts; the last line holds both medians.
+// Colour only repeats what the glyphs say.
+func Overlay(t theme.Theme, a, b []float64, unit string, w, h int) string {
+	all := append(slices.Clone(a), b...)
+	m := Model{theme: t, w: w, h: h}
+	for _, v := range all {
+		m.Add(v)
+	}
+	bs := m.Buckets()
+	if len(bs) == 0 {
+		return strings.Join(panel.Lines(t.Dim.Render("no samples to draw"), w, h), "\n")
+	}
+	count := func(x []float64) []int64 {
+		n := make([]int64, len(bs))
+		for _, v := range x {
+			i, _ := slices.BinarySearchFunc(bs, v, func(b Bucket, v float64) int {
+				switch {
+				case b.Hi <= v:
+					return -1
+				case b.Lo > v:
+					return 1
+				}
+				return 0
+			})
+			n[min(i, len(bs)-1)]++
+		}
+		return n
+	}
+	ca, cb := count(a), count(b)
+	counts := make([]string, len(bs))
+	var top int64
+	for i := range bs {
+		counts[i], top = fmt.Sprintf("%d/%d", ca[i], cb[i]), max(top, ca[i], cb[i])
+	}
+	labels, scale := layout(bs, counts, top, w)
+	sa, sb := t.Series[0], t.Series[1]
+	both := lipgloss.NewStyle()
+	glyphBoth := GlyphBoth
+	if t.Mode == theme.Color { // upper half in A's colour over B's as background
+		both = sa.Background(sb.GetForeground())
+		glyphBoth = GlyphA
+	}
+	var lines []string
+	for i := range bs {
+		na, nb := scale(ca[i]), scale(cb[i])
+		bar := both.Render(strings.Repeat(glyphBoth, min(na, nb)))
+		if na > nb {
+			bar += sa.Render(strings.Repeat(GlyphA, na-nb))
+		} else if nb > na {
+			bar += sb.Render(strings.Repeat(GlyphB, nb-na))
+		}
+		lines = append(lines, labels[i]+" "+bar+" "+counts[i])
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	med := func(x []float64) string {
+		s := slices.Clone(x)
+		slices.Sort(s)
+		if len(s) == 0 {
+			return "-"
+		}
+		return num(Percentile(s, 50))
+	}
+	lines = append(lines, t.Dim.Render(fmt.Sprintf("p50 A %s · B %s %s (counts A/B)", med(a), med(b), unit)))
+	return strings.Join(panel.Lines(strings.Join(lines, "\n"), w, h), "\n")
 }

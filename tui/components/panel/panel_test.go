@@ -27,3 +27,18 @@ func TestFitAndBox(t *testing.T) {
 		}
 	}
 }
+
+// TestWidth: the fast count agrees with lipgloss on what the screens draw, styled or
+// not, and falls back to it for wide and combining characters.
+func TestWidth(t *testing.T) {
+	c := theme.New(theme.Color)
+	for _, s := range []string{
+		"", "plain", "a\nlonger line\nb", "│▀▄█▒░▓ ◂ bench ▸ ✓ ✗ ■ ● ❚❚ · … ± × ° ↑↓←→ ▁▂▃▄▅▆▇█",
+		c.Bar.Render("████") + " 12", c.Series[1].Background(c.Series[0].GetForeground()).Render("▀▀"),
+		"wide 漢字", "e\u0301", "emoji ✅ ◽", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "\x1b[1;38;2;1;2;3mx\x1b[m",
+	} {
+		if got, want := Width(s), lipgloss.Width(s); got != want {
+			t.Errorf("Width(%q) = %d, lipgloss says %d", s, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package statusbar
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -52,9 +53,17 @@ func (m Model) Header() string {
 	return panel.Fit(left+strings.Repeat(" ", max(1, gap))+right, m.width)
 }
 
-// Footer renders the footer line from the bindings that work on this screen.
-func (m Model) Footer(bindings ...key.Binding) string {
-	return panel.Fit(" "+Keys(m.theme, bindings...), m.width)
+// Footer renders the footer line: the bindings that work on this screen (here),
+// then the global ones. When the line is too narrow the screen's last bindings give
+// way first, so the global ones (? help above all) always show.
+func (m Model) Footer(here []key.Binding, global ...key.Binding) string {
+	for {
+		s := " " + Keys(m.theme, append(slices.Clone(here), global...)...)
+		if lipgloss.Width(s) <= m.width || len(here) == 0 {
+			return panel.Fit(s, m.width)
+		}
+		here = here[:len(here)-1]
+	}
 }
 
 // Keys renders bindings as "k what  k what", skipping disabled ones.

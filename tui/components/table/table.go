@@ -36,7 +36,8 @@ type Model struct {
 	rows    [][]string
 	cursor  int
 	offset  int
-	// Cursor, when true, highlights the row under the cursor.
+	// Cursor, when true, marks the row under the cursor with ">" and highlights it
+	// (every row gets a two-cell gutter for the mark).
 	Cursor bool
 }
 
@@ -83,7 +84,12 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// numeric reports whether s is a number (aligned right), a percentage, or a
+// placeholder for a missing one ("-").
 func numeric(s string) bool {
+	if s == "-" {
+		return true
+	}
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(s, "%"), " "))
 	_, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
 	return err == nil
@@ -107,6 +113,12 @@ func (m Model) View() string {
 		}
 		return s + pad
 	}
+	numCol := make([]bool, len(widths)) // a header sits right over a column of numbers
+	for _, r := range m.rows {
+		for i := range min(len(r), len(widths)) {
+			numCol[i] = numCol[i] || numeric(r[i]) && r[i] != "-"
+		}
+	}
 	line := func(r []string, header bool) string {
 		parts := make([]string, len(widths))
 		for i := range widths {
@@ -114,15 +126,25 @@ func (m Model) View() string {
 			if i < len(r) {
 				s = r[i]
 			}
-			parts[i] = cell(s, i, i > 0 && (header || numeric(s)))
+			parts[i] = cell(s, i, i > 0 && (header && (numCol[i] || len(m.rows) == 0) || !header && numeric(s)))
 		}
 		return strings.Join(parts, "  ")
 	}
-	out := []string{m.theme.Title.Render(panel.Fit(line(m.Headers, true), m.w))}
+	gutter := func(cur bool) string {
+		switch {
+		case !m.Cursor:
+			return ""
+		case cur:
+			return "> "
+		}
+		return "  "
+	}
+	out := []string{m.theme.Title.Render(panel.Fit(gutter(false)+line(m.Headers, true), m.w))}
 	vis := max(1, m.h-1)
 	for i := m.offset; i < min(len(m.rows), m.offset+vis); i++ {
-		l := panel.Fit(line(m.rows[i], false), m.w)
-		if m.Cursor && i == m.cursor {
+		cur := m.Cursor && i == m.cursor
+		l := panel.Fit(gutter(cur)+line(m.rows[i], false), m.w)
+		if cur {
 			l = m.theme.Cursor.Render(l)
 		}
 		out = append(out, l)

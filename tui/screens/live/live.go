@@ -41,13 +41,6 @@ type startedMsg struct {
 	events <-chan run.Event
 }
 
-// eventMsg is one event read from the run's channel; ok is false once it closed.
-type eventMsg struct {
-	ch <-chan run.Event // the channel it was read from: stale ones are ignored
-	ev run.Event
-	ok bool
-}
-
 // startCmd starts w; the run lives until its Done, whatever the screen does.
 func startCmd(w run.Workload, opts []run.Option) tea.Cmd {
 	return func() tea.Msg {
@@ -56,26 +49,78 @@ func startCmd(w run.Workload, opts []run.Option) tea.Cmd {
 	}
 }
 
-// waitEventCmd reads the next event; Update re-arms it after each one.
-func waitEventCmd(ch <-chan run.Event) tea.Cmd {
+// Frame pacing: the screen takes the run's events in batches at most every
+// minFrame (so a run that publishes fast costs the terminal at most 1/minFrame
+// renders a second, and the run's latest-wins channel coalesces the rest), and
+// redraws at least every maxFrame even when nothing arrives (the clock and ETA move),
+// so the screen updates between 1/maxFrame and 1/minFrame times a second.
+const (
+	minFrame = 100 * time.Millisecond
+	maxFrame = 200 * time.Millisecond
+)
+
+// batchMsg is what one read of the run's channel brought: the events waiting (none
+// when the frame timer fired first), and whether the channel closed.
+type batchMsg struct {
+	ch     <-chan run.Event // the channel it was read from: stale ones are ignored
+	events []run.Event
+	closed bool
+}
+
+// readCmd waits until minFrame after last, then returns every event that arrived,
+// waiting up to maxFrame for the first; a Done ends the batch. Update re-arms it.
+func readCmd(ch <-chan run.Event, last time.Time) tea.Cmd {
 	return func() tea.Msg {
-		ev, ok := <-ch
-		return eventMsg{ch: ch, ev: ev, ok: ok}
+		if d := minFrame - time.Since(last); d > 0 {
+			time.Sleep(d)
+		}
+		timer := time.NewTimer(max(0, maxFrame-time.Since(last)))
+		defer timer.Stop()
+		b := batchMsg{ch: ch}
+		take := func(ev run.Event, ok bool) (more bool) {
+			if !ok {
+				b.closed = true
+				return false
+			}
+			b.events = append(b.events, ev)
+			_, done := ev.(run.Done)
+			return !done
+		}
+		select {
+		case ev, ok := <-ch:
+			if !take(ev, ok) {
+				return b
+			}
+		case <-timer.C:
+			return b
+		}
+		for {
+			select {
+			case ev, ok := <-ch:
+				if !take(ev, ok) {
+					return b
+				}
+			default:
+				return b
+			}
+		}
 	}
 }
 
 // KeyMap holds the Live screen's keys.
 type KeyMap struct {
-	Stop, TTFT, TPOT, ITL key.Binding
+	Stop, TTFT, TPOT, ITL, Pause key.Binding
 }
 
-// DefaultKeyMap returns the Live keys.
+// DefaultKeyMap returns the Live keys (short words: the footer has 80 cells; Help
+// says more).
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Stop: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop (keeps partial results)")),
-		TTFT: key.NewBinding(key.WithKeys("t"), key.WithHelp("t/p/i", "histogram TTFT/TPOT/ITL")),
-		TPOT: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "histogram TPOT")),
-		ITL:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "histogram ITL")),
+		Stop:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop, keep partial")),
+		TTFT:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t/p/i", "chart")),
+		TPOT:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "histogram TPOT")),
+		ITL:   key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "histogram ITL")),
+		Pause: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pause")),
 	}
 }
 
@@ -84,14 +129,25 @@ func (m Model) Footer() []key.Binding {
 	if !m.Running() {
 		return nil
 	}
-	if m.serving {
-		return []key.Binding{m.Keys.Stop, m.Keys.TTFT}
+	pause := m.Keys.Pause
+	if m.paused {
+		pause = key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "resume"))
 	}
-	return []key.Binding{m.Keys.Stop}
+	if m.serving {
+		return []key.Binding{m.Keys.Stop, m.Keys.TTFT, pause}
+	}
+	return []key.Binding{m.Keys.Stop, pause}
 }
 
-// Help returns every binding for the help view.
-func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Stop, k.TTFT} }
+// Help returns every binding, with a fuller description, for the help view.
+func (k KeyMap) Help() []key.Binding {
+	long := func(b key.Binding, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+	}
+	return []key.Binding{long(k.Stop, "stop the run (keeps partial results)"),
+		long(k.TTFT, "histogram of TTFT / TPOT / ITL (serve-bench)"),
+		long(k.Pause, "pause or resume the view (the run goes on)")}
+}
 
 var metricNames = []string{"ttft", "tpot", "itl"}
 
@@ -111,6 +167,12 @@ type Model struct {
 	started bool
 	done    *run.Done
 	stopped bool // esc pressed
+
+	paused    bool      // space: the view is frozen, the run goes on
+	frozen    string    // the view when it was paused
+	startedAt time.Time // wall clock when the run started (for the clock between events)
+	lastRead  time.Time // when the last batch was read
+	frames    int       // screen updates during the run (batches and frame ticks)
 
 	prog   progress.Model
 	thr    sparkline.Model
@@ -160,9 +222,15 @@ func (m *Model) Cancel() {
 // Running reports whether a run is under way (started and not yet Done).
 func (m Model) Running() bool { return m.started && m.done == nil }
 
-// SetSize sets the area the screen draws in and lays the components out.
+// SetSize sets the area the screen draws in and lays the components out (a paused
+// view is drawn again at the new size from what the run has published since).
 func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
+	defer func() {
+		if m.paused {
+			m.frozen = m.render()
+		}
+	}()
 	lw := w / 2
 	rw := w - lw
 	avail := max(6, h-2-2)
@@ -179,22 +247,38 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case startedMsg:
 		m.run, m.events = msg.run, msg.events
-		return m, waitEventCmd(msg.events)
-	case eventMsg:
-		if !msg.ok || msg.ch != m.events {
+		m.startedAt, m.lastRead = time.Now(), time.Now()
+		return m, readCmd(msg.events, m.lastRead)
+	case batchMsg:
+		if msg.ch != m.events || !m.Running() {
 			return m, nil
 		}
-		if d, ok := msg.ev.(run.Done); ok {
-			m.finish(d)
-			return m, func() tea.Msg { return DoneMsg{Title: m.Title, Done: d} }
+		m.frames++
+		m.lastRead = time.Now()
+		if len(msg.events) == 0 && !msg.closed && !m.startedAt.IsZero() { // frame tick: the clock moves
+			m.prog.Elapsed = max(m.prog.Elapsed, time.Since(m.startedAt))
 		}
-		m.apply(msg.ev)
-		return m, waitEventCmd(m.events)
+		for _, ev := range msg.events {
+			if d, ok := ev.(run.Done); ok {
+				m.finish(d)
+				return m, func() tea.Msg { return DoneMsg{Title: m.Title, Done: d} }
+			}
+			m.apply(ev)
+		}
+		if msg.closed {
+			return m, nil
+		}
+		return m, readCmd(m.events, m.lastRead)
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, m.Keys.Stop) && m.Running() && m.run != nil:
 			m.stopped = true
 			m.run.Cancel()
+		case key.Matches(msg, m.Keys.Pause) && m.started:
+			m.paused = !m.paused
+			if m.paused {
+				m.frozen = m.render()
+			}
 		case m.serving && key.Matches(msg, m.Keys.TTFT):
 			m.setMetric(0)
 		case m.serving && key.Matches(msg, m.Keys.TPOT):
@@ -206,8 +290,16 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// Frames returns how many times the screen updated during the run (event batches
+// and frame ticks): between 1/maxFrame and 1/minFrame a second.
+func (m Model) Frames() int { return m.frames }
+
+// Paused reports whether the view is paused.
+func (m Model) Paused() bool { return m.paused }
+
 func (m *Model) finish(d run.Done) {
 	m.done = &d
+	m.paused = false
 	m.prog.Finished = !d.Partial && d.Err == nil
 	m.prog.Elapsed = d.Elapsed
 	switch {
@@ -331,12 +423,21 @@ func (m Model) HeaderRight() string {
 		return "✓ done · " + m.Title
 	case m.stopped:
 		return "stopping… · " + m.Title
+	case m.paused:
+		return "❚❚ view paused, run going on · " + m.Title
 	}
 	return "● running · " + m.Title
 }
 
-// View renders the screen.
+// View renders the screen (as it was when paused, while the view is paused).
 func (m Model) View() string {
+	if m.paused {
+		return m.frozen
+	}
+	return m.render()
+}
+
+func (m Model) render() string {
 	t := m.theme
 	if !m.started {
 		return strings.Join(panel.Lines(" No run yet: set one up on the Setup screen and press enter.", m.w, m.h), "\n")

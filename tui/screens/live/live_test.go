@@ -30,7 +30,7 @@ func scripted(t *testing.T, serving bool, events ...run.Event) Model {
 	}
 	for _, e := range events {
 		var cmd tea.Cmd
-		m, cmd = m.Update(eventMsg{ch: ch, ev: e, ok: true})
+		m, cmd = m.Update(batchMsg{ch: ch, events: []run.Event{e}})
 		if cmd == nil {
 			t.Fatalf("reader not re-armed after %T", e)
 		}
@@ -192,7 +192,7 @@ func TestCancelKeepsPartial(t *testing.T) {
 func TestStaleEventsIgnored(t *testing.T) {
 	m := scripted(t, false)
 	old := make(chan run.Event)
-	m2, cmd := m.Update(eventMsg{ch: old, ev: run.Log{Text: "old"}, ok: true})
+	m2, cmd := m.Update(batchMsg{ch: old, events: []run.Event{run.Log{Text: "old"}}})
 	if cmd != nil || len(m2.logs) != 0 {
 		t.Error("an event from an earlier run was applied")
 	}
@@ -204,6 +204,107 @@ func TestTinySizes(t *testing.T) {
 		m.SetSize(sz[0], sz[1])
 		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
 			t.Errorf("%v: %d lines", sz, n)
+		}
+	}
+}
+
+var space = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+
+// TestPauseKeepsRunGoing: space freezes the view while events still apply; space
+// again shows where the run got to.
+func TestPauseKeepsRunGoing(t *testing.T) {
+	ev := serveEvents()
+	m := scripted(t, true, ev[:2]...)
+	m, _ = m.Update(space)
+	frozen := m.View()
+	if !m.Paused() || !strings.HasPrefix(m.HeaderRight(), "❚❚ view paused") {
+		t.Fatalf("space did not pause: %q", m.HeaderRight())
+	}
+	for _, e := range ev[2:] {
+		var cmd tea.Cmd
+		m, cmd = m.Update(batchMsg{ch: m.events, events: []run.Event{e}})
+		if cmd == nil {
+			t.Fatal("the reader stopped while paused")
+		}
+	}
+	if m.View() != frozen {
+		t.Error("the view changed while paused")
+	}
+	if m.prog.Done != 120 {
+		t.Errorf("events not applied while paused: %v done", m.prog.Done)
+	}
+	m.SetSize(100, 30) // a resize while paused draws the frozen view at the new size
+	if n := len(strings.Split(m.View(), "\n")); n != 30 {
+		t.Errorf("paused view after resize: %d lines", n)
+	}
+	m, _ = m.Update(space)
+	if m.Paused() || m.View() == frozen || !strings.Contains(m.View(), "120/200 requests") {
+		t.Errorf("space did not resume:\n%s", m.View())
+	}
+}
+
+// TestFrameRate: the screen updates at least 4 times per second of the run clock
+// whether the run publishes much faster (serve-bench: snapshots pile up and are
+// coalesced, at most one screen update per minFrame) or much slower (bench: one
+// snapshot per long repetition; the frame tick moves the clock).
+func TestFrameRate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+	}{
+		{"fast publisher", time.Millisecond},
+		{"slow publisher", 700 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			published := 0
+			w := run.Func{Label: "fake", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+				tick := time.NewTicker(tc.every)
+				defer tick.Stop()
+				for r.Now() < 1500*time.Millisecond {
+					select {
+					case <-ctx.Done():
+						return &micro.Result{}, ctx.Err()
+					case <-tick.C:
+					}
+					published++
+					r.Progress(float64(published), 0, "reps", "fake")
+					r.Snapshot(micro.RepSnapshot{Test: "tg16", Rep: published, Reps: 1 << 20, Tokens: 16, Elapsed: tc.every})
+				}
+				return &micro.Result{}, nil
+			}}
+			m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+			m, d := drive(t, m, cmd, nil)
+			secs := d.Done.Elapsed.Seconds()
+			rate := float64(m.Frames()) / secs
+			t.Logf("%d published, %d screen updates in %.2f s of run clock: %.1f Hz", published, m.Frames(), secs, rate)
+			if rate < 4 {
+				t.Errorf("%.1f screen updates per second, want ≥ 4", rate)
+			}
+			if limit := int(secs/minFrame.Seconds()) + 2; m.Frames() > limit {
+				t.Errorf("%d screen updates in %.2f s: more than one per %v", m.Frames(), secs, minFrame)
+			}
+		})
+	}
+}
+
+// BenchmarkView is what one screen update costs the terminal side (the run's own
+// goroutines never wait for it): with at most one update per minFrame, the TUI takes
+// at most ns/op × 10 per second of one core.
+func BenchmarkView(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		serving bool
+		events  []run.Event
+	}{{"bench", false, benchEvents()}, {"serve", true, serveEvents()}} {
+		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+			b.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), func(b *testing.B) {
+				m := scripted(&testing.T{}, tc.serving, tc.events...)
+				m.theme = theme.New(theme.Color)
+				m.SetSize(sz[0], sz[1]-3)
+				for b.Loop() {
+					_ = m.View()
+				}
+			})
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"llmbench/tui/theme"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
 	"llmbench/workloads/run"
 )
 
@@ -36,9 +37,14 @@ func TestViews(t *testing.T) {
 		{"partial", run.Done{Result: &micro.Result{Partial: true}, Partial: true}, "■ stopped early"},
 		{"failed", run.Done{Err: errors.New("load: no such file")}, "✗ failed: load: no such file"},
 	} {
-		m := New(theme.New(theme.ASCII))
+		m := New(theme.New(theme.ASCII), nil)
 		m.SetSize(80, 21)
-		m.Set("bench · stories260K", tc.done)
+		d := tc.done
+		doc := report.Document{Title: "bench · stories260K", Partial: d.Partial}
+		if r, ok := d.Result.(*micro.Result); ok {
+			doc.Bench = r
+		}
+		m.Show(doc, "", nil, d.Err, d.Elapsed)
 		if v := m.View(); !strings.Contains(v, tc.want) {
 			t.Errorf("%s: view lacks %q:\n%s", tc.name, tc.want, v)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"llmbench/engine/builtin"
 	"llmbench/engine/synth"
 	"llmbench/tui/components/panel"
+	"llmbench/tui/components/prompt"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
@@ -91,29 +93,50 @@ type RunMsg struct{ Config Config }
 
 func runCmd(c Config) tea.Cmd { return func() tea.Msg { return RunMsg{Config: c} } }
 
+// SaveMsg asks the root to write Config as a profile file at Path (Setup's `s`).
+type SaveMsg struct {
+	Config Config
+	Path   string
+}
+
+// OpenMsg asks the root to load the profile file at Path into Setup (Setup's `o`).
+type OpenMsg struct{ Path string }
+
 // KeyMap holds the Setup screen's keys.
 type KeyMap struct {
-	Up, Down, Left, Right, Pick, Run key.Binding
+	Up, Down, Left, Right, Pick, Run, Save, Open key.Binding
+	// Profile is how the footer shows Save and Open together.
+	Profile key.Binding
 }
 
 // DefaultKeyMap returns the Setup keys.
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Up:    key.NewBinding(key.WithKeys("up"), key.WithHelp("↑↓", "move")),
-		Down:  key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "down")),
-		Left:  key.NewBinding(key.WithKeys("left"), key.WithHelp("←→", "change")),
-		Right: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "change")),
-		Pick:  key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pick")),
-		Run:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+		Up:      key.NewBinding(key.WithKeys("up"), key.WithHelp("↑↓", "move")),
+		Down:    key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "down")),
+		Left:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←→", "change")),
+		Right:   key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "change")),
+		Pick:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "pick")),
+		Run:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+		Save:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save")),
+		Open:    key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open")),
+		Profile: key.NewBinding(key.WithKeys("s", "o"), key.WithHelp("s/o", "profile")),
 	}
 }
 
-// Footer returns the bindings the footer shows.
-func (k KeyMap) Footer() []key.Binding { return []key.Binding{k.Up, k.Left, k.Pick, k.Run} }
+// Footer returns the bindings the footer can show.
+func (k KeyMap) Footer() []key.Binding {
+	return []key.Binding{k.Up, k.Left, k.Pick, k.Run, k.Profile}
+}
 
 // Help returns every binding for the help view.
 func (k KeyMap) Help() []key.Binding {
+	long := func(b key.Binding, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+	}
 	return []key.Binding{k.Up, k.Left, k.Pick, k.Run,
+		long(k.Save, "save the setup as a profile (YAML)"),
+		long(k.Open, "open a profile file (one run) into Setup"),
 		key.NewBinding(key.WithKeys("0"), key.WithHelp("0-9 ⌫", "edit a number or text field"))}
 }
 
@@ -157,6 +180,12 @@ type Model struct {
 	text     map[string]string // every editable field's text
 	tried    bool              // enter was pressed: show every error
 	errorMsg string
+	// Note is the outcome of the last save or open, shown instead of the estimate
+	// until the next key.
+	Note   string
+	prompt *prompt.Model // a profile path being typed
+	open   bool          // the prompt opens a profile (else it saves one)
+	last   string        // the profile path saved or opened last
 }
 
 // FindModels returns the *.gguf files in dir, sorted (none when it cannot be read).
@@ -204,6 +233,9 @@ func (m Model) focused() string { return m.rows()[min(m.focus, len(m.rows())-1)]
 // Capturing reports whether a free-text field has the focus, so the root passes
 // letters (q included) to it rather than treating them as global keys.
 func (m Model) Capturing() bool {
+	if m.prompt != nil {
+		return true
+	}
 	f := m.focused()
 	return f == rowPath || (f == rowBackend && m.remote)
 }
@@ -214,7 +246,30 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
+	m.Note = ""
+	if m.prompt != nil {
+		return m.promptKey(k)
+	}
 	switch {
+	case key.Matches(k, m.Keys.Save) && !m.Capturing():
+		m.tried = true
+		c, err := m.Config()
+		if err != nil {
+			m.errorMsg = err.Error()
+			return m, nil
+		}
+		m.errorMsg = ""
+		path := m.last
+		if path == "" {
+			path = "." + string(filepath.Separator) + strings.Trim(unsafeName.ReplaceAllString(c.Kind.String()+"-"+c.ModelName(), "-"), "-") + ".yaml"
+		}
+		m.prompt, m.open = prompt.New("save profile to", path), false
+	case key.Matches(k, m.Keys.Open) && !m.Capturing():
+		path := m.last
+		if path == "" {
+			path = "." + string(filepath.Separator)
+		}
+		m.prompt, m.open = prompt.New("open profile", path), true
 	case key.Matches(k, m.Keys.Up):
 		m.move(-1)
 	case key.Matches(k, m.Keys.Down):
@@ -245,6 +300,96 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.typeText(k.Text)
 	}
 	return m, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// promptKey edits the profile path; enter hands it to the root (SaveMsg, OpenMsg).
+func (m Model) promptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	p := *m.prompt
+	m.prompt = &p
+	switch p.Update(k) {
+	case prompt.Cancelled:
+		m.prompt, m.Note = nil, "cancelled"
+	case prompt.Submitted:
+		m.prompt, m.last = nil, p.Text
+		if m.open {
+			return m, func() tea.Msg { return OpenMsg{Path: p.Text} }
+		}
+		c, err := m.Config()
+		if err != nil {
+			m.errorMsg = err.Error()
+			return m, nil
+		}
+		return m, func() tea.Msg { return SaveMsg{Config: c, Path: p.Text} }
+	}
+	return m, nil
+}
+
+// FooterNow returns the bindings the footer shows now: a prompt's while one is
+// open; else space only where it would pick another model, s/o only where they
+// do not type into a text field.
+func (m Model) FooterNow() []key.Binding {
+	switch {
+	case m.prompt != nil && m.open:
+		return prompt.Footer("open")
+	case m.prompt != nil:
+		return prompt.Footer("write")
+	}
+	var out []key.Binding
+	for _, b := range m.Keys.Footer() {
+		switch {
+		case b.Help() == m.Keys.Pick.Help() && !m.canPick():
+		case b.Help() == m.Keys.Profile.Help() && m.Capturing():
+		default:
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// canPick reports whether space would choose another model than the one chosen.
+func (m Model) canPick() bool {
+	switch f := m.focused(); {
+	case f == rowShape || f == rowType:
+		return m.chosen != rowShape
+	case f == rowBuiltin || strings.HasPrefix(f, filePrefix):
+		return m.chosen != f
+	}
+	return false
+}
+
+// SetConfig shows c on the screen, as if it had been set up by hand.
+func (m *Model) SetConfig(c Config) {
+	m.kind, m.tried, m.errorMsg = c.Kind, false, ""
+	switch {
+	case c.Model.Path == Builtin:
+		m.chosen = rowBuiltin
+	case c.Model.Shape != "":
+		m.chosen = rowShape
+		m.shape = max(0, slices.Index(m.shapes, c.Model.Shape))
+		m.typ = max(0, slices.Index(m.types, c.Model.Type))
+	case slices.Contains(m.files, c.Model.Path):
+		m.chosen = filePrefix + c.Model.Path
+	default:
+		m.chosen, m.text[rowPath] = rowPath, c.Model.Path
+	}
+	if c.Kind == Bench {
+		m.text[rowPP], m.text[rowTG] = strconv.Itoa(c.Prompt), strconv.Itoa(c.Gen)
+		m.text[rowReps], m.text[rowThreads] = strconv.Itoa(c.Reps), strconv.Itoa(c.Threads)
+	} else {
+		m.dataset = max(0, slices.Index(datasets, c.Dataset))
+		m.text[rowPrompts], m.text[rowConc] = strconv.Itoa(c.Prompts), strconv.Itoa(c.Concurrency)
+		m.text[rowRate] = "inf"
+		if !math.IsInf(c.Rate, 1) {
+			m.text[rowRate] = strconv.FormatFloat(c.Rate, 'g', -1, 64)
+		}
+		m.remote = c.URL != ""
+		if m.remote {
+			m.text[rowBackend] = c.URL
+		}
+	}
+	m.focus = min(m.focus, len(m.rows())-1)
 }
 
 func (m *Model) move(d int) { m.focus = min(max(m.focus+d, 0), len(m.rows())-1) }
@@ -515,9 +660,14 @@ func (m Model) workPanel(w, h int) string {
 func (m Model) View() string {
 	mh := len(m.modelRows()) + 2
 	wh := len(m.workRows()) + 2
-	est := m.Estimate()
-	if m.errorMsg != "" {
-		est = m.theme.Error.Render("✗ cannot run: " + m.errorMsg)
+	est := " " + m.Estimate()
+	switch {
+	case m.prompt != nil:
+		est = m.prompt.View()
+	case m.errorMsg != "":
+		est = " " + m.theme.Error.Render("✗ cannot run: "+m.errorMsg)
+	case m.Note != "":
+		est = " " + m.Note
 	}
 	var body string
 	if m.w >= 100 {
@@ -527,5 +677,5 @@ func (m Model) View() string {
 	} else {
 		body = panel.Stack(m.modelPanel(m.w, mh), m.workPanel(m.w, wh))
 	}
-	return strings.Join(panel.Lines(body+"\n "+est, m.w, m.h), "\n")
+	return strings.Join(panel.Lines(body+"\n"+est, m.w, m.h), "\n")
 }

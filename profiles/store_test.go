@@ -1,0 +1,283 @@
+package profiles
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/micro"
+	"llmbench/workloads/report"
+	"llmbench/workloads/serving"
+)
+
+func benchProfile() Profile {
+	return FromBench("t", workloads.BenchSpec{Models: []workloads.BenchModel{{Path: BuiltinModel}}, Prompt: []int{16}, Gen: []int{8}, Reps: 3})
+}
+
+func rec(name string, reps int) micro.Record {
+	r := micro.Record{ModelFilename: name, ModelType: "llama ?B all F32", NPrompt: 16, SamplesNs: []uint64{}}
+	for i := range reps {
+		r.SamplesNs = append(r.SamplesNs, uint64(1e6*(i+1)))
+	}
+	return r
+}
+
+func TestDataDir(t *testing.T) {
+	t.Setenv("LLMBENCH_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "/xdg")
+	if d, _ := DataDir(""); d != "/xdg/llmbench" {
+		t.Errorf("XDG: %s", d)
+	}
+	t.Setenv("LLMBENCH_HOME", "/home-override")
+	if d, _ := DataDir(""); d != "/home-override" {
+		t.Errorf("LLMBENCH_HOME: %s", d)
+	}
+	if d, _ := DataDir("/flag"); d != "/flag" {
+		t.Errorf("flag: %s", d)
+	}
+	t.Setenv("LLMBENCH_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/h")
+	if d, _ := DataDir(""); d != "/h/.local/share/llmbench" {
+		t.Errorf("default: %s", d)
+	}
+}
+
+func TestStoreBenchLifecycle(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Create(benchProfile(), Environment(report.KV{Key: "build", Value: "test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.List()
+	if len(list) != 1 || list[0].Status != Running || !list[0].Partial {
+		t.Fatalf("while running: %+v", list)
+	}
+	w.BenchRecord(0, rec("a", 1))
+	w.BenchRecord(0, rec("a", 2))
+	w.BenchRecord(1, rec("b", 1))
+	// Mid-run, Load rebuilds from the samples: the last line of a key wins.
+	doc, err := s.Load(w.ID())
+	if err != nil || doc.Bench == nil || len(doc.Bench.Records) != 2 || len(doc.Bench.Records[0].SamplesNs) != 2 || !doc.Partial {
+		t.Fatalf("mid-run load: %+v %v", doc.Bench, err)
+	}
+	final := &micro.Result{Spec: benchProfile().Runs[0].Bench.WithDefaults(), Records: []micro.Record{rec("a", 3), rec("b", 3)}}
+	if err := w.Finish(report.Document{Bench: final}, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.List()
+	if len(list) != 1 || list[0].Status != Done || list[0].Partial || list[0].Kind != "bench" || !strings.Contains(list[0].Headline, "t/s") {
+		t.Fatalf("done: %+v", list)
+	}
+	doc, err = s.Load(w.ID())
+	if err != nil || doc.Partial || len(doc.Bench.Records) != 2 || len(doc.Bench.Records[1].SamplesNs) != 3 || doc.Title != "t" {
+		t.Fatalf("load: %+v %v", doc, err)
+	}
+	if len(doc.Env) == 0 || doc.Env[len(doc.Env)-1].Value != "test" {
+		t.Errorf("env %v", doc.Env)
+	}
+	p, err := s.Profile(w.ID())
+	if err != nil || p.Runs[0].Bench == nil || p.Runs[0].Bench.Reps != 3 {
+		t.Errorf("profile: %+v %v", p, err)
+	}
+	if err := s.Delete(w.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(); len(list) != 0 {
+		t.Errorf("after delete: %+v", list)
+	}
+	for _, id := range []string{"", "..", "a/b", w.ID()} {
+		if err := s.Delete(id); err == nil {
+			t.Errorf("Delete(%q) succeeded", id)
+		}
+	}
+}
+
+// TestDeadRunIsPartial: a record left running by a process that is gone lists as
+// partial, and a torn last line of samples is skipped.
+func TestDeadRunIsPartial(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	w, err := s.Create(benchProfile(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BenchRecord(0, rec("a", 2))
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+	w.f.Write([]byte(`{"kind":"bench","key":1,"bench":{"model_fil`)) // torn
+	w.f.Close()
+	// Pretend the writer was another process that died.
+	w.meta.PID = 1 << 30
+	if err := w.writeMeta(); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 1 || list[0].Status != Partial || !list[0].Partial || !strings.Contains(list[0].Headline, "t/s") {
+		t.Fatalf("dead run: %+v %v", list, err)
+	}
+	doc, err := s.Load(w.ID())
+	if err != nil || !doc.Partial || len(doc.Bench.Records) != 1 || !doc.Bench.Records[0].Partial {
+		t.Fatalf("load: %+v %v", doc.Bench, err)
+	}
+	// A live pid whose heartbeat stopped long ago is dead too.
+	w.meta.PID = os.Getpid()
+	w.writeMeta()
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(s.Dir(), w.ID(), samplesFile), old, old)
+	w.meta.Summary.Started = old
+	w.writeMeta()
+	if list, _ := s.List(); list[0].Status != Partial {
+		t.Errorf("stale heartbeat: %v", list[0].Status)
+	}
+}
+
+func TestStoreServing(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	sp := DefaultServe()
+	sp.Dataset.NumPrompts = 3
+	p := FromServe("s", sp, []int{1, 2}, nil)
+	w, err := s.Create(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(i int) metrics.Record {
+		return metrics.Record{Index: i, PromptLen: 10, Expected: 4, Start: time.Duration(i) * time.Millisecond,
+			TTFT: 5 * time.Millisecond, Latency: 20 * time.Millisecond, ITL: []time.Duration{5e6, 5e6, 5e6}, OutputTokens: 4, Success: true}
+	}
+	var results []*serving.Result
+	for k, pt := range p.Runs[0].Points() {
+		head := &serving.Result{Spec: pt, ModelID: "m"}
+		w.Point(k, head)
+		res := &serving.Result{Spec: pt, ModelID: "m", Duration: 100 * time.Millisecond}
+		for i := range 3 {
+			r := mk(i)
+			w.Request(k, r)
+			res.Records = append(res.Records, r)
+		}
+		res.Summary = serving.Summarize(res)
+		results = append(results, res)
+	}
+	mid, err := s.Load(w.ID())
+	if err != nil || len(mid.Serving) != 2 || len(mid.Serving[1].Records) != 3 || mid.Serving[0].Summary.Completed != 3 || !mid.Partial {
+		t.Fatalf("mid-run: %+v %v", mid.Serving, err)
+	}
+	if err := w.Finish(report.Document{Serving: results, Partial: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := s.Load(w.ID())
+	if err != nil || len(doc.Serving) != 2 || !doc.Partial {
+		t.Fatalf("load: %+v %v", doc, err)
+	}
+	a, _ := json.Marshal(results[1].Summary)
+	b, _ := json.Marshal(doc.Serving[1].Summary)
+	if string(a) != string(b) {
+		t.Errorf("summary not recomputed equal:\n%s\n%s", a, b)
+	}
+	list, _ := s.List()
+	if list[0].Status != Partial || list[0].Kind != "serve-bench" {
+		t.Errorf("list %+v", list[0])
+	}
+	// Save (the TUI's path) keeps a finished document with a profile to rerun.
+	id, err := s.Save(report.Document{Title: "tui run", Serving: results[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := s.Profile(id)
+	if err != nil || pr.Runs[0].Serve == nil || pr.Runs[0].Serve.Dataset.NumPrompts != 3 {
+		t.Errorf("saved profile %+v %v", pr, err)
+	}
+	list, _ = s.List()
+	if len(list) != 2 || list[0].ID != id || list[0].Status != Done {
+		t.Errorf("list after save %+v", list)
+	}
+}
+
+func TestFailedRun(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	w, _ := s.Create(benchProfile(), nil)
+	if err := w.Finish(report.Document{Bench: &micro.Result{}}, os.ErrNotExist); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.List()
+	if list[0].Status != Failed || !list[0].Partial || list[0].Error == "" {
+		t.Errorf("failed: %+v", list[0])
+	}
+}
+
+// TestCloseWithoutResult: a record closed without a final document lists as partial
+// (or failed) and loads from its samples.
+func TestCloseWithoutResult(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	for _, runErr := range []error{nil, os.ErrDeadlineExceeded} {
+		w, err := s.Create(benchProfile(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.BenchRecord(0, rec("a", 2))
+		if err := w.Close(runErr); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Finish(report.Document{}, nil); err == nil {
+			t.Error("a closed record finished again")
+		}
+		m, err := s.readMeta(w.ID())
+		want := Partial
+		if runErr != nil {
+			want = Failed
+		}
+		if err != nil || m.Status != want {
+			t.Errorf("status %v %v; want %s", m, err, want)
+		}
+		doc, err := s.Load(w.ID())
+		if err != nil || !doc.Partial || len(doc.Bench.Records) != 1 {
+			t.Errorf("load: %+v %v", doc.Bench, err)
+		}
+	}
+	list, _ := s.List()
+	for _, e := range list {
+		if !e.Partial || !strings.Contains(e.Headline, "t/s") {
+			t.Errorf("entry %+v", e)
+		}
+	}
+}
+
+// TestConcurrentRequests: requests finish on many goroutines at once; every line
+// lands whole.
+func TestConcurrentRequests(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	sp := DefaultServe()
+	w, err := s.Create(FromServe("c", sp, nil, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Point(0, &serving.Result{Spec: sp, ModelID: "m"})
+	const n = 400
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Request(0, metrics.Record{Index: i, Success: true, OutputTokens: 3, Text: strings.Repeat("x", i)})
+		}()
+	}
+	wg.Wait()
+	doc, err := s.Load(w.ID())
+	if err != nil || len(doc.Serving) != 1 || len(doc.Serving[0].Records) != n {
+		t.Fatalf("load: %v, %d records", err, len(doc.Serving[0].Records))
+	}
+	for i, r := range doc.Serving[0].Records {
+		if r.Index != i || len(r.Text) != i {
+			t.Fatalf("record %d: index %d, text %d bytes", i, r.Index, len(r.Text))
+		}
+	}
+	w.Close(nil)
+}

@@ -1,0 +1,107 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"llmbench/profiles"
+	"llmbench/tui/screens/setup"
+)
+
+// saver writes profiles as main does.
+func saver(c setup.Config, path string) error { return profiles.Save(path, ProfileOf(c)) }
+
+// typePath replaces the text of the open prompt with path and presses enter.
+func typePath(t *testing.T, m Model, path string) Model {
+	t.Helper()
+	return keys(t, m, append(append([]string{"ctrl+u"}, strings.Split(path, "")...), "enter")...)
+}
+
+// TestSetupSaveOpen: s on Setup writes what is set up as a profile (the default
+// path offered, where it went shown); o reads it back into Setup after a change.
+func TestSetupSaveOpen(t *testing.T) {
+	m := newRootWith(Options{SaveProfile: saver})
+	m = keys(t, m, "down", "down", "down", "down", "down", "backspace", "backspace", "backspace", "6", "4") // pp 64
+	want, err := m.setup.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = keys(t, m, "s")
+	out := m.Render()
+	if !strings.Contains(out, "save profile to: ./bench-stories260K.yaml_") || !strings.Contains(out, "enter write") {
+		t.Fatalf("s does not offer a path:\n%s", out)
+	}
+	if !m.capturing() {
+		t.Error("the path prompt does not take q and tab as text")
+	}
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	m = typePath(t, m, path)
+	if m.Err() != "" || !strings.Contains(m.Render(), "✓ profile saved to "+path) {
+		t.Fatalf("save: %q\n%s", m.Err(), m.Render())
+	}
+	if p, err := profiles.LoadFile(path); err != nil || p.Runs[0].Bench == nil || p.Runs[0].Bench.Prompt[0] != 64 {
+		t.Fatalf("the profile written: %+v %v", p, err)
+	}
+
+	m = keys(t, m, "up", "left") // workload ▸ serve-bench
+	if c, _ := m.setup.Config(); c.Kind != setup.Serve {
+		t.Fatalf("not changed to serve-bench: %+v", c)
+	}
+	m = keys(t, m, "o")
+	if out := m.Render(); !strings.Contains(out, "open profile: "+path+"_") || !strings.Contains(out, "enter open") {
+		t.Fatalf("o does not offer the last path:\n%s", out)
+	}
+	m = keys(t, m, "enter")
+	got, err := m.setup.Config()
+	if err != nil || got != want || m.Err() != "" || !strings.Contains(m.Render(), "✓ opened "+path) {
+		t.Errorf("opened %+v (%v, %q), want %+v\n%s", got, err, m.Err(), want, m.Render())
+	}
+
+	m = keys(t, m, "s", "esc")
+	if !strings.Contains(m.Render(), " cancelled") {
+		t.Errorf("esc does not cancel:\n%s", m.Render())
+	}
+}
+
+// TestSetupOpenBad: a profile with a mistake, or one Setup cannot hold, leaves Setup
+// as it was and says why on the error line, in one line.
+func TestSetupOpenBad(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("schema: 1\nbench:\n  models: [{path: builtin:stories260K}]\n  n_promt: [64]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sweep := filepath.Join(dir, "sweep.yaml")
+	b, err := profiles.BuiltinYAML("builtin:power-sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sweep, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, parseErr := profiles.LoadFile(bad)
+	if parseErr == nil {
+		t.Fatal("the bad profile parses")
+	}
+	for _, c := range []struct{ path, want string }{
+		{bad, parseErr.Error()},
+		{sweep, sweep + ": the profile sets power limits: Setup holds one bench"},
+		{filepath.Join(dir, "none.yaml"), "none.yaml: no such file"},
+	} {
+		m := newRootWith(Options{SaveProfile: saver})
+		before, _ := m.setup.Config()
+		m = keys(t, m, "o")
+		m = typePath(t, m, c.path)
+		if !strings.Contains(m.Err(), c.want) || strings.Contains(m.Err(), "\n") {
+			t.Errorf("%s: error line %q, want %q…", c.path, m.Err(), c.want)
+		}
+		if !strings.Contains(m.Render(), "✗ "+m.Err()[:20]) {
+			t.Errorf("%s: error not shown:\n%s", c.path, m.Render())
+		}
+		if after, _ := m.setup.Config(); after != before {
+			t.Errorf("%s: Setup changed to %+v", c.path, after)
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/serving"
+)
+
+// Summary is the one-line description of a run that a history list shows: what ran,
+// on which model, and its headline figure.
+type Summary struct {
+	Title    string
+	Started  time.Time
+	Kind     string // "bench" or "serve-bench"
+	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
+	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
+	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
+	Partial  bool
+}
+
+// Summarize describes d in one line's worth of fields.
+func Summarize(d Document) Summary {
+	s := Summary{Title: d.Title, Started: d.Started, Partial: d.Partial}
+	switch {
+	case d.Bench != nil:
+		s.Kind = "bench"
+		var tests, heads []string
+		for i := range d.Bench.Records {
+			r := &d.Bench.Records[i]
+			tests = append(tests, r.Name())
+			heads = append(heads, fmt.Sprintf("%s %.1f t/s", r.Name(), r.AvgTs()))
+			if s.Model == "" {
+				s.Model = strings.TrimSuffix(filepath.Base(r.ModelFilename), ".gguf")
+			}
+		}
+		if s.Model == "" && len(d.Bench.Spec.Models) > 0 {
+			s.Model = d.Bench.Spec.Models[0].String()
+		}
+		s.Workload = strings.Join(tests, " ")
+		if d.Bench.Spec.Reps > 0 {
+			s.Workload += fmt.Sprintf(" ×%d", d.Bench.Spec.Reps)
+		}
+		s.Headline = strings.Join(heads, " · ")
+		if s.Headline == "" {
+			s.Headline = "no test finished"
+		}
+	case len(d.Serving) > 0:
+		s.Kind = "serve-bench"
+		first := d.Serving[0]
+		s.Model = first.ModelID
+		var conc []string
+		best, at := -1.0, ""
+		for _, p := range d.Serving {
+			c := concurrencyLabel(p)
+			conc = append(conc, c)
+			if p.Summary.OutputThroughput > best {
+				best, at = p.Summary.OutputThroughput, c
+			}
+		}
+		s.Workload = fmt.Sprintf("%s ×%d c=%s", first.Spec.Dataset.Name, first.Spec.Dataset.NumPrompts, strings.Join(conc, ","))
+		s.Headline = fmt.Sprintf("%.1f out tok/s", best)
+		if len(d.Serving) > 1 {
+			s.Headline = fmt.Sprintf("peak %.1f out tok/s at c=%s", best, at)
+		} else {
+			s.Headline += fmt.Sprintf(" · TTFT mean %.1f ms", first.Summary.TTFT.Mean)
+		}
+	default:
+		s.Kind, s.Headline = "?", "no result"
+	}
+	return s
+}
+
+func concurrencyLabel(r *serving.Result) string {
+	if r.Spec.MaxConcurrency > 0 {
+		return fmt.Sprint(r.Spec.MaxConcurrency)
+	}
+	return "inf"
+}
+
+// Verdicts of a DocRow cell against the first run.
+const (
+	VerdictNoise       = "noise"       // Welch's t-test finds no difference at metrics.CompareAlpha
+	VerdictSignificant = "significant" // Welch's t-test finds one
+	VerdictNA          = "n/a"         // no raw samples on one side (or the metric is missing)
+)
+
+// DocRow is one metric of a comparison of runs: its value in each run, the difference
+// of each run against the first in percent, and a noise verdict where both runs kept
+// raw samples of the metric.
+type DocRow struct {
+	// Group says which part of the run the metric belongs to: the bench test
+	// ("pp512") or the serving sweep point ("c=8"); empty for a single-point serving run.
+	Group string
+	// Metric names the figure under vLLM's or llama-bench's name where one exists,
+	// with its unit ("t/s", "Mean TTFT (ms)").
+	Metric string
+	// Headline marks the metrics a chart shows as bars.
+	Headline bool
+	// LowerBetter is set for latencies.
+	LowerBetter bool
+	// Values holds the figure per run, NaN where a run lacks it.
+	Values []float64
+	// Samples holds the raw samples behind Values per run (nil where none were kept):
+	// per-repetition t/s for bench, per-request milliseconds for serving.
+	Samples [][]float64
+	// DiffPct is each run's difference against the first in percent (NaN where it
+	// cannot be computed; DiffPct[0] is 0).
+	DiffPct []float64
+	// Verdict is each run's noise verdict against the first (Verdict[0] is "").
+	Verdict []string
+}
+
+// Label is the row's name with its group: "pp512 t/s", "c=8 Mean TTFT (ms)".
+func (r DocRow) Label() string {
+	if r.Group == "" {
+		return r.Metric
+	}
+	return r.Group + " " + r.Metric
+}
+
+// DocComparison compares two or more runs metric by metric, each against the first.
+type DocComparison struct {
+	Titles []string // one per run, in order
+	Rows   []DocRow
+}
+
+// docMetric is one figure of one run while a comparison is assembled.
+type docMetric struct {
+	group, metric string
+	headline      bool
+	lowerBetter   bool
+	value         float64
+	samples       []float64
+}
+
+// CompareDocs compares docs (two or more) metric by metric against the first: a
+// bench run by test (t/s with per-repetition samples, tokens/J), a serving run by
+// sweep point (throughputs; mean with per-request samples, median, p90 and p99 of
+// TTFT, TPOT, ITL and E2EL). A metric only some runs have shows NaN for the others.
+func CompareDocs(docs []Document) (*DocComparison, error) {
+	if len(docs) < 2 {
+		return nil, fmt.Errorf("compare: need two or more runs, got %d", len(docs))
+	}
+	c := &DocComparison{}
+	type key struct{ group, metric string }
+	idx := map[key]int{}
+	for i, d := range docs {
+		c.Titles = append(c.Titles, d.Title)
+		for _, m := range docMetrics(d) {
+			k := key{m.group, m.metric}
+			j, ok := idx[k]
+			if !ok {
+				j = len(c.Rows)
+				idx[k] = j
+				row := DocRow{Group: m.group, Metric: m.metric, Headline: m.headline, LowerBetter: m.lowerBetter,
+					Values: make([]float64, len(docs)), Samples: make([][]float64, len(docs))}
+				for v := range row.Values {
+					row.Values[v] = math.NaN()
+				}
+				c.Rows = append(c.Rows, row)
+			}
+			c.Rows[j].Values[i], c.Rows[j].Samples[i] = m.value, m.samples
+		}
+	}
+	for j := range c.Rows {
+		r := &c.Rows[j]
+		r.DiffPct, r.Verdict = make([]float64, len(docs)), make([]string, len(docs))
+		for i := 1; i < len(docs); i++ {
+			r.DiffPct[i], r.Verdict[i] = math.NaN(), VerdictNA
+			if math.IsNaN(r.Values[0]) || math.IsNaN(r.Values[i]) {
+				continue
+			}
+			cr := metrics.Compare(r.Metric, r.Values[0], r.Values[i], r.Samples[0], r.Samples[i])
+			r.DiffPct[i] = cr.DiffPct
+			switch cr.Verdict() {
+			case "significant":
+				r.Verdict[i] = VerdictSignificant
+			case "within noise":
+				r.Verdict[i] = VerdictNoise
+			}
+		}
+	}
+	if len(c.Rows) == 0 {
+		return nil, fmt.Errorf("compare: the runs measured nothing")
+	}
+	return c, nil
+}
+
+// docMetrics lists the figures of one run in display order.
+func docMetrics(d Document) []docMetric {
+	var out []docMetric
+	if d.Bench != nil {
+		seen := map[string]int{}
+		for i := range d.Bench.Records {
+			seen[d.Bench.Records[i].Name()]++
+		}
+		for i := range d.Bench.Records {
+			r := &d.Bench.Records[i]
+			g := r.Name()
+			if seen[g] > 1 { // the same test at several settings: tell them apart
+				g = fmt.Sprintf("%s t=%d fa=%d b=%d", g, r.NThreads, r.FlashAttn, r.NBatch)
+			}
+			if len(r.SamplesNs) > 0 {
+				out = append(out, docMetric{group: g, metric: "t/s", headline: true, value: r.AvgTs(), samples: r.SamplesTs()})
+			}
+			if r.EnergyKnown() {
+				out = append(out, docMetric{group: g, metric: "tokens/J", value: r.TokensPerJoule()})
+			}
+		}
+	}
+	for _, p := range d.Serving {
+		g := ""
+		if len(d.Serving) > 1 {
+			g = "c=" + concurrencyLabel(p)
+			if !p.Spec.RequestRate.IsInf() {
+				g += " rate " + p.Spec.RequestRate.String()
+			}
+		}
+		out = append(out, servingMetrics(g, p)...)
+	}
+	return out
+}
+
+// servingMetrics lists a serving point's figures; latency statistics come from the
+// raw records (successful requests), as metrics.Summary computes them.
+func servingMetrics(g string, p *serving.Result) []docMetric {
+	s := p.Summary
+	out := []docMetric{
+		{group: g, metric: "Output tok/s", headline: true, value: s.OutputThroughput},
+		{group: g, metric: "Request throughput (req/s)", value: s.RequestThroughput},
+		{group: g, metric: "Total tok/s", value: s.TotalTokenThroughput},
+		{group: g, metric: "Peak output tok/s", value: s.PeakOutputTokensPerS},
+		{group: g, metric: "Successful requests", value: float64(s.Completed)},
+		{group: g, metric: "Failed requests", lowerBetter: true, value: float64(s.Failed)},
+	}
+	if p.EnergyKnown() {
+		out = append(out, docMetric{group: g, metric: "Output tokens/J", value: p.OutputTokensPerJoule()})
+	}
+	lat := RequestSamples(p.Records)
+	for _, name := range LatencyMetrics {
+		x := lat[name]
+		if len(x) == 0 {
+			continue
+		}
+		up := strings.ToUpper(name)
+		out = append(out,
+			docMetric{group: g, metric: "Mean " + up + " (ms)", headline: true, lowerBetter: true, value: metrics.Mean(x), samples: x},
+			docMetric{group: g, metric: "P50 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 50)},
+			docMetric{group: g, metric: "P90 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 90)},
+			docMetric{group: g, metric: "P99 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 99)})
+	}
+	return out
+}
+
+// LatencyMetrics are the per-request latency metrics of a serving run, in vLLM's
+// order and under its names.
+var LatencyMetrics = []string{"ttft", "tpot", "itl", "e2el"}
+
+// RequestSamples returns the raw latency samples of the successful records in
+// milliseconds by metric (ttft, tpot, itl, e2el), defined as metrics.Summary does:
+// TPOT only for requests with more than one output token, ITL pooled over requests.
+func RequestSamples(recs []metrics.Record) map[string][]float64 {
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	out := map[string][]float64{}
+	for i := range recs {
+		r := &recs[i]
+		if !r.Success {
+			continue
+		}
+		out["ttft"] = append(out["ttft"], ms(r.TTFT))
+		out["e2el"] = append(out["e2el"], ms(r.Latency))
+		if r.OutputTokens > 1 {
+			out["tpot"] = append(out["tpot"], ms(r.Latency-r.TTFT)/float64(r.OutputTokens-1))
+		}
+		for _, g := range r.ITL {
+			out["itl"] = append(out["itl"], ms(g))
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"llmbench/workloads/serving"
+)
+
+func TestSummarize(t *testing.T) {
+	part := servingDoc()
+	part.Partial = true
+	for _, tc := range []struct {
+		name string
+		doc  Document
+		want Summary
+	}{
+		{"bench", benchDoc(), Summary{Kind: "bench", Model: "m", Workload: "pp512 tg128 pp512 tg128 ×3",
+			Headline: "pp512 515.4 t/s · tg128 128.9 t/s · pp512 1030.9 t/s · tg128 257.7 t/s"}}, // mean of 512/1, 512/1.1, 512/0.9
+		{"sweep", part, Summary{Kind: "serve-bench", Model: "org/m", Workload: "random ×4 c=4,8", Headline: "peak 3.0 out tok/s at c=4", Partial: true}}, // 6 tokens in 2 s,
+		{"one point", Document{Serving: []*serving.Result{sampleResult()}}, Summary{Kind: "serve-bench", Model: "org/m",
+			Workload: "random ×4 c=4", Headline: "3.0 out tok/s · TTFT mean 116.7 ms"}},
+		{"empty", Document{}, Summary{Kind: "?", Headline: "no result"}},
+	} {
+		got := Summarize(tc.doc)
+		got.Title, got.Started = "", got.Started.UTC().Truncate(0)
+		tc.want.Started = tc.doc.Started
+		if got != tc.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCompareDocs(t *testing.T) {
+	if _, err := CompareDocs([]Document{benchDoc()}); err == nil {
+		t.Error("one run compared")
+	}
+	if _, err := CompareDocs([]Document{{}, {}}); err == nil {
+		t.Error("two empty runs compared")
+	}
+	a, b := benchDoc(), benchDoc()
+	for i := range b.Bench.Records { // B: twice as slow, with the same spread
+		for j := range b.Bench.Records[i].SamplesNs {
+			b.Bench.Records[i].SamplesNs[j] *= 2
+		}
+	}
+	c, err := CompareDocs([]Document{a, b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := []string{}
+	for _, r := range c.Rows {
+		labels = append(labels, r.Label())
+		if d := r.DiffPct[1]; math.Abs(d+50) > 1e-9 {
+			t.Errorf("%s: B %+.3f %%, want −50 %%", r.Label(), d)
+		}
+		if r.Verdict[1] != VerdictSignificant || r.Verdict[2] != VerdictNoise || r.DiffPct[2] != 0 {
+			t.Errorf("%s: verdicts %q, diffs %v", r.Label(), r.Verdict, r.DiffPct)
+		}
+	}
+	want := []string{"pp512 t=1 fa=0 b=2048 t/s", "tg128 t=1 fa=0 b=2048 t/s", "pp512 t=2 fa=0 b=2048 t/s", "tg128 t=2 fa=0 b=2048 t/s"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("rows %q, want %q", labels, want)
+	}
+
+	// A bench run against a serving run: every metric is missing on one side.
+	mixed, err := CompareDocs([]Document{benchDoc(), {Serving: []*serving.Result{sampleResult()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mixed.Rows {
+		if !math.IsNaN(r.Values[0]) == !math.IsNaN(r.Values[1]) || !math.IsNaN(r.DiffPct[1]) || r.Verdict[1] != VerdictNA {
+			t.Errorf("%s: values %v diff %v verdict %q", r.Label(), r.Values, r.DiffPct, r.Verdict)
+		}
+	}
+}
+
+// TestCompareDocsServing: the serving rows hold vLLM's figures, means carry the
+// per-request samples (so get a verdict), percentiles do not; a sweep's rows are
+// grouped by concurrency.
+func TestCompareDocsServing(t *testing.T) {
+	a := Document{Serving: []*serving.Result{sampleResult()}}
+	c, err := CompareDocs([]Document{a, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := a.Serving[0].Summary
+	byName := map[string]DocRow{}
+	for _, r := range c.Rows {
+		byName[r.Metric] = r
+	}
+	for name, want := range map[string]float64{
+		"Output tok/s": s.OutputThroughput, "Mean TTFT (ms)": s.TTFT.Mean, "P50 TTFT (ms)": s.TTFT.Median,
+		"Mean TPOT (ms)": s.TPOT.Mean, "Mean ITL (ms)": s.ITL.Mean, "Mean E2EL (ms)": s.E2EL.Mean, "Failed requests": 1,
+	} {
+		r, ok := byName[name]
+		if !ok || math.Abs(r.Values[0]-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, r.Values, want)
+		}
+	}
+	if v := byName["Mean TTFT (ms)"].Verdict[1]; v != VerdictNoise {
+		t.Errorf("same samples: verdict %q", v)
+	}
+	if v := byName["P99 TTFT (ms)"].Verdict[1]; v != VerdictNA {
+		t.Errorf("percentile verdict %q", v)
+	}
+	if got := RequestSamples(a.Serving[0].Records)["itl"]; !slices.Equal(got, []float64{10, 20, 30}) {
+		t.Errorf("itl samples %v", got)
+	}
+	sw, err := CompareDocs([]Document{servingDoc(), servingDoc()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sw.Rows[0].Label(), "c=4 rate 10.0 ") || !slices.ContainsFunc(sw.Rows, func(r DocRow) bool { return strings.HasPrefix(r.Label(), "c=8 ") }) {
+		t.Errorf("sweep rows not grouped: %q", sw.Rows[0].Label())
+	}
+}
