@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -499,9 +498,8 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 	err = dev.sweep(ctx, "serve-bench", limits, j.settle, func(ctx context.Context, watts float64) error {
 		for _, p := range points {
 			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
-			var before engine.SchedulerStats
 			if eng != nil {
-				before = eng.SchedulerStats()
+				b.Engine = func() serving.EngineStats { return serveBenchEngineStats(eng) }
 			}
 			if rec != nil {
 				key := len(results)
@@ -511,14 +509,6 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts, j.live)
 			if res == nil {
 				return err
-			}
-			meta := sp.Metadata
-			if eng != nil {
-				meta = maps.Clone(meta)
-				if meta == nil {
-					meta = map[string]string{}
-				}
-				maps.Copy(meta, serveBenchEngineStats(os.Stdout, eng.KVCache(), before, eng.SchedulerStats(), p.NumWarmups))
 			}
 			results = append(results, res)
 			date := time.Now()
@@ -540,7 +530,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 					}
 					name = filepath.Join(j.save.dir, name)
 				}
-				if err := serveBenchSave(name, j.save.append, res, report.VLLMJSONOptions{Detailed: j.save.detailed, Metadata: meta, Date: date, Version: version}); err != nil {
+				if err := serveBenchSave(name, j.save.append, res, report.VLLMJSONOptions{Detailed: j.save.detailed, Metadata: sp.Metadata, Date: date, Version: version}); err != nil {
 					return err
 				}
 				fmt.Fprintf(os.Stderr, "saved %s\n", name)
@@ -663,49 +653,15 @@ func pointResult(done benchrun.Done) (*serving.Result, error) {
 	return res, done.Err
 }
 
-// serveBenchEngineStats prints the in-process engine's KV cache and prefix-cache
-// figures over one run (the scheduler's counters after minus before, warm-up requests
-// included) under the vLLM block, and returns them as JSON fields (strings, as vLLM's
-// metadata).
-func serveBenchEngineStats(w io.Writer, kv engine.KVCacheInfo, before, after engine.SchedulerStats, warmups int) map[string]string {
-	q, h := after.PrefixQueryTokens-before.PrefixQueryTokens, after.PrefixHitTokens-before.PrefixHitTokens
-	pre := after.Preemptions - before.Preemptions
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-	m := map[string]string{
-		"kv_cache_type": strings.ToLower(kv.Type.String()), "kv_cache_block_size": strconv.Itoa(kv.BlockSize),
-		"kv_cache_blocks": strconv.Itoa(kv.Blocks), "kv_cache_bytes": strconv.FormatInt(kv.Bytes(), 10),
-		"kv_cache_saved_vs_f16_bytes": strconv.FormatInt(kv.SavedVs(kernels.F16), 10),
-		"kv_cache_saved_vs_f32_bytes": strconv.FormatInt(kv.SavedVs(kernels.F32), 10),
-		"prefix_cache":                strconv.FormatBool(kv.PrefixCache),
-		"num_preemptions":             strconv.FormatInt(pre, 10),
+// serveBenchEngineStats reads the in-process engine's KV cache and scheduler counters.
+func serveBenchEngineStats(e *engine.Engine) serving.EngineStats {
+	kv, st := e.KVCache(), e.SchedulerStats()
+	return serving.EngineStats{
+		KVCacheType: strings.ToLower(kv.Type.String()), KVBlockSize: kv.BlockSize, KVBlocks: kv.Blocks,
+		KVBytes: kv.Bytes(), KVSavedVsF16: kv.SavedVs(kernels.F16), KVSavedVsF32: kv.SavedVs(kernels.F32),
+		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
+		Preemptions: st.Preemptions,
 	}
-	row := func(label, v string) { fmt.Fprintf(w, "%-40s %-10s\n", label, v) }
-	fmt.Fprintln(w, "------------- Engine (inproc) KV cache ------------")
-	if kv.PrefixCache {
-		rate := 0.0
-		if q > 0 {
-			rate = 100 * float64(h) / float64(q)
-		}
-		m["prefix_cache_queries"], m["prefix_cache_hits"], m["prefix_cache_hit_rate"] = strconv.FormatInt(q, 10), strconv.FormatInt(h, 10), f(rate)
-		row("Prefix cache hit rate (%):", f(rate))
-		row("Prefix cache hits/queries (tokens):", fmt.Sprintf("%d/%d", h, q))
-	} else {
-		row("Prefix cache:", "off")
-	}
-	row("Preemptions:", strconv.FormatInt(pre, 10))
-	row("KV cache type:", m["kv_cache_type"])
-	row("KV cache blocks x block size:", fmt.Sprintf("%dx%d", kv.Blocks, kv.BlockSize))
-	row("KV cache memory (MiB):", f(float64(kv.Bytes())/(1<<20)))
-	for _, t := range []kernels.DType{kernels.F16, kernels.F32} {
-		if t != kv.Type {
-			row("KV cache saved vs "+strings.ToLower(t.String())+" (MiB):", f(float64(kv.SavedVs(t))/(1<<20)))
-		}
-	}
-	if warmups > 0 {
-		fmt.Fprintf(w, "note: the engine's counters include the %d warm-up requests\n", warmups)
-	}
-	fmt.Fprintln(w, strings.Repeat("=", 50))
-	return m
 }
 
 // serveBenchTimeout bounds each in-process request.

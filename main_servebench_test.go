@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -166,8 +167,10 @@ func TestServeBenchInprocPrefixCache(t *testing.T) {
 		t.Errorf("stderr does not describe the KV cache pool:\n%s", stderr)
 	}
 	m := readJSON(t, filepath.Join(dir, "on.json"))
-	if m["prefix_cache_hit_rate"] != "66.67" || m["prefix_cache_hits"] != "384" || m["kv_cache_type"] != "f16" || m["prefix_cache"] != "true" {
-		t.Errorf("JSON: hit rate %v, hits %v, type %v, prefix cache %v", m["prefix_cache_hit_rate"], m["prefix_cache_hits"], m["kv_cache_type"], m["prefix_cache"])
+	eng, _ := m["engine"].(map[string]any)
+	if rate, _ := m["prefix_cache_hit_rate"].(float64); math.Abs(rate-200.0/3) > 1e-9 || eng["prefix_cache_hits"] != 384.0 ||
+		eng["prefix_cache_queries"] != 576.0 || eng["kv_cache_type"] != "f16" || eng["prefix_cache"] != true {
+		t.Errorf("JSON: hit rate %v, engine %v", m["prefix_cache_hit_rate"], eng)
 	}
 	out, stderr, code = run(t, append(args, "--result-filename", "off.json", "--no-prefix-cache", "--kv-cache-type", "f32", "--block-size", "8")...)
 	if code != 0 {
@@ -177,8 +180,9 @@ func TestServeBenchInprocPrefixCache(t *testing.T) {
 		t.Errorf("stdout with --no-prefix-cache:\n%s", out)
 	}
 	m = readJSON(t, filepath.Join(dir, "off.json"))
-	if _, ok := m["prefix_cache_hit_rate"]; ok || m["prefix_cache"] != "false" || m["kv_cache_type"] != "f32" || m["kv_cache_block_size"] != "8" {
-		t.Errorf("JSON without the prefix cache: %v %v %v %v", m["prefix_cache_hit_rate"], m["prefix_cache"], m["kv_cache_type"], m["kv_cache_block_size"])
+	eng, _ = m["engine"].(map[string]any)
+	if _, ok := m["prefix_cache_hit_rate"]; ok || eng["prefix_cache"] != false || eng["kv_cache_type"] != "f32" || eng["kv_cache_block_size"] != 8.0 {
+		t.Errorf("JSON without the prefix cache: hit rate %v, engine %v", m["prefix_cache_hit_rate"], eng)
 	}
 }
 

@@ -247,6 +247,9 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 		l.row("Output tokens per joule:", vllmFloat(res.OutputTokensPerJoule()))
 		l.row("Joules per output token:", vllmFloat(res.JoulesPerOutputToken()))
 	}
+	if e := res.Engine; e != nil {
+		vllmEngine(&l, e)
+	}
 	if res.Skipped > 0 {
 		l.row("Prompts skipped (filters/context):", strconv.Itoa(res.Skipped))
 	}
@@ -258,4 +261,25 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	}
 	_, err := io.WriteString(w, l.b.String())
 	return err
+}
+
+// vllmEngine adds the in-process engine's KV cache and prefix-cache lines.
+func vllmEngine(l *vllmLines, e *serving.EngineStats) {
+	mib := func(b int64) string { return vllmFloat(float64(b) / (1 << 20)) }
+	if e.PrefixCache {
+		l.row("Prefix cache hit rate (%):", vllmFloat(e.PrefixHitRate()))
+		l.row("Prefix cache hits/queries (tokens):", fmt.Sprintf("%d/%d", e.PrefixHits, e.PrefixQueries))
+	} else {
+		l.row("Prefix cache:", "off")
+	}
+	l.row("Preemptions:", strconv.FormatInt(e.Preemptions, 10))
+	l.row("KV cache type:", e.KVCacheType)
+	l.row("KV cache blocks x block size:", fmt.Sprintf("%dx%d", e.KVBlocks, e.KVBlockSize))
+	l.row("KV cache memory (MiB):", mib(e.KVBytes))
+	if e.KVCacheType != "f16" {
+		l.row("KV cache saved vs f16 (MiB):", mib(e.KVSavedVsF16))
+	}
+	if e.KVCacheType != "f32" {
+		l.row("KV cache saved vs f32 (MiB):", mib(e.KVSavedVsF32))
+	}
 }

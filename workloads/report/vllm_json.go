@@ -218,6 +218,12 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	if res.Telemetry != nil {
 		o.set("telemetry", res.Telemetry)
 	}
+	if e := res.Engine; e != nil {
+		o.set("engine", e) // in-process engine: KV cache and counters over the measured part
+		if e.PrefixCache {
+			o.set("prefix_cache_hit_rate", e.PrefixHitRate())
+		}
+	}
 	o.set("failure_reasons", m.Failures)
 	o.set("partial", res.Partial)
 	o.set("interrupted_requests", res.Interrupted)

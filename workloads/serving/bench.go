@@ -28,6 +28,9 @@ type Bench struct {
 	// PowerLimitW is recorded in the result (the GPU limit of this point, 0 when
 	// unchanged).
 	PowerLimitW float64
+	// Engine, when set, reads the in-process engine's counters; the result keeps their
+	// change over the measured part.
+	Engine func() EngineStats
 }
 
 // Result is everything a serving run measured: the raw records (the source of every
@@ -49,6 +52,9 @@ type Result struct {
 	// Telemetry summarises power and energy over the measured part (nil when no
 	// telemetry was sampled).
 	Telemetry *device.Power
+	// Engine holds the in-process engine's KV cache and counters over the measured part
+	// (nil for HTTP backends).
+	Engine *EngineStats
 }
 
 // EnergyKnown reports whether the run's energy was measured.
@@ -150,6 +156,10 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	first, sampled := r.SampleNow() // the energy span starts here
+	var engBefore EngineStats
+	if b.Engine != nil {
+		engBefore = b.Engine()
+	}
 	res.Started = time.Now()
 	base := r.Now()
 	startWall := r.Start().Add(base)
@@ -192,6 +202,10 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	}
 	wg.Wait()
 	res.Duration = r.Now() - base
+	if b.Engine != nil {
+		st := b.Engine().Since(engBefore)
+		res.Engine = &st
+	}
 	if sampled {
 		last, _ := r.SampleNow()
 		res.Telemetry = power.Summary(r.Telemetry(first.At, last.At))
