@@ -63,6 +63,11 @@ func TestSetupSaveOpen(t *testing.T) {
 	if !strings.Contains(m.Render(), " cancelled") {
 		t.Errorf("esc does not cancel:\n%s", m.Render())
 	}
+
+	m = keys(t, m, "down", "down", "down", "backspace", "s") // reps empty
+	if out := m.Render(); !strings.Contains(out, "✗ cannot save: reps: a whole number ≥ 1") || strings.Contains(out, "save profile to") {
+		t.Errorf("s with a bad field:\n%s", out)
+	}
 }
 
 // TestSetupOpenBad: a profile with a mistake, or one Setup cannot hold, leaves Setup

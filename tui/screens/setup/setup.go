@@ -180,6 +180,7 @@ type Model struct {
 	text     map[string]string // every editable field's text
 	tried    bool              // enter was pressed: show every error
 	errorMsg string
+	refused  string // what errorMsg refused: "run" (enter) or "save" (s)
 	// Note is the outcome of the last save or open, shown instead of the estimate
 	// until the next key.
 	Note   string
@@ -255,7 +256,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.tried = true
 		c, err := m.Config()
 		if err != nil {
-			m.errorMsg = err.Error()
+			m.errorMsg, m.refused = err.Error(), "save"
 			return m, nil
 		}
 		m.errorMsg = ""
@@ -284,7 +285,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.tried = true
 		c, err := m.Config()
 		if err != nil {
-			m.errorMsg = err.Error()
+			m.errorMsg, m.refused = err.Error(), "run"
 			return m, nil
 		}
 		m.errorMsg = ""
@@ -318,7 +319,7 @@ func (m Model) promptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		c, err := m.Config()
 		if err != nil {
-			m.errorMsg = err.Error()
+			m.errorMsg, m.refused = err.Error(), "save"
 			return m, nil
 		}
 		return m, func() tea.Msg { return SaveMsg{Config: c, Path: p.Text} }
@@ -665,7 +666,7 @@ func (m Model) View() string {
 	case m.prompt != nil:
 		est = m.prompt.View()
 	case m.errorMsg != "":
-		est = " " + m.theme.Error.Render("✗ cannot run: "+m.errorMsg)
+		est = " " + m.theme.Error.Render("✗ cannot "+m.refused+": "+m.errorMsg)
 	case m.Note != "":
 		est = " " + m.Note
 	}
