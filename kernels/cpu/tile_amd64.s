@@ -1,0 +1,533 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Tiled matrix kernels (see tile.go for the layouts). Every kernel computes, per token t
+// and row r of a 16-row tile, one float32 accumulator in lane r:
+//   acc = fma(float(start[t] + Σ q·y), ws·d[t], acc), then acc = fma(wm, m[t], acc)
+// block after block. The four-token and one-token kernels run the same float
+// operations per output, so a product does not depend on how many tokens share a call.
+//
+// Shared registers: SI tile block, DI activation block, BX flags (bit 0: fp16 scales,
+// bit 1: mins), R8 quant bytes per block, Z31 the 0x0F byte mask, Z4–Z7 the
+// accumulators (token 0–3).
+
+// FMA4 scales the int sums Z0–Z3 of four tokens by the block's row scales Z10 times
+// each token's scale (tail at R12) into the accumulators Z4–Z7.
+#define FMA4 \
+	VCVTDQ2PS Z0, Z0 \
+	VCVTDQ2PS Z1, Z1 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, Z4 \
+	VMULPS.BCST 4(R12), Z10, Z12 \
+	VFMADD231PS Z12, Z1, Z5 \
+	VMULPS.BCST 8(R12), Z10, Z13 \
+	VFMADD231PS Z13, Z2, Z6 \
+	VMULPS.BCST 12(R12), Z10, Z14 \
+	VFMADD231PS Z14, Z3, Z7
+
+// MIN4 adds the row min factors Z15 times each token's min sum (tail at R12).
+#define MIN4 \
+	VFMADD231PS.BCST 32(R12), Z15, Z4 \
+	VFMADD231PS.BCST 36(R12), Z15, Z5 \
+	VFMADD231PS.BCST 40(R12), Z15, Z6 \
+	VFMADD231PS.BCST 44(R12), Z15, Z7
+
+// FMA1 and MIN1 are FMA4 and MIN4 for one token (int sum Z0, accumulator Z4).
+#define FMA1 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, Z4
+
+#define MIN1 \
+	VFMADD231PS.BCST 32(R12), Z15, Z4
+
+// PREF6 prefetches six lines from 1 KiB ahead: the weights a few blocks on (the
+// hardware prefetcher alone leaves a core short of memory bandwidth).
+#define PREF6 \
+	PREFETCHT0 1024(SI) \
+	PREFETCHT0 1088(SI) \
+	PREFETCHT0 1152(SI) \
+	PREFETCHT0 1216(SI) \
+	PREFETCHT0 1280(SI) \
+	PREFETCHT0 1344(SI)
+
+// Q4C4 multiplies nibble dword c (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
+// rows with four tokens' activations (32 bytes each at DI).
+#define Q4C4(c, A, B) \
+	VMOVDQU64 (64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	VPDPBUSD.BCST (4*c)(DI), A, Z0 \
+	VPDPBUSD.BCST (32+4*c)(DI), A, Z1 \
+	VPDPBUSD.BCST (64+4*c)(DI), A, Z2 \
+	VPDPBUSD.BCST (96+4*c)(DI), A, Z3 \
+	VPDPBUSD.BCST (16+4*c)(DI), B, Z0 \
+	VPDPBUSD.BCST (48+4*c)(DI), B, Z1 \
+	VPDPBUSD.BCST (80+4*c)(DI), B, Z2 \
+	VPDPBUSD.BCST (112+4*c)(DI), B, Z3
+
+// Q4C1 is Q4C4 for one token (activations at R10; low halves into Z0, high into Z1).
+#define Q4C1(c, A, B) \
+	VMOVDQU64 (64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
+	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+
+// func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q4_0 tiles (per 32-element block: 256 bytes of nibbles, then 16 fp16 scales) times
+// four tokens (activation blocks of 4·32+48 bytes).
+TEXT ·tileQ4x4(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JZ q4x4_done
+q4x4_loop:
+	PREF6
+	LEAQ 128(DI), R12
+	VPBROADCASTD 16(R12), Z0
+	VPBROADCASTD 20(R12), Z1
+	VPBROADCASTD 24(R12), Z2
+	VPBROADCASTD 28(R12), Z3
+	Q4C4(0, Z16, Z17)
+	Q4C4(1, Z18, Z19)
+	Q4C4(2, Z20, Z21)
+	Q4C4(3, Z22, Z23)
+	VCVTPH2PS 256(SI), Z10
+	FMA4
+	ADDQ $288, SI
+	ADDQ $176, DI
+	DECQ CX
+	JNZ q4x4_loop
+q4x4_done:
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VZEROUPPER
+	RET
+
+// func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4x4 for token tok (0–3) of the activation blocks alone.
+TEXT ·tileQ4x1(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	VPXORD Z4, Z4, Z4
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10 // this token's 32 quants
+	LEAQ 128(DI)(R11*4), R12 // its tail fields
+	TESTQ CX, CX
+	JZ q4x1_done
+q4x1_loop:
+	PREF6
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	Q4C1(0, Z16, Z17)
+	Q4C1(1, Z18, Z19)
+	Q4C1(2, Z20, Z21)
+	Q4C1(3, Z22, Z23)
+	VPADDD Z1, Z0, Z0
+	VCVTPH2PS 256(SI), Z10
+	FMA1
+	ADDQ $288, SI
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ CX
+	JNZ q4x1_loop
+q4x1_done:
+	VMOVUPS Z4, (AX)
+	VZEROUPPER
+	RET
+
+// Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
+// into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
+// in Z29.
+#define Q4K_SCALES \
+	VPMOVZXBD (R14), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10 \
+	VPMOVZXBD 128(R14), Z15 \
+	VCVTDQ2PS Z15, Z15 \
+	VMULPS Z29, Z15, Z15
+
+// Q4K_HEAD reads a Q4_K super-block's fp16 d and dmin (Z28, −dmin in Z29) and points
+// R14 at its scale bytes and SI at its quants; R13 counts its eight sub-blocks.
+#define Q4K_HEAD \
+	VCVTPH2PS (SI), Z28 \
+	VCVTPH2PS 32(SI), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13
+
+// func tileQ4Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q4_K tiles (per 256-element super-block: 16 fp16 d, 16 fp16 dmin, 8×16 scale bytes,
+// 8×16 min bytes, then eight 32-element sub-blocks of 256 nibble bytes) times four
+// tokens.
+TEXT ·tileQ4Kx4(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	MOVL $0x80000000, R9
+	VPBROADCASTD R9, Z27
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JZ q4kx4_done
+q4kx4_super:
+	Q4K_HEAD
+q4kx4_sub:
+	PREF6
+	LEAQ 128(DI), R12
+	VPBROADCASTD 16(R12), Z0
+	VPBROADCASTD 20(R12), Z1
+	VPBROADCASTD 24(R12), Z2
+	VPBROADCASTD 28(R12), Z3
+	Q4C4(0, Z16, Z17)
+	Q4C4(1, Z18, Z19)
+	Q4C4(2, Z20, Z21)
+	Q4C4(3, Z22, Z23)
+	Q4K_SCALES
+	FMA4
+	MIN4
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	DECQ R13
+	JNZ q4kx4_sub
+	DECQ CX
+	JNZ q4kx4_super
+q4kx4_done:
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VZEROUPPER
+	RET
+
+// func tileQ4Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4Kx4 for token tok (0–3) alone.
+TEXT ·tileQ4Kx1(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	MOVL $0x80000000, R9
+	VPBROADCASTD R9, Z27
+	VPXORD Z4, Z4, Z4
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q4kx1_done
+q4kx1_super:
+	Q4K_HEAD
+q4kx1_sub:
+	PREF6
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	Q4C1(0, Z16, Z17)
+	Q4C1(1, Z18, Z19)
+	Q4C1(2, Z20, Z21)
+	Q4C1(3, Z22, Z23)
+	VPADDD Z1, Z0, Z0
+	Q4K_SCALES
+	FMA1
+	MIN1
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4kx1_sub
+	DECQ CX
+	JNZ q4kx1_super
+q4kx1_done:
+	VMOVUPS Z4, (AX)
+	VZEROUPPER
+	RET
+
+// Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
+// (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
+#define Q6CHUNKS \
+	VMOVDQU64 (SI), Z16 \
+	VMOVDQU64 64(SI), Z17 \
+	VMOVDQU64 128(SI), Z18 \
+	VPANDQ Z31, Z16, Z19 \
+	VPSLLW $4, Z18, Z20 \
+	VPTERNLOGD $0xF8, Z30, Z20, Z19 \
+	VPANDQ Z31, Z17, Z21 \
+	VPSLLW $2, Z18, Z22 \
+	VPTERNLOGD $0xF8, Z30, Z22, Z21 \
+	VPSRLW $4, Z16, Z23 \
+	VPANDQ Z31, Z23, Z23 \
+	VPTERNLOGD $0xF8, Z30, Z18, Z23 \
+	VPSRLW $4, Z17, Z24 \
+	VPANDQ Z31, Z24, Z24 \
+	VPSRLW $2, Z18, Z25 \
+	VPTERNLOGD $0xF8, Z30, Z25, Z24
+
+// Q6_SCALE turns the block's sixteen int8 scales (R14) into row scales d·sc (Z10).
+#define Q6_SCALE \
+	VPMOVSXBD (R14), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10
+
+// PREF3 prefetches three lines from 1 KiB ahead.
+#define PREF3 \
+	PREFETCHT0 1024(SI) \
+	PREFETCHT0 1088(SI) \
+	PREFETCHT0 1152(SI)
+
+// func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q6_K tiles (per 256-element super-block: 16 fp16 d, 16×16 int8 scales, then sixteen
+// 16-element blocks of 192 bytes: two nibble words and one word of high bit pairs)
+// times four tokens (activation blocks of 4·16+48 bytes).
+TEXT ·tileQ6Kx4(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	MOVL $0x30303030, R9
+	VPBROADCASTD R9, Z30
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JZ q6kx4_done
+q6kx4_super:
+	VCVTPH2PS (SI), Z28
+	LEAQ 32(SI), R14
+	ADDQ $288, SI
+	MOVQ $16, R13
+q6kx4_blk:
+	PREF3
+	LEAQ 64(DI), R12
+	VPBROADCASTD 16(R12), Z0
+	VPBROADCASTD 20(R12), Z1
+	VPBROADCASTD 24(R12), Z2
+	VPBROADCASTD 28(R12), Z3
+	Q6CHUNKS
+	VPDPBUSD.BCST (DI), Z19, Z0
+	VPDPBUSD.BCST 16(DI), Z19, Z1
+	VPDPBUSD.BCST 32(DI), Z19, Z2
+	VPDPBUSD.BCST 48(DI), Z19, Z3
+	VPDPBUSD.BCST 4(DI), Z21, Z0
+	VPDPBUSD.BCST 20(DI), Z21, Z1
+	VPDPBUSD.BCST 36(DI), Z21, Z2
+	VPDPBUSD.BCST 52(DI), Z21, Z3
+	VPDPBUSD.BCST 8(DI), Z23, Z0
+	VPDPBUSD.BCST 24(DI), Z23, Z1
+	VPDPBUSD.BCST 40(DI), Z23, Z2
+	VPDPBUSD.BCST 56(DI), Z23, Z3
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VPDPBUSD.BCST 28(DI), Z24, Z1
+	VPDPBUSD.BCST 44(DI), Z24, Z2
+	VPDPBUSD.BCST 60(DI), Z24, Z3
+	Q6_SCALE
+	FMA4
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, DI
+	DECQ R13
+	JNZ q6kx4_blk
+	DECQ CX
+	JNZ q6kx4_super
+q6kx4_done:
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VZEROUPPER
+	RET
+
+// func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ6Kx4 for token tok (0–3) alone.
+TEXT ·tileQ6Kx1(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	MOVL $0x30303030, R9
+	VPBROADCASTD R9, Z30
+	VPXORD Z4, Z4, Z4
+	MOVQ R11, R10
+	SHLQ $4, R10
+	ADDQ DI, R10
+	LEAQ 64(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q6kx1_done
+q6kx1_super:
+	VCVTPH2PS (SI), Z28
+	LEAQ 32(SI), R14
+	ADDQ $288, SI
+	MOVQ $16, R13
+q6kx1_blk:
+	PREF3
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	Q6CHUNKS
+	VPDPBUSD.BCST (R10), Z19, Z0
+	VPDPBUSD.BCST 4(R10), Z21, Z1
+	VPDPBUSD.BCST 8(R10), Z23, Z0
+	VPDPBUSD.BCST 12(R10), Z24, Z1
+	VPADDD Z1, Z0, Z0
+	Q6_SCALE
+	FMA1
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, R10
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q6kx1_blk
+	DECQ CX
+	JNZ q6kx1_super
+q6kx1_done:
+	VMOVUPS Z4, (AX)
+	VZEROUPPER
+	RET
+
+// func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q8_0 tiles (per 32-element block: eight chunks of 64 bytes, chunk c holding row r's
+// bytes 4c…4c+3 at 4r, then 16 fp16 scales) times four tokens.
+TEXT ·tileQ8x4(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JZ q8x4_done
+q8x4_block:
+	LEAQ 128(DI), R12
+	VPBROADCASTD 16(R12), Z0
+	VPBROADCASTD 20(R12), Z1
+	VPBROADCASTD 24(R12), Z2
+	VPBROADCASTD 28(R12), Z3
+	MOVQ DI, R10
+	MOVQ $8, R13
+q8x4_chunk:
+	PREFETCHT0 1024(SI)
+	VMOVDQU32 (SI), Z8
+	VPDPBUSD.BCST (R10), Z8, Z0
+	VPDPBUSD.BCST 32(R10), Z8, Z1
+	VPDPBUSD.BCST 64(R10), Z8, Z2
+	VPDPBUSD.BCST 96(R10), Z8, Z3
+	ADDQ $64, SI
+	ADDQ $4, R10
+	DECQ R13
+	JNZ q8x4_chunk
+	VCVTPH2PS (SI), Z10
+	FMA4
+	ADDQ $32, SI
+	ADDQ $176, DI
+	DECQ CX
+	JNZ q8x4_block
+q8x4_done:
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VZEROUPPER
+	RET
+
+// func tileQ8x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ8x4 for token tok (0–3) alone.
+TEXT ·tileQ8x1(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	VPXORD Z4, Z4, Z4
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q8x1_done
+q8x1_block:
+	PREFETCHT0 1024(SI)
+	PREFETCHT0 1088(SI)
+	PREFETCHT0 1152(SI)
+	PREFETCHT0 1216(SI)
+	PREFETCHT0 1280(SI)
+	PREFETCHT0 1344(SI)
+	PREFETCHT0 1408(SI)
+	PREFETCHT0 1472(SI)
+	PREFETCHT0 1536(SI)
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	VMOVDQU32 (SI), Z16
+	VMOVDQU32 64(SI), Z17
+	VMOVDQU32 128(SI), Z18
+	VMOVDQU32 192(SI), Z19
+	VMOVDQU32 256(SI), Z20
+	VMOVDQU32 320(SI), Z21
+	VMOVDQU32 384(SI), Z22
+	VMOVDQU32 448(SI), Z23
+	VPDPBUSD.BCST (R10), Z16, Z0
+	VPDPBUSD.BCST 4(R10), Z17, Z1
+	VPDPBUSD.BCST 8(R10), Z18, Z0
+	VPDPBUSD.BCST 12(R10), Z19, Z1
+	VPDPBUSD.BCST 16(R10), Z20, Z0
+	VPDPBUSD.BCST 20(R10), Z21, Z1
+	VPDPBUSD.BCST 24(R10), Z22, Z0
+	VPDPBUSD.BCST 28(R10), Z23, Z1
+	VPADDD Z1, Z0, Z0
+	VCVTPH2PS 512(SI), Z10
+	FMA1
+	ADDQ $544, SI
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ CX
+	JNZ q8x1_block
+q8x1_done:
+	VMOVUPS Z4, (AX)
+	VZEROUPPER
+	RET
