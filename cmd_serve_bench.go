@@ -301,7 +301,6 @@ func runServeBench(ctx context.Context, args []string) error {
 		modelID, tokID = id, id
 		tok, modelCtx = e.Tok, e.Options().Context
 		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
-		notes = append(notes, "inproc: the engine serialises Generate calls (no continuous batching yet), so concurrent requests queue inside the engine and that wait counts in TTFT")
 	} else {
 		base := *baseURL
 		if base == "" {

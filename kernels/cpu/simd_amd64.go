@@ -189,13 +189,14 @@ func init() {
 			}
 			prepF16Go(xq[32*n16:2*n], dst[64*n16:4*n])
 		}
-		x4 := map[*tileFmt]func(int, *byte, *byte, *[64]float32){
-			tileFmts[kernels.Q4_0]: tileQ4x4, tileFmts[kernels.Q8_0]: tileQ8x4,
-			tileFmts[kernels.Q4_K]: tileQ4Kx4, tileFmts[kernels.Q6_K]: tileQ6Kx4,
-		}
-		x1 := map[*tileFmt]func(int, *byte, *byte, int, *[16]float32){
-			tileFmts[kernels.Q4_0]: tileQ4x1, tileFmts[kernels.Q8_0]: tileQ8x1,
-			tileFmts[kernels.Q4_K]: tileQ4Kx1, tileFmts[kernels.Q6_K]: tileQ6Kx1,
+		for t, k := range map[kernels.DType]struct {
+			x4 func(int, *byte, *byte, *[64]float32)
+			x1 func(int, *byte, *byte, int, *[16]float32)
+		}{
+			kernels.Q4_0: {tileQ4x4, tileQ4x1}, kernels.Q8_0: {tileQ8x4, tileQ8x1},
+			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1},
+		} {
+			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 		}
 		tileX4 = func(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
 			if nu == 0 {
@@ -203,7 +204,7 @@ func init() {
 				return
 			}
 			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-			x4[f](nu, &tile[0], &act[0], out)
+			f.x4(nu, &tile[0], &act[0], out)
 		}
 		tileX1 = func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32) {
 			if nu == 0 {
@@ -211,7 +212,7 @@ func init() {
 				return
 			}
 			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-			x1[f](nu, &tile[0], &act[0], tok&3, out)
+			f.x1(nu, &tile[0], &act[0], tok&3, out)
 		}
 	}
 	fastDots[kernels.Q4_0] = func(n int, w, x []byte) float32 {

@@ -37,6 +37,9 @@ type tileFmt struct {
 	quant  func(o []byte, r, e int) byte
 	ws, wm func(o []byte, r, b int) float32
 	pack   func(dst []byte, q []byte, row []byte, r int) // one row's unit: its unpacked quants q and raw bytes
+	// x4 and x1 are the assembly kernels behind tileX4 and tileX1 (nil without them).
+	x4 func(nu int, tile, act *byte, out *[64]float32)
+	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
 }
 
 var tileFmts = map[kernels.DType]*tileFmt{

@@ -12,6 +12,63 @@
 // bit 1: mins), R8 quant bytes per block, Z31 the 0x0F byte mask, Z4–Z7 the
 // accumulators (token 0–3).
 
+// ARGS4 loads a four-token kernel's arguments (nu, tile, act, out into CX, SI, DI, AX)
+// and zeroes the accumulators.
+#define ARGS4 \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ out+24(FP), AX \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7
+
+// ARGS1 loads a one-token kernel's arguments, zeroes its accumulator and points R10
+// at token tok's quants in the first activation block (bs bytes each) and R12 at its
+// tail fields (after 4·bs bytes).
+#define ARGS1(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ tok+24(FP), R11 \
+	MOVQ out+32(FP), AX \
+	VPXORD Z4, Z4, Z4 \
+	IMUL3Q $bs, R11, R10 \
+	ADDQ DI, R10 \
+	LEAQ (4*bs)(DI)(R11*4), R12
+
+// STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
+#define STARTS4 \
+	VPBROADCASTD 16(R12), Z0 \
+	VPBROADCASTD 20(R12), Z1 \
+	VPBROADCASTD 24(R12), Z2 \
+	VPBROADCASTD 28(R12), Z3
+
+// STORE4 stores the four tokens' accumulators and returns.
+#define STORE4 \
+	VMOVUPS Z4, (AX) \
+	VMOVUPS Z5, 64(AX) \
+	VMOVUPS Z6, 128(AX) \
+	VMOVUPS Z7, 192(AX) \
+	VZEROUPPER \
+	RET
+
+// STORE1 stores the one token's accumulator and returns.
+#define STORE1 \
+	VMOVUPS Z4, (AX) \
+	VZEROUPPER \
+	RET
+
+// MASKS sets Z31 to 0x0F bytes, Z30 to 0x30 bytes and Z27 to the float sign bit.
+#define MASKS \
+	MOVL $0x0F0F0F0F, R9 \
+	VPBROADCASTD R9, Z31 \
+	MOVL $0x30303030, R9 \
+	VPBROADCASTD R9, Z30 \
+	MOVL $0x80000000, R9 \
+	VPBROADCASTD R9, Z27
+
 // FMA4 scales the int sums Z0–Z3 of four tokens by the block's row scales Z10 times
 // each token's scale (tail at R12) into the accumulators Z4–Z7.
 #define FMA4 \
@@ -84,25 +141,14 @@
 // Q4_0 tiles (per 32-element block: 256 bytes of nibbles, then 16 fp16 scales) times
 // four tokens (activation blocks of 4·32+48 bytes).
 TEXT ·tileQ4x4(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ARGS4
+	MASKS
 	TESTQ CX, CX
 	JZ q4x4_done
 q4x4_loop:
 	PREF6
 	LEAQ 128(DI), R12
-	VPBROADCASTD 16(R12), Z0
-	VPBROADCASTD 20(R12), Z1
-	VPBROADCASTD 24(R12), Z2
-	VPBROADCASTD 28(R12), Z3
+	STARTS4
 	Q4C4(0, Z16, Z17)
 	Q4C4(1, Z18, Z19)
 	Q4C4(2, Z20, Z21)
@@ -114,29 +160,14 @@ q4x4_loop:
 	DECQ CX
 	JNZ q4x4_loop
 q4x4_done:
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	VZEROUPPER
-	RET
+	STORE4
 
 // func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // tileQ4x4 for token tok (0–3) of the activation blocks alone.
 TEXT ·tileQ4x1(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	VPXORD Z4, Z4, Z4
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10 // this token's 32 quants
-	LEAQ 128(DI)(R11*4), R12 // its tail fields
+	ARGS1(32)
+	MASKS
 	TESTQ CX, CX
 	JZ q4x1_done
 q4x1_loop:
@@ -156,9 +187,7 @@ q4x1_loop:
 	DECQ CX
 	JNZ q4x1_loop
 q4x1_done:
-	VMOVUPS Z4, (AX)
-	VZEROUPPER
-	RET
+	STORE1
 
 // Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
 // into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
@@ -187,18 +216,8 @@ q4x1_done:
 // 8×16 min bytes, then eight 32-element sub-blocks of 256 nibble bytes) times four
 // tokens.
 TEXT ·tileQ4Kx4(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	MOVL $0x80000000, R9
-	VPBROADCASTD R9, Z27
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ARGS4
+	MASKS
 	TESTQ CX, CX
 	JZ q4kx4_done
 q4kx4_super:
@@ -206,10 +225,7 @@ q4kx4_super:
 q4kx4_sub:
 	PREF6
 	LEAQ 128(DI), R12
-	VPBROADCASTD 16(R12), Z0
-	VPBROADCASTD 20(R12), Z1
-	VPBROADCASTD 24(R12), Z2
-	VPBROADCASTD 28(R12), Z3
+	STARTS4
 	Q4C4(0, Z16, Z17)
 	Q4C4(1, Z18, Z19)
 	Q4C4(2, Z20, Z21)
@@ -225,31 +241,14 @@ q4kx4_sub:
 	DECQ CX
 	JNZ q4kx4_super
 q4kx4_done:
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	VZEROUPPER
-	RET
+	STORE4
 
 // func tileQ4Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // tileQ4Kx4 for token tok (0–3) alone.
 TEXT ·tileQ4Kx1(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	MOVL $0x80000000, R9
-	VPBROADCASTD R9, Z27
-	VPXORD Z4, Z4, Z4
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
+	ARGS1(32)
+	MASKS
 	TESTQ CX, CX
 	JZ q4kx1_done
 q4kx1_super:
@@ -275,9 +274,7 @@ q4kx1_sub:
 	DECQ CX
 	JNZ q4kx1_super
 q4kx1_done:
-	VMOVUPS Z4, (AX)
-	VZEROUPPER
-	RET
+	STORE1
 
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
@@ -317,18 +314,8 @@ q4kx1_done:
 // 16-element blocks of 192 bytes: two nibble words and one word of high bit pairs)
 // times four tokens (activation blocks of 4·16+48 bytes).
 TEXT ·tileQ6Kx4(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	MOVL $0x30303030, R9
-	VPBROADCASTD R9, Z30
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ARGS4
+	MASKS
 	TESTQ CX, CX
 	JZ q6kx4_done
 q6kx4_super:
@@ -339,10 +326,7 @@ q6kx4_super:
 q6kx4_blk:
 	PREF3
 	LEAQ 64(DI), R12
-	VPBROADCASTD 16(R12), Z0
-	VPBROADCASTD 20(R12), Z1
-	VPBROADCASTD 24(R12), Z2
-	VPBROADCASTD 28(R12), Z3
+	STARTS4
 	Q6CHUNKS
 	VPDPBUSD.BCST (DI), Z19, Z0
 	VPDPBUSD.BCST 16(DI), Z19, Z1
@@ -370,31 +354,14 @@ q6kx4_blk:
 	DECQ CX
 	JNZ q6kx4_super
 q6kx4_done:
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	VZEROUPPER
-	RET
+	STORE4
 
 // func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // tileQ6Kx4 for token tok (0–3) alone.
 TEXT ·tileQ6Kx1(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
-	MOVL $0x0F0F0F0F, R9
-	VPBROADCASTD R9, Z31
-	MOVL $0x30303030, R9
-	VPBROADCASTD R9, Z30
-	VPXORD Z4, Z4, Z4
-	MOVQ R11, R10
-	SHLQ $4, R10
-	ADDQ DI, R10
-	LEAQ 64(DI)(R11*4), R12
+	ARGS1(16)
+	MASKS
 	TESTQ CX, CX
 	JZ q6kx1_done
 q6kx1_super:
@@ -423,31 +390,19 @@ q6kx1_blk:
 	DECQ CX
 	JNZ q6kx1_super
 q6kx1_done:
-	VMOVUPS Z4, (AX)
-	VZEROUPPER
-	RET
+	STORE1
 
 // func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 //
 // Q8_0 tiles (per 32-element block: eight chunks of 64 bytes, chunk c holding row r's
 // bytes 4c…4c+3 at 4r, then 16 fp16 scales) times four tokens.
 TEXT ·tileQ8x4(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ARGS4
 	TESTQ CX, CX
 	JZ q8x4_done
 q8x4_block:
 	LEAQ 128(DI), R12
-	VPBROADCASTD 16(R12), Z0
-	VPBROADCASTD 20(R12), Z1
-	VPBROADCASTD 24(R12), Z2
-	VPBROADCASTD 28(R12), Z3
+	STARTS4
 	MOVQ DI, R10
 	MOVQ $8, R13
 q8x4_chunk:
@@ -468,27 +423,13 @@ q8x4_chunk:
 	DECQ CX
 	JNZ q8x4_block
 q8x4_done:
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	VZEROUPPER
-	RET
+	STORE4
 
 // func tileQ8x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // tileQ8x4 for token tok (0–3) alone.
 TEXT ·tileQ8x1(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
-	VPXORD Z4, Z4, Z4
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
+	ARGS1(32)
 	TESTQ CX, CX
 	JZ q8x1_done
 q8x1_block:
@@ -528,6 +469,4 @@ q8x1_block:
 	DECQ CX
 	JNZ q8x1_block
 q8x1_done:
-	VMOVUPS Z4, (AX)
-	VZEROUPPER
-	RET
+	STORE1

@@ -143,3 +143,38 @@ func BenchmarkTilePack(b *testing.B) {
 		})
 	}
 }
+
+// TestTiledCopyFollowsData checks that a matrix whose Data is replaced is tiled again
+// rather than multiplied from the stale copy, and that Close drops the copies.
+func TestTiledCopyFollowsData(t *testing.T) {
+	c := New(2)
+	for _, typ := range tileTypes {
+		a, b := benchMatrix(typ, 40, 512), benchMatrix(typ, 40, 512)
+		for i := range b.Data {
+			b.Data[i] ^= 0x5a // other weights (scales included)
+		}
+		x := make([]float32, 3*512)
+		for i := range x {
+			x[i] = float32(i%9) - 4
+		}
+		want := make([]float32, 3*40)
+		c.MatMul(want, b, x, 3)
+		got := make([]float32, 3*40)
+		w := &kernels.Matrix{Type: typ, Rows: 40, Cols: 512, Data: a.Data}
+		c.MatMul(got, w, x, 3)
+		w.Data = b.Data
+		c.MatMul(got, w, x, 3)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !math.IsNaN(float64(want[i])) {
+				t.Fatalf("%s: out[%d] = %g after the weights changed, want %g", typ, i, got[i], want[i])
+			}
+		}
+	}
+	if tileX4 != nil && len(c.tiles) == 0 {
+		t.Fatal("no tiled copies kept")
+	}
+	c.Close()
+	if c.tiles != nil {
+		t.Fatal("Close kept the tiled copies")
+	}
+}
