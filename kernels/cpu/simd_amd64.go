@@ -68,6 +68,9 @@ func tileQ4Kx4(nu int, tile, act *byte, out *[64]float32)
 func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
 
 //go:noescape
+func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
 func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 //go:noescape
@@ -205,6 +208,11 @@ func init() {
 			}
 			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 			f.x4(nu, &tile[0], &act[0], out)
+		}
+		tileFmts[kernels.Q4_0].x1m = tileQ4x1m
+		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
+			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
 		}
 		tileX1 = func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32) {
 			if nu == 0 {

@@ -40,27 +40,33 @@ type tileFmt struct {
 	// x4 and x1 are the assembly kernels behind tileX4 and tileX1 (nil without them).
 	x4 func(nu int, tile, act *byte, out *[64]float32)
 	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
+	// x1m is x1 on four tiles (tile + k·stride) at once, where there is one.
+	x1m func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 }
 
 var tileFmts = map[kernels.DType]*tileFmt{
-	// Per 32-element block: four words of nibble pairs (elements e and e+16), 16 fp16
-	// scales.
-	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 32, unitBytes: 288,
-		quant: func(o []byte, r, e int) byte { return nibble(o, r, e) },
-		ws:    func(o []byte, r, _ int) float32 { return f16At(o[256+2*r:]) },
+	// Per pair of 32-element blocks (so that 64-byte loads stay aligned): 2×4 words of
+	// nibble pairs (elements e and e+16), 2×16 fp16 scales.
+	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576,
+		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
 		pack: func(dst, q, row []byte, r int) {
-			packNibbles(dst, q, r)
-			copy(dst[256+2*r:258+2*r], row[:2])
-		}},
-	// Per 32-element block: eight words of bytes, 16 fp16 scales.
-	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 32, unitBytes: 544,
-		quant: func(o []byte, r, e int) byte { return o[64*(e/4)+4*r+e%4] },
-		ws:    func(o []byte, r, _ int) float32 { return f16At(o[512+2*r:]) },
-		pack: func(dst, q, row []byte, r int) {
-			for c := range 8 {
-				copy(dst[64*c+4*r:64*c+4*r+4], q[4*c:4*c+4])
+			for b := range 2 {
+				packNibbles(dst[256*b:], q[32*b:], r)
+				copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
 			}
-			copy(dst[512+2*r:514+2*r], row[:2])
+		}},
+	// Per pair of 32-element blocks: 2×8 words of bytes, 2×16 fp16 scales.
+	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 64, unitBytes: 1088,
+		quant: func(o []byte, r, e int) byte { return o[512*(e/32)+64*(e%32/4)+4*r+e%4] },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[1024+32*b+2*r:]) },
+		pack: func(dst, q, row []byte, r int) {
+			for b := range 2 {
+				for c := range 8 {
+					copy(dst[512*b+64*c+4*r:512*b+64*c+4*r+4], q[32*b+4*c:32*b+4*c+4])
+				}
+				copy(dst[1024+32*b+2*r:1026+32*b+2*r], row[34*b:34*b+2])
+			}
 		}},
 	// Per super-block: 16 fp16 d, 16 fp16 dmin, 8×16 scale bytes, 8×16 min bytes, then
 	// eight 32-element sub-blocks as Q4_0's nibbles.
@@ -76,22 +82,23 @@ var tileFmts = map[kernels.DType]*tileFmt{
 				packNibbles(dst[320+256*j:], q[32*j:], r)
 			}
 		}},
-	// Per super-block: 16 fp16 d, 16×16 int8 scales, then sixteen 16-element blocks of
+	// Per super-block: 16 fp16 d, 32 bytes of padding, 16×16 int8 scales, then sixteen
+	// 16-element blocks of
 	// two words of nibble pairs (elements e and e+8) and one word of high bit pairs
 	// (element 4c+i's at bits 2c of byte i).
-	kernels.Q6_K: {pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3360,
+	kernels.Q6_K: {pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3392,
 		quant: func(o []byte, r, e int) byte {
-			blk := o[288+192*(e/16):]
+			blk := o[320+192*(e/16):]
 			e %= 16
 			lo := blk[64*(e%8/4)+4*r+e%4] >> (4 * (e / 8)) & 15
 			return lo | (blk[128+4*r+e%4]>>(2*(e/4))&3)<<4
 		},
-		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[32+16*b+r])) },
+		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
 		pack: func(dst, q, row []byte, r int) {
 			copy(dst[2*r:2*r+2], row[208:210])
 			for b := range 16 {
-				dst[32+16*b+r] = row[192+b]
-				blk := dst[288+192*b:]
+				dst[64+16*b+r] = row[192+b]
+				blk := dst[320+192*b:]
 				for i := range 8 {
 					v := q[16*b+i]&15 | (q[16*b+8+i]&15)<<4
 					blk[64*(i/4)+4*r+i%4] = v
@@ -131,6 +138,10 @@ const tileRows = 16
 var (
 	tileX4 func(f *tileFmt, nu int, tile, act []byte, out *[64]float32)
 	tileX1 func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32)
+	// tileX1m is tileX1 on four consecutive tiles (stride bytes apart) at once, for
+	// formats with an x1m kernel: four streams from memory keep a core's read
+	// bandwidth up where one does not.
+	tileX1m func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
 )
 
 // packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst,
@@ -234,7 +245,7 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 	}
 	j.xp = tiles
 	nt := (j.rows + tileRows - 1) / tileRows
-	j.band = max(1, nt/(c.threads*8))
+	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
 	j.kind = taskTile
 	c.pool.Run((nt+j.band-1)/j.band, c.run)
 	*j = job{}
@@ -247,9 +258,18 @@ func (c *CPU) tileBand(part, worker int) {
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
 	nu := j.cols / j.tf.unit
 	nt := (j.rows + tileRows - 1) / tileRows
-	for ti := part * j.band; ti < min(nt, (part+1)*j.band); ti++ {
-		tile := j.xp[ti*tb : (ti+1)*tb]
+	end := min(nt, (part+1)*j.band)
+	for ti := part * j.band; ti < end; ti++ {
 		r0 := ti * tileRows
+		if j.n == 1 && j.tf.x1m != nil && ti+4 <= end && r0+4*tileRows <= j.rows {
+			tileX1m(j.tf, nu, j.xp[ti*tb:(ti+4)*tb], tb, j.act, 0, &s.out)
+			for k := range 4 {
+				copy(j.dst[r0+k*tileRows:r0+(k+1)*tileRows], s.out[16*k:16*k+16])
+			}
+			ti += 3
+			continue
+		}
+		tile := j.xp[ti*tb : (ti+1)*tb]
 		nr := min(tileRows, j.rows-r0)
 		for g := range j.groups {
 			act := j.act[g*j.gBytes : (g+1)*j.gBytes]

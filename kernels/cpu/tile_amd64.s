@@ -101,20 +101,24 @@
 #define MIN1 \
 	VFMADD231PS.BCST 32(R12), Z15, Z4
 
-// PREF6 prefetches six lines from 1 KiB ahead: the weights a few blocks on (the
-// hardware prefetcher alone leaves a core short of memory bandwidth).
-#define PREF6 \
-	PREFETCHT0 1024(SI) \
-	PREFETCHT0 1088(SI) \
-	PREFETCHT0 1152(SI) \
-	PREFETCHT0 1216(SI) \
-	PREFETCHT0 1280(SI) \
-	PREFETCHT0 1344(SI)
+// PFD is how far ahead of the kernel's reads the weights are prefetched: about the
+// bytes a core streams in one DRAM latency (the hardware prefetcher alone leaves a
+// core well short of memory bandwidth).
+#define PFD 1024
 
-// Q4C4 multiplies nibble dword c (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
+// PREF6 prefetches six lines from PFD ahead.
+#define PREF6 \
+	PREFETCHT0 (PFD)(SI) \
+	PREFETCHT0 (PFD+64)(SI) \
+	PREFETCHT0 (PFD+128)(SI) \
+	PREFETCHT0 (PFD+192)(SI) \
+	PREFETCHT0 (PFD+256)(SI) \
+	PREFETCHT0 (PFD+320)(SI)
+
+// Q4C4 multiplies nibble dword c of the block at o(SI) (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
 // rows with four tokens' activations (32 bytes each at DI).
-#define Q4C4(c, A, B) \
-	VMOVDQU64 (64*c)(SI), A \
+#define Q4C4(o, c, A, B) \
+	VMOVDQU64 (o+64*c)(SI), A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
 	VPANDQ Z31, B, B \
@@ -128,18 +132,77 @@
 	VPDPBUSD.BCST (112+4*c)(DI), B, Z3
 
 // Q4C1 is Q4C4 for one token (activations at R10; low halves into Z0, high into Z1).
-#define Q4C1(c, A, B) \
-	VMOVDQU64 (64*c)(SI), A \
+#define Q4C1(o, c, A, B) \
+	VMOVDQU64 (o+64*c)(SI), A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
 	VPANDQ Z31, B, B \
 	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
 	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
 
+// Q40BLK4 runs one Q4_0 block (nibbles at q(SI), scales at sc(SI)) against four
+// tokens and steps DI to the next activation block.
+#define Q40BLK4(q, sc) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	Q4C4(q, 0, Z16, Z17) \
+	Q4C4(q, 1, Z18, Z19) \
+	Q4C4(q, 2, Z20, Z21) \
+	Q4C4(q, 3, Z22, Z23) \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA4 \
+	ADDQ $176, DI
+
+// Q40BLK1 is Q40BLK4 for one token (R10, R12 step instead of DI).
+#define Q40BLK1(q, sc) \
+	Q40T1(SI, q, sc, Z4) \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
+// one token (R10, R12) into ACC.
+#define Q40T1(P, q, sc, ACC) \
+	PREFETCHT0 (PFD+q)(P) \
+	PREFETCHT0 (PFD+q+64)(P) \
+	PREFETCHT0 (PFD+q+128)(P) \
+	PREFETCHT0 (PFD+q+192)(P) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 q(P), Z16 \
+	VMOVDQU64 (q+64)(P), Z18 \
+	VMOVDQU64 (q+128)(P), Z20 \
+	VMOVDQU64 (q+192)(P), Z22 \
+	VPSRLW $4, Z16, Z17 \
+	VPSRLW $4, Z18, Z19 \
+	VPSRLW $4, Z20, Z21 \
+	VPSRLW $4, Z22, Z23 \
+	VPANDQ Z31, Z16, Z16 \
+	VPANDQ Z31, Z17, Z17 \
+	VPANDQ Z31, Z18, Z18 \
+	VPANDQ Z31, Z19, Z19 \
+	VPANDQ Z31, Z20, Z20 \
+	VPANDQ Z31, Z21, Z21 \
+	VPANDQ Z31, Z22, Z22 \
+	VPANDQ Z31, Z23, Z23 \
+	VPDPBUSD.BCST (R10), Z16, Z0 \
+	VPDPBUSD.BCST 16(R10), Z17, Z1 \
+	VPDPBUSD.BCST 4(R10), Z18, Z0 \
+	VPDPBUSD.BCST 20(R10), Z19, Z1 \
+	VPDPBUSD.BCST 8(R10), Z20, Z0 \
+	VPDPBUSD.BCST 24(R10), Z21, Z1 \
+	VPDPBUSD.BCST 12(R10), Z22, Z0 \
+	VPDPBUSD.BCST 28(R10), Z23, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(P), Z10 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC
+
 // func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
 //
-// Q4_0 tiles (per 32-element block: 256 bytes of nibbles, then 16 fp16 scales) times
-// four tokens (activation blocks of 4·32+48 bytes).
+// Q4_0 tiles (per pair of 32-element blocks: 2×256 bytes of nibbles, then 2×16 fp16
+// scales, 576 bytes, so every 64-byte load is aligned) times four tokens (activation
+// blocks of 4·32+48 bytes).
 TEXT ·tileQ4x4(SB), NOSPLIT, $0-32
 	ARGS4
 	MASKS
@@ -147,16 +210,12 @@ TEXT ·tileQ4x4(SB), NOSPLIT, $0-32
 	JZ q4x4_done
 q4x4_loop:
 	PREF6
-	LEAQ 128(DI), R12
-	STARTS4
-	Q4C4(0, Z16, Z17)
-	Q4C4(1, Z18, Z19)
-	Q4C4(2, Z20, Z21)
-	Q4C4(3, Z22, Z23)
-	VCVTPH2PS 256(SI), Z10
-	FMA4
-	ADDQ $288, SI
-	ADDQ $176, DI
+	PREFETCHT0 (PFD+384)(SI)
+	PREFETCHT0 (PFD+448)(SI)
+	PREFETCHT0 (PFD+512)(SI)
+	Q40BLK4(0, 512)
+	Q40BLK4(256, 544)
+	ADDQ $576, SI
 	DECQ CX
 	JNZ q4x4_loop
 q4x4_done:
@@ -171,23 +230,64 @@ TEXT ·tileQ4x1(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JZ q4x1_done
 q4x1_loop:
-	PREF6
-	VPBROADCASTD 16(R12), Z0
-	VPXORD Z1, Z1, Z1
-	Q4C1(0, Z16, Z17)
-	Q4C1(1, Z18, Z19)
-	Q4C1(2, Z20, Z21)
-	Q4C1(3, Z22, Z23)
-	VPADDD Z1, Z0, Z0
-	VCVTPH2PS 256(SI), Z10
-	FMA1
-	ADDQ $288, SI
-	ADDQ $176, R10
-	ADDQ $176, R12
+	PREFETCHT0 (PFD+512)(SI)
+	Q40BLK1(0, 512)
+	Q40BLK1(256, 544)
+	ADDQ $576, SI
 	DECQ CX
 	JNZ q4x1_loop
 q4x1_done:
 	STORE1
+
+// func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4x1 on four tiles at once (tile + k·stride, results at out[16k]): four streams
+// from memory instead of one, for a core's full read bandwidth.
+TEXT ·tileQ4x1m(SB), NOSPLIT, $0-48
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ act+24(FP), DI
+	MOVQ tok+32(FP), R11
+	MOVQ out+40(FP), AX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	IMUL3Q $32, R11, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	MASKS // (uses R9)
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R13
+	TESTQ CX, CX
+	JZ q4x1m_done
+q4x1m_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	PREFETCHT0 (PFD+512)(R8)
+	PREFETCHT0 (PFD+512)(R9)
+	PREFETCHT0 (PFD+512)(R13)
+	Q40T1(SI, 0, 512, Z4)
+	Q40T1(R8, 0, 512, Z5)
+	Q40T1(R9, 0, 512, Z6)
+	Q40T1(R13, 0, 512, Z7)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	Q40T1(SI, 256, 544, Z4)
+	Q40T1(R8, 256, 544, Z5)
+	Q40T1(R9, 256, 544, Z6)
+	Q40T1(R13, 256, 544, Z7)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	ADDQ $576, SI
+	ADDQ $576, R8
+	ADDQ $576, R9
+	ADDQ $576, R13
+	DECQ CX
+	JNZ q4x1m_loop
+q4x1m_done:
+	STORE4
 
 // Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
 // into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
@@ -226,10 +326,10 @@ q4kx4_sub:
 	PREF6
 	LEAQ 128(DI), R12
 	STARTS4
-	Q4C4(0, Z16, Z17)
-	Q4C4(1, Z18, Z19)
-	Q4C4(2, Z20, Z21)
-	Q4C4(3, Z22, Z23)
+	Q4C4(0, 0, Z16, Z17)
+	Q4C4(0, 1, Z18, Z19)
+	Q4C4(0, 2, Z20, Z21)
+	Q4C4(0, 3, Z22, Z23)
 	Q4K_SCALES
 	FMA4
 	MIN4
@@ -257,10 +357,10 @@ q4kx1_sub:
 	PREF6
 	VPBROADCASTD 16(R12), Z0
 	VPXORD Z1, Z1, Z1
-	Q4C1(0, Z16, Z17)
-	Q4C1(1, Z18, Z19)
-	Q4C1(2, Z20, Z21)
-	Q4C1(3, Z22, Z23)
+	Q4C1(0, 0, Z16, Z17)
+	Q4C1(0, 1, Z18, Z19)
+	Q4C1(0, 2, Z20, Z21)
+	Q4C1(0, 3, Z22, Z23)
 	VPADDD Z1, Z0, Z0
 	Q4K_SCALES
 	FMA1
@@ -302,15 +402,16 @@ q4kx1_done:
 	VCVTDQ2PS Z10, Z10 \
 	VMULPS Z28, Z10, Z10
 
-// PREF3 prefetches three lines from 1 KiB ahead.
+// PREF3 prefetches three lines from PFD ahead.
 #define PREF3 \
-	PREFETCHT0 1024(SI) \
-	PREFETCHT0 1088(SI) \
-	PREFETCHT0 1152(SI)
+	PREFETCHT0 (PFD)(SI) \
+	PREFETCHT0 (PFD+64)(SI) \
+	PREFETCHT0 (PFD+128)(SI)
 
 // func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
 //
-// Q6_K tiles (per 256-element super-block: 16 fp16 d, 16×16 int8 scales, then sixteen
+// Q6_K tiles (per 256-element super-block: 16 fp16 d, 32 bytes of padding (to align
+// the quants), 16×16 int8 scales, then sixteen
 // 16-element blocks of 192 bytes: two nibble words and one word of high bit pairs)
 // times four tokens (activation blocks of 4·16+48 bytes).
 TEXT ·tileQ6Kx4(SB), NOSPLIT, $0-32
@@ -320,8 +421,8 @@ TEXT ·tileQ6Kx4(SB), NOSPLIT, $0-32
 	JZ q6kx4_done
 q6kx4_super:
 	VCVTPH2PS (SI), Z28
-	LEAQ 32(SI), R14
-	ADDQ $288, SI
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
 	MOVQ $16, R13
 q6kx4_blk:
 	PREF3
@@ -366,8 +467,8 @@ TEXT ·tileQ6Kx1(SB), NOSPLIT, $0-40
 	JZ q6kx1_done
 q6kx1_super:
 	VCVTPH2PS (SI), Z28
-	LEAQ 32(SI), R14
-	ADDQ $288, SI
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
 	MOVQ $16, R13
 q6kx1_blk:
 	PREF3
@@ -392,34 +493,79 @@ q6kx1_blk:
 q6kx1_done:
 	STORE1
 
+// Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
+#define Q8C4(o, c) \
+	PREFETCHT0 (PFD+o+64*c)(SI) \
+	VMOVDQU32 (o+64*c)(SI), Z8 \
+	VPDPBUSD.BCST (4*c)(DI), Z8, Z0 \
+	VPDPBUSD.BCST (32+4*c)(DI), Z8, Z1 \
+	VPDPBUSD.BCST (64+4*c)(DI), Z8, Z2 \
+	VPDPBUSD.BCST (96+4*c)(DI), Z8, Z3
+
+// Q80BLK4 runs one Q8_0 block (quants at q(SI), scales at sc(SI)) against four tokens
+// and steps DI to the next activation block.
+#define Q80BLK4(q, sc) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	Q8C4(q, 0) \
+	Q8C4(q, 1) \
+	Q8C4(q, 2) \
+	Q8C4(q, 3) \
+	Q8C4(q, 4) \
+	Q8C4(q, 5) \
+	Q8C4(q, 6) \
+	Q8C4(q, 7) \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA4 \
+	ADDQ $176, DI
+
+// Q80BLK1 is Q80BLK4 for one token (R10, R12 step instead of DI).
+#define Q80BLK1(q, sc) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU32 (q)(SI), Z16 \
+	VMOVDQU32 (q+64)(SI), Z17 \
+	VMOVDQU32 (q+128)(SI), Z18 \
+	VMOVDQU32 (q+192)(SI), Z19 \
+	VMOVDQU32 (q+256)(SI), Z20 \
+	VMOVDQU32 (q+320)(SI), Z21 \
+	VMOVDQU32 (q+384)(SI), Z22 \
+	VMOVDQU32 (q+448)(SI), Z23 \
+	PREFETCHT0 (PFD+q)(SI) \
+	PREFETCHT0 (PFD+q+64)(SI) \
+	PREFETCHT0 (PFD+q+128)(SI) \
+	PREFETCHT0 (PFD+q+192)(SI) \
+	PREFETCHT0 (PFD+q+256)(SI) \
+	PREFETCHT0 (PFD+q+320)(SI) \
+	PREFETCHT0 (PFD+q+384)(SI) \
+	PREFETCHT0 (PFD+q+448)(SI) \
+	PREFETCHT0 (PFD+sc)(SI) \
+	VPDPBUSD.BCST (R10), Z16, Z0 \
+	VPDPBUSD.BCST 4(R10), Z17, Z1 \
+	VPDPBUSD.BCST 8(R10), Z18, Z0 \
+	VPDPBUSD.BCST 12(R10), Z19, Z1 \
+	VPDPBUSD.BCST 16(R10), Z20, Z0 \
+	VPDPBUSD.BCST 20(R10), Z21, Z1 \
+	VPDPBUSD.BCST 24(R10), Z22, Z0 \
+	VPDPBUSD.BCST 28(R10), Z23, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA1 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
 // func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 //
-// Q8_0 tiles (per 32-element block: eight chunks of 64 bytes, chunk c holding row r's
-// bytes 4c…4c+3 at 4r, then 16 fp16 scales) times four tokens.
+// Q8_0 tiles (per pair of 32-element blocks: 2×8 chunks of 64 bytes, chunk c holding
+// row r's bytes 4c…4c+3 at 4r, then 2×16 fp16 scales; 1088 bytes) times four tokens.
 TEXT ·tileQ8x4(SB), NOSPLIT, $0-32
 	ARGS4
 	TESTQ CX, CX
 	JZ q8x4_done
 q8x4_block:
-	LEAQ 128(DI), R12
-	STARTS4
-	MOVQ DI, R10
-	MOVQ $8, R13
-q8x4_chunk:
-	PREFETCHT0 1024(SI)
-	VMOVDQU32 (SI), Z8
-	VPDPBUSD.BCST (R10), Z8, Z0
-	VPDPBUSD.BCST 32(R10), Z8, Z1
-	VPDPBUSD.BCST 64(R10), Z8, Z2
-	VPDPBUSD.BCST 96(R10), Z8, Z3
-	ADDQ $64, SI
-	ADDQ $4, R10
-	DECQ R13
-	JNZ q8x4_chunk
-	VCVTPH2PS (SI), Z10
-	FMA4
-	ADDQ $32, SI
-	ADDQ $176, DI
+	Q80BLK4(0, 1024)
+	Q80BLK4(512, 1056)
+	ADDQ $1088, SI
 	DECQ CX
 	JNZ q8x4_block
 q8x4_done:
@@ -433,39 +579,9 @@ TEXT ·tileQ8x1(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JZ q8x1_done
 q8x1_block:
-	PREFETCHT0 1024(SI)
-	PREFETCHT0 1088(SI)
-	PREFETCHT0 1152(SI)
-	PREFETCHT0 1216(SI)
-	PREFETCHT0 1280(SI)
-	PREFETCHT0 1344(SI)
-	PREFETCHT0 1408(SI)
-	PREFETCHT0 1472(SI)
-	PREFETCHT0 1536(SI)
-	VPBROADCASTD 16(R12), Z0
-	VPXORD Z1, Z1, Z1
-	VMOVDQU32 (SI), Z16
-	VMOVDQU32 64(SI), Z17
-	VMOVDQU32 128(SI), Z18
-	VMOVDQU32 192(SI), Z19
-	VMOVDQU32 256(SI), Z20
-	VMOVDQU32 320(SI), Z21
-	VMOVDQU32 384(SI), Z22
-	VMOVDQU32 448(SI), Z23
-	VPDPBUSD.BCST (R10), Z16, Z0
-	VPDPBUSD.BCST 4(R10), Z17, Z1
-	VPDPBUSD.BCST 8(R10), Z18, Z0
-	VPDPBUSD.BCST 12(R10), Z19, Z1
-	VPDPBUSD.BCST 16(R10), Z20, Z0
-	VPDPBUSD.BCST 20(R10), Z21, Z1
-	VPDPBUSD.BCST 24(R10), Z22, Z0
-	VPDPBUSD.BCST 28(R10), Z23, Z1
-	VPADDD Z1, Z0, Z0
-	VCVTPH2PS 512(SI), Z10
-	FMA1
-	ADDQ $544, SI
-	ADDQ $176, R10
-	ADDQ $176, R12
+	Q80BLK1(0, 1024)
+	Q80BLK1(512, 1056)
+	ADDQ $1088, SI
 	DECQ CX
 	JNZ q8x1_block
 q8x1_done:

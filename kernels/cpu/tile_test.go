@@ -56,6 +56,18 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 			t.Fatalf("%s nb=%d rows=%d seed=%d: four-token out[%d] = %g, twin %g", typ, nb, rows, seed, i, got[i], want[i])
 		}
 	}
+	if f.x1m != nil { // four copies of the tile, the last one's rows from the first
+		four := append(append(append(append([]byte(nil), tile...), tile...), tile...), tile...)
+		var m [64]float32
+		for tok := range 4 {
+			tileX1m(f, nb, four, len(tile), act, tok, &m)
+			for i := range m {
+				if math.Float32bits(m[i]) != math.Float32bits(want[16*tok+i%16]) {
+					t.Fatalf("%s nb=%d seed=%d: four-tile token %d out[%d] = %g, twin %g", typ, nb, seed, tok, i, m[i], want[16*tok+i%16])
+				}
+			}
+		}
+	}
 	for tok := range 4 {
 		var one [16]float32
 		tileX1(f, nb, tile, act, tok, &one)
@@ -93,7 +105,7 @@ func TestMatMulBatchInvariant(t *testing.T) {
 	for _, typ := range dotTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, uint64(typ)))
-			rows, cols := 37, 512
+			rows, cols := 101, 512 // six tiles and a part
 			w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
 			for range rows {
 				b, _ := randRow(rng, typ, cols, 0.5)
