@@ -18,21 +18,23 @@ func init() {
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
 type CPU struct {
-	threads int
-	pool    *pool
-	xq      []byte    // activations converted to the weights' dot-product type
-	xp      []byte    // activations in the f16x4 layout
-	lastX   []float32 // a copy of the activations that xq holds, converted to lastVT
-	lastVT  kernels.DType
-	qGen    int    // counts conversions into xq
-	xpGen   int    // the conversion xp was prepared from (0: none)
-	act     []byte // activations regrouped for the packed matmul
-	gemmScr []gemmScratch
-	tiles   map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
-	work    []attnScratch              // per-worker attention scratch
-	rope    []float32                  // cos/sin pairs of one position
-	job     job                        // the arguments of the parallel step being run
-	run     func(part, worker int)
+	threads    int
+	pool       *pool
+	xq         []byte    // activations converted to the weights' dot-product type
+	xp         []byte    // activations in the f16x4 layout
+	lastX      []float32 // a copy of the activations that xq holds, converted to lastVT
+	lastVT     kernels.DType
+	qGen       int    // counts conversions into xq
+	xpGen      int    // the conversion xp was prepared from (0: none)
+	act        []byte // activations regrouped for the packed matmul
+	gemmScr    []gemmScratch
+	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
+	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
+	tileActKey tileActKey                 // what tileAct holds
+	work       []attnScratch              // per-worker attention scratch
+	rope       []float32                  // cos/sin pairs of one position
+	job        job                        // the arguments of the parallel step being run
+	run        func(part, worker int)
 }
 
 // task names the parallel steps that job describes.

@@ -37,6 +37,7 @@ type tileFmt struct {
 	quant  func(o []byte, r, e int) byte
 	ws, wm func(o []byte, r, b int) float32
 	pack   func(dst []byte, q []byte, row []byte, r int) // one row's unit: its unpacked quants q and raw bytes
+	raw    bool                                          // pack reads only the raw bytes (no unpacking)
 	// x4 and x1 are the assembly kernels behind tileX4 and tileX1 (nil without them).
 	x4 func(nu int, tile, act *byte, out *[64]float32)
 	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
@@ -47,12 +48,15 @@ type tileFmt struct {
 var tileFmts = map[kernels.DType]*tileFmt{
 	// Per pair of 32-element blocks (so that 64-byte loads stay aligned): 2×4 words of
 	// nibble pairs (elements e and e+16), 2×16 fp16 scales.
-	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576,
+	// A Q4_0 block's own quant bytes are such pairs, so they are copied as they are.
+	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576, raw: true,
 		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
-		pack: func(dst, q, row []byte, r int) {
+		pack: func(dst, _, row []byte, r int) {
 			for b := range 2 {
-				packNibbles(dst[256*b:], q[32*b:], r)
+				for c := range 4 {
+					copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
+				}
 				copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
 			}
 		}},
@@ -155,10 +159,15 @@ func packTile(dst []byte, w *kernels.Matrix, f *tileFmt, r0 int, s *gemmScratch)
 	s.q = grow(s.q, cols)
 	s.sc = grow(s.sc, nb)
 	s.mn = grow(s.mn, nb)
-	clear(dst)
-	for r := range min(tileRows, w.Rows-r0) {
+	nr := min(tileRows, w.Rows-r0)
+	if nr < tileRows {
+		clear(dst)
+	}
+	for r := range nr {
 		row := w.Data[(r0+r)*wRow : (r0+r+1)*wRow]
-		f.pk.unpack(row, s.q, s.sc, s.mn)
+		if !f.raw {
+			f.pk.unpack(row, s.q, s.sc, s.mn)
+		}
 		for u := range nu {
 			f.pack(dst[u*f.unitBytes:(u+1)*f.unitBytes], s.q[u*f.unit:(u+1)*f.unit], row[u*uRow:(u+1)*uRow], r)
 		}
@@ -194,6 +203,15 @@ func tileGo(f *tileFmt, nu int, tile, act []byte, ntok int, out []float32) {
 			out[16*t+r] = acc
 		}
 	}
+}
+
+// tileActKey identifies the activations regrouped in CPU.tileAct: the conversion they
+// come from and the layout's parameters.
+type tileActKey struct {
+	gen   int
+	vt    kernels.DType
+	bs, n int
+	k     int32
 }
 
 // tiled is one matrix's tiled copy, with the weights it was made from (kept, so that
@@ -235,14 +253,20 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 	j.nb = j.cols / pk.bs
 	j.groups = (j.n + gemmToks - 1) / gemmToks
 	j.gBytes = j.nb * (4*pk.bs + 48)
-	c.act = grow(c.act, j.groups*j.gBytes)
-	j.act = c.act
-	if j.groups == 1 {
-		prepActs(j.act, j.xq, j.xRow, j.n, 0, j.vtID, pk.bs, j.cols, pk.k)
-	} else {
-		j.kind = taskPrep
-		c.pool.Run(j.groups, c.run)
+	// Q, K and V (and gate and up) take the same activations: regroup them once.
+	key := tileActKey{gen: c.qGen, vt: j.vtID, bs: pk.bs, k: pk.k, n: j.n}
+	if c.tileActKey != key {
+		c.tileAct = grow(c.tileAct, j.groups*j.gBytes)
+		j.act = c.tileAct
+		if j.groups == 1 {
+			prepActs(j.act, j.xq, j.xRow, j.n, 0, j.vtID, pk.bs, j.cols, pk.k)
+		} else {
+			j.kind = taskPrep
+			c.pool.Run(j.groups, c.run)
+		}
+		c.tileActKey = key
 	}
+	j.act = c.tileAct
 	j.xp = tiles
 	nt := (j.rows + tileRows - 1) / tileRows
 	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
