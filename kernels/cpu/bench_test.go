@@ -23,6 +23,15 @@ func benchMatrix(typ kernels.DType, rows, cols int) *kernels.Matrix {
 	return w
 }
 
+// benchActs returns n activations of small mixed values.
+func benchActs(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	return x
+}
+
 var benchShapes = [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}}
 
 // BenchmarkMatVec times one-token products (decode); bytes are the weight bytes read.
@@ -59,10 +68,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range dotTypes {
 		for _, sh := range benchShapes[:3] {
 			w := benchMatrix(typ, sh[0], sh[1])
-			x := make([]float32, n*sh[1])
-			for i := range x {
-				x[i] = float32(i%13) - 6
-			}
+			x := benchActs(n * sh[1])
 			dst := make([]float32, n*sh[0])
 			b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, sh[0], sh[1], n), func(b *testing.B) {
 				b.SetBytes(int64(len(w.Data)))
@@ -144,10 +150,7 @@ func BenchmarkMatMulBatch(b *testing.B) {
 				ws = append(ws, &kernels.Matrix{Type: typ, Rows: sh[0], Cols: sh[1], Data: append([]byte(nil), w0.Data...)})
 			}
 			for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
-				x := make([]float32, n*sh[1])
-				for i := range x {
-					x[i] = float32(i%13) - 6
-				}
+				x := benchActs(n * sh[1])
 				dst := make([]float32, n*sh[0])
 				b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, sh[0], sh[1], n), func(b *testing.B) {
 					b.SetBytes(int64(len(w0.Data)))

@@ -12,6 +12,13 @@
 // bit 1: mins), R8 quant bytes per block, Z31 the 0x0F byte mask, Z4–Z7 the
 // accumulators (token 0–3).
 
+// ZERO4 zeroes the accumulators Z4–Z7.
+#define ZERO4 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7
+
 // ARGS4 loads a four-token kernel's arguments (nu, tile, act, out into CX, SI, DI, AX)
 // and zeroes the accumulators.
 #define ARGS4 \
@@ -19,10 +26,7 @@
 	MOVQ tile+8(FP), SI \
 	MOVQ act+16(FP), DI \
 	MOVQ out+24(FP), AX \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7
+	ZERO4
 
 // ARGS1 loads a one-token kernel's arguments, zeroes its accumulator and points R10
 // at token tok's quants in the first activation block (bs bytes each) and R12 at its
@@ -250,10 +254,7 @@ TEXT ·tileQ4x1m(SB), NOSPLIT, $0-48
 	MOVQ act+24(FP), DI
 	MOVQ tok+32(FP), R11
 	MOVQ out+40(FP), AX
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO4
 	IMUL3Q $32, R11, R10
 	ADDQ DI, R10
 	LEAQ 128(DI)(R11*4), R12
