@@ -17,6 +17,10 @@ func init() {
 }
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
+// On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K and Q6_K
+// matrix it multiplies (as many bytes as the matrix, made on first use; see tileFmt),
+// so a model's weights take twice their size in memory until Close frees the copies
+// (the mapped file's pages are then no longer read and the kernel may drop them).
 type CPU struct {
 	threads    int
 	pool       *pool
