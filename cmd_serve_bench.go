@@ -408,7 +408,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 		tok, modelCtx = e.Tok, e.Options().SeqContext
 		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
 		eo := e.Options()
-		fmt.Fprintln(os.Stderr, e.KVCache())
+		logTo(j.live, os.Stderr, "%s", e.KVCache())
 		notes = append(notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
 			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
 	} else {

@@ -14,13 +14,12 @@ import (
 
 // Scheduler defaults (vLLM's names: --max-num-seqs, --max-num-batched-tokens).
 //
-// DefaultMaxNumSeqs is 1 — requests run one at a time through the step loop — until the
-// CPU matmul has a fast path for small batches: today 4 to ~32 rows go to the prompt
-// kernel, which is slower per row than the decode kernel, so batching 4–16 decode
-// tokens loses throughput (measured: 28.9 tok/s at one stream, 7.0 at four). Raise it
-// once kernels/cpu keeps small batches on the decode kernels (issue 7's next step).
+// DefaultMaxNumSeqs is 16: a decode step of up to 16 running sequences is one matmul
+// per weight matrix, and kernels/cpu reads each weight once per step whatever the
+// number of tokens (tiles of 16 rows times groups of four tokens), so batching raises
+// throughput, and a token's logits do not depend on what it is batched with.
 const (
-	DefaultMaxNumSeqs          = 1
+	DefaultMaxNumSeqs          = 16
 	DefaultMaxNumBatchedTokens = 512
 	DefaultSeqContext          = 4096
 )

@@ -107,7 +107,7 @@ func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 	}{
 		{"stories260K/16x512", "", 16, 512, 32, 0},
 		{"stories260K/8x24", "", 8, 24, 32, 0},
-		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, 1},
+		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,15 @@ func benchMatrix(typ kernels.DType, rows, cols int) *kernels.Matrix {
 	return w
 }
 
+// benchActs returns n activations of small mixed values.
+func benchActs(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	return x
+}
+
 var benchShapes = [][2]int{{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048}}
 
 // BenchmarkMatVec times one-token products (decode); bytes are the weight bytes read.
@@ -59,10 +68,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range dotTypes {
 		for _, sh := range benchShapes[:3] {
 			w := benchMatrix(typ, sh[0], sh[1])
-			x := make([]float32, n*sh[1])
-			for i := range x {
-				x[i] = float32(i%13) - 6
-			}
+			x := benchActs(n * sh[1])
 			dst := make([]float32, n*sh[0])
 			b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, sh[0], sh[1], n), func(b *testing.B) {
 				b.SetBytes(int64(len(w.Data)))
@@ -97,16 +103,6 @@ func BenchmarkDot(b *testing.B) {
 				}
 			})
 		}
-		if typ == kernels.Q4_0 && q40Sums != nil {
-			ys := make([]float32, n/32)
-			q8Sums(x, ys)
-			b.Run("Q4_0/fast-sums", func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					q40Sums(n, w, x, ys)
-				}
-			})
-		}
 	}
 }
 
@@ -134,6 +130,42 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 				}
 			})
 			c.Close()
+		}
+	}
+}
+
+// BenchmarkMatMulBatch times decode steps of n sequences (n tokens against one matrix,
+// threads 2) on llama-1b's matrix shapes, cycling over copies that together exceed the
+// last-level cache, as a decode step streams a model's weights from memory. Bytes are
+// the weight bytes, so a step that reads each weight once keeps MB/s up as n grows:
+// compare ns/op with n=1 (a 16-token step should cost far less than 16 one-token steps).
+func BenchmarkMatMulBatch(b *testing.B) {
+	c := New(2)
+	defer c.Close()
+	for _, typ := range dotTypes {
+		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}} {
+			w0 := benchMatrix(typ, sh[0], sh[1])
+			ws := []*kernels.Matrix{w0}
+			for len(ws)*len(w0.Data) < 96<<20 {
+				ws = append(ws, &kernels.Matrix{Type: typ, Rows: sh[0], Cols: sh[1], Data: append([]byte(nil), w0.Data...)})
+			}
+			for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
+				x := benchActs(n * sh[1])
+				dst := make([]float32, n*sh[0])
+				b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, sh[0], sh[1], n), func(b *testing.B) {
+					b.SetBytes(int64(len(w0.Data)))
+					for _, w := range ws {
+						c.MatMul(dst, w, x, n) // the first product makes the tiled copy
+					}
+					i := 0
+					for b.Loop() {
+						x[0]++ // new activations each step, as in decoding
+						c.MatMul(dst, ws[i%len(ws)], x, n)
+						i++
+					}
+				})
+			}
+			clear(c.tiles)
 		}
 	}
 }

@@ -17,23 +17,28 @@ func init() {
 }
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
+// On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K and Q6_K
+// matrix it multiplies (as many bytes as the matrix, made on first use; see tileFmt),
+// so a model's weights take twice their size in memory until Close frees the copies
+// (the mapped file's pages are then no longer read and the kernel may drop them).
 type CPU struct {
-	threads int
-	pool    *pool
-	xq      []byte    // activations converted to the weights' dot-product type
-	ys      []float32 // per-block sums of Q8_0 activations (for q40Sums)
-	xp      []byte    // activations in the q40x4 layout
-	lastX   []float32 // a copy of the activations that xq holds, converted to lastVT
-	lastVT  kernels.DType
-	qGen    int           // counts conversions into xq
-	xpGen   int           // the conversion xp was prepared from (0: none)
-	xpType  kernels.DType // the weight type whose layout xp holds
-	act     []byte        // activations regrouped for the packed matmul
-	gemmScr []gemmScratch
-	work    []attnScratch // per-worker attention scratch
-	rope    []float32     // cos/sin pairs of one position
-	job     job           // the arguments of the parallel step being run
-	run     func(part, worker int)
+	threads    int
+	pool       *pool
+	xq         []byte    // activations converted to the weights' dot-product type
+	xp         []byte    // activations in the f16x4 layout
+	lastX      []float32 // a copy of the activations that xq holds, converted to lastVT
+	lastVT     kernels.DType
+	qGen       int    // counts conversions into xq
+	xpGen      int    // the conversion xp was prepared from (0: none)
+	act        []byte // activations regrouped for the packed matmul
+	gemmScr    []gemmScratch
+	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
+	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
+	tileActKey tileActKey                 // what tileAct holds
+	work       []attnScratch              // per-worker attention scratch
+	rope       []float32                  // cos/sin pairs of one position
+	job        job                        // the arguments of the parallel step being run
+	run        func(part, worker int)
 }
 
 // task names the parallel steps that job describes.
@@ -43,11 +48,12 @@ const (
 	taskQuantize task = iota
 	taskBand
 	taskPrep
-	taskGemm
 	taskAttend
 	taskSwiGLU
 	taskF16Prep
 	taskF16Gemm
+	taskPack
+	taskTile
 )
 
 // job holds the arguments of one parallel step, so that handing it to the pool needs
@@ -61,13 +67,12 @@ type job struct {
 	vtID             kernels.DType
 	dot              func(n int, w, x []byte) float32
 	pk               *packer
+	tf               *tileFmt
 	n, cols, rows    int
 	xRow, wRow, band int
 	nb, chunks       int
 	groups, gBytes   int
-	q, ys            []float32
-	x4               func(nb int, w []byte, stride int, x []byte, out *[4]float32)
-	x4Group, x4Block int
+	q                []float32
 	attn             *kernels.Attention
 }
 
@@ -89,7 +94,10 @@ func (c *CPU) Name() string { return "cpu/" + level }
 func (c *CPU) Threads() int { return c.threads }
 
 // Close implements kernels.Backend.
-func (c *CPU) Close() { c.pool.Close() }
+func (c *CPU) Close() {
+	c.pool.Close()
+	c.tiles = nil
+}
 
 func f32Bytes(x []float32) []byte {
 	if len(x) == 0 {
@@ -108,14 +116,16 @@ func (c *CPU) step(part, worker int) {
 		c.band(part, worker)
 	case taskPrep:
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
-	case taskGemm:
-		c.gemmRows(part, worker)
 	case taskAttend:
 		c.attend(part, worker)
 	case taskF16Prep:
 		prepF16x4(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
 	case taskF16Gemm:
 		c.gemmF16Rows(part, worker)
+	case taskPack:
+		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows, &c.gemmScr[worker])
+	case taskTile:
+		c.tileBand(part, worker)
 	case taskSwiGLU:
 		lo, hi := part*j.band, min(len(j.dst), (part+1)*j.band)
 		swiglu(j.dst[lo:hi], j.x[lo:hi], j.q[lo:hi])
@@ -123,16 +133,15 @@ func (c *CPU) step(part, worker int) {
 }
 
 // MatMul implements kernels.Backend. Activations are converted once to the weight
-// type's dot-product format. With four or more tokens and a packable weight type
-// (Q4_0, Q8_0, Q4_K, Q6_K) on a CPU with AVX512-VNNI, each worker unpacks sixteen weight
-// rows at a time and multiplies them with every group of four tokens, so each weight
-// byte is decoded once per call and then served from cache; F16 weights take the same
-// shape of path in float32 (gemmF16). Otherwise each worker takes a band of weight rows:
-// Q4_0, Q4_K, Q6_K and F16 with a four-row kernel that reads four rows against
-// activations regrouped once per call (x4Kernel), other types with the fastest dot
-// product for each row and token.
-// Either way every output is computed by one worker in a fixed order, so results do not
-// depend on the number of threads.
+// type's dot-product format. On a CPU with AVX512-VNNI, Q4_0, Q8_0, Q4_K and Q6_K
+// weights go through their tiled copy (see tileFmt) for any number of tokens: each
+// worker takes a run of 16-row tiles and multiplies each with every group of four
+// tokens, so a step reads each weight once however many sequences it serves. F16
+// weights take gemmF16 from four tokens and f16x4 below that (the same per-output
+// order). Other types take, per band of rows, the fastest dot product for each row and
+// token. Every output is computed by one worker in an order that depends on neither the
+// thread count nor the number of tokens, so a token's row is bit-identical alone or in
+// any batch.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	tr := kernels.TraitsOf(w.Type)
 	if tr == nil || tr.VecDot == nil {
@@ -164,12 +173,12 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 			c.qGen++
 		}
 	}
-	if w.Type == kernels.F16 && f16Gemm != nil && n >= gemmToks && cols%16 == 0 {
+	if w.Type == kernels.F16 && f16Gemm != nil && n >= gemmToks && cols%32 == 0 {
 		c.gemmF16()
 		return
 	}
-	if pk := packers[w.Type]; pk != nil && gemmFast != nil && n >= gemmToks && cols%pk.bs == 0 {
-		c.gemm(pk)
+	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && cols%f.unit == 0 {
+		c.matMulTiled(f)
 		return
 	}
 	j.dot = tr.VecDot
@@ -177,28 +186,17 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		j.dot = f
 	}
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
-	if x4, grp, bs, prep := c.x4Kernel(w.Type); x4 != nil && cols%bs == 0 {
-		ng := cols / bs
-		if prep == nil {
-			j.xp = j.xq
-		} else if c.xpGen != c.qGen || c.xpType != w.Type || len(c.xp) != n*ng*grp {
-			c.xp = grow(c.xp, n*ng*grp)
+	if w.Type == kernels.F16 && f16x4 != nil && cols%32 == 0 {
+		// Fewer than four tokens (gemmF16 takes the rest): widen the F16 activations to
+		// float32 once per conversion.
+		if c.xpGen != c.qGen || len(c.xp) != 4*n*cols {
+			c.xp = grow(c.xp, 4*n*cols)
 			for i := range n {
-				prep(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[i*ng*grp:(i+1)*ng*grp])
+				prepF16x4(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[4*i*cols:4*(i+1)*cols])
 			}
-			c.xpGen, c.xpType = c.qGen, w.Type
+			c.xpGen = c.qGen
 		}
-		if prep != nil {
-			j.xp = c.xp
-		}
-		j.x4, j.x4Group, j.x4Block = x4, grp, bs
-	} else if w.Type == kernels.Q4_0 && q40Sums != nil {
-		nb := cols / 32
-		c.ys = grow(c.ys, n*nb)
-		for i := range n {
-			q8Sums(j.xq[i*j.xRow:(i+1)*j.xRow], c.ys[i*nb:(i+1)*nb])
-		}
-		j.ys = c.ys
+		j.xp = c.xp
 	}
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
@@ -220,42 +218,18 @@ func (c *CPU) band(part, worker int) {
 		for r := r0; r < r1; r++ {
 			wr := j.w.Data[r*j.wRow : (r+1)*j.wRow]
 			for i := t0; i < t1; i++ {
-				xi := j.xq[i*j.xRow : (i+1)*j.xRow]
-				if j.ys != nil {
-					nb := j.cols / 32
-					j.dst[i*j.rows+r] = q40Sums(j.cols, wr, xi, j.ys[i*nb:(i+1)*nb])
-				} else {
-					j.dst[i*j.rows+r] = j.dot(j.cols, wr, xi)
-				}
+				j.dst[i*j.rows+r] = j.dot(j.cols, wr, j.xq[i*j.xRow:(i+1)*j.xRow])
 			}
 		}
 	}
 }
 
-// x4Kernel returns the four-row decode kernel for weights of type t, the bytes of one
-// prepared activation group, the elements it covers and the preparation, or a nil
-// kernel where there is none.
-func (c *CPU) x4Kernel(t kernels.DType) (func(int, []byte, int, []byte, *[4]float32), int, int, func(xq, dst []byte)) {
-	switch t {
-	case kernels.Q4_0:
-		return q40x4, q40x4Group, 128, prepQ40x4
-	case kernels.Q4_K:
-		return q4kx4, q4kx4Group, 256, prepQ4Kx4
-	case kernels.Q6_K:
-		return q6kx4, 292, 256, nil // Q8_K activations as they are
-	case kernels.F16:
-		return f16x4, 128, 32, prepF16x4
-	}
-	return nil, 0, 1, nil
-}
-
-// bandX4 computes rows [r0, r1) for every token with the job's four-row kernel; rows
-// past the last group of four are run one at a time (stride 0). out is the worker's
-// scratch.
+// bandX4 computes F16 rows [r0, r1) for every token with f16x4; rows past the last
+// group of four are run one at a time (stride 0). out is the worker's scratch.
 func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 	j := &c.job
-	ng := j.cols / j.x4Block
-	xb := ng * j.x4Group
+	ng := j.cols / 32
+	xb := 4 * j.cols
 	for r := r0; r < r1; {
 		k, stride := 4, j.wRow
 		if r+4 > r1 {
@@ -263,47 +237,10 @@ func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 		}
 		wr := j.w.Data[r*j.wRow:]
 		for i := 0; i < j.n; i++ {
-			j.x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
+			f16x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
 			copy(j.dst[i*j.rows+r:i*j.rows+r+k], out[:k])
 		}
 		r += k
-	}
-}
-
-// gemm is MatMul's packed path (see packer and gemmGo).
-func (c *CPU) gemm(pk *packer) {
-	j := &c.job
-	j.pk = pk
-	j.nb = j.cols / pk.bs
-	j.chunks = pk.bs / 4
-	j.groups = (j.n + gemmToks - 1) / gemmToks
-	j.gBytes = j.nb * (4*pk.bs + 48)
-	c.act = grow(c.act, j.groups*j.gBytes)
-	j.act = c.act
-	j.kind = taskPrep
-	c.pool.Run(j.groups, c.run)
-	j.kind = taskGemm
-	c.pool.Run((j.rows+gemmRows-1)/gemmRows, c.run)
-	*j = job{}
-}
-
-// gemmRows packs one group of 16 weight rows and multiplies it with every token group.
-func (c *CPU) gemmRows(rg, worker int) {
-	j := &c.job
-	s := &c.gemmScr[worker]
-	r0 := rg * gemmRows
-	s.packRows(j.w, j.pk, r0)
-	var wm []float32
-	if j.pk.hasMin {
-		wm = s.wm
-	}
-	nr := min(gemmRows, j.rows-r0)
-	for g := 0; g < j.groups; g++ {
-		gemmFast(j.nb, j.chunks, s.pack, s.ws, wm, j.act[g*j.gBytes:(g+1)*j.gBytes], &s.out)
-		for t := 0; t < gemmToks && 4*g+t < j.n; t++ {
-			row := (4*g + t) * j.rows
-			copy(j.dst[row+r0:row+r0+nr], s.out[16*t:16*t+nr])
-		}
 	}
 }
 

@@ -7,139 +7,44 @@ import (
 	"llmbench/kernels"
 )
 
-// Decode (matrix × one token) layout for Q4_K weights. One Q8_K activation block (256
-// elements) is regrouped into q4kx4Group bytes so that each 64-byte load of a weight
-// row's quants (two 32-byte runs, low nibbles of elements 64j+l and high nibbles of
-// 64j+32+l) lines up with 64 activation bytes: elements 0–31 and 64–95, then 32–63 and
-// 96–127, then 128–159 and 192–223, then 160–191 and 224–255; then eight int16 sums
-// (sum j: elements 32j…32j+31, for the mins) and the float32 scale.
-const q4kx4Group = 320
-
-// q4kx4 computes four Q4_K rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
-// activation row prepared by prepQ4Kx4, over nb super-blocks, or is nil where the CPU
-// lacks it.
-var q4kx4 func(nb int, w []byte, stride int, x []byte, out *[4]float32)
-
-// prepQ4Kx4 regroups one row of Q8_K activations into the q4kx4 layout.
-func prepQ4Kx4(xq, dst []byte) {
-	nb := len(xq) / 292
-	for b := range nb {
-		src := xq[292*b : 292*b+292]
-		y := src[4:260]
-		o := dst[b*q4kx4Group : (b+1)*q4kx4Group]
-		for m := range 2 {
-			copy(o[128*m:128*m+32], y[128*m:128*m+32])
-			copy(o[128*m+32:128*m+64], y[128*m+64:128*m+96])
-			copy(o[128*m+64:128*m+96], y[128*m+32:128*m+64])
-			copy(o[128*m+96:128*m+128], y[128*m+96:128*m+128])
-		}
-		for j := range 8 {
-			s := int16(binary.LittleEndian.Uint16(src[260+4*j:])) + int16(binary.LittleEndian.Uint16(src[262+4*j:]))
-			binary.LittleEndian.PutUint16(o[256+2*j:], uint16(s))
-		}
-		copy(o[272:276], src[0:4])
-		clear(o[276:])
+// reduce16 sums sixteen lanes in the order of the assembly's reduction (RED16).
+func reduce16(a *[16]float32) float32 {
+	var h [8]float32
+	for i := range h {
+		h[i] = a[i] + a[i+8]
 	}
+	var q [4]float32
+	for i := range q {
+		q[i] = h[i] + h[i+4]
+	}
+	return (q[0] + q[1]) + (q[2] + q[3])
 }
 
-// q4kx4Go is the pure-Go twin of the q4kx4 kernels. Per super-block and row, sixteen
-// int32 lanes (lane L: bytes 4L…4L+3 of each of the four 64-byte quant products, times
-// their group's scale) are scaled by d·dy into sixteen float lanes; the mins go into
-// four float lanes (lane k: mins 2k and 2k+1 times their sums, scaled by dmin·dy).
-// The lanes are reduced as the assembly does.
-func q4kx4Go(nb int, w []byte, stride int, x []byte, out *[4]float32) {
-	var sc, mn [8]int32
-	for r := range 4 {
-		row := w[r*stride:]
-		var acc [16]float32
-		var macc [4]float32
-		for b := range nb {
-			blk := row[144*b : 144*b+144]
-			a := x[b*q4kx4Group : (b+1)*q4kx4Group]
-			for j := range 8 {
-				s, m := scaleMinK4(j, blk[4:16])
-				sc[j], mn[j] = int32(s), int32(m)
-			}
-			dy := math.Float32frombits(binary.LittleEndian.Uint32(a[272:]))
-			d, dm := f16At(blk)*dy, f16At(blk[2:])*dy
-			for l := range 16 {
-				var s int32
-				for p := range 4 {
-					m, hi := p/2, p%2
-					g := 4*m + hi + 2*(l/8)
-					var t int32
-					for e := range 4 {
-						q := int32(blk[16+64*m+4*l+e])
-						if hi == 1 {
-							q >>= 4
-						}
-						t += (q & 15) * int32(int8(a[64*p+4*l+e]))
-					}
-					s += t * sc[g]
-				}
-				acc[l] = fma32(float32(s), d, acc[l])
-			}
-			for k := range 4 {
-				s := mn[2*k]*int32(int16(binary.LittleEndian.Uint16(a[256+4*k:]))) +
-					mn[2*k+1]*int32(int16(binary.LittleEndian.Uint16(a[258+4*k:])))
-				macc[k] = fma32(float32(s), dm, macc[k])
-			}
-		}
-		out[r] = reduce16(&acc) - ((macc[0] + macc[1]) + (macc[2] + macc[3]))
-	}
-}
-
+// fma32 returns a·b+c rounded once to float32, as VFMADD231PS does. The float64 fused
+// multiply-add is exact in the product (24-bit significands); its one rounding can
+// land exactly halfway between two float32s only when it was inexact, and then the
+// sign of the error it dropped decides the direction.
 func fma32(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
-}
-
-// q6kx4 computes four Q6_K rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
-// row of Q8_K activations (used as they are), over nb super-blocks, or is nil where the
-// CPU lacks it.
-var q6kx4 func(nb int, w []byte, stride int, x []byte, out *[4]float32)
-
-// q6kx4Go is the pure-Go twin of the q6kx4 kernels. Per super-block and row, sixteen
-// int32 lanes (lane L: bytes 4L…4L+3 of each of the four 64-byte products of 6-bit
-// quants and activations, times their group's scale; lanes 0…7 less 32 times the
-// scaled activation sums of groups 2L and 2L+1) are scaled by d·dy into sixteen float
-// lanes, reduced as the assembly does.
-func q6kx4Go(nb int, w []byte, stride int, x []byte, out *[4]float32) {
-	for r := range 4 {
-		row := w[r*stride:]
-		var acc [16]float32
-		for b := range nb {
-			blk := row[210*b : 210*b+210]
-			a := x[292*b : 292*b+292]
-			var sc, bs [16]int32
-			for g := range 16 {
-				sc[g] = int32(int8(blk[192+g]))
-				bs[g] = int32(int16(binary.LittleEndian.Uint16(a[260+2*g:])))
-			}
-			var iacc [16]int32
-			for p := range 4 {
-				n, hi := p/2, p%2
-				for i := range 64 {
-					k, l := 2*hi+i/32, i%32
-					qb := blk[64*n+l+32*(k&1)]
-					q := int32(qb & 15)
-					if hi == 1 {
-						q = int32(qb >> 4)
-					}
-					q |= int32(blk[128+32*n+l]>>(2*k)&3) << 4
-					y := int32(int8(a[4+128*n+64*hi+i]))
-					iacc[i/4] += q * y * sc[8*n+4*hi+i/16]
-				}
-			}
-			for i := range 8 {
-				iacc[i] -= 32 * (sc[2*i]*bs[2*i] + sc[2*i+1]*bs[2*i+1])
-			}
-			d := f16At(blk[208:]) * math.Float32frombits(binary.LittleEndian.Uint32(a[0:]))
-			for l := range 16 {
-				acc[l] = fma32(float32(iacc[l]), d, acc[l])
-			}
-		}
-		out[r] = reduce16(&acc)
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if float64(r) == s || math.IsInf(s, 0) || math.IsNaN(s) {
+		return r
 	}
+	// The neighbour of r on the other side of s: is s their midpoint?
+	o := math.Nextafter32(r, float32(math.Copysign(math.Inf(1), s-float64(r))))
+	if (float64(r)+float64(o))/2 != s {
+		return r
+	}
+	t := s - p // TwoSum: the exact error of s = p + c
+	e := (p - (s - t)) + (float64(c) - t)
+	switch {
+	case e > 0:
+		return float32(math.Nextafter(s, math.Inf(1)))
+	case e < 0:
+		return float32(math.Nextafter(s, math.Inf(-1)))
+	}
+	return r
 }
 
 // f16x4 computes four F16 rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
@@ -167,24 +72,21 @@ func prepF16Go(xq, dst []byte) {
 	}
 }
 
-// f16x4Go is the pure-Go twin of the f16x4 kernels: per row, two sets of sixteen
-// float lanes (elements 32s+L and 32s+16+L) accumulated with fused multiply-adds,
-// added lane by lane and reduced as the assembly does.
+// f16x4Go is the pure-Go twin of the f16x4 kernels: per row, sixteen float lanes
+// (element 16s+L in lane L) accumulated with fused multiply-adds in element order and
+// reduced as the assembly does: the order of f16Gemm, so a row's product is the same
+// whichever kernel computes it.
 func f16x4Go(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 	for r := range 4 {
 		row := w[r*stride:]
-		var lo, hi [16]float32
-		for s := range n32 {
+		var acc [16]float32
+		for s := range 2 * n32 {
 			for l := range 16 {
-				e0, e1 := 32*s+l, 32*s+16+l
-				lo[l] = fma32(f16At(row[2*e0:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e0:])), lo[l])
-				hi[l] = fma32(f16At(row[2*e1:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e1:])), hi[l])
+				e := 16*s + l
+				acc[l] = fma32(f16At(row[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e:])), acc[l])
 			}
 		}
-		for l := range lo {
-			lo[l] += hi[l]
-		}
-		out[r] = reduce16(&lo)
+		out[r] = reduce16(&acc)
 	}
 }
 

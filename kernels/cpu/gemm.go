@@ -3,7 +3,6 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	"llmbench/kernels"
 )
@@ -15,69 +14,10 @@ var level = "go"
 // faster than the kernels.Traits reference; filled from init where the CPU allows.
 var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
 
-// q40Sums is a Q4_0 × Q8_0 dot product that takes the activations' per-block sums
-// (ys, see q8Sums) precomputed, or nil where the CPU lacks it.
-var q40Sums func(n int, w, x []byte, ys []float32) float32
+// gemmToks is the number of tokens whose activations are regrouped together (prepActs).
+const gemmToks = 4
 
-// q8Sums writes the sum of the quants of each Q8_0 block of x to ys.
-func q8Sums(x []byte, ys []float32) {
-	for b := range ys {
-		var s int32
-		for _, v := range x[34*b+2 : 34*b+34] {
-			s += int32(int8(v))
-		}
-		ys[b] = float32(s)
-	}
-}
-
-// gemmFast is the assembly twin of gemmGo, or nil where the CPU lacks it.
-var gemmFast func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32)
-
-// Packed prompt-processing layout (see gemmGo). Weight rows are unpacked, sixteen at a
-// time, into unsigned bytes interleaved in groups of four, with one float scale (and,
-// for K-quants, one float min factor) per row and block of bs elements; activations
-// are regrouped four tokens at a time.
-const (
-	gemmRows = 16
-	gemmToks = 4
-)
-
-// gemmGo computes 16 weight rows × 4 tokens over nb blocks of 4*chunks elements:
-// out[16t+r] = Σ_b ws[b][r]·d[b][t]·(start[b][t] + Σ_e w[r][e]·y[t][e]) + wm[b][r]·m[b][t].
-// It is the pure-Go twin of gemmVNNI (same per-lane order of float operations).
-func gemmGo(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
-	bs := 4 * chunks
-	var acc [64]float32
-	for b := 0; b < nb; b++ {
-		a := act[b*(4*bs+48):]
-		tail := a[4*bs:]
-		p := pack[b*chunks*64:]
-		for t := 0; t < gemmToks; t++ {
-			y := a[t*bs : (t+1)*bs]
-			d := math.Float32frombits(binary.LittleEndian.Uint32(tail[4*t:]))
-			start := int32(binary.LittleEndian.Uint32(tail[16+4*t:]))
-			m := math.Float32frombits(binary.LittleEndian.Uint32(tail[32+4*t:]))
-			for r := 0; r < gemmRows; r++ {
-				s := start
-				for c := 0; c < chunks; c++ {
-					q := p[c*64+4*r:]
-					for k := 0; k < 4; k++ {
-						s += int32(q[k]) * int32(int8(y[4*c+k]))
-					}
-				}
-				sc := ws[b*16+r] * d
-				v := float32(math.FMA(float64(float32(s)), float64(sc), float64(acc[16*t+r])))
-				if wm != nil {
-					v = float32(math.FMA(float64(wm[b*16+r]), float64(m), float64(v)))
-				}
-				acc[16*t+r] = v
-			}
-		}
-	}
-	*out = acc
-}
-
-// packer describes how one weight type enters the packed layout.
+// packer describes how one weight type's rows are unpacked for the tile layout.
 type packer struct {
 	bs     int   // elements per scale block: 32, or 16 for Q6_K
 	k      int32 // the weights are stored as q+k (unsigned): each block starts at -k·Σy
@@ -173,12 +113,11 @@ func unpackQ6_K(row, q []byte, sc, _ []float32) {
 	}
 }
 
-// gemmScratch is one worker's packing space.
+// gemmScratch is one worker's space: one row unpacked for packTile, and the outputs
+// of one tile kernel call.
 type gemmScratch struct {
-	q      []byte // gemmRows rows of unpacked quants
+	q      []byte
 	sc, mn []float32
-	pack   []byte
-	ws, wm []float32
 	out    [64]float32
 }
 
@@ -190,50 +129,10 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// packRows unpacks rows r0… (up to 16; missing rows are zero) of w into s.
-func (s *gemmScratch) packRows(w *kernels.Matrix, pk *packer, r0 int) {
-	cols := w.Cols
-	nb := cols / pk.bs
-	chunks := pk.bs / 4
-	wRow := cols / w.Type.BlockSize() * w.Type.BlockBytes()
-	s.q = grow(s.q, gemmRows*cols)
-	s.sc = grow(s.sc, gemmRows*nb)
-	s.mn = grow(s.mn, gemmRows*nb)
-	s.pack = grow(s.pack, nb*chunks*64)
-	s.ws = grow(s.ws, nb*16)
-	s.wm = grow(s.wm, nb*16)
-	for r := 0; r < gemmRows; r++ {
-		q := s.q[r*cols : (r+1)*cols]
-		sc, mn := s.sc[r*nb:(r+1)*nb], s.mn[r*nb:(r+1)*nb]
-		if r0+r >= w.Rows {
-			clear(q)
-			clear(sc)
-			clear(mn)
-			continue
-		}
-		pk.unpack(w.Data[(r0+r)*wRow:(r0+r+1)*wRow], q, sc, mn)
-	}
-	// Interleave: chunk c of block b holds row r's four quants at 4r. Words are moved
-	// through uint32 views of the (4-aligned) buffers.
-	q32 := unsafe.Slice((*uint32)(unsafe.Pointer(&s.q[0])), len(s.q)/4)
-	p32 := unsafe.Slice((*uint32)(unsafe.Pointer(&s.pack[0])), len(s.pack)/4)
-	cw := cols / 4
-	for b := 0; b < nb; b++ {
-		p := p32[b*chunks*16 : (b+1)*chunks*16]
-		for r := 0; r < gemmRows; r++ {
-			q := q32[r*cw+b*chunks : r*cw+(b+1)*chunks]
-			for c, v := range q {
-				p[c*16+r] = v
-			}
-			s.ws[b*16+r] = s.sc[r*nb+b]
-			s.wm[b*16+r] = s.mn[r*nb+b]
-		}
-	}
-}
-
 // prepActs regroups tokens [4g, 4g+4) of the quantized activations xq (rows of xRow
-// bytes in format vt; rows past n are zero) into the packed activation layout for
-// blocks of bs elements, each block starting at -k·Σy.
+// bytes in format vt; rows past n are zero) into the tile kernels' layout: per block of
+// bs elements, the four tokens' bs signed bytes, then their float32 scales d, their
+// int32 starting sums −k·Σy and their float32 min sums d·Σy.
 func prepActs(dst, xq []byte, xRow, n, g int, vt kernels.DType, bs, cols int, k int32) {
 	nb := cols / bs
 	blk := 4*bs + 48

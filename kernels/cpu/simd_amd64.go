@@ -50,25 +50,37 @@ func axpyF32x8(n8 int, w float32, v, out *float32)
 func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
 
 //go:noescape
-func dotQ4_0Sums(nb int, w, x *byte, ys *float32) float32
-
-//go:noescape
-func dotQ4_0x4VNNI(ng int, w *byte, stride int, x *byte, out *[4]float32)
-
-//go:noescape
-func dotQ4_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
-
-//go:noescape
-func dotQ6_Kx4VNNI(nb int, w *byte, stride int, x *byte, out *[4]float32)
-
-//go:noescape
 func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
 func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride int, out *[16]float32)
 
 //go:noescape
-func gemmVNNI(nb, chunks int, pack *byte, ws, wm *float32, act *byte, out *float32)
+func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ8x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ4Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 func init() {
 	x := &cpu.X86
@@ -124,38 +136,6 @@ func init() {
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
-		q40Sums = func(n int, w, x []byte, ys []float32) float32 {
-			nb := n / 32
-			if nb == 0 {
-				return 0
-			}
-			_, _, _ = w[nb*18-1], x[nb*34-1], ys[nb-1]
-			return dotQ4_0Sums(nb, &w[0], &x[0], &ys[0])
-		}
-		q40x4 = func(ng int, w []byte, stride int, x []byte, out *[4]float32) {
-			if ng == 0 {
-				*out = [4]float32{}
-				return
-			}
-			_, _ = w[3*stride+72*ng-1], x[q40x4Group*ng-1]
-			dotQ4_0x4VNNI(ng, &w[0], stride, &x[0], out)
-		}
-		q4kx4 = func(nb int, w []byte, stride int, x []byte, out *[4]float32) {
-			if nb == 0 {
-				*out = [4]float32{}
-				return
-			}
-			_, _ = w[3*stride+144*nb-1], x[q4kx4Group*nb-1]
-			dotQ4_Kx4VNNI(nb, &w[0], stride, &x[0], out)
-		}
-		q6kx4 = func(nb int, w []byte, stride int, x []byte, out *[4]float32) {
-			if nb == 0 {
-				*out = [4]float32{}
-				return
-			}
-			_, _ = w[3*stride+210*nb-1], x[292*nb-1]
-			dotQ6_Kx4VNNI(nb, &w[0], stride, &x[0], out)
-		}
 		f16x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 			if n32 == 0 {
 				*out = [4]float32{}
@@ -212,12 +192,35 @@ func init() {
 			}
 			prepF16Go(xq[32*n16:2*n], dst[64*n16:4*n])
 		}
-		gemmFast = func(nb, chunks int, pack []byte, ws, wm []float32, act []byte, out *[64]float32) {
-			var pm *float32
-			if wm != nil {
-				pm = &wm[0]
+		for t, k := range map[kernels.DType]struct {
+			x4 func(int, *byte, *byte, *[64]float32)
+			x1 func(int, *byte, *byte, int, *[16]float32)
+		}{
+			kernels.Q4_0: {tileQ4x4, tileQ4x1}, kernels.Q8_0: {tileQ8x4, tileQ8x1},
+			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1},
+		} {
+			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
+		}
+		tileX4 = func(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
+			if nu == 0 {
+				*out = [64]float32{}
+				return
 			}
-			gemmVNNI(nb, chunks, &pack[0], &ws[0], pm, &act[0], &out[0])
+			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+			f.x4(nu, &tile[0], &act[0], out)
+		}
+		tileFmts[kernels.Q4_0].x1m = tileQ4x1m
+		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
+			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
+		}
+		tileX1 = func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32) {
+			if nu == 0 {
+				*out = [16]float32{}
+				return
+			}
+			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+			f.x1(nu, &tile[0], &act[0], tok&3, out)
 		}
 	}
 	fastDots[kernels.Q4_0] = func(n int, w, x []byte) float32 {

@@ -1,0 +1,312 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"llmbench/kernels"
+)
+
+// Tiled matrix products. Q4_0, Q8_0, Q4_K and Q6_K weights are multiplied from a tiled
+// copy that MatMul makes on a matrix's first use and keeps (Close frees it): sixteen
+// rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
+// word holds row r), so one VPDPBUSD multiplies sixteen rows with four bytes of one
+// token. A tile takes as many bytes as the rows it holds (scales keep their stored
+// precision; K-quant scales stay 6- or 8-bit integers next to their super-block's fp16
+// factors), so streaming it from memory costs what streaming the weights did. Quants
+// are unsigned: the weights are stored as q+k and each token's block sum starts at
+// −k·Σy (see prepActs).
+//
+// Every output is computed in one order whatever the number of tokens, the thread
+// count or the kernel that runs it (one token or four): per block of bs elements,
+//
+//	acc = fma(float32(start + Σ q·y), ws·d, acc); acc = fma(wm, m, acc)
+//
+// with ws the row's block scale (d·sc for K-quants), wm its min factor (−dmin·m, Q4_K
+// only), d and m the token's block scale and min sum, over the blocks in turn and with
+// no final reduction. So a decode step of one sequence and a batched step of many give
+// bit-identical rows, and one pass over a tile serves every token of a step: it is read
+// from memory once and then from cache for each further group of four tokens.
+type tileFmt struct {
+	pk        *packer
+	unit      int // elements per tile unit: one block, or one K-quant super-block
+	unitBytes int // bytes per unit of a 16-row tile
+	// quant returns element e (of the unit) of row r, ws and wm the scale and min
+	// factor of row r's block b in the unit o.
+	quant  func(o []byte, r, e int) byte
+	ws, wm func(o []byte, r, b int) float32
+	pack   func(dst []byte, q []byte, row []byte, r int) // one row's unit: its unpacked quants q and raw bytes
+	raw    bool                                          // pack reads only the raw bytes (no unpacking)
+	// x4 and x1 are the assembly kernels behind tileX4 and tileX1 (nil without them).
+	x4 func(nu int, tile, act *byte, out *[64]float32)
+	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
+	// x1m is x1 on four tiles (tile + k·stride) at once, where there is one.
+	x1m func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+}
+
+var tileFmts = map[kernels.DType]*tileFmt{
+	// Per pair of 32-element blocks (so that 64-byte loads stay aligned): 2×4 words of
+	// nibble pairs (elements e and e+16), 2×16 fp16 scales.
+	// A Q4_0 block's own quant bytes are such pairs, so they are copied as they are.
+	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576, raw: true,
+		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
+		pack: func(dst, _, row []byte, r int) {
+			for b := range 2 {
+				for c := range 4 {
+					copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
+				}
+				copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
+			}
+		}},
+	// Per pair of 32-element blocks: 2×8 words of bytes, 2×16 fp16 scales.
+	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 64, unitBytes: 1088,
+		quant: func(o []byte, r, e int) byte { return o[512*(e/32)+64*(e%32/4)+4*r+e%4] },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[1024+32*b+2*r:]) },
+		pack: func(dst, q, row []byte, r int) {
+			for b := range 2 {
+				for c := range 8 {
+					copy(dst[512*b+64*c+4*r:512*b+64*c+4*r+4], q[32*b+4*c:32*b+4*c+4])
+				}
+				copy(dst[1024+32*b+2*r:1026+32*b+2*r], row[34*b:34*b+2])
+			}
+		}},
+	// Per super-block: 16 fp16 d, 16 fp16 dmin, 8×16 scale bytes, 8×16 min bytes, then
+	// eight 32-element sub-blocks as Q4_0's nibbles.
+	kernels.Q4_K: {pk: packers[kernels.Q4_K], unit: 256, unitBytes: 2368,
+		quant: func(o []byte, r, e int) byte { return nibble(o[320+256*(e/32):], r, e%32) },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]) },
+		wm:    func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[192+16*b+r]) },
+		pack: func(dst, q, row []byte, r int) {
+			copy(dst[2*r:2*r+2], row[0:2])
+			copy(dst[32+2*r:34+2*r], row[2:4])
+			for j := range 8 {
+				dst[64+16*j+r], dst[192+16*j+r] = scaleMinK4(j, row[4:16])
+				packNibbles(dst[320+256*j:], q[32*j:], r)
+			}
+		}},
+	// Per super-block: 16 fp16 d, 32 bytes of padding, 16×16 int8 scales, then sixteen
+	// 16-element blocks of
+	// two words of nibble pairs (elements e and e+8) and one word of high bit pairs
+	// (element 4c+i's at bits 2c of byte i).
+	kernels.Q6_K: {pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3392,
+		quant: func(o []byte, r, e int) byte {
+			blk := o[320+192*(e/16):]
+			e %= 16
+			lo := blk[64*(e%8/4)+4*r+e%4] >> (4 * (e / 8)) & 15
+			return lo | (blk[128+4*r+e%4]>>(2*(e/4))&3)<<4
+		},
+		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
+		pack: func(dst, q, row []byte, r int) {
+			copy(dst[2*r:2*r+2], row[208:210])
+			for b := range 16 {
+				dst[64+16*b+r] = row[192+b]
+				blk := dst[320+192*b:]
+				for i := range 8 {
+					v := q[16*b+i]&15 | (q[16*b+8+i]&15)<<4
+					blk[64*(i/4)+4*r+i%4] = v
+				}
+				for i := range 4 {
+					var h byte
+					for c := range 4 {
+						h |= (q[16*b+4*c+i] >> 4) << (2 * c)
+					}
+					blk[128+4*r+i] = h
+				}
+			}
+		}},
+}
+
+// nibble returns element e of row r in a 32-element block of nibble words at o.
+func nibble(o []byte, r, e int) byte {
+	return o[64*(e%16/4)+4*r+e%4] >> (4 * (e / 16)) & 15
+}
+
+// packNibbles writes one row's 32 unpacked quants q as lane r of four nibble words at
+// dst.
+func packNibbles(dst, q []byte, r int) {
+	for c := range 4 {
+		for i := range 4 {
+			dst[64*c+4*r+i] = q[4*c+i] | q[16+4*c+i]<<4
+		}
+	}
+}
+
+// tileRows is the number of weight rows in a tile.
+const tileRows = 16
+
+// tileX4 and tileX1 run a tile of nu units against four tokens' prepared activation
+// blocks, or against token tok of them alone; out is token-major (out[16t+r]). They
+// are the assembly kernels where the CPU has AVX512-VNNI, else nil.
+var (
+	tileX4 func(f *tileFmt, nu int, tile, act []byte, out *[64]float32)
+	tileX1 func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32)
+	// tileX1m is tileX1 on four consecutive tiles (stride bytes apart) at once, for
+	// formats with an x1m kernel: four streams from memory keep a core's read
+	// bandwidth up where one does not.
+	tileX1m func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
+)
+
+// packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst,
+// using s's scratch.
+func packTile(dst []byte, w *kernels.Matrix, f *tileFmt, r0 int, s *gemmScratch) {
+	cols := w.Cols
+	nb := cols / f.pk.bs
+	nu := cols / f.unit
+	wRow := cols / w.Type.BlockSize() * w.Type.BlockBytes()
+	uRow := wRow / nu // raw bytes of one unit of a row
+	s.q = grow(s.q, cols)
+	s.sc = grow(s.sc, nb)
+	s.mn = grow(s.mn, nb)
+	nr := min(tileRows, w.Rows-r0)
+	if nr < tileRows {
+		clear(dst)
+	}
+	for r := range nr {
+		row := w.Data[(r0+r)*wRow : (r0+r+1)*wRow]
+		if !f.raw {
+			f.pk.unpack(row, s.q, s.sc, s.mn)
+		}
+		for u := range nu {
+			f.pack(dst[u*f.unitBytes:(u+1)*f.unitBytes], s.q[u*f.unit:(u+1)*f.unit], row[u*uRow:(u+1)*uRow], r)
+		}
+	}
+}
+
+// tileGo is the pure-Go twin of the tile kernels: tokens [0, ntok) of the activation
+// blocks, token-major into out, in the order the type's doc comment gives.
+func tileGo(f *tileFmt, nu int, tile, act []byte, ntok int, out []float32) {
+	bs := f.pk.bs
+	ab := 4*bs + 48
+	bpu := f.unit / bs
+	for t := range ntok {
+		for r := range tileRows {
+			var acc float32
+			for u := range nu {
+				o := tile[u*f.unitBytes : (u+1)*f.unitBytes]
+				for b := range bpu {
+					a := act[(u*bpu+b)*ab : (u*bpu+b+1)*ab]
+					tail := a[4*bs:]
+					y := a[t*bs : (t+1)*bs]
+					s := int32(binary.LittleEndian.Uint32(tail[16+4*t:]))
+					for e := range bs {
+						s += int32(f.quant(o, r, b*bs+e)) * int32(int8(y[e]))
+					}
+					d := math.Float32frombits(binary.LittleEndian.Uint32(tail[4*t:]))
+					acc = fma32(float32(s), f.ws(o, r, b)*d, acc)
+					if f.wm != nil {
+						acc = fma32(f.wm(o, r, b), math.Float32frombits(binary.LittleEndian.Uint32(tail[32+4*t:])), acc)
+					}
+				}
+			}
+			out[16*t+r] = acc
+		}
+	}
+}
+
+// tileActKey identifies the activations regrouped in CPU.tileAct: the conversion they
+// come from and the layout's parameters.
+type tileActKey struct {
+	gen   int
+	vt    kernels.DType
+	bs, n int
+	k     int32
+}
+
+// tiled is one matrix's tiled copy, with the weights it was made from (kept, so that
+// their memory cannot be reused for another matrix while the copy is cached).
+type tiled struct {
+	src  []byte
+	data []byte
+}
+
+// tilesOf returns the tiled copy of w, making it (in parallel) on first use.
+func (c *CPU) tilesOf(w *kernels.Matrix, f *tileFmt) []byte {
+	if t := c.tiles[w]; t != nil && len(t.src) == len(w.Data) && unsafe.SliceData(t.src) == unsafe.SliceData(w.Data) {
+		return t.data
+	}
+	nt := (w.Rows + tileRows - 1) / tileRows
+	tb := w.Cols / f.unit * f.unitBytes
+	data := make([]byte, nt*tb)
+	j := &c.job
+	saved := *j
+	*j = job{kind: taskPack, w: w, tf: f, act: data, gBytes: tb}
+	c.pool.Run(nt, c.run)
+	*j = saved
+	if c.tiles == nil {
+		c.tiles = map[*kernels.Matrix]*tiled{}
+	}
+	c.tiles[w] = &tiled{src: w.Data, data: data}
+	return data
+}
+
+// matMulTiled is MatMul's path for types with a tile format: the activations are
+// regrouped four tokens at a time (prepActs), then each part takes a run of tiles and
+// multiplies every tile with every group of four tokens (the one-token kernel where a
+// group has only one).
+func (c *CPU) matMulTiled(f *tileFmt) {
+	j := &c.job
+	tiles := c.tilesOf(j.w, f)
+	pk := f.pk
+	j.tf, j.pk = f, pk
+	j.nb = j.cols / pk.bs
+	j.groups = (j.n + gemmToks - 1) / gemmToks
+	j.gBytes = j.nb * (4*pk.bs + 48)
+	// Q, K and V (and gate and up) take the same activations: regroup them once.
+	key := tileActKey{gen: c.qGen, vt: j.vtID, bs: pk.bs, k: pk.k, n: j.n}
+	if c.tileActKey != key {
+		c.tileAct = grow(c.tileAct, j.groups*j.gBytes)
+		j.act = c.tileAct
+		if j.groups == 1 {
+			prepActs(j.act, j.xq, j.xRow, j.n, 0, j.vtID, pk.bs, j.cols, pk.k)
+		} else {
+			j.kind = taskPrep
+			c.pool.Run(j.groups, c.run)
+		}
+		c.tileActKey = key
+	}
+	j.act = c.tileAct
+	j.xp = tiles
+	nt := (j.rows + tileRows - 1) / tileRows
+	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
+	j.kind = taskTile
+	c.pool.Run((nt+j.band-1)/j.band, c.run)
+	*j = job{}
+}
+
+// tileBand computes one part of matMulTiled: tiles [part·band, (part+1)·band).
+func (c *CPU) tileBand(part, worker int) {
+	j := &c.job
+	s := &c.gemmScr[worker]
+	tb := j.cols / j.tf.unit * j.tf.unitBytes
+	nu := j.cols / j.tf.unit
+	nt := (j.rows + tileRows - 1) / tileRows
+	end := min(nt, (part+1)*j.band)
+	for ti := part * j.band; ti < end; ti++ {
+		r0 := ti * tileRows
+		if j.n == 1 && j.tf.x1m != nil && ti+4 <= end && r0+4*tileRows <= j.rows {
+			tileX1m(j.tf, nu, j.xp[ti*tb:(ti+4)*tb], tb, j.act, 0, &s.out)
+			for k := range 4 {
+				copy(j.dst[r0+k*tileRows:r0+(k+1)*tileRows], s.out[16*k:16*k+16])
+			}
+			ti += 3
+			continue
+		}
+		tile := j.xp[ti*tb : (ti+1)*tb]
+		nr := min(tileRows, j.rows-r0)
+		for g := range j.groups {
+			act := j.act[g*j.gBytes : (g+1)*j.gBytes]
+			nt := min(gemmToks, j.n-gemmToks*g)
+			if nt == 1 {
+				tileX1(j.tf, nu, tile, act, 0, (*[16]float32)(s.out[:16]))
+			} else {
+				tileX4(j.tf, nu, tile, act, &s.out)
+			}
+			for t := range nt {
+				row := (gemmToks*g + t) * j.rows
+				copy(j.dst[row+r0:row+r0+nr], s.out[16*t:16*t+nr])
+			}
+		}
+	}
+}

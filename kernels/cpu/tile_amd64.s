@@ -1,0 +1,589 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Tiled matrix kernels (see tile.go for the layouts). Every kernel computes, per token t
+// and row r of a 16-row tile, one float32 accumulator in lane r:
+//   acc = fma(float(start[t] + Σ q·y), ws·d[t], acc), then acc = fma(wm, m[t], acc)
+// block after block. The four-token and one-token kernels run the same float
+// operations per output, so a product does not depend on how many tokens share a call.
+//
+// Shared registers: SI tile block, DI activation block, BX flags (bit 0: fp16 scales,
+// bit 1: mins), R8 quant bytes per block, Z31 the 0x0F byte mask, Z4–Z7 the
+// accumulators (token 0–3).
+
+// ZERO4 zeroes the accumulators Z4–Z7.
+#define ZERO4 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7
+
+// ARGS4 loads a four-token kernel's arguments (nu, tile, act, out into CX, SI, DI, AX)
+// and zeroes the accumulators.
+#define ARGS4 \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ out+24(FP), AX \
+	ZERO4
+
+// ARGS1 loads a one-token kernel's arguments, zeroes its accumulator and points R10
+// at token tok's quants in the first activation block (bs bytes each) and R12 at its
+// tail fields (after 4·bs bytes).
+#define ARGS1(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ tok+24(FP), R11 \
+	MOVQ out+32(FP), AX \
+	VPXORD Z4, Z4, Z4 \
+	IMUL3Q $bs, R11, R10 \
+	ADDQ DI, R10 \
+	LEAQ (4*bs)(DI)(R11*4), R12
+
+// STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
+#define STARTS4 \
+	VPBROADCASTD 16(R12), Z0 \
+	VPBROADCASTD 20(R12), Z1 \
+	VPBROADCASTD 24(R12), Z2 \
+	VPBROADCASTD 28(R12), Z3
+
+// STORE4 stores the four tokens' accumulators and returns.
+#define STORE4 \
+	VMOVUPS Z4, (AX) \
+	VMOVUPS Z5, 64(AX) \
+	VMOVUPS Z6, 128(AX) \
+	VMOVUPS Z7, 192(AX) \
+	VZEROUPPER \
+	RET
+
+// STORE1 stores the one token's accumulator and returns.
+#define STORE1 \
+	VMOVUPS Z4, (AX) \
+	VZEROUPPER \
+	RET
+
+// MASKS sets Z31 to 0x0F bytes, Z30 to 0x30 bytes and Z27 to the float sign bit.
+#define MASKS \
+	MOVL $0x0F0F0F0F, R9 \
+	VPBROADCASTD R9, Z31 \
+	MOVL $0x30303030, R9 \
+	VPBROADCASTD R9, Z30 \
+	MOVL $0x80000000, R9 \
+	VPBROADCASTD R9, Z27
+
+// FMA4 scales the int sums Z0–Z3 of four tokens by the block's row scales Z10 times
+// each token's scale (tail at R12) into the accumulators Z4–Z7.
+#define FMA4 \
+	VCVTDQ2PS Z0, Z0 \
+	VCVTDQ2PS Z1, Z1 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, Z4 \
+	VMULPS.BCST 4(R12), Z10, Z12 \
+	VFMADD231PS Z12, Z1, Z5 \
+	VMULPS.BCST 8(R12), Z10, Z13 \
+	VFMADD231PS Z13, Z2, Z6 \
+	VMULPS.BCST 12(R12), Z10, Z14 \
+	VFMADD231PS Z14, Z3, Z7
+
+// MIN4 adds the row min factors Z15 times each token's min sum (tail at R12).
+#define MIN4 \
+	VFMADD231PS.BCST 32(R12), Z15, Z4 \
+	VFMADD231PS.BCST 36(R12), Z15, Z5 \
+	VFMADD231PS.BCST 40(R12), Z15, Z6 \
+	VFMADD231PS.BCST 44(R12), Z15, Z7
+
+// FMA1 and MIN1 are FMA4 and MIN4 for one token (int sum Z0, accumulator Z4).
+#define FMA1 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, Z4
+
+#define MIN1 \
+	VFMADD231PS.BCST 32(R12), Z15, Z4
+
+// PFD is how far ahead of the kernel's reads the weights are prefetched: about the
+// bytes a core streams in one DRAM latency (the hardware prefetcher alone leaves a
+// core well short of memory bandwidth).
+#define PFD 1024
+
+// PREF6 prefetches six lines from PFD ahead.
+#define PREF6 \
+	PREFETCHT0 (PFD)(SI) \
+	PREFETCHT0 (PFD+64)(SI) \
+	PREFETCHT0 (PFD+128)(SI) \
+	PREFETCHT0 (PFD+192)(SI) \
+	PREFETCHT0 (PFD+256)(SI) \
+	PREFETCHT0 (PFD+320)(SI)
+
+// Q4C4 multiplies nibble dword c of the block at o(SI) (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
+// rows with four tokens' activations (32 bytes each at DI).
+#define Q4C4(o, c, A, B) \
+	VMOVDQU64 (o+64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	VPDPBUSD.BCST (4*c)(DI), A, Z0 \
+	VPDPBUSD.BCST (32+4*c)(DI), A, Z1 \
+	VPDPBUSD.BCST (64+4*c)(DI), A, Z2 \
+	VPDPBUSD.BCST (96+4*c)(DI), A, Z3 \
+	VPDPBUSD.BCST (16+4*c)(DI), B, Z0 \
+	VPDPBUSD.BCST (48+4*c)(DI), B, Z1 \
+	VPDPBUSD.BCST (80+4*c)(DI), B, Z2 \
+	VPDPBUSD.BCST (112+4*c)(DI), B, Z3
+
+// Q4C1 is Q4C4 for one token (activations at R10; low halves into Z0, high into Z1).
+#define Q4C1(o, c, A, B) \
+	VMOVDQU64 (o+64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
+	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+
+// Q40BLK4 runs one Q4_0 block (nibbles at q(SI), scales at sc(SI)) against four
+// tokens and steps DI to the next activation block.
+#define Q40BLK4(q, sc) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	Q4C4(q, 0, Z16, Z17) \
+	Q4C4(q, 1, Z18, Z19) \
+	Q4C4(q, 2, Z20, Z21) \
+	Q4C4(q, 3, Z22, Z23) \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA4 \
+	ADDQ $176, DI
+
+// Q40BLK1 is Q40BLK4 for one token (R10, R12 step instead of DI).
+#define Q40BLK1(q, sc) \
+	Q40T1(SI, q, sc, Z4) \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
+// one token (R10, R12) into ACC.
+#define Q40T1(P, q, sc, ACC) \
+	PREFETCHT0 (PFD+q)(P) \
+	PREFETCHT0 (PFD+q+64)(P) \
+	PREFETCHT0 (PFD+q+128)(P) \
+	PREFETCHT0 (PFD+q+192)(P) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 q(P), Z16 \
+	VMOVDQU64 (q+64)(P), Z18 \
+	VMOVDQU64 (q+128)(P), Z20 \
+	VMOVDQU64 (q+192)(P), Z22 \
+	VPSRLW $4, Z16, Z17 \
+	VPSRLW $4, Z18, Z19 \
+	VPSRLW $4, Z20, Z21 \
+	VPSRLW $4, Z22, Z23 \
+	VPANDQ Z31, Z16, Z16 \
+	VPANDQ Z31, Z17, Z17 \
+	VPANDQ Z31, Z18, Z18 \
+	VPANDQ Z31, Z19, Z19 \
+	VPANDQ Z31, Z20, Z20 \
+	VPANDQ Z31, Z21, Z21 \
+	VPANDQ Z31, Z22, Z22 \
+	VPANDQ Z31, Z23, Z23 \
+	VPDPBUSD.BCST (R10), Z16, Z0 \
+	VPDPBUSD.BCST 16(R10), Z17, Z1 \
+	VPDPBUSD.BCST 4(R10), Z18, Z0 \
+	VPDPBUSD.BCST 20(R10), Z19, Z1 \
+	VPDPBUSD.BCST 8(R10), Z20, Z0 \
+	VPDPBUSD.BCST 24(R10), Z21, Z1 \
+	VPDPBUSD.BCST 12(R10), Z22, Z0 \
+	VPDPBUSD.BCST 28(R10), Z23, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(P), Z10 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC
+
+// func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q4_0 tiles (per pair of 32-element blocks: 2×256 bytes of nibbles, then 2×16 fp16
+// scales, 576 bytes, so every 64-byte load is aligned) times four tokens (activation
+// blocks of 4·32+48 bytes).
+TEXT ·tileQ4x4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	TESTQ CX, CX
+	JZ q4x4_done
+q4x4_loop:
+	PREF6
+	PREFETCHT0 (PFD+384)(SI)
+	PREFETCHT0 (PFD+448)(SI)
+	PREFETCHT0 (PFD+512)(SI)
+	Q40BLK4(0, 512)
+	Q40BLK4(256, 544)
+	ADDQ $576, SI
+	DECQ CX
+	JNZ q4x4_loop
+q4x4_done:
+	STORE4
+
+// func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4x4 for token tok (0–3) of the activation blocks alone.
+TEXT ·tileQ4x1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	MASKS
+	TESTQ CX, CX
+	JZ q4x1_done
+q4x1_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	Q40BLK1(0, 512)
+	Q40BLK1(256, 544)
+	ADDQ $576, SI
+	DECQ CX
+	JNZ q4x1_loop
+q4x1_done:
+	STORE1
+
+// func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4x1 on four tiles at once (tile + k·stride, results at out[16k]): four streams
+// from memory instead of one, for a core's full read bandwidth.
+TEXT ·tileQ4x1m(SB), NOSPLIT, $0-48
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ act+24(FP), DI
+	MOVQ tok+32(FP), R11
+	MOVQ out+40(FP), AX
+	ZERO4
+	IMUL3Q $32, R11, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	MASKS // (uses R9)
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R13
+	TESTQ CX, CX
+	JZ q4x1m_done
+q4x1m_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	PREFETCHT0 (PFD+512)(R8)
+	PREFETCHT0 (PFD+512)(R9)
+	PREFETCHT0 (PFD+512)(R13)
+	Q40T1(SI, 0, 512, Z4)
+	Q40T1(R8, 0, 512, Z5)
+	Q40T1(R9, 0, 512, Z6)
+	Q40T1(R13, 0, 512, Z7)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	Q40T1(SI, 256, 544, Z4)
+	Q40T1(R8, 256, 544, Z5)
+	Q40T1(R9, 256, 544, Z6)
+	Q40T1(R13, 256, 544, Z7)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	ADDQ $576, SI
+	ADDQ $576, R8
+	ADDQ $576, R9
+	ADDQ $576, R13
+	DECQ CX
+	JNZ q4x1m_loop
+q4x1m_done:
+	STORE4
+
+// Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
+// into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
+// in Z29.
+#define Q4K_SCALES \
+	VPMOVZXBD (R14), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10 \
+	VPMOVZXBD 128(R14), Z15 \
+	VCVTDQ2PS Z15, Z15 \
+	VMULPS Z29, Z15, Z15
+
+// Q4K_HEAD reads a Q4_K super-block's fp16 d and dmin (Z28, −dmin in Z29) and points
+// R14 at its scale bytes and SI at its quants; R13 counts its eight sub-blocks.
+#define Q4K_HEAD \
+	VCVTPH2PS (SI), Z28 \
+	VCVTPH2PS 32(SI), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13
+
+// func tileQ4Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q4_K tiles (per 256-element super-block: 16 fp16 d, 16 fp16 dmin, 8×16 scale bytes,
+// 8×16 min bytes, then eight 32-element sub-blocks of 256 nibble bytes) times four
+// tokens.
+TEXT ·tileQ4Kx4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	TESTQ CX, CX
+	JZ q4kx4_done
+q4kx4_super:
+	Q4K_HEAD
+q4kx4_sub:
+	PREF6
+	LEAQ 128(DI), R12
+	STARTS4
+	Q4C4(0, 0, Z16, Z17)
+	Q4C4(0, 1, Z18, Z19)
+	Q4C4(0, 2, Z20, Z21)
+	Q4C4(0, 3, Z22, Z23)
+	Q4K_SCALES
+	FMA4
+	MIN4
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	DECQ R13
+	JNZ q4kx4_sub
+	DECQ CX
+	JNZ q4kx4_super
+q4kx4_done:
+	STORE4
+
+// func tileQ4Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4Kx4 for token tok (0–3) alone.
+TEXT ·tileQ4Kx1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	MASKS
+	TESTQ CX, CX
+	JZ q4kx1_done
+q4kx1_super:
+	Q4K_HEAD
+q4kx1_sub:
+	PREF6
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	Q4C1(0, 0, Z16, Z17)
+	Q4C1(0, 1, Z18, Z19)
+	Q4C1(0, 2, Z20, Z21)
+	Q4C1(0, 3, Z22, Z23)
+	VPADDD Z1, Z0, Z0
+	Q4K_SCALES
+	FMA1
+	MIN1
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4kx1_sub
+	DECQ CX
+	JNZ q4kx1_super
+q4kx1_done:
+	STORE1
+
+// Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
+// (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
+#define Q6CHUNKS \
+	VMOVDQU64 (SI), Z16 \
+	VMOVDQU64 64(SI), Z17 \
+	VMOVDQU64 128(SI), Z18 \
+	VPANDQ Z31, Z16, Z19 \
+	VPSLLW $4, Z18, Z20 \
+	VPTERNLOGD $0xF8, Z30, Z20, Z19 \
+	VPANDQ Z31, Z17, Z21 \
+	VPSLLW $2, Z18, Z22 \
+	VPTERNLOGD $0xF8, Z30, Z22, Z21 \
+	VPSRLW $4, Z16, Z23 \
+	VPANDQ Z31, Z23, Z23 \
+	VPTERNLOGD $0xF8, Z30, Z18, Z23 \
+	VPSRLW $4, Z17, Z24 \
+	VPANDQ Z31, Z24, Z24 \
+	VPSRLW $2, Z18, Z25 \
+	VPTERNLOGD $0xF8, Z30, Z25, Z24
+
+// Q6_SCALE turns the block's sixteen int8 scales (R14) into row scales d·sc (Z10).
+#define Q6_SCALE \
+	VPMOVSXBD (R14), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10
+
+// PREF3 prefetches three lines from PFD ahead.
+#define PREF3 \
+	PREFETCHT0 (PFD)(SI) \
+	PREFETCHT0 (PFD+64)(SI) \
+	PREFETCHT0 (PFD+128)(SI)
+
+// func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q6_K tiles (per 256-element super-block: 16 fp16 d, 32 bytes of padding (to align
+// the quants), 16×16 int8 scales, then sixteen
+// 16-element blocks of 192 bytes: two nibble words and one word of high bit pairs)
+// times four tokens (activation blocks of 4·16+48 bytes).
+TEXT ·tileQ6Kx4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	TESTQ CX, CX
+	JZ q6kx4_done
+q6kx4_super:
+	VCVTPH2PS (SI), Z28
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+q6kx4_blk:
+	PREF3
+	LEAQ 64(DI), R12
+	STARTS4
+	Q6CHUNKS
+	VPDPBUSD.BCST (DI), Z19, Z0
+	VPDPBUSD.BCST 16(DI), Z19, Z1
+	VPDPBUSD.BCST 32(DI), Z19, Z2
+	VPDPBUSD.BCST 48(DI), Z19, Z3
+	VPDPBUSD.BCST 4(DI), Z21, Z0
+	VPDPBUSD.BCST 20(DI), Z21, Z1
+	VPDPBUSD.BCST 36(DI), Z21, Z2
+	VPDPBUSD.BCST 52(DI), Z21, Z3
+	VPDPBUSD.BCST 8(DI), Z23, Z0
+	VPDPBUSD.BCST 24(DI), Z23, Z1
+	VPDPBUSD.BCST 40(DI), Z23, Z2
+	VPDPBUSD.BCST 56(DI), Z23, Z3
+	VPDPBUSD.BCST 12(DI), Z24, Z0
+	VPDPBUSD.BCST 28(DI), Z24, Z1
+	VPDPBUSD.BCST 44(DI), Z24, Z2
+	VPDPBUSD.BCST 60(DI), Z24, Z3
+	Q6_SCALE
+	FMA4
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, DI
+	DECQ R13
+	JNZ q6kx4_blk
+	DECQ CX
+	JNZ q6kx4_super
+q6kx4_done:
+	STORE4
+
+// func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ6Kx4 for token tok (0–3) alone.
+TEXT ·tileQ6Kx1(SB), NOSPLIT, $0-40
+	ARGS1(16)
+	MASKS
+	TESTQ CX, CX
+	JZ q6kx1_done
+q6kx1_super:
+	VCVTPH2PS (SI), Z28
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+q6kx1_blk:
+	PREF3
+	VPBROADCASTD 16(R12), Z0
+	VPXORD Z1, Z1, Z1
+	Q6CHUNKS
+	VPDPBUSD.BCST (R10), Z19, Z0
+	VPDPBUSD.BCST 4(R10), Z21, Z1
+	VPDPBUSD.BCST 8(R10), Z23, Z0
+	VPDPBUSD.BCST 12(R10), Z24, Z1
+	VPADDD Z1, Z0, Z0
+	Q6_SCALE
+	FMA1
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, R10
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q6kx1_blk
+	DECQ CX
+	JNZ q6kx1_super
+q6kx1_done:
+	STORE1
+
+// Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
+#define Q8C4(o, c) \
+	PREFETCHT0 (PFD+o+64*c)(SI) \
+	VMOVDQU32 (o+64*c)(SI), Z8 \
+	VPDPBUSD.BCST (4*c)(DI), Z8, Z0 \
+	VPDPBUSD.BCST (32+4*c)(DI), Z8, Z1 \
+	VPDPBUSD.BCST (64+4*c)(DI), Z8, Z2 \
+	VPDPBUSD.BCST (96+4*c)(DI), Z8, Z3
+
+// Q80BLK4 runs one Q8_0 block (quants at q(SI), scales at sc(SI)) against four tokens
+// and steps DI to the next activation block.
+#define Q80BLK4(q, sc) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	Q8C4(q, 0) \
+	Q8C4(q, 1) \
+	Q8C4(q, 2) \
+	Q8C4(q, 3) \
+	Q8C4(q, 4) \
+	Q8C4(q, 5) \
+	Q8C4(q, 6) \
+	Q8C4(q, 7) \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA4 \
+	ADDQ $176, DI
+
+// Q80BLK1 is Q80BLK4 for one token (R10, R12 step instead of DI).
+#define Q80BLK1(q, sc) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU32 (q)(SI), Z16 \
+	VMOVDQU32 (q+64)(SI), Z17 \
+	VMOVDQU32 (q+128)(SI), Z18 \
+	VMOVDQU32 (q+192)(SI), Z19 \
+	VMOVDQU32 (q+256)(SI), Z20 \
+	VMOVDQU32 (q+320)(SI), Z21 \
+	VMOVDQU32 (q+384)(SI), Z22 \
+	VMOVDQU32 (q+448)(SI), Z23 \
+	PREFETCHT0 (PFD+q)(SI) \
+	PREFETCHT0 (PFD+q+64)(SI) \
+	PREFETCHT0 (PFD+q+128)(SI) \
+	PREFETCHT0 (PFD+q+192)(SI) \
+	PREFETCHT0 (PFD+q+256)(SI) \
+	PREFETCHT0 (PFD+q+320)(SI) \
+	PREFETCHT0 (PFD+q+384)(SI) \
+	PREFETCHT0 (PFD+q+448)(SI) \
+	PREFETCHT0 (PFD+sc)(SI) \
+	VPDPBUSD.BCST (R10), Z16, Z0 \
+	VPDPBUSD.BCST 4(R10), Z17, Z1 \
+	VPDPBUSD.BCST 8(R10), Z18, Z0 \
+	VPDPBUSD.BCST 12(R10), Z19, Z1 \
+	VPDPBUSD.BCST 16(R10), Z20, Z0 \
+	VPDPBUSD.BCST 20(R10), Z21, Z1 \
+	VPDPBUSD.BCST 24(R10), Z22, Z0 \
+	VPDPBUSD.BCST 28(R10), Z23, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA1 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q8_0 tiles (per pair of 32-element blocks: 2×8 chunks of 64 bytes, chunk c holding
+// row r's bytes 4c…4c+3 at 4r, then 2×16 fp16 scales; 1088 bytes) times four tokens.
+TEXT ·tileQ8x4(SB), NOSPLIT, $0-32
+	ARGS4
+	TESTQ CX, CX
+	JZ q8x4_done
+q8x4_block:
+	Q80BLK4(0, 1024)
+	Q80BLK4(512, 1056)
+	ADDQ $1088, SI
+	DECQ CX
+	JNZ q8x4_block
+q8x4_done:
+	STORE4
+
+// func tileQ8x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ8x4 for token tok (0–3) alone.
+TEXT ·tileQ8x1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	TESTQ CX, CX
+	JZ q8x1_done
+q8x1_block:
+	Q80BLK1(0, 1024)
+	Q80BLK1(512, 1056)
+	ADDQ $1088, SI
+	DECQ CX
+	JNZ q8x1_block
+q8x1_done:
+	STORE1

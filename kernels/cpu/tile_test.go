@@ -1,0 +1,192 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// tileCase returns a tile of the given type packed from nb blocks of sixteen random
+// weight rows (rows past rows are zero), and four tokens' activation blocks prepared
+// as MatMul prepares them (tokens past ntok are zero).
+func tileCase(rng *rand.Rand, typ kernels.DType, nb, rows, ntok int) (f *tileFmt, tile, act []byte) {
+	f = tileFmts[typ]
+	cols := nb * f.unit
+	w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+	for range rows {
+		b, _ := randRow(rng, typ, cols, float32(math.Ldexp(1, rng.IntN(8)-4)))
+		w.Data = append(w.Data, b...)
+	}
+	tile = make([]byte, nb*f.unitBytes)
+	packTile(tile, w, f, 0, &gemmScratch{})
+	vt := kernels.TraitsOf(typ).VecDotType
+	vtr := kernels.TraitsOf(vt)
+	xRow := cols / vtr.BlockSize * vtr.BlockBytes
+	xq := make([]byte, ntok*xRow)
+	x := make([]float32, cols)
+	for t := range ntok {
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		vtr.FromFloat(x, xq[t*xRow:(t+1)*xRow])
+	}
+	act = make([]byte, cols/f.pk.bs*(4*f.pk.bs+48))
+	prepActs(act, xq, xRow, ntok, 0, vt, f.pk.bs, cols, f.pk.k)
+	return f, tile, act
+}
+
+// checkTile compares the tile kernels (four tokens, and each token alone) with their
+// pure-Go twin bit for bit.
+func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int) {
+	t.Helper()
+	if tileX4 == nil {
+		t.Skipf("no tile kernels on this CPU (%s)", level)
+	}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	f, tile, act := tileCase(rng, typ, nb, rows, ntok)
+	want := make([]float32, 64)
+	tileGo(f, nb, tile, act, 4, want)
+	var got [64]float32
+	tileX4(f, nb, tile, act, &got)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s nb=%d rows=%d seed=%d: four-token out[%d] = %g, twin %g", typ, nb, rows, seed, i, got[i], want[i])
+		}
+	}
+	if f.x1m != nil { // four copies of the tile, the last one's rows from the first
+		four := append(append(append(append([]byte(nil), tile...), tile...), tile...), tile...)
+		var m [64]float32
+		for tok := range 4 {
+			tileX1m(f, nb, four, len(tile), act, tok, &m)
+			for i := range m {
+				if math.Float32bits(m[i]) != math.Float32bits(want[16*tok+i%16]) {
+					t.Fatalf("%s nb=%d seed=%d: four-tile token %d out[%d] = %g, twin %g", typ, nb, seed, tok, i, m[i], want[16*tok+i%16])
+				}
+			}
+		}
+	}
+	for tok := range 4 {
+		var one [16]float32
+		tileX1(f, nb, tile, act, tok, &one)
+		for r := range one {
+			if math.Float32bits(one[r]) != math.Float32bits(want[16*tok+r]) {
+				t.Fatalf("%s nb=%d seed=%d: token %d alone out[%d] = %g, twin %g", typ, nb, seed, tok, r, one[r], want[16*tok+r])
+			}
+		}
+	}
+}
+
+var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K}
+
+func TestTileKernels(t *testing.T) {
+	for _, typ := range tileTypes {
+		for i, sh := range [][3]int{{8, 16, 4}, {3, 5, 3}, {1, 16, 1}, {9, 16, 2}} {
+			checkTile(t, typ, uint64(i), sh[0], sh[1], sh[2])
+		}
+	}
+}
+
+func FuzzFastTile(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint16(8), uint8(16), uint8(4))
+	f.Add(uint64(2), uint8(3), uint16(1), uint8(3), uint8(1))
+	f.Fuzz(func(t *testing.T, seed uint64, typ uint8, nb uint16, rows, ntok uint8) {
+		checkTile(t, tileTypes[int(typ)%len(tileTypes)], seed, int(nb)%40+1, int(rows)%16+1, int(ntok)%4+1)
+	})
+}
+
+// TestMatMulBatchInvariant checks that every token's row of a product is bit-identical
+// whatever the number of tokens multiplied with it (1…70) and the thread count, so a
+// sequence decodes to the same logits alone or batched with others.
+func TestMatMulBatchInvariant(t *testing.T) {
+	const maxN = 70
+	for _, typ := range dotTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, uint64(typ)))
+			rows, cols := 101, 512 // six tiles and a part
+			w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+			for range rows {
+				b, _ := randRow(rng, typ, cols, 0.5)
+				w.Data = append(w.Data, b...)
+			}
+			x := make([]float32, maxN*cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			want := make([]float32, maxN*rows)
+			for i := range maxN { // each token alone, one thread
+				c := New(1)
+				c.MatMul(want[i*rows:(i+1)*rows], w, x[i*cols:(i+1)*cols], 1)
+				c.Close()
+			}
+			for _, threads := range []int{1, 2, 3} {
+				c := New(threads)
+				dst := make([]float32, maxN*rows)
+				for n := 1; n <= maxN; n++ {
+					c.MatMul(dst, w, x, n)
+					for i := range n * rows {
+						if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+							c.Close()
+							t.Fatalf("threads=%d n=%d: token %d row %d = %g, alone %g", threads, n, i/rows, i%rows, dst[i], want[i])
+						}
+					}
+				}
+				c.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkTilePack times making the tiled copy of one 2048×2048 matrix (once per
+// matrix and backend, on first use).
+func BenchmarkTilePack(b *testing.B) {
+	c := New(2)
+	defer c.Close()
+	for _, typ := range tileTypes {
+		w := benchMatrix(typ, 2048, 2048)
+		b.Run(fmt.Sprint(typ), func(b *testing.B) {
+			b.SetBytes(int64(len(w.Data)))
+			for b.Loop() {
+				clear(c.tiles)
+				c.tilesOf(w, tileFmts[typ])
+			}
+		})
+	}
+}
+
+// TestTiledCopyFollowsData checks that a matrix whose Data is replaced is tiled again
+// rather than multiplied from the stale copy, and that Close drops the copies.
+func TestTiledCopyFollowsData(t *testing.T) {
+	c := New(2)
+	for _, typ := range tileTypes {
+		a, b := benchMatrix(typ, 40, 512), benchMatrix(typ, 40, 512)
+		for i := range b.Data {
+			b.Data[i] ^= 0x5a // other weights (scales included)
+		}
+		x := make([]float32, 3*512)
+		for i := range x {
+			x[i] = float32(i%9) - 4
+		}
+		want := make([]float32, 3*40)
+		c.MatMul(want, b, x, 3)
+		got := make([]float32, 3*40)
+		w := &kernels.Matrix{Type: typ, Rows: 40, Cols: 512, Data: a.Data}
+		c.MatMul(got, w, x, 3)
+		w.Data = b.Data
+		c.MatMul(got, w, x, 3)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !math.IsNaN(float64(want[i])) {
+				t.Fatalf("%s: out[%d] = %g after the weights changed, want %g", typ, i, got[i], want[i])
+			}
+		}
+	}
+	if tileX4 != nil && len(c.tiles) == 0 {
+		t.Fatal("no tiled copies kept")
+	}
+	c.Close()
+	if c.tiles != nil {
+		t.Fatal("Close kept the tiled copies")
+	}
+}
