@@ -81,7 +81,7 @@ func TestKVCacheTypes(t *testing.T) {
 			if st.Preemptions == 0 || st.PrefixHitTokens == 0 {
 				t.Errorf("the run did not exercise preemption (%d) and prefix sharing (%d)", st.Preemptions, st.PrefixHitTokens)
 			}
-			checkGreedy(t, e, prompts, got, 24, 0)
+			checkGreedy(t, e, prompts, got, 24)
 			if b := e.sched.cache.Bytes(); b != kv.Bytes() {
 				t.Errorf("the pool holds %d bytes, reported %d", b, kv.Bytes())
 			}
