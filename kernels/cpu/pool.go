@@ -65,8 +65,12 @@ func (p *pool) loop(worker int) {
 			if p.gen.Load() != seen && h.parked.CompareAndSwap(1, 0) {
 				break
 			}
+			// A wake can be late: Run N+1 bumps gen, this worker sees it, serves the
+			// whole Run and parks again before Run N+1's wakeParked finds it parked. So
+			// the loop checks gen again rather than take a wake as a new Run (taking it
+			// made this worker drain and count down a Run twice: a data race on parts
+			// and, when the count went wrong, a Run returning early or never).
 			<-h.wake
-			break
 		}
 		if p.quit.Load() {
 			return
