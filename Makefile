@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin/llmbench
 FUZZTIME  ?= 60s
 # Packages that start goroutines run their tests under the race detector.
-RACE_PKGS ?= ./kernels/cpu/... ./engine/... ./workloads/...
+RACE_PKGS ?= ./kernels/cpu/... ./engine/... ./workloads/... ./profiles/... ./tui/...
 
 .PHONY: all build run test bench lint fuzz screenshots clean
 
