@@ -119,7 +119,7 @@ keys q
 # throughput–latency curves, the first point's histograms).
 if [ -n "$CHROMIUM" ]; then
   LLMBENCH_HOME="$work/home" bin/llmbench serve-bench --backend inproc --num-prompts 64 --random-input-len 64 \
-    --random-output-len 32 --max-concurrency 1,4,16 --disable-tqdm --export "$work/report.html" >"$work/report.out"
+    --random-output-len 32 --max-concurrency 1,4,16 --disable-tqdm --export "$work/report.html" >"$work/report.out" 2>&1
   timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
     --disable-component-update --no-first-run --user-data-dir="$work/chromium" --hide-scrollbars \
     --force-device-scale-factor=1 --window-size=1280,1240 --screenshot="$PWD/$OUT/report.png" "file://$work/report.html" 2>/dev/null
