@@ -21,6 +21,49 @@ func tmux(t *testing.T, sock string, args ...string) string {
 	return string(out)
 }
 
+// term is a program running in a tmux session of its own, for end-to-end TUI tests.
+type term struct {
+	t    *testing.T
+	sock string
+}
+
+// startTerm runs shell in a new w×h tmux session (skipping the test without tmux); the
+// session's server is killed when the test ends.
+func startTerm(t *testing.T, name string, w, h int, shell string) *term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	tm := &term{t: t, sock: fmt.Sprintf("llmbench-%s-%d", name, os.Getpid())}
+	tmux(t, tm.sock, "new-session", "-d", "-s", "tui", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell)
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	return tm
+}
+
+// screen returns the pane's text.
+func (tm *term) screen() string { return tmux(tm.t, tm.sock, "capture-pane", "-p", "-t", "tui") }
+
+// keys sends keys (tmux names: Down, BSpace, Enter…).
+func (tm *term) keys(k ...string) {
+	tmux(tm.t, tm.sock, append([]string{"send-keys", "-t", "tui"}, k...)...)
+}
+
+// waitFor returns the screen once it shows what, failing the test after d.
+func (tm *term) waitFor(what string, d time.Duration) string {
+	tm.t.Helper()
+	end := time.Now().Add(d)
+	for {
+		s := tm.screen()
+		if strings.Contains(s, what) {
+			return s
+		}
+		if time.Now().After(end) {
+			tm.t.Fatalf("no %q on screen after %v:\n%s", what, d, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestTUIEndToEnd drives `llmbench tui` in a real terminal (tmux) along the key path
 // a new user follows with only the keys the screens show (tui/HANDOFF.md): a bench
 // run on the built-in model (one repetition), watched on Live, its Results; then a
@@ -29,30 +72,10 @@ func tmux(t *testing.T, sock string, args ...string) string {
 // selected; ↓ space c compares it with the bench run; r on Results runs the
 // serve-bench again and c compares the two serve-bench runs; q quits.
 func TestTUIEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	sock := fmt.Sprintf("llmbench-test-%d", os.Getpid())
 	dir := t.TempDir()
-	tmux(t, sock, "new-session", "-d", "-s", "tui", "-x", "100", "-y", "30",
+	tm := startTerm(t, "test", 100, 30,
 		fmt.Sprintf("cd %s && env NO_COLOR=1 LLMBENCH_HOME=%s/home %s tui --device fake; sleep 30", dir, dir, binPath))
-	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	screen := func() string { return tmux(t, sock, "capture-pane", "-p", "-t", "tui") }
-	keys := func(k ...string) { tmux(t, sock, append([]string{"send-keys", "-t", "tui"}, k...)...) }
-	waitFor := func(what string, d time.Duration) string {
-		t.Helper()
-		end := time.Now().Add(d)
-		for {
-			s := screen()
-			if strings.Contains(s, what) {
-				return s
-			}
-			if time.Now().After(end) {
-				t.Fatalf("no %q on screen after %v:\n%s", what, d, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	screen, keys, waitFor := tm.screen, tm.keys, tm.waitFor
 	// shows checks that the footer offers a key before the test presses it.
 	shows := func(s, key string) {
 		t.Helper()
@@ -165,30 +188,10 @@ func TestTUIEndToEnd(t *testing.T) {
 // with the profile's run queued: it starts at once, is shown Live (the power sweep's
 // messages in the run's log, not on stderr), ends on Results and is kept in the store.
 func TestTUIRunProfile(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	sock := fmt.Sprintf("llmbench-test-run-%d", os.Getpid())
 	dir := t.TempDir()
-	tmux(t, sock, "new-session", "-d", "-s", "tui", "-x", "120", "-y", "40",
+	tm := startTerm(t, "test-run", 120, 40,
 		fmt.Sprintf("cd %s && env NO_COLOR=1 LLMBENCH_HOME=%s/home LLMBENCH_STATE_DIR=%s/state %s run builtin:power-sweep 2>%s/stderr; sleep 30", dir, dir, dir, binPath, dir))
-	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	screen := func() string { return tmux(t, sock, "capture-pane", "-p", "-t", "tui") }
-	keys := func(k ...string) { tmux(t, sock, append([]string{"send-keys", "-t", "tui"}, k...)...) }
-	waitFor := func(what string, d time.Duration) string {
-		t.Helper()
-		end := time.Now().Add(d)
-		for {
-			s := screen()
-			if strings.Contains(s, what) {
-				return s
-			}
-			if time.Now().After(end) {
-				t.Fatalf("no %q on screen after %v:\n%s", what, d, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	screen, keys, waitFor := tm.screen, tm.keys, tm.waitFor
 	s := waitFor("✓ finished", 120*time.Second)
 	for _, want := range []string{"[Results]", "power-sweep", "| model", "pp64", "tg32"} {
 		if !strings.Contains(s, want) {

