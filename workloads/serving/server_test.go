@@ -63,8 +63,10 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send := func(line string) {
 		time.Sleep(time.Until(next))
 		fmt.Fprint(w, line)
-		fl.Flush()
+		// Taken before Flush hands the bytes to the connection: the client cannot have
+		// read them earlier, so the client's TTFT is never below this record's.
 		rec.flushes = append(rec.flushes, time.Since(start))
+		fl.Flush()
 		next = time.Now().Add(s.itl)
 	}
 	if s.chat {
