@@ -345,11 +345,7 @@ func logTo(live *runcore.Reporter, w io.Writer, format string, a ...any) {
 // Done the run core would give it (partial when cancelled).
 func runOn(ctx context.Context, live *runcore.Reporter, w runcore.Workload) runcore.Done {
 	res, err := w.Run(ctx, live)
-	d := runcore.Done{Elapsed: live.Now(), Result: res, Err: err}
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		d.Partial, d.Err = true, nil
-	}
-	return d
+	return runcore.Ended(ctx, live, res, err)
 }
 
 // parseInterspersed parses flags before and after the positional arguments

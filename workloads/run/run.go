@@ -259,10 +259,7 @@ func Start(ctx context.Context, w Workload, opts ...Option) (*Run, <-chan Event)
 	go func() {
 		res, err := w.Run(ctx, rep)
 		stopSampling()
-		d := Done{Elapsed: rep.Now(), Result: res, Err: err}
-		if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			d.Partial, d.Err = true, nil
-		}
+		d := Ended(ctx, rep, res, err)
 		r.final = d
 		close(r.done)
 		finished <- d
@@ -292,6 +289,17 @@ func Start(ctx context.Context, w Workload, opts ...Option) (*Run, <-chan Event)
 		}
 	}()
 	return r, out
+}
+
+// Ended returns the Done of a workload that returned res and err on rep: a run whose
+// context was cancelled (or timed out) is partial, not failed. Start uses it; so does
+// a caller that runs a workload on a Reporter it already has (a TUI run's sweep point).
+func Ended(ctx context.Context, rep *Reporter, res any, err error) Done {
+	d := Done{Elapsed: rep.Now(), Result: res, Err: err}
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		d.Partial, d.Err = true, nil
+	}
+	return d
 }
 
 // Cancel asks the run to stop; it still ends with a Done carrying partial results.
