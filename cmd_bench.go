@@ -13,7 +13,7 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/engine/synth"
 	"llmbench/profiles"
 	"llmbench/workloads"
@@ -264,7 +264,7 @@ func runBench(ctx context.Context, args []string) error {
 		}
 		probes := *bwProbes
 		job.readBW = func(ctx context.Context) (float64, error) {
-			bw, err := device.MeasureReadBandwidth(ctx, size, threads, probes)
+			bw, err := telemetry.MeasureReadBandwidth(ctx, size, threads, probes)
 			return bw.Median, err
 		}
 	}
@@ -322,7 +322,7 @@ func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outpu
 func (j *benchJob) execute(ctx context.Context, rec *record) (*micro.Result, error) {
 	spec, dev := j.spec, j.dev
 	logTo(j.live, os.Stderr, "bench: telemetry: %s", dev.note)
-	cpu := device.CPUInfo()
+	cpu := telemetry.CPUInfo()
 	w := &micro.Bench{
 		Spec:          spec,
 		Open:          benchOpener(j.cacheDir),
@@ -387,7 +387,7 @@ func runProfileBench(ctx context.Context, r profiles.Run, of *outputFlags, expor
 		return err
 	}
 	defer dev.Close()
-	job := &benchJob{spec: *r.Bench, dev: dev, limits: r.PowerLimitW, settle: 15 * time.Second, interval: device.DefaultInterval}
+	job := &benchJob{spec: *r.Bench, dev: dev, limits: r.PowerLimitW, settle: 15 * time.Second, interval: telemetry.DefaultInterval}
 	return job.runAndReport(ctx, r, of, exports, report.LlamaBenchFormats["md"])
 }
 
@@ -409,7 +409,7 @@ func addTelemetryFlags(fs *flag.FlagSet) *telemetryFlags {
 	t := &telemetryFlags{}
 	fs.StringVar(&t.device, "device", "auto", "GPUs for telemetry and power limits: auto (NVML when present), nvml, fake (scripted H100 for tests) or none")
 	fs.StringVar(&t.limitList, "power-limit", "", "run everything at each GPU power limit in `watts` (600,500,…), restoring the original limit afterwards (needs root and NVML)")
-	fs.DurationVar(&t.interval, "sample-interval", device.DefaultInterval, "telemetry sampling period on the run clock (0 = no telemetry)")
+	fs.DurationVar(&t.interval, "sample-interval", telemetry.DefaultInterval, "telemetry sampling period on the run clock (0 = no telemetry)")
 	fs.DurationVar(&t.settle, "settle-timeout", 15*time.Second, "longest wait for the power draw to settle after setting a limit")
 	return t
 }
@@ -462,7 +462,7 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 	for ev := range events {
 		switch e := ev.(type) {
 		case runcore.Telemetry:
-			if r, ok := e.Data.(device.Reading); ok && tty {
+			if r, ok := e.Data.(telemetry.Reading); ok && tty {
 				live = liveTelemetry(r)
 			}
 		case runcore.Progress:
@@ -492,7 +492,7 @@ func benchEvents(w *os.File, events <-chan runcore.Event) runcore.Done {
 }
 
 // liveTelemetry is the brief reading a terminal progress line ends with.
-func liveTelemetry(r device.Reading) string {
+func liveTelemetry(r telemetry.Reading) string {
 	if w, ok := r.GPUPowerW(); ok {
 		g := r.GPUs[0]
 		return fmt.Sprintf(" · GPU %.0f W %d°C %d MHz", w, g.TempC, g.SMClockMHz)

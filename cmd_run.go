@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/workloads/micro"
@@ -304,7 +304,7 @@ func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) er
 			dev := devs[cmpStr(r.Device, "auto")]
 			q[i] = tui.QueuedRun{Title: r.Title(), Serve: r.Serve != nil,
 				Start: func() (runcore.Workload, string, []runcore.Option, error) {
-					return profileWorkload(r, dev, ts), dev.note, []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}, nil
+					return profileWorkload(r, dev, ts), dev.note, []runcore.Option{runcore.WithSampler(dev.sampler, telemetry.DefaultInterval)}, nil
 				}}
 		}
 		return q

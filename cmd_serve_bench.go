@@ -17,7 +17,7 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/engine/tokenizer"
@@ -580,7 +580,7 @@ func runProfileServe(ctx context.Context, r profiles.Run, of *outputFlags, expor
 	}
 	fmt.Fprintf(os.Stderr, "telemetry: %s\n", dev.note)
 	job := &serveJob{readyTimeout: 600, dev: dev, settle: 15 * time.Second, progress: runProgress(),
-		runOpts: []benchrun.Option{benchrun.WithSampler(dev.sampler, device.DefaultInterval)}}
+		runOpts: []benchrun.Option{benchrun.WithSampler(dev.sampler, telemetry.DefaultInterval)}}
 	return job.runAndReport(ctx, r, of, exports)
 }
 

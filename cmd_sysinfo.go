@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/workloads/micro"
@@ -17,8 +17,8 @@ import (
 
 // sysinfo is what `llmbench sysinfo -o json` prints.
 type sysinfo struct {
-	CPU       device.CPU       `json:"cpu"`
-	Bandwidth device.Bandwidth `json:"read_bandwidth"`
+	CPU       telemetry.CPU       `json:"cpu"`
+	Bandwidth telemetry.Bandwidth `json:"read_bandwidth"`
 	Model     *sysinfoModel    `json:"model,omitempty"`
 }
 
@@ -61,7 +61,7 @@ func runSysinfo(ctx context.Context, args []string) error {
 	if (*shape == "") != (*typ == "") {
 		return benchUsageErr("sysinfo", errors.New("--shape and --type go together"))
 	}
-	info := sysinfo{CPU: device.CPUInfo()}
+	info := sysinfo{CPU: telemetry.CPUInfo()}
 	path := *model
 	if *shape != "" {
 		if path, err = synth.Ensure(ctx, *cacheDir, *shape, *typ, synth.DefaultSeed, nil); err != nil {
@@ -76,7 +76,7 @@ func runSysinfo(ctx context.Context, args []string) error {
 		info.Model = &sysinfoModel{File: path, WeightBytesPerToken: micro.WeightBytesPerToken(f)}
 		f.Close()
 	}
-	if info.Bandwidth, err = device.MeasureReadBandwidth(ctx, n, *threads, *probes); err != nil {
+	if info.Bandwidth, err = telemetry.MeasureReadBandwidth(ctx, n, *threads, *probes); err != nil {
 		return err
 	}
 	if info.Model != nil && info.Model.WeightBytesPerToken > 0 {

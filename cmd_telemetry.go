@@ -10,15 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads/power"
 )
 
 // telemetryDevice is what a command opened: the GPUs (nil when none), a sampler of
 // them and the CPU, the note that says which (or why none), and the state dir.
 type telemetryDevice struct {
-	gpus     device.GPUs
-	sampler  *device.Sampler
+	gpus     telemetry.GPUs
+	sampler  *telemetry.Sampler
 	note     string
 	stateDir string
 	// logf takes the power sweep's messages (nil: stderr, prefixed with the command);
@@ -30,17 +30,17 @@ type telemetryDevice struct {
 // limits a previous llmbench left changed (it crashed or was killed mid-sweep),
 // telling stderr what it restored.
 func openTelemetry(kind string) (*telemetryDevice, error) {
-	dir, err := device.StateDir()
+	dir, err := telemetry.StateDir()
 	if err != nil {
 		return nil, err
 	}
-	gpus, note, err := device.Open(kind, filepath.Join(dir, device.FakeStateFile))
+	gpus, note, err := telemetry.Open(kind, filepath.Join(dir, telemetry.FakeStateFile))
 	if err != nil {
 		return nil, err
 	}
-	d := &telemetryDevice{gpus: gpus, sampler: device.NewSampler(gpus, note), note: note, stateDir: dir}
+	d := &telemetryDevice{gpus: gpus, sampler: telemetry.NewSampler(gpus, note), note: note, stateDir: dir}
 	if gpus != nil {
-		lines, err := device.RestoreSaved(gpus, d.stateFile())
+		lines, err := telemetry.RestoreSaved(gpus, d.stateFile())
 		for _, l := range lines {
 			fmt.Fprintln(os.Stderr, "llmbench:", l)
 		}
@@ -51,7 +51,7 @@ func openTelemetry(kind string) (*telemetryDevice, error) {
 	return d, nil
 }
 
-func (d *telemetryDevice) stateFile() string { return filepath.Join(d.stateDir, device.PowerStateFile) }
+func (d *telemetryDevice) stateFile() string { return filepath.Join(d.stateDir, telemetry.PowerStateFile) }
 
 // Close releases the GPUs.
 func (d *telemetryDevice) Close() {
@@ -69,7 +69,7 @@ func (d *telemetryDevice) sweep(ctx context.Context, cmd string, limits []float6
 	if err := power.Check(d.gpus, d.note, limits); err != nil {
 		return err
 	}
-	guard := device.NewPowerGuard(d.gpus, d.stateFile())
+	guard := telemetry.NewPowerGuard(d.gpus, d.stateFile())
 	logf := d.logf
 	if logf == nil {
 		logf = func(format string, a ...any) { fmt.Fprintf(os.Stderr, cmd+": "+format+"\n", a...) }
@@ -128,7 +128,7 @@ func runTelemetry(ctx context.Context, args []string) error {
 		r := d.sampler.Read(time.Since(start))
 		if *asJSON {
 			out := struct {
-				device.Reading
+				telemetry.Reading
 				Note string `json:"note"`
 			}{r, d.note}
 			b, err := json.Marshal(out)
@@ -152,7 +152,7 @@ func runTelemetry(ctx context.Context, args []string) error {
 }
 
 // writeTelemetry prints a reading in brief, as nvidia-smi and nvtop do.
-func writeTelemetry(w io.Writer, r device.Reading, note string) {
+func writeTelemetry(w io.Writer, r telemetry.Reading, note string) {
 	var b strings.Builder
 	if len(r.GPUs) == 0 {
 		fmt.Fprintf(&b, "GPU  none: %s; sampling the CPU only\n", note)
@@ -191,7 +191,7 @@ func writeTelemetry(w io.Writer, r device.Reading, note string) {
 		cores[i] = fmt.Sprintf("%.0f%%", u)
 	}
 	fmt.Fprintf(&b, "CPU  %s · %d cores · util %.0f%% [%s] · %.0f MHz · llmbench RSS %.1f MiB · ",
-		device.CPUInfo().Model, len(c.MHz), c.UtilAll, strings.Join(cores, " "), c.MeanMHz(), float64(c.RSS)/(1<<20))
+		telemetry.CPUInfo().Model, len(c.MHz), c.UtilAll, strings.Join(cores, " "), c.MeanMHz(), float64(c.RSS)/(1<<20))
 	if c.HasEnergy {
 		fmt.Fprintf(&b, "package %.1f W (%.1f J)\n", c.PowerW, c.EnergyJ)
 	} else {

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"llmbench/engine"
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
@@ -47,7 +47,7 @@ func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, d
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
 	}
-	cpu := device.CPUInfo()
+	cpu := telemetry.CPUInfo()
 	gpu := "GPU: none (" + dev.note + ")"
 	if dev.gpus != nil && dev.gpus.Count() > 0 {
 		if g, err := dev.gpus.Read(0); err == nil {
@@ -86,9 +86,9 @@ func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, d
 // dataset) happens inside the workload, so the screen stays live while it does.
 func tuiStarter(dev *telemetryDevice, ts *tuiStore) tui.Starter {
 	return func(c setup.Config) (runcore.Workload, string, []runcore.Option, error) {
-		opts := []runcore.Option{runcore.WithSampler(dev.sampler, device.DefaultInterval)}
+		opts := []runcore.Option{runcore.WithSampler(dev.sampler, telemetry.DefaultInterval)}
 		if c.Kind == setup.Bench {
-			w := &micro.Bench{Spec: c.BenchSpec(), Open: benchOpener(""), Build: version, CPUInfo: device.CPUInfo().Model}
+			w := &micro.Bench{Spec: c.BenchSpec(), Open: benchOpener(""), Build: version, CPUInfo: telemetry.CPUInfo().Model}
 			if dev.gpus != nil && dev.gpus.Count() > 0 {
 				if g, err := dev.gpus.Read(0); err == nil {
 					w.GPUInfo = g.Name

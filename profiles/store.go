@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
@@ -675,7 +675,7 @@ func appendNew(list []string, s string) []string {
 // Environment describes this machine and build for a record: CPU, Go version, OS,
 // the commit when the binary carries one; extra (GPU, driver, build) is appended.
 func Environment(extra ...report.KV) []report.KV {
-	cpu := device.CPUInfo()
+	cpu := telemetry.CPUInfo()
 	env := []report.KV{
 		{Key: "cpu", Value: fmt.Sprintf("%s · %d threads", cpu.Model, runtime.NumCPU())},
 		{Key: "os", Value: runtime.GOOS + "/" + runtime.GOARCH},

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 )
@@ -54,7 +54,7 @@ type Record struct {
 	PowerLimitW float64 `json:"power_limit_w,omitempty"`
 	// Telemetry summarises power and energy over the timed repetitions (nil when no
 	// telemetry was sampled).
-	Telemetry *device.Power `json:"telemetry,omitempty"`
+	Telemetry *telemetry.Power `json:"telemetry,omitempty"`
 }
 
 // EnergyKnown reports whether the test's energy was measured.

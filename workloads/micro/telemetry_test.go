@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/run"
 )
@@ -19,8 +19,8 @@ func TestBenchTelemetry(t *testing.T) {
 		sampler run.Sampler
 		known   bool
 	}{
-		{"fake GPU", func() run.Sampler { f, _ := device.NewFake(device.FakeOptions{}); return device.NewSampler(f, "fake") }(), true},
-		{"CPU only", device.NewSampler(nil, "no GPU"), false}, // no RAPL on the test machines, or energy too small to tell
+		{"fake GPU", func() run.Sampler { f, _ := telemetry.NewFake(telemetry.FakeOptions{}); return telemetry.NewSampler(f, "fake") }(), true},
+		{"CPU only", telemetry.NewSampler(nil, "no GPU"), false}, // no RAPL on the test machines, or energy too small to tell
 		{"no sampler", nil, false},
 	}
 	for _, c := range cases {

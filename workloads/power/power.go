@@ -1,5 +1,5 @@
 // Package power runs a workload at a list of GPU power limits: it sets each limit on
-// every GPU through engine/device's PowerGuard, waits for the draw to settle, runs the
+// every GPU through workloads/telemetry's PowerGuard, waits for the draw to settle, runs the
 // workload, and restores the original limits afterwards — on success, on error, on
 // cancellation (Ctrl-C) and on a panic; after a crash or SIGKILL, the guard's state
 // file lets the next start restore them.
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads/run"
 )
 
@@ -35,7 +35,7 @@ func ParseLimits(s string) ([]float64, error) {
 
 // Check says in one line why limits cannot be applied to gpus (nil when they can):
 // no GPU (note says why), or a limit outside a GPU's range. It changes nothing.
-func Check(gpus device.GPUs, note string, limits []float64) error {
+func Check(gpus telemetry.GPUs, note string, limits []float64) error {
 	if gpus == nil || gpus.Count() == 0 {
 		return fmt.Errorf("power limits: %s; nothing changed", strings.TrimSuffix(note, "."))
 	}
@@ -89,7 +89,7 @@ type Point struct {
 // It restores the original limits when it returns, whatever happened (error, ctx
 // cancelled, panic in each); a failed restore is returned joined with each's error.
 // logf receives one line per step.
-func Sweep(ctx context.Context, gpus device.GPUs, guard *device.PowerGuard, limits []float64, st Settle,
+func Sweep(ctx context.Context, gpus telemetry.GPUs, guard *telemetry.PowerGuard, limits []float64, st Settle,
 	logf func(format string, args ...any), each func(ctx context.Context, p Point) error) (err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -117,7 +117,7 @@ func Sweep(ctx context.Context, gpus device.GPUs, guard *device.PowerGuard, limi
 		}
 		for i := range gpus.Count() {
 			if err := guard.Set(i, w); err != nil {
-				if errors.Is(err, device.ErrPermission) {
+				if errors.Is(err, telemetry.ErrPermission) {
 					return fmt.Errorf("power limits: %w; nothing changed", err)
 				}
 				return fmt.Errorf("power limit %.0f W: %w", w, err)
@@ -142,7 +142,7 @@ func Sweep(ctx context.Context, gpus device.GPUs, guard *device.PowerGuard, limi
 
 // settle polls the GPUs until every one enforces limit w, draws at most w·(1+tol) and
 // its draw moved less than tol·w since the previous reading.
-func settle(ctx context.Context, gpus device.GPUs, w float64, st Settle) (Point, error) {
+func settle(ctx context.Context, gpus telemetry.GPUs, w float64, st Settle) (Point, error) {
 	start := time.Now()
 	prev := make([]float64, gpus.Count())
 	for i := range prev {
@@ -216,17 +216,17 @@ func cmpFloat(a, b float64) int {
 }
 
 // Summary reduces a run's telemetry to a Power summary, or nil when none of the readings
-// are engine/device's.
-func Summary(ts []run.Telemetry) *device.Power {
-	rs := make([]device.Reading, 0, len(ts))
+// are workloads/telemetry's.
+func Summary(ts []run.Telemetry) *telemetry.Power {
+	rs := make([]telemetry.Reading, 0, len(ts))
 	for _, t := range ts {
-		if d, ok := t.Data.(device.Reading); ok {
+		if d, ok := t.Data.(telemetry.Reading); ok {
 			rs = append(rs, d)
 		}
 	}
 	if len(rs) == 0 {
 		return nil
 	}
-	p := device.Summarize(rs)
+	p := telemetry.Summarize(rs)
 	return &p
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 )
 
 func TestParseLimits(t *testing.T) {
@@ -37,10 +37,10 @@ func TestParseLimits(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	f, _ := device.NewFake(device.FakeOptions{})
+	f, _ := telemetry.NewFake(telemetry.FakeOptions{})
 	cases := []struct {
 		name   string
-		gpus   device.GPUs
+		gpus   telemetry.GPUs
 		limits []float64
 		want   string
 	}{
@@ -58,21 +58,21 @@ func TestCheck(t *testing.T) {
 }
 
 // sweepSetup is a fake GPU pair, its guard and the state file.
-func sweepSetup(t *testing.T, opt device.FakeOptions) (*device.Fake, *device.PowerGuard, string) {
+func sweepSetup(t *testing.T, opt telemetry.FakeOptions) (*telemetry.Fake, *telemetry.PowerGuard, string) {
 	t.Helper()
 	opt.GPUs = 2
-	f, err := device.NewFake(opt)
+	f, err := telemetry.NewFake(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), device.PowerStateFile)
-	return f, device.NewPowerGuard(f, file), file
+	file := filepath.Join(t.TempDir(), telemetry.PowerStateFile)
+	return f, telemetry.NewPowerGuard(f, file), file
 }
 
 var fast = Settle{Poll: 5 * time.Millisecond, Timeout: 2 * time.Second}
 
 func TestSweepRunsEveryPoint(t *testing.T) {
-	f, guard, file := sweepSetup(t, device.FakeOptions{})
+	f, guard, file := sweepSetup(t, telemetry.FakeOptions{})
 	limits := []float64{600, 500, 450, 400, 350, 300, 250, 200}
 	var seen []float64
 	var logs []string
@@ -127,7 +127,7 @@ func TestSweepRestoresWhenKilled(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, guard, file := sweepSetup(t, device.FakeOptions{})
+			f, guard, file := sweepSetup(t, telemetry.FakeOptions{})
 			f.SetPowerLimit(1, 650) // GPU 1 starts elsewhere
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -169,10 +169,10 @@ func TestSweepRestoresWhenKilled(t *testing.T) {
 // the state file, and the next start restores from it.
 func TestSweepStateFileAfterCrash(t *testing.T) {
 	dir := t.TempDir()
-	fakeState := filepath.Join(dir, device.FakeStateFile)
-	file := filepath.Join(dir, device.PowerStateFile)
-	f, _ := device.NewFake(device.FakeOptions{StateFile: fakeState})
-	guard := device.NewPowerGuard(f, file)
+	fakeState := filepath.Join(dir, telemetry.FakeStateFile)
+	file := filepath.Join(dir, telemetry.PowerStateFile)
+	f, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
+	guard := telemetry.NewPowerGuard(f, file)
 	// What a killed process leaves: the limit changed and the state file written,
 	// Restore never called.
 	if err := guard.Set(0, 350); err != nil {
@@ -181,11 +181,11 @@ func TestSweepStateFileAfterCrash(t *testing.T) {
 	data, _ := os.ReadFile(file)
 	os.WriteFile(file, []byte(strings.Replace(string(data), fmt.Sprintf(`"pid": %d`, os.Getpid()), `"pid": 2147483646`, 1)), 0o644)
 	// The next start: a new Fake reads the persisted limit, RestoreSaved puts it back.
-	g, _ := device.NewFake(device.FakeOptions{StateFile: fakeState})
+	g, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
 	if w, _ := g.PowerLimit(0); w != 350 {
 		t.Fatalf("persisted limit %v", w)
 	}
-	lines, err := device.RestoreSaved(g, file)
+	lines, err := telemetry.RestoreSaved(g, file)
 	if err != nil || len(lines) != 1 {
 		t.Fatalf("RestoreSaved: %v %v", lines, err)
 	}
@@ -195,7 +195,7 @@ func TestSweepStateFileAfterCrash(t *testing.T) {
 }
 
 func TestSweepPermissionDenied(t *testing.T) {
-	f, guard, file := sweepSetup(t, device.FakeOptions{DenySet: true})
+	f, guard, file := sweepSetup(t, telemetry.FakeOptions{DenySet: true})
 	ran := false
 	err := Sweep(context.Background(), f, guard, []float64{500}, fast, nil, func(context.Context, Point) error { ran = true; return nil })
 	if err == nil || !strings.Contains(err.Error(), "needs root") || !strings.Contains(err.Error(), "nothing changed") || ran {
@@ -207,7 +207,7 @@ func TestSweepPermissionDenied(t *testing.T) {
 }
 
 func TestSettleTimeout(t *testing.T) {
-	f, guard, _ := sweepSetup(t, device.FakeOptions{})
+	f, guard, _ := sweepSetup(t, telemetry.FakeOptions{})
 	// The fake's scripted demand (560–680 W) never fits under a 1 % tolerance of
 	// "steady" at 1 ms polls… but it does settle under the limit; use a limit above
 	// the demand and an impossible tolerance to force the timeout path.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
@@ -117,7 +117,7 @@ func TestHTMLChromiumLayout(t *testing.T) {
 	for i := range power.Bench.Records {
 		r := &power.Bench.Records[i]
 		r.PowerLimitW = []float64{400, 300}[i/2]
-		r.Telemetry = &device.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: r.PowerLimitW - 5, EnergyJ: 100 + float64(i)}
+		r.Telemetry = &telemetry.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: r.PowerLimitW - 5, EnergyJ: 100 + float64(i)}
 	}
 	for _, d := range []Document{servingDoc(), power, tailDoc()} {
 		page := renderHTML(t, d)

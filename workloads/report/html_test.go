@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
 )
@@ -128,7 +128,7 @@ func TestHTMLBenchPowerSweep(t *testing.T) {
 		t.Errorf("charts %v: want tokens/s vs W only (no energy measured)", charts)
 	}
 	for i := range recs {
-		recs[i].Telemetry = &device.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: recs[i].PowerLimitW - 5, EnergyJ: 100 + float64(i)}
+		recs[i].Telemetry = &telemetry.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: recs[i].PowerLimitW - 5, EnergyJ: 100 + float64(i)}
 	}
 	page = renderHTML(t, d)
 	charts := htmlCharts(t, page)
@@ -246,7 +246,7 @@ func TestHTMLServingSweep(t *testing.T) {
 	for i, r := range d.Serving {
 		r.Spec.MaxConcurrency = 4
 		r.PowerLimitW = []float64{400, 300, 200}[i]
-		r.Telemetry = &device.Power{Source: "gpu", Samples: 5, Seconds: 1, MeanW: r.PowerLimitW, EnergyJ: 50}
+		r.Telemetry = &telemetry.Power{Source: "gpu", Samples: 5, Seconds: 1, MeanW: r.PowerLimitW, EnergyJ: 50}
 	}
 	charts = htmlCharts(t, renderHTML(t, d))
 	if !slices.Contains(charts, "power-ts") || !slices.Contains(charts, "power-tj") {

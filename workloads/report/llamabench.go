@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads/micro"
 )
 
@@ -89,18 +89,18 @@ var lbFields = []lbField{
 	{"partial", lbBool, func(r *micro.Record) any { return r.Partial }},
 	// telemetry: null (JSON), empty (CSV) or NULL (SQL) when not measured
 	{"power_limit_w", lbFloat, func(r *micro.Record) any { return lbOpt(r.PowerLimitW, r.PowerLimitW > 0) }},
-	{"power_source", lbString, func(r *micro.Record) any { return lbTele(r, func(p *device.Power) any { return p.Source }, "") }},
-	{"power_min_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MinW }) }},
-	{"power_mean_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MeanW }) }},
-	{"power_max_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.MaxW }) }},
-	{"energy_j", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.EnergyJ }) }},
+	{"power_source", lbString, func(r *micro.Record) any { return lbTele(r, func(p *telemetry.Power) any { return p.Source }, "") }},
+	{"power_min_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MinW }) }},
+	{"power_mean_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MeanW }) }},
+	{"power_max_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MaxW }) }},
+	{"energy_j", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.EnergyJ }) }},
 	{"tokens_per_joule", lbFloat, func(r *micro.Record) any { return lbOpt(r.TokensPerJoule(), r.EnergyKnown()) }},
 	{"joules_per_output_token", lbFloat, func(r *micro.Record) any { return lbOpt(r.JoulesPerOutputToken(), r.JoulesPerOutputToken() > 0) }},
-	{"sm_clock_mean_mhz", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *device.Power) float64 { return p.SMClockMHz }) }},
+	{"sm_clock_mean_mhz", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.SMClockMHz }) }},
 	{"temp_max_c", lbInt, func(r *micro.Record) any {
-		return lbTele(r, func(p *device.Power) any { return lbOpt(p.TempMaxC, p.Source == "gpu") }, nil)
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.TempMaxC, p.Source == "gpu") }, nil)
 	}},
-	{"telemetry_samples", lbInt, func(r *micro.Record) any { return lbTele(r, func(p *device.Power) any { return p.Samples }, 0) }},
+	{"telemetry_samples", lbInt, func(r *micro.Record) any { return lbTele(r, func(p *telemetry.Power) any { return p.Samples }, 0) }},
 }
 
 // lbOpt is v when ok, else nil (written as null, an empty cell or NULL).
@@ -112,7 +112,7 @@ func lbOpt[T any](v T, ok bool) any {
 }
 
 // lbTele reads the record's telemetry summary, def when there is none.
-func lbTele(r *micro.Record, f func(p *device.Power) any, def any) any {
+func lbTele(r *micro.Record, f func(p *telemetry.Power) any, def any) any {
 	if r.Telemetry == nil {
 		return def
 	}
@@ -120,7 +120,7 @@ func lbTele(r *micro.Record, f func(p *device.Power) any, def any) any {
 }
 
 // lbEnergy reads a figure of the power summary when energy was measured.
-func lbEnergy(r *micro.Record, f func(p *device.Power) float64) any {
+func lbEnergy(r *micro.Record, f func(p *telemetry.Power) float64) any {
 	if !r.EnergyKnown() {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
@@ -19,9 +19,9 @@ func energyResult(known bool) *micro.Result {
 		for _, tc := range []struct{ p, n int }{{512, 0}, {0, 128}} {
 			r := micro.Record{ModelType: "llama 1B Q4_0", NThreads: 2, NPrompt: tc.p, NGen: tc.n, SamplesNs: []uint64{1e9, 1e9}, PowerLimitW: w}
 			if known {
-				r.Telemetry = &device.Power{Source: "gpu", Samples: 20, Seconds: 2, MinW: w - 10, MeanW: w - 5, MaxW: w, EnergyJ: 2 * (w - 5), TempMaxC: 70}
+				r.Telemetry = &telemetry.Power{Source: "gpu", Samples: 20, Seconds: 2, MinW: w - 10, MeanW: w - 5, MaxW: w, EnergyJ: 2 * (w - 5), TempMaxC: 70}
 			} else {
-				r.Telemetry = &device.Power{Samples: 20, Seconds: 2}
+				r.Telemetry = &telemetry.Power{Samples: 20, Seconds: 2}
 			}
 			res.Records = append(res.Records, r)
 		}
@@ -88,7 +88,7 @@ func TestLlamaBenchEnergyFormats(t *testing.T) {
 }
 
 func TestVLLMEnergy(t *testing.T) {
-	res := &serving.Result{PowerLimitW: 450, Telemetry: &device.Power{Source: "gpu", Seconds: 2, MinW: 400, MeanW: 420, MaxW: 440, EnergyJ: 840}}
+	res := &serving.Result{PowerLimitW: 450, Telemetry: &telemetry.Power{Source: "gpu", Seconds: 2, MinW: 400, MeanW: 420, MaxW: 440, EnergyJ: 840}}
 	res.Summary.TotalOutput = 420
 	var b bytes.Buffer
 	if err := VLLMJSON(&b, res, VLLMJSONOptions{}); err != nil {

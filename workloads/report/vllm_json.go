@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
 )
@@ -205,7 +205,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	known := res.EnergyKnown()
 	tp := res.Telemetry
 	if tp == nil {
-		tp = &device.Power{}
+		tp = &telemetry.Power{}
 	}
 	o.set("power_limit_w", opt2(res.PowerLimitW, res.PowerLimitW > 0))
 	o.set("power_source", tp.Source)

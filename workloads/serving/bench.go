@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"llmbench/engine/device"
+	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
@@ -51,7 +51,7 @@ type Result struct {
 	PowerLimitW float64
 	// Telemetry summarises power and energy over the measured part (nil when no
 	// telemetry was sampled).
-	Telemetry *device.Power
+	Telemetry *telemetry.Power
 	// Engine holds the in-process engine's KV cache and counters over the measured part
 	// (nil for HTTP backends).
 	Engine *EngineStats

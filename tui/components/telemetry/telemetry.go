@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"llmbench/engine/device"
+	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/sparkline"
 	"llmbench/tui/theme"
@@ -19,7 +19,7 @@ type KeyMap struct{}
 type Model struct {
 	theme   theme.Theme
 	w, h    int
-	reading *device.Reading
+	reading *hw.Reading
 	power   sparkline.Model
 	Note    string // why there is no GPU ("NVML: no device"), shown under the CPU figures
 }
@@ -31,7 +31,7 @@ func New(t theme.Theme) Model { return Model{theme: t, power: sparkline.New(t, "
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // Set shows reading r and adds its power to the history.
-func (m *Model) Set(r device.Reading) {
+func (m *Model) Set(r hw.Reading) {
 	m.reading = &r
 	if w, ok := r.GPUPowerW(); ok {
 		m.power.Push(w)

@@ -16,7 +16,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"llmbench/engine/device"
+	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/components/histogram"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/progress"
@@ -326,7 +326,7 @@ func (m *Model) apply(ev run.Event) {
 	case run.Log:
 		m.log(e.At, e.Text)
 	case run.Telemetry:
-		if r, ok := e.Data.(device.Reading); ok {
+		if r, ok := e.Data.(hw.Reading); ok {
 			m.tele.Set(r)
 		}
 	case run.Snapshot:

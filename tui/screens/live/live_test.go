@@ -10,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"llmbench/engine/device"
+	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads/metrics"
@@ -39,8 +39,8 @@ func scripted(t *testing.T, serving bool, events ...run.Event) Model {
 	return m
 }
 
-func gpuReading() device.Reading {
-	return device.Reading{At: time.Second, GPUs: []device.GPU{{Name: "Fake H100", PowerW: 412, PowerLimitW: 450, EnergyJ: 16900,
+func gpuReading() hw.Reading {
+	return hw.Reading{At: time.Second, GPUs: []hw.GPU{{Name: "Fake H100", PowerW: 412, PowerLimitW: 450, EnergyJ: 16900,
 		SMClockMHz: 1980, MemClockMHz: 2619, TempC: 71, UtilGPU: 98, MemUsed: 61 << 30, MemTotal: 80 << 30, ThrottleNames: []string{"sw_power_cap"}}}}
 }
 
@@ -72,7 +72,7 @@ func serveEvents() []run.Event {
 				run.Snapshot{At: at, Data: l.Snapshot()})
 		}
 	}
-	return append(ev, run.Telemetry{At: 8 * time.Second, Data: device.Reading{CPU: device.CPUUsage{UtilAll: 87, MHz: []float64{3400, 3400}, RSS: 300 << 20}}})
+	return append(ev, run.Telemetry{At: 8 * time.Second, Data: hw.Reading{CPU: hw.CPUUsage{UtilAll: 87, MHz: []float64{3400, 3400}, RSS: 300 << 20}}})
 }
 
 func TestGolden(t *testing.T) {

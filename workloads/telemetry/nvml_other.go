@@ -1,6 +1,6 @@
 //go:build !(linux && cgo)
 
-package device
+package telemetry
 
 // openNVML reports that this build has no NVML: go-nvml needs linux and cgo.
 func openNVML() (GPUs, string) {

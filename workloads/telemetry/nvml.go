@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package device
+package telemetry
 
 import (
 	"errors"

@@ -1,7 +1,7 @@
-// Package device discovers the machine llmbench runs on: the CPU (model name, vector
+// Package telemetry discovers the machine llmbench runs on: the CPU (model name, vector
 // features, cores) and its measured memory read bandwidth, the ceiling that token
 // generation on the CPU is read against.
-package device
+package telemetry
 
 import (
 	"bufio"
