@@ -13,7 +13,6 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
-	"llmbench/workloads/telemetry"
 	"llmbench/engine/synth"
 	"llmbench/profiles"
 	"llmbench/workloads"
@@ -21,6 +20,7 @@ import (
 	"llmbench/workloads/power"
 	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // benchBuiltin names the built-in model in a bench spec when no model is given.

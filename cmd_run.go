@@ -12,13 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/power"
 	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // outputFlags are the flags every measuring command shares: where the results

@@ -17,7 +17,6 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
-	"llmbench/workloads/telemetry"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/engine/tokenizer"
@@ -29,6 +28,7 @@ import (
 	"llmbench/workloads/report"
 	benchrun "llmbench/workloads/run"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // serveBenchNargs are the flags that take several values, as vllm bench serve's

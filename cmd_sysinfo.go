@@ -9,17 +9,17 @@ import (
 	"os"
 	"strings"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/telemetry"
 )
 
 // sysinfo is what `llmbench sysinfo -o json` prints.
 type sysinfo struct {
 	CPU       telemetry.CPU       `json:"cpu"`
 	Bandwidth telemetry.Bandwidth `json:"read_bandwidth"`
-	Model     *sysinfoModel    `json:"model,omitempty"`
+	Model     *sysinfoModel       `json:"model,omitempty"`
 }
 
 // sysinfoModel is the tg ceiling of one model on this machine.

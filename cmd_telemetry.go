@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads/power"
+	"llmbench/workloads/telemetry"
 )
 
 // telemetryDevice is what a command opened: the GPUs (nil when none), a sampler of
@@ -51,7 +51,9 @@ func openTelemetry(kind string) (*telemetryDevice, error) {
 	return d, nil
 }
 
-func (d *telemetryDevice) stateFile() string { return filepath.Join(d.stateDir, telemetry.PowerStateFile) }
+func (d *telemetryDevice) stateFile() string {
+	return filepath.Join(d.stateDir, telemetry.PowerStateFile)
+}
 
 // Close releases the GPUs.
 func (d *telemetryDevice) Close() {

@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"llmbench/engine"
-	"llmbench/workloads/telemetry"
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
@@ -20,6 +19,7 @@ import (
 	"llmbench/workloads/report"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // runTUI opens the terminal workbench.

@@ -18,12 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/report"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // StoreSchema is the version of the results store's files this build writes.

@@ -4,9 +4,9 @@ import (
 	"math"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/telemetry"
 )
 
 // Record is one finished test, with llama-bench's fields (under its JSON names) and

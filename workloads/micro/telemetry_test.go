@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // TestBenchTelemetry: with a sampler on the run clock every record carries the power
@@ -19,7 +19,10 @@ func TestBenchTelemetry(t *testing.T) {
 		sampler run.Sampler
 		known   bool
 	}{
-		{"fake GPU", func() run.Sampler { f, _ := telemetry.NewFake(telemetry.FakeOptions{}); return telemetry.NewSampler(f, "fake") }(), true},
+		{"fake GPU", func() run.Sampler {
+			f, _ := telemetry.NewFake(telemetry.FakeOptions{})
+			return telemetry.NewSampler(f, "fake")
+		}(), true},
 		{"CPU only", telemetry.NewSampler(nil, "no GPU"), false}, // no RAPL on the test machines, or energy too small to tell
 		{"no sampler", nil, false},
 	}

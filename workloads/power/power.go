@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // ParseLimits parses a comma-separated list of watts ("600,500,450").

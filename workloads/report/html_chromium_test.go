@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // chromium returns a headless-capable Chromium or Chrome, "" when none is installed.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // renderHTML writes d's HTML report.

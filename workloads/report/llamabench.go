@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/telemetry"
 )
 
 // LlamaBenchFunc writes a bench result in one of llama-bench's output formats.
@@ -96,7 +96,9 @@ var lbFields = []lbField{
 	{"energy_j", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.EnergyJ }) }},
 	{"tokens_per_joule", lbFloat, func(r *micro.Record) any { return lbOpt(r.TokensPerJoule(), r.EnergyKnown()) }},
 	{"joules_per_output_token", lbFloat, func(r *micro.Record) any { return lbOpt(r.JoulesPerOutputToken(), r.JoulesPerOutputToken() > 0) }},
-	{"sm_clock_mean_mhz", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.SMClockMHz }) }},
+	{"sm_clock_mean_mhz", lbFloat, func(r *micro.Record) any {
+		return lbEnergy(r, func(p *telemetry.Power) float64 { return p.SMClockMHz })
+	}},
 	{"temp_max_c", lbInt, func(r *micro.Record) any {
 		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.TempMaxC, p.Source == "gpu") }, nil)
 	}},

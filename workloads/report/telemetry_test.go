@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // energyResult is a two-point power sweep of pp and tg, energy measured or not.

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // vllmKV is one key of an ordered JSON object.

@@ -6,11 +6,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"llmbench/workloads/telemetry"
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
 	"llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // Bench is one point of a serving benchmark as a run.Workload: warm-ups, then every

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/sparkline"
 	"llmbench/tui/theme"
+	hw "llmbench/workloads/telemetry"
 )
 
 // KeyMap is empty: the panel takes no keys.

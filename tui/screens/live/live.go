@@ -16,7 +16,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/components/histogram"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/progress"
@@ -27,6 +26,7 @@ import (
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
+	hw "llmbench/workloads/telemetry"
 )
 
 // DoneMsg says the run ended (finished, failed or cancelled): Done holds its result.

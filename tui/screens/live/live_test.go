@@ -10,12 +10,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	hw "llmbench/workloads/telemetry"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
+	hw "llmbench/workloads/telemetry"
 )
 
 var esc = tea.KeyPressMsg{Code: tea.KeyEscape}
