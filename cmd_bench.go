@@ -19,6 +19,7 @@ import (
 	"llmbench/workloads/micro"
 	"llmbench/workloads/power"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/telemetry"
 )
@@ -298,7 +299,7 @@ func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outpu
 	rec := of.startRecord("bench", run, j.dev)
 	started := time.Now()
 	all, err := j.execute(ctx, rec)
-	doc := report.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Bench: all, Partial: all.Partial}
+	doc := result.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Bench: all, Partial: all.Partial}
 	if len(all.Records) > 0 || err == nil {
 		if xerr := print(os.Stdout, all); xerr != nil {
 			return xerr

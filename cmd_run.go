@@ -14,10 +14,13 @@ import (
 
 	"llmbench/profiles"
 	"llmbench/tui"
+	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/power"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
+	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
 )
 
@@ -57,19 +60,19 @@ func (o *outputFlags) exports() ([]string, error) {
 }
 
 // store opens the results store.
-func (o *outputFlags) store() (*profiles.Store, error) {
-	dir, err := profiles.DataDir(o.dataDir)
+func (o *outputFlags) store() (*store.Store, error) {
+	dir, err := store.DataDir(o.dataDir)
 	if err != nil {
 		return nil, err
 	}
-	return profiles.OpenStore(dir)
+	return store.OpenStore(dir)
 }
 
 // record is a run being kept in the results store (nil-safe: a run whose record
 // could not be created goes on without one, as the warning said).
 type record struct {
-	w     *profiles.Writer
-	store *profiles.Store
+	w     *store.Writer
+	store *store.Store
 }
 
 // startRecord creates the store record of run (created "running"); a store that
@@ -77,7 +80,7 @@ type record struct {
 func (o *outputFlags) startRecord(cmd string, run profiles.Run, dev *telemetryDevice) *record {
 	s, err := o.store()
 	if err == nil {
-		var w *profiles.Writer
+		var w *store.Writer
 		if w, err = s.Create(keptProfile(run), recordEnv(dev)); err == nil {
 			return &record{w: w, store: s}
 		}
@@ -88,7 +91,7 @@ func (o *outputFlags) startRecord(cmd string, run profiles.Run, dev *telemetryDe
 
 // keptProfile is the profile a stored run keeps: the run alone, its dataset path
 // absolute, so that store:ID runs it again from any folder.
-func keptProfile(run profiles.Run) profiles.Profile {
+func keptProfile(run profiles.Run) workloads.Job {
 	if run.Serve != nil && run.Serve.Dataset.Path != "" && !filepath.IsAbs(run.Serve.Dataset.Path) {
 		sp := *run.Serve
 		if abs, err := filepath.Abs(sp.Dataset.Path); err == nil {
@@ -96,12 +99,12 @@ func keptProfile(run profiles.Run) profiles.Profile {
 			run.Serve = &sp
 		}
 	}
-	return profiles.Profile{Schema: profiles.SchemaVersion, Name: run.Name, Runs: []profiles.Run{run}}
+	return run
 }
 
 // finish ends the record with the final document and writes the --export files.
 // It reports the first export error (the store's errors are warnings).
-func (r *record) finish(cmd string, doc report.Document, runErr error, exports []string) error {
+func (r *record) finish(cmd string, doc result.Document, runErr error, exports []string) error {
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		runErr, doc.Partial = nil, true
 	}
@@ -134,8 +137,8 @@ func cmp(a, b error) error {
 }
 
 // recordEnv describes this machine, build and telemetry for a stored run.
-func recordEnv(dev *telemetryDevice) []report.KV {
-	extra := []report.KV{{Key: "build", Value: "llmbench " + version}}
+func recordEnv(dev *telemetryDevice) []result.KV {
+	extra := []result.KV{{Key: "build", Value: "llmbench " + version}}
 	if dev != nil {
 		gpu := "none"
 		if dev.gpus != nil && dev.gpus.Count() > 0 {
@@ -143,9 +146,9 @@ func recordEnv(dev *telemetryDevice) []report.KV {
 				gpu = g.Name
 			}
 		}
-		extra = append(extra, report.KV{Key: "gpu", Value: gpu}, report.KV{Key: "telemetry", Value: dev.note})
+		extra = append(extra, result.KV{Key: "gpu", Value: gpu}, result.KV{Key: "telemetry", Value: dev.note})
 	}
-	return profiles.Environment(extra...)
+	return result.Environment(extra...)
 }
 
 // isTerminal reports whether f is a terminal.
@@ -226,9 +229,9 @@ func runRun(ctx context.Context, args []string) error {
 	case strings.HasPrefix(arg, profiles.BuiltinPrefix):
 		p, err = profiles.Builtin(arg)
 	case strings.HasPrefix(arg, storePrefix):
-		var st *profiles.Store
+		var st *store.Store
 		if st, err = of.store(); err == nil {
-			p, err = st.Profile(strings.TrimPrefix(arg, storePrefix))
+			p, err = profiles.Stored(st, strings.TrimPrefix(arg, storePrefix))
 		}
 	default:
 		p, err = profiles.LoadFile(arg)

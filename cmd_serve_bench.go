@@ -26,8 +26,10 @@ import (
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/power"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	benchrun "llmbench/workloads/run"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
 )
 
@@ -110,7 +112,7 @@ func parseKV(items []string, sep string, what string) (map[string]string, error)
 func runServeBench(ctx context.Context, args []string) error {
 	fs := newFlags("serve-bench", "[--backend inproc|openai|openai-chat|tgi|llamacpp] [--base-url URL] [-m MODEL] [--dataset-name NAME] [--num-prompts N] [--request-rate R[,R…]] [--max-concurrency N[,N…]] … | --compare A.json B.json")
 	var sp workloads.ServeSpec
-	def := profiles.DefaultServe() // the defaults profiles share
+	def := workloads.DefaultServe() // the defaults profiles share
 	dd := def.Dataset
 	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
 	baseURL := fs.String("base-url", "", "server base URL (default http://HOST:PORT)")
@@ -361,10 +363,10 @@ func (j *serveJob) runAndReport(ctx context.Context, run profiles.Run, of *outpu
 	results, err := j.execute(ctx, run, rec)
 	if len(results) == 0 && err != nil && !errors.Is(err, context.Canceled) {
 		// Nothing ran (a bad model, dataset or server): keep the failure, export nothing.
-		rec.finish("serve-bench", report.Document{Title: run.Title(), Started: started}, err, nil)
+		rec.finish("serve-bench", result.Document{Title: run.Title(), Started: started}, err, nil)
 		return err
 	}
-	doc := report.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Serving: results}
+	doc := result.Document{Title: run.Title(), Started: started, Env: recordEnv(j.dev), Serving: results}
 	for _, r := range results {
 		doc.Partial = doc.Partial || r.Partial
 	}
@@ -553,7 +555,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 // recordingClient hands every finished request of point key to the results store.
 type recordingClient struct {
 	serving.Client
-	w   *profiles.Writer
+	w   *store.Writer
 	key int
 }
 

@@ -15,10 +15,12 @@ import (
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
 )
 
@@ -43,7 +45,7 @@ func runTUI(ctx context.Context, args []string) error {
 // runs are measured with dev's telemetry and kept in of's store (in memory when it
 // cannot be opened), and queue (nil: none) gives the runs started at launch.
 func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, dir string, queue func(ts *tuiStore) []tui.QueuedRun) error {
-	store, err := of.store()
+	st0, err := of.store()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmbench tui: warning: %v; runs are kept for this session only\n", err)
 	}
@@ -54,10 +56,10 @@ func openWorkbench(ctx context.Context, of *outputFlags, dev *telemetryDevice, d
 			gpu = "GPU: " + g.Name
 		}
 	}
-	ts := &tuiStore{s: store, env: recordEnv(dev)}
+	ts := &tuiStore{s: st0, env: recordEnv(dev)}
 	defer ts.end(nil) // quit mid-run: the record ends partial, with every sample so far
 	var st tui.Store  // nil without a store: the TUI keeps the session's runs in memory
-	if store != nil {
+	if st0 != nil {
 		st = ts
 	}
 	o := tui.Options{
@@ -117,20 +119,22 @@ func tuiStarter(dev *telemetryDevice, ts *tuiStore) tui.Starter {
 // tuiStore is the results store as the TUI sees it: History lists it; a run is kept
 // as it goes from its start (begin) and finished when the root saves its Done.
 type tuiStore struct {
-	s   *profiles.Store
-	env []report.KV
+	s   *store.Store
+	env []result.KV
 
 	mu      sync.Mutex
-	pending *profiles.Writer // the run going now (the TUI runs one at a time)
+	pending *store.Writer // the run going now (the TUI runs one at a time)
 }
 
 // begin starts the record of the run c; nil when the store cannot be written (the
 // run goes on, and Save keeps it at the end). A run before it that never reached
 // Save (it failed without a result) ends as failed.
-func (t *tuiStore) begin(c setup.Config) *profiles.Writer { return t.beginProfile(tui.ProfileOf(c)) }
+func (t *tuiStore) begin(c setup.Config) *store.Writer {
+	return t.beginProfile(tui.ProfileOf(c).Runs[0])
+}
 
 // beginProfile starts the record of a run of profile p, as begin does.
-func (t *tuiStore) beginProfile(p profiles.Profile) *profiles.Writer {
+func (t *tuiStore) beginProfile(p workloads.Job) *store.Writer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(errors.New("the run ended without a result"))
@@ -170,14 +174,14 @@ func (t *tuiStore) List() ([]tui.RunInfo, error) {
 }
 
 // Load implements tui.Store.
-func (t *tuiStore) Load(id string) (report.Document, error) { return t.s.Load(id) }
+func (t *tuiStore) Load(id string) (result.Document, error) { return t.s.Load(id) }
 
 // Delete implements tui.Store.
 func (t *tuiStore) Delete(id string) error { return t.s.Delete(id) }
 
 // Save implements tui.Store: it finishes the record of the run going now, else keeps
 // d as a new one.
-func (t *tuiStore) Save(d report.Document) (string, error) {
+func (t *tuiStore) Save(d result.Document) (string, error) {
 	if d.Env == nil {
 		d.Env = t.env
 	}
@@ -193,7 +197,7 @@ func (t *tuiStore) Save(d report.Document) (string, error) {
 
 // tuiServe prepares a serve-bench point (engine or HTTP client, tokenizer, dataset)
 // and runs it on r.
-func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte, rec *profiles.Writer) (any, error) {
+func tuiServe(ctx context.Context, r *runcore.Reporter, c setup.Config, sonnet []byte, rec *store.Writer) (any, error) {
 	sp := tui.ServeSpec(c)
 	d := sp.Dataset
 	var client serving.Client

@@ -17,7 +17,8 @@ import (
 	"llmbench/tui/screens/setup"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
+	"llmbench/workloads/store"
 )
 
 // homeEnv returns a fresh results store for one test, as the environment a run gets.
@@ -121,7 +122,7 @@ runs:
 			}
 		}
 	}
-	s, err := profiles.OpenStore(home)
+	s, err := store.OpenStore(home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ runs:
 		t.Fatalf("store: %+v %v", list, err)
 	}
 	for _, e := range list {
-		if e.Status != profiles.Done {
+		if e.Status != store.Done {
 			t.Errorf("%s: %s", e.ID, e.Status)
 		}
 	}
@@ -170,9 +171,9 @@ func TestBuiltinPowerSweep(t *testing.T) {
 	if !strings.Contains(stderr, "power limits restored") {
 		t.Errorf("limits not restored:\n%s", stderr)
 	}
-	s, _ := profiles.OpenStore(home)
+	s, _ := store.OpenStore(home)
 	list, _ := s.List()
-	if len(list) != 1 || list[0].Status != profiles.Done {
+	if len(list) != 1 || list[0].Status != store.Done {
 		t.Fatalf("store: %+v", list)
 	}
 	doc, err := s.Load(list[0].ID)
@@ -252,7 +253,7 @@ func TestKillMidRunIsPartial(t *testing.T) {
 			if code != 0 || len(lines) != 2 || !strings.Contains(lines[1], " partial ") || !strings.Contains(lines[1], c.kind) {
 				t.Fatalf("history after kill -9: exit %d\n%s\n%s", code, hist, stderr)
 			}
-			s, _ := profiles.OpenStore(home)
+			s, _ := store.OpenStore(home)
 			list, _ := s.List()
 			doc, err := s.Load(list[0].ID)
 			if err != nil || !doc.Partial {
@@ -307,14 +308,14 @@ func TestTUIWiring(t *testing.T) {
 			}
 		}
 	}
-	s, err := profiles.OpenStore(t.TempDir())
+	s, err := store.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := &tuiStore{s: s, env: recordEnv(nil)}
 	res := &micro.Result{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: setup.Builtin}}, Prompt: []int{8}, Reps: 1},
 		Records: []micro.Record{{ModelFilename: "m", NPrompt: 8, SamplesNs: []uint64{1e6}}}}
-	id, err := ts.Save(report.Document{Title: "from the tui", Bench: res, Partial: true})
+	id, err := ts.Save(result.Document{Title: "from the tui", Bench: res, Partial: true})
 	if err != nil {
 		t.Fatal(err)
 	}

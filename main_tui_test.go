@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
+	"llmbench/profiles"
+	"llmbench/workloads/store"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"llmbench/profiles"
 )
 
 // tmux runs a tmux command on the test's own server socket.
@@ -214,19 +214,19 @@ func TestTUIRunProfile(t *testing.T) {
 	if b, _ := os.ReadFile(dir + "/stderr"); strings.Contains(string(b), "power limit") {
 		t.Errorf("power-sweep messages went to stderr:\n%s", b)
 	}
-	st, err := profiles.OpenStore(dir + "/home")
+	st, err := store.OpenStore(dir + "/home")
 	if err != nil {
 		t.Fatal(err)
 	}
 	list, _ := st.List()
-	if len(list) != 1 || list[0].Status != profiles.Done || list[0].Partial {
+	if len(list) != 1 || list[0].Status != store.Done || list[0].Partial {
 		t.Fatalf("store: %+v", list)
 	}
 	doc, err := st.Load(list[0].ID)
 	if err != nil || doc.Bench == nil || len(doc.Bench.Records) != 6 {
 		t.Fatalf("stored sweep: %v %+v", err, doc.Bench)
 	}
-	if p, err := st.Profile(list[0].ID); err != nil || len(p.Runs) != 1 || len(p.Runs[0].PowerLimitW) != 3 {
+	if p, err := profiles.Stored(st, list[0].ID); err != nil || len(p.Runs) != 1 || len(p.Runs[0].PowerLimitW) != 3 {
 		t.Errorf("the stored run's profile: %+v %v", p, err)
 	}
 }

@@ -1,7 +1,6 @@
-// Package profiles holds what llmbench keeps on disk: profile files (YAML, a
-// versioned schema of one run or a list of runs), the built-in profiles that
-// reproduce the classic experiments, and the results store (every run, its
-// environment and its raw samples).
+// Package profiles holds profile files (YAML, a versioned schema of one run or a
+// list of runs, each a workloads.Job) and the built-in profiles that reproduce the
+// classic experiments.
 package profiles
 
 import (
@@ -15,15 +14,15 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"llmbench/engine/builtin"
 	"llmbench/workloads"
+	"llmbench/workloads/store"
 )
 
 // SchemaVersion is the version of the profile format this build writes and reads.
 const SchemaVersion = 1
 
 // BuiltinModel names the built-in model (stories260K) in a bench spec.
-const BuiltinModel = "builtin:" + builtin.Name
+const BuiltinModel = workloads.BuiltinModel
 
 // Profile is a named list of runs. A file holds either "runs:" (a list) or the keys
 // of one run at the top level (its name is then the profile's).
@@ -42,100 +41,11 @@ type singleRunFile struct {
 	Run         `yaml:",inline"`
 }
 
-// Run is one experiment of a profile: a llama-bench style bench or a serving
-// benchmark, with its sweep and the telemetry it runs under.
-type Run struct {
-	Name  string               `yaml:"name,omitempty"`
-	Bench *workloads.BenchSpec `yaml:"bench,omitempty"`
-	Serve *workloads.ServeSpec `yaml:"serve,omitempty"`
-	// Sweep lists the serving points (the cross product of its lists); empty lists
-	// keep the serve spec's single value.
-	Sweep *Sweep `yaml:"sweep,omitempty"`
-	// Device picks the GPUs for telemetry and power limits: auto, nvml, fake or none
-	// (empty = auto).
-	Device string `yaml:"device,omitempty"`
-	// PowerLimitW runs everything at each GPU power limit in watts, restoring the
-	// original limit afterwards.
-	PowerLimitW []float64 `yaml:"power_limit_w,omitempty"`
-}
+// Run is one experiment of a profile: the job spec workloads/jobs runs.
+type Run = workloads.Job
 
 // Sweep is the serving sweep of a run, as serve-bench's comma lists.
-type Sweep struct {
-	RequestRate    []workloads.Rate `yaml:"request_rate,omitempty"`
-	MaxConcurrency []int            `yaml:"max_concurrency,omitempty"`
-}
-
-// Kind returns "bench" or "serve-bench".
-func (r Run) Kind() string {
-	if r.Bench != nil {
-		return "bench"
-	}
-	return "serve-bench"
-}
-
-// Points returns the serving points of a serve run: the spec at every
-// (concurrency, rate) of the sweep, concurrency outermost as serve-bench runs them
-// (the rate is inf under a ramp-up, which sets it).
-func (r Run) Points() []workloads.ServeSpec {
-	if r.Serve == nil {
-		return nil
-	}
-	concs, rates := []int{r.Serve.MaxConcurrency}, []workloads.Rate{r.Serve.RequestRate}
-	if r.Sweep != nil {
-		if len(r.Sweep.MaxConcurrency) > 0 {
-			concs = r.Sweep.MaxConcurrency
-		}
-		if len(r.Sweep.RequestRate) > 0 {
-			rates = r.Sweep.RequestRate
-		}
-	}
-	var out []workloads.ServeSpec
-	for _, c := range concs {
-		for _, rt := range rates {
-			p := *r.Serve
-			p.MaxConcurrency, p.RequestRate = c, rt
-			if p.RampUpStrategy != "" {
-				p.RequestRate = workloads.Inf // the ramp sets the rate
-			}
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// Title names the run for humans: its name, else what it runs ("bench · llama-tiny
-// Q4_0", "serve-bench · builtin · sharegpt").
-func (r Run) Title() string {
-	if r.Name != "" {
-		return r.Name
-	}
-	if r.Bench != nil {
-		return "bench · " + runModel(r)
-	}
-	return "serve-bench · " + runModel(r) + " · " + r.Serve.Dataset.Name
-}
-
-// DefaultServe returns the serve spec every unset key of a profile's serve section
-// takes: vllm bench serve's defaults, as serve-bench's flags.
-func DefaultServe() workloads.ServeSpec {
-	return workloads.ServeSpec{
-		Backend: "inproc",
-		Dataset: workloads.DatasetSpec{
-			Name: "random", NumPrompts: 1000,
-			RandomInputLen: 1024, RandomOutputLen: 128,
-			SonnetInputLen: 550, SonnetOutputLen: 150, SonnetPrefixLen: 200,
-			PrefixRepetitionPrefixLen: 256, PrefixRepetitionSuffixLen: 256,
-			PrefixRepetitionNumPrefixes: 10, PrefixRepetitionOutputLen: 128,
-			CustomOutputLen: 256,
-		},
-		RequestRate:       workloads.Inf,
-		Burstiness:        1,
-		RequestTimeoutS:   600,
-		PercentileMetrics: []string{"ttft", "tpot", "itl"},
-		MetricPercentiles: []float64{99},
-		SyntheticType:     "Q4_0",
-	}
-}
+type Sweep = workloads.Sweep
 
 // FromBench returns a profile of one bench run.
 func FromBench(name string, spec workloads.BenchSpec) Profile {
@@ -159,7 +69,7 @@ func Save(path string, p Profile) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return store.WriteFileAtomic(path, data)
 }
 
 // Marshal returns p as YAML in the "runs:" form with the schema set.
@@ -243,7 +153,7 @@ func Parse(name string, data []byte) (*Profile, error) {
 		r := &p.Runs[i]
 		n := runNodes[i]
 		if sn := valueOf(n, "serve"); sn != nil {
-			s := DefaultServe()
+			s := workloads.DefaultServe()
 			if err := sn.Decode(&s); err != nil {
 				return nil, fmt.Errorf("%s:%s", name, rewordYAML(err))
 			}
@@ -252,7 +162,7 @@ func Parse(name string, data []byte) (*Profile, error) {
 			}
 			r.Serve = &s
 		}
-		if err := r.check(); err != nil {
+		if err := checkRun(r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
 		}
 	}
@@ -260,7 +170,7 @@ func Parse(name string, data []byte) (*Profile, error) {
 }
 
 // check reports the first thing in r that cannot run.
-func (r *Run) check() error {
+func checkRun(r *Run) error {
 	where := "run"
 	if r.Name != "" {
 		where = fmt.Sprintf("run %q", r.Name)
@@ -382,4 +292,13 @@ func ResolveDatasets(p *Profile, override string, dirs []string) error {
 		d.Path = found
 	}
 	return nil
+}
+
+// Stored returns the profile a run of the results store keeps, to run it again.
+func Stored(s *store.Store, id string) (*Profile, error) {
+	b, err := s.ProfileYAML(id)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(id+"/meta.json", b)
 }

@@ -68,7 +68,7 @@ func TestParseDefaultsAndForms(t *testing.T) {
 		t.Fatalf("runs %+v", single.Runs)
 	}
 	s := single.Runs[0].Serve
-	def := DefaultServe()
+	def := workloads.DefaultServe()
 	if s.Dataset.NumPrompts != 5 || s.MaxConcurrency != 2 || !s.RequestRate.IsInf() || s.Burstiness != 1 ||
 		s.Dataset.RandomInputLen != def.Dataset.RandomInputLen || !s.IgnoreEOS || s.Backend != "inproc" {
 		t.Errorf("defaults not applied: %+v", s)
@@ -95,7 +95,7 @@ func TestParseDefaultsAndForms(t *testing.T) {
 func TestSaveRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	temp := 0.7
-	sp := DefaultServe()
+	sp := workloads.DefaultServe()
 	sp.Dataset.Name, sp.Dataset.NumPrompts, sp.Temperature = "sonnet", 12, &temp
 	for _, p := range []Profile{
 		FromBench("b", workloads.BenchSpec{Models: []workloads.BenchModel{{Shape: "llama-tiny", Type: "Q8_0"}}, Prompt: []int{16}, Gen: []int{8}, Reps: 2, Threads: []int{1, 2}}),

@@ -26,7 +26,7 @@ func ProfileOf(c setup.Config) profiles.Profile {
 // ServeSpec is the serve spec of a Setup config and its dataset, over serve-bench's
 // defaults (shorter random prompts, so a run on the CPU is quick).
 func ServeSpec(c setup.Config) workloads.ServeSpec {
-	sp := profiles.DefaultServe()
+	sp := workloads.DefaultServe()
 	sp.RequestRate, sp.MaxConcurrency = workloads.Rate(c.Rate), c.Concurrency
 	d := &sp.Dataset
 	d.Name, d.NumPrompts, d.RandomInputLen, d.RandomOutputLen = c.Dataset, c.Prompts, 128, 64

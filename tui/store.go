@@ -3,11 +3,11 @@ package tui
 import (
 	"llmbench/tui/screens/history"
 	"llmbench/tui/screens/setup"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 )
 
 // RunInfo is one stored run as the History screen lists it: the store's id and the
-// run's summary (report.Summarize of its Document, kept by the store so that listing
+// run's summary (result.Summarize of its Document, kept by the store so that listing
 // does not read every run).
 type RunInfo = history.Run
 
@@ -17,7 +17,7 @@ type RunInfo = history.Run
 type Store interface {
 	history.Store
 	// Save keeps d and returns its id.
-	Save(d report.Document) (id string, err error)
+	Save(d result.Document) (id string, err error)
 }
 
 // ProfileSaver writes the setup c as a profile file at path (the profiles package

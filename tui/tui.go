@@ -24,7 +24,7 @@ import (
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	"llmbench/workloads/run"
 	"llmbench/workloads/serving"
 )
@@ -62,7 +62,7 @@ type Options struct {
 	SaveProfile ProfileSaver
 	// Env describes the machine and build for every run's Document (exports and the
 	// store); nil leaves it to the store.
-	Env []report.KV
+	Env []result.KV
 	// Queue holds runs started one after another from launch (llmbench run
 	// PROFILE.yaml): each is shown Live, ends on Results and is saved like any run.
 	// A run that is stopped (esc), fails or cannot be built holds the queue: `n`
@@ -274,8 +274,8 @@ func (m *Model) show(s Screen) {
 
 // Document returns the report of a run that ended with d: what every export and
 // the results store take. A failed run keeps what it measured, marked partial.
-func Document(title string, env []report.KV, d run.Done) report.Document {
-	doc := report.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Env: env, Partial: d.Partial || d.Err != nil}
+func Document(title string, env []result.KV, d run.Done) result.Document {
+	doc := result.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Env: env, Partial: d.Partial || d.Err != nil}
 	switch r := d.Result.(type) {
 	case *micro.Result:
 		doc.Bench = r
@@ -395,7 +395,7 @@ func absPath(path string) string {
 }
 
 // compareDocs opens Compare on docs (the first is the baseline).
-func (m Model) compareDocs(docs []report.Document) Model {
+func (m Model) compareDocs(docs []result.Document) Model {
 	if err := m.compare.Set(docs); err != nil {
 		m.err = err.Error()
 		return m
@@ -417,7 +417,7 @@ func (m Model) compareWithPrevious(id string) Model {
 		m.err = "results store: " + err.Error()
 		return m
 	}
-	kind := report.Summarize(cur).Kind
+	kind := result.Summarize(cur).Kind
 	start := 0
 	for i, r := range runs {
 		if r.ID == id {
@@ -433,7 +433,7 @@ func (m Model) compareWithPrevious(id string) Model {
 			m.err = "results store: " + err.Error()
 			return m
 		}
-		return m.compareDocs([]report.Document{prev, cur})
+		return m.compareDocs([]result.Document{prev, cur})
 	}
 	m.show(ScreenHistory)
 	if id != "" {

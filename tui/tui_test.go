@@ -19,7 +19,7 @@ import (
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	"llmbench/workloads/run"
 )
 
@@ -296,7 +296,7 @@ func benchDone(slow float64) live.DoneMsg {
 // runs included and marked; a failed save says so and keeps the results on screen.
 func TestDoneSavedOnce(t *testing.T) {
 	st := fixture.NewStore()
-	m := newRootWith(Options{Store: st, Env: []report.KV{{Key: "cpu", Value: "Test CPU"}}})
+	m := newRootWith(Options{Store: st, Env: []result.KV{{Key: "cpu", Value: "Test CPU"}}})
 	m, _ = update(t, m, benchDone(1))
 	if d, err := st.Load("run-1"); err != nil || len(d.Env) != 1 || d.Env[0].Value != "Test CPU" || d.Bench == nil {
 		t.Errorf("stored %+v, %v", d, err)

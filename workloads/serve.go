@@ -146,3 +146,33 @@ type EngineSpec struct {
 	KVCacheType   string `json:"kv_cache_type,omitempty" yaml:"kv_cache_type,omitempty"` // f16, q8_0 or f32
 	NoPrefixCache bool   `json:"no_prefix_cache,omitempty" yaml:"no_prefix_cache,omitempty"`
 }
+
+// ConcurrencyLabel is the point's --max-concurrency as tables print it ("16", "inf").
+func (s ServeSpec) ConcurrencyLabel() string {
+	if s.MaxConcurrency > 0 {
+		return strconv.Itoa(s.MaxConcurrency)
+	}
+	return "inf"
+}
+
+// DefaultServe returns the serve spec every unset key of a profile's serve section
+// takes: vllm bench serve's defaults, as serve-bench's flags.
+func DefaultServe() ServeSpec {
+	return ServeSpec{
+		Backend: "inproc",
+		Dataset: DatasetSpec{
+			Name: "random", NumPrompts: 1000,
+			RandomInputLen: 1024, RandomOutputLen: 128,
+			SonnetInputLen: 550, SonnetOutputLen: 150, SonnetPrefixLen: 200,
+			PrefixRepetitionPrefixLen: 256, PrefixRepetitionSuffixLen: 256,
+			PrefixRepetitionNumPrefixes: 10, PrefixRepetitionOutputLen: 128,
+			CustomOutputLen: 256,
+		},
+		RequestRate:       Inf,
+		Burstiness:        1,
+		RequestTimeoutS:   600,
+		PercentileMetrics: []string{"ttft", "tpot", "itl"},
+		MetricPercentiles: []float64{99},
+		SyntheticType:     "Q4_0",
+	}
+}

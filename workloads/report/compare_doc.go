@@ -3,84 +3,13 @@ package report
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 )
-
-// Summary is the one-line description of a run that a history list shows: what ran,
-// on which model, and its headline figure.
-type Summary struct {
-	Title    string
-	Started  time.Time
-	Kind     string // "bench" or "serve-bench"
-	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
-	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
-	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
-	Partial  bool
-}
-
-// Summarize describes d in one line's worth of fields.
-func Summarize(d Document) Summary {
-	s := Summary{Title: d.Title, Started: d.Started, Partial: d.Partial}
-	switch {
-	case d.Bench != nil:
-		s.Kind = "bench"
-		var tests, heads []string
-		for i := range d.Bench.Records {
-			r := &d.Bench.Records[i]
-			tests = append(tests, r.Name())
-			heads = append(heads, fmt.Sprintf("%s %.1f t/s", r.Name(), r.AvgTs()))
-			if s.Model == "" {
-				s.Model = strings.TrimSuffix(filepath.Base(r.ModelFilename), ".gguf")
-			}
-		}
-		if s.Model == "" && len(d.Bench.Spec.Models) > 0 {
-			s.Model = d.Bench.Spec.Models[0].String()
-		}
-		s.Workload = strings.Join(tests, " ")
-		if d.Bench.Spec.Reps > 0 {
-			s.Workload += fmt.Sprintf(" ×%d", d.Bench.Spec.Reps)
-		}
-		s.Headline = strings.Join(heads, " · ")
-		if s.Headline == "" {
-			s.Headline = "no test finished"
-		}
-	case len(d.Serving) > 0:
-		s.Kind = "serve-bench"
-		first := d.Serving[0]
-		s.Model = first.ModelID
-		var conc []string
-		best, at := -1.0, ""
-		for _, p := range d.Serving {
-			c := concurrencyLabel(p)
-			conc = append(conc, c)
-			if p.Summary.OutputThroughput > best {
-				best, at = p.Summary.OutputThroughput, c
-			}
-		}
-		s.Workload = fmt.Sprintf("%s ×%d c=%s", first.Spec.Dataset.Name, first.Spec.Dataset.NumPrompts, strings.Join(conc, ","))
-		s.Headline = fmt.Sprintf("%.1f out tok/s", best)
-		if len(d.Serving) > 1 {
-			s.Headline = fmt.Sprintf("peak %.1f out tok/s at c=%s", best, at)
-		} else {
-			s.Headline += fmt.Sprintf(" · TTFT mean %.1f ms", first.Summary.TTFT.Mean)
-		}
-	default:
-		s.Kind, s.Headline = "?", "no result"
-	}
-	return s
-}
-
-func concurrencyLabel(r *serving.Result) string {
-	if r.Spec.MaxConcurrency > 0 {
-		return fmt.Sprint(r.Spec.MaxConcurrency)
-	}
-	return "inf"
-}
 
 // Verdicts of a DocRow cell against the first run.
 const (
@@ -142,7 +71,7 @@ type docMetric struct {
 // bench run by test (t/s with per-repetition samples, tokens/J), a serving run by
 // sweep point (throughputs; mean with per-request samples, median, p90 and p99 of
 // TTFT, TPOT, ITL and E2EL). A metric only some runs have shows NaN for the others.
-func CompareDocs(docs []Document) (*DocComparison, error) {
+func CompareDocs(docs []result.Document) (*DocComparison, error) {
 	if len(docs) < 2 {
 		return nil, fmt.Errorf("compare: need two or more runs, got %d", len(docs))
 	}
@@ -192,7 +121,7 @@ func CompareDocs(docs []Document) (*DocComparison, error) {
 }
 
 // docMetrics lists the figures of one run in display order.
-func docMetrics(d Document) []docMetric {
+func docMetrics(d result.Document) []docMetric {
 	var out []docMetric
 	if d.Bench != nil {
 		seen := map[string]int{}
@@ -216,7 +145,7 @@ func docMetrics(d Document) []docMetric {
 	for _, p := range d.Serving {
 		g := ""
 		if len(d.Serving) > 1 {
-			g = "c=" + concurrencyLabel(p)
+			g = "c=" + p.Spec.ConcurrencyLabel()
 			if !p.Spec.RequestRate.IsInf() {
 				g += " rate " + p.Spec.RequestRate.String()
 			}

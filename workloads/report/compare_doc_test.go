@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 )
 
@@ -14,17 +15,17 @@ func TestSummarize(t *testing.T) {
 	part.Partial = true
 	for _, tc := range []struct {
 		name string
-		doc  Document
-		want Summary
+		doc  result.Document
+		want result.Summary
 	}{
-		{"bench", benchDoc(), Summary{Kind: "bench", Model: "m", Workload: "pp512 tg128 pp512 tg128 ×3",
+		{"bench", benchDoc(), result.Summary{Kind: "bench", Model: "m", Workload: "pp512 tg128 pp512 tg128 ×3",
 			Headline: "pp512 515.4 t/s · tg128 128.9 t/s · pp512 1030.9 t/s · tg128 257.7 t/s"}}, // mean of 512/1, 512/1.1, 512/0.9
-		{"sweep", part, Summary{Kind: "serve-bench", Model: "org/m", Workload: "random ×4 c=4,8", Headline: "peak 3.0 out tok/s at c=4", Partial: true}}, // 6 tokens in 2 s,
-		{"one point", Document{Serving: []*serving.Result{sampleResult()}}, Summary{Kind: "serve-bench", Model: "org/m",
+		{"sweep", part, result.Summary{Kind: "serve-bench", Model: "org/m", Workload: "random ×4 c=4,8", Headline: "peak 3.0 out tok/s at c=4", Partial: true}}, // 6 tokens in 2 s,
+		{"one point", result.Document{Serving: []*serving.Result{sampleResult()}}, result.Summary{Kind: "serve-bench", Model: "org/m",
 			Workload: "random ×4 c=4", Headline: "3.0 out tok/s · TTFT mean 116.7 ms"}},
-		{"empty", Document{}, Summary{Kind: "?", Headline: "no result"}},
+		{"empty", result.Document{}, result.Summary{Kind: "?", Headline: "no result"}},
 	} {
-		got := Summarize(tc.doc)
+		got := result.Summarize(tc.doc)
 		got.Title, got.Started = "", got.Started.UTC().Truncate(0)
 		tc.want.Started = tc.doc.Started
 		if got != tc.want {
@@ -34,10 +35,10 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestCompareDocs(t *testing.T) {
-	if _, err := CompareDocs([]Document{benchDoc()}); err == nil {
+	if _, err := CompareDocs([]result.Document{benchDoc()}); err == nil {
 		t.Error("one run compared")
 	}
-	if _, err := CompareDocs([]Document{{}, {}}); err == nil {
+	if _, err := CompareDocs([]result.Document{{}, {}}); err == nil {
 		t.Error("two empty runs compared")
 	}
 	a, b := benchDoc(), benchDoc()
@@ -46,7 +47,7 @@ func TestCompareDocs(t *testing.T) {
 			b.Bench.Records[i].SamplesNs[j] *= 2
 		}
 	}
-	c, err := CompareDocs([]Document{a, b, a})
+	c, err := CompareDocs([]result.Document{a, b, a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestCompareDocs(t *testing.T) {
 	}
 
 	// A bench run against a serving run: every metric is missing on one side.
-	mixed, err := CompareDocs([]Document{benchDoc(), {Serving: []*serving.Result{sampleResult()}}})
+	mixed, err := CompareDocs([]result.Document{benchDoc(), {Serving: []*serving.Result{sampleResult()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +82,8 @@ func TestCompareDocs(t *testing.T) {
 // per-request samples (so get a verdict), percentiles do not; a sweep's rows are
 // grouped by concurrency.
 func TestCompareDocsServing(t *testing.T) {
-	a := Document{Serving: []*serving.Result{sampleResult()}}
-	c, err := CompareDocs([]Document{a, a})
+	a := result.Document{Serving: []*serving.Result{sampleResult()}}
+	c, err := CompareDocs([]result.Document{a, a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestCompareDocsServing(t *testing.T) {
 	if got := RequestSamples(a.Serving[0].Records)["itl"]; !slices.Equal(got, []float64{10, 20, 30}) {
 		t.Errorf("itl samples %v", got)
 	}
-	sw, err := CompareDocs([]Document{servingDoc(), servingDoc()})
+	sw, err := CompareDocs([]result.Document{servingDoc(), servingDoc()})
 	if err != nil {
 		t.Fatal(err)
 	}

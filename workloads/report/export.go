@@ -14,6 +14,7 @@ import (
 
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 )
 
@@ -24,8 +25,8 @@ const (
 	ExportSchemaVersion = 1
 )
 
-// DocumentFunc writes a Document in one export format.
-type DocumentFunc func(io.Writer, Document) error
+// DocumentFunc writes a result.Document in one export format.
+type DocumentFunc func(io.Writer, result.Document) error
 
 // exporters maps a file extension (with its dot) to its writer.
 var exporters = map[string]DocumentFunc{
@@ -64,7 +65,7 @@ func ExportFunc(path string) (DocumentFunc, error) {
 // Export writes d to path in the format its extension names (.md, .csv, .json, .html;
 // see ExportFormats). The file appears whole or not at all: it is written to a
 // temporary file in the same directory and renamed over path.
-func Export(path string, d Document) error {
+func Export(path string, d result.Document) error {
 	write, err := ExportFunc(path)
 	if err != nil {
 		return err
@@ -106,36 +107,6 @@ func Export(path string, d Document) error {
 	return nil
 }
 
-// IsPartial reports whether the run, or any part of it, stopped before it finished.
-func (d Document) IsPartial() bool {
-	if d.Partial {
-		return true
-	}
-	if d.Bench != nil && (d.Bench.Partial || slices.ContainsFunc(d.Bench.Records, func(r micro.Record) bool { return r.Partial })) {
-		return true
-	}
-	return slices.ContainsFunc(d.Serving, func(r *serving.Result) bool { return r.Partial })
-}
-
-// envValue returns the value of the first Env pair with key, "" when there is none.
-func (d Document) envValue(key string) string {
-	for _, kv := range d.Env {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return ""
-}
-
-// version is llmbench's version as the environment gives it: the "build" value
-// ("llmbench v1.2") without the name, else the "version" value.
-func (d Document) version() string {
-	if b := d.envValue("build"); b != "" {
-		return strings.TrimPrefix(b, "llmbench ")
-	}
-	return d.envValue("version")
-}
-
 // partialNote says in words what a partial run's export holds.
 const partialNote = "PARTIAL RUN: interrupted before it finished; only the measurements that completed are shown"
 
@@ -147,7 +118,7 @@ func mdCell(s string) string {
 // DocumentMarkdown writes d as markdown: title, a partial-run banner, the environment
 // table, then llama-bench's table (bench) or vLLM's result block per sweep point and
 // the sweep table (serve-bench), the console text in fenced blocks.
-func DocumentMarkdown(w io.Writer, d Document) error {
+func DocumentMarkdown(w io.Writer, d result.Document) error {
 	var b bytes.Buffer
 	title := d.Title
 	if title == "" {
@@ -218,7 +189,7 @@ func servingPointLabel(r *serving.Result) string {
 // DocumentCSV writes d as CSV with a header row: for bench, llama-bench's columns
 // (one row per test, as LlamaBenchCSV) plus run_partial; for serve-bench, one row per
 // sweep point with vLLM's saved-result names (latencies in ms) plus run_partial.
-func DocumentCSV(w io.Writer, d Document) error {
+func DocumentCSV(w io.Writer, d result.Document) error {
 	partial := d.IsPartial()
 	if d.Bench != nil {
 		return lbCSV(w, d.Bench, lbField{"run_partial", lbBool, func(*micro.Record) any { return partial }})
@@ -333,7 +304,7 @@ var benchDefinitions = map[string]string{
 // (bench: llama-bench's objects, one per test; serve-bench: vLLM's saved-result
 // object per sweep point, per-request arrays included) and metric_definitions, the
 // definitions the figures follow.
-func DocumentJSON(w io.Writer, d Document) error {
+func DocumentJSON(w io.Writer, d result.Document) error {
 	var o vllmObject
 	o.set("schema", ExportSchema)
 	o.set("schema_version", ExportSchemaVersion)
@@ -373,7 +344,7 @@ func DocumentJSON(w io.Writer, d Document) error {
 			if date.IsZero() {
 				date = d.Started
 			}
-			opt := VLLMJSONOptions{Detailed: true, Date: date, Version: d.version()}
+			opt := VLLMJSONOptions{Detailed: true, Date: date, Version: d.Version()}
 			if err := VLLMJSON(&b, r, opt); err != nil {
 				return err
 			}

@@ -11,19 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 )
 
 // benchDoc and servingDoc are small Documents of each kind.
-func benchDoc() Document {
-	return Document{Title: "bench · llama 1B", Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Env: []KV{{"cpu", "Test CPU | 2 threads"}, {"version", "v1.2"}}, Bench: lbResult()}
+func benchDoc() result.Document {
+	return result.Document{Title: "bench · llama 1B", Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Env: []result.KV{{Key: "cpu", Value: "Test CPU | 2 threads"}, {Key: "version", Value: "v1.2"}}, Bench: lbResult()}
 }
 
-func servingDoc() Document {
+func servingDoc() result.Document {
 	a, b := sampleResult(), sampleResult()
 	b.Spec.MaxConcurrency = 8
-	return Document{Title: "serve-bench", Env: []KV{{"version", "v1.2"}}, Serving: []*serving.Result{a, b}}
+	return result.Document{Title: "serve-bench", Env: []result.KV{{Key: "version", Value: "v1.2"}}, Serving: []*serving.Result{a, b}}
 }
 
 func TestExportFormats(t *testing.T) {
@@ -45,8 +46,8 @@ func TestExportFormats(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("failed exports left files: %v", ents)
 	}
-	if err := Export(filepath.Join(dir, "empty.md"), Document{Title: "x"}); err == nil {
-		t.Error("a Document without results exported")
+	if err := Export(filepath.Join(dir, "empty.md"), result.Document{Title: "x"}); err == nil {
+		t.Error("a result.Document without results exported")
 	}
 }
 
@@ -189,7 +190,7 @@ func TestDocumentCSV(t *testing.T) {
 }
 
 func TestDocumentJSON(t *testing.T) {
-	for _, d := range []Document{benchDoc(), servingDoc()} {
+	for _, d := range []result.Document{benchDoc(), servingDoc()} {
 		var b strings.Builder
 		if err := DocumentJSON(&b, d); err != nil {
 			t.Fatal(err)

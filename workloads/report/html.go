@@ -8,6 +8,7 @@ import (
 
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 )
 
@@ -89,7 +90,7 @@ func (p *htmlPage) charts(svgs []string) {
 // and the sweep table) and charts: tokens/s per test with ± std whiskers (bench),
 // latency histograms with p50/p90/p99 marks and the throughput–latency curve
 // (serve-bench), and tokens/s and tokens/J against the power limit when one was swept.
-func DocumentHTML(w io.Writer, d Document) error {
+func DocumentHTML(w io.Writer, d result.Document) error {
 	var p htmlPage
 	title := d.Title
 	if title == "" {
@@ -327,7 +328,7 @@ func sweepPointShort(points []*serving.Result, i int) string {
 	varies := func(f func(*serving.Result) string) bool {
 		return slices.ContainsFunc(points, func(o *serving.Result) bool { return f(o) != f(r) })
 	}
-	conc := func(x *serving.Result) string { return "c=" + concurrencyLabel(x) }
+	conc := func(x *serving.Result) string { return "c=" + x.Spec.ConcurrencyLabel() }
 	rate := func(x *serving.Result) string { return x.Spec.RequestRate.String() + " rps" }
 	watts := func(x *serving.Result) string { return lbWatts(x.PowerLimitW) }
 	var parts []string
@@ -380,7 +381,7 @@ func servingPowerCharts(points []*serving.Result) []string {
 			continue
 		}
 		limits[r.PowerLimitW] = true
-		name := "c=" + concurrencyLabel(r) + " · " + r.Spec.RequestRate.String() + " rps"
+		name := "c=" + r.Spec.ConcurrencyLabel() + " · " + r.Spec.RequestRate.String() + " rps"
 		idx := slices.IndexFunc(ts, func(s xySeries) bool { return s.name == name })
 		if idx < 0 {
 			ts, tj = append(ts, xySeries{name: name}), append(tj, xySeries{name: name})

@@ -14,6 +14,7 @@ import (
 
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 	"llmbench/workloads/telemetry"
 )
@@ -119,7 +120,7 @@ func TestHTMLChromiumLayout(t *testing.T) {
 		r.PowerLimitW = []float64{400, 300}[i/2]
 		r.Telemetry = &telemetry.Power{Source: "gpu", Samples: 10, Seconds: 1, MeanW: r.PowerLimitW - 5, EnergyJ: 100 + float64(i)}
 	}
-	for _, d := range []Document{servingDoc(), power, tailDoc()} {
+	for _, d := range []result.Document{servingDoc(), power, tailDoc()} {
 		page := renderHTML(t, d)
 		want := len(htmlCharts(t, page))
 		boxes := chromiumLayout(t, bin, page)
@@ -146,7 +147,7 @@ func TestHTMLChromiumLayout(t *testing.T) {
 
 // tailDoc is a serving run whose latencies have a long tail (the histograms cut their
 // axis and say how many samples lie beyond it).
-func tailDoc() Document {
+func tailDoc() result.Document {
 	ms := time.Millisecond
 	var recs []metrics.Record
 	for i := range 200 {
@@ -161,5 +162,5 @@ func tailDoc() Document {
 	res := &serving.Result{Spec: workloads.ServeSpec{Backend: "inproc", RequestRate: workloads.Rate(math.Inf(1)), MaxConcurrency: 4},
 		ModelID: "m", Duration: 3 * time.Second, Records: recs}
 	res.Summary = serving.Summarize(res)
-	return Document{Title: "tail", Serving: []*serving.Result{res}}
+	return result.Document{Title: "tail", Serving: []*serving.Result{res}}
 }

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"llmbench/workloads/metrics"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 	"llmbench/workloads/telemetry"
 )
 
 // renderHTML writes d's HTML report.
-func renderHTML(t *testing.T, d Document) string {
+func renderHTML(t *testing.T, d result.Document) string {
 	t.Helper()
 	var b strings.Builder
 	if err := DocumentHTML(&b, d); err != nil {
@@ -192,7 +193,7 @@ func TestHTMLServing(t *testing.T) {
 		one.Records[i].OutputTokens, one.Records[i].ITL = 1, nil
 	}
 	one.Summary = serving.Summarize(one)
-	charts = htmlCharts(t, renderHTML(t, Document{Serving: []*serving.Result{one}}))
+	charts = htmlCharts(t, renderHTML(t, result.Document{Serving: []*serving.Result{one}}))
 	if !slices.Equal(charts, []string{"hist-ttft", "hist-e2el"}) {
 		t.Errorf("charts %v, want TTFT and E2EL only", charts)
 	}
@@ -235,7 +236,7 @@ func TestHTMLServingSweep(t *testing.T) {
 		if !strings.Contains(page, pt) {
 			t.Errorf("point %d: no %s", i, pt)
 		}
-		if label := ">c=" + concurrencyLabel(r) + "</text>"; !strings.Contains(page, label) {
+		if label := ">c=" + r.Spec.ConcurrencyLabel() + "</text>"; !strings.Contains(page, label) {
 			t.Errorf("point %d: no label %s", i, label)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"llmbench/tui/components/table"
 	"llmbench/tui/theme"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 )
 
 // Glyphs draw run A, B, C, D in the bar chart (cycling), so that a run is told apart
@@ -46,7 +47,7 @@ type Model struct {
 	w, h  int
 	Keys  KeyMap
 
-	docs  []report.Document
+	docs  []result.Document
 	cmp   *report.DocComparison
 	tab   table.Model
 	hists []int // rows with samples in the first two runs: what the histogram can show
@@ -68,7 +69,7 @@ func Letter(i int) string {
 
 // Set compares docs (the first is the baseline); the screen keeps its previous
 // comparison when that fails.
-func (m *Model) Set(docs []report.Document) error {
+func (m *Model) Set(docs []result.Document) error {
 	c, err := report.CompareDocs(docs)
 	if err != nil {
 		return err

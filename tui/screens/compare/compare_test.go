@@ -12,11 +12,12 @@ import (
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 )
 
 func init() { time.Local = time.UTC }
 
-func newCompare(t *testing.T, docs ...report.Document) Model {
+func newCompare(t *testing.T, docs ...result.Document) Model {
 	t.Helper()
 	m := New(theme.New(theme.ASCII))
 	if err := m.Set(docs); err != nil {
@@ -26,7 +27,7 @@ func newCompare(t *testing.T, docs ...report.Document) Model {
 }
 
 func TestGolden(t *testing.T) {
-	cases := map[string][]report.Document{
+	cases := map[string][]result.Document{
 		"bench": {fixture.BenchDoc("bench · stories260K", 1, 0), fixture.BenchDoc("bench · stories260K · 2 threads", 1.25, 5)},
 		"serve": {fixture.ServeDoc("serve-bench · c=4", 100, 4, 1, 0), fixture.ServeDoc("serve-bench · c=8", 100, 8, 1.5, 3)},
 		"three": {fixture.BenchDoc("A", 1, 0), fixture.BenchDoc("B", 1.005, 1), fixture.BenchDoc("C", 0.8, 2)},
@@ -104,7 +105,7 @@ func TestMetricKeysAndScroll(t *testing.T) {
 
 func TestSetRefusesOneRun(t *testing.T) {
 	m := New(theme.New(theme.ASCII))
-	if err := m.Set([]report.Document{fixture.BenchDoc("A", 1, 0)}); err == nil {
+	if err := m.Set([]result.Document{fixture.BenchDoc("A", 1, 0)}); err == nil {
 		t.Error("one run compared")
 	}
 	if m.Runs() != 0 {

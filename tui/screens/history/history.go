@@ -12,17 +12,17 @@ import (
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/table"
 	"llmbench/tui/theme"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 )
 
 // OpenMsg asks the root to show a stored run on the Results screen.
 type OpenMsg struct {
 	ID  string
-	Doc report.Document
+	Doc result.Document
 }
 
 // CompareMsg asks the root to compare stored runs (in the order they were selected).
-type CompareMsg struct{ Docs []report.Document }
+type CompareMsg struct{ Docs []result.Document }
 
 // KeyMap holds the History screen's keys.
 type KeyMap struct {
@@ -212,9 +212,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) load(id string) (report.Document, error) {
+func (m Model) load(id string) (result.Document, error) {
 	if m.store == nil {
-		return report.Document{}, errors.New("no results store")
+		return result.Document{}, errors.New("no results store")
 	}
 	d, err := m.store.Load(id)
 	if err != nil {
@@ -228,7 +228,7 @@ func (m Model) compare() (Model, tea.Cmd) {
 		m.status = "✗ select two or more runs with space, then press c"
 		return m, nil
 	}
-	var docs []report.Document
+	var docs []result.Document
 	for _, id := range m.selected {
 		d, err := m.load(id)
 		if err != nil {

@@ -3,25 +3,24 @@ package history
 import (
 	"errors"
 	"fmt"
+	"llmbench/workloads/result"
 	"slices"
-
-	"llmbench/workloads/report"
 )
 
 // Memory is a results store that lives as long as the program: the workbench keeps
 // the runs of the session in it when no results store is given, and tests use it.
 // Ids are "run-1", "run-2", … in save order; List is newest first.
 type Memory struct {
-	docs  map[string]report.Document
+	docs  map[string]result.Document
 	order []string
 	next  int
 }
 
 // NewMemory returns an empty Memory.
-func NewMemory() *Memory { return &Memory{docs: map[string]report.Document{}} }
+func NewMemory() *Memory { return &Memory{docs: map[string]result.Document{}} }
 
 // Save keeps d and returns its id.
-func (s *Memory) Save(d report.Document) (string, error) {
+func (s *Memory) Save(d result.Document) (string, error) {
 	s.next++
 	id := fmt.Sprintf("run-%d", s.next)
 	s.docs[id] = d
@@ -33,13 +32,13 @@ func (s *Memory) Save(d report.Document) (string, error) {
 func (s *Memory) List() ([]Run, error) {
 	out := make([]Run, 0, len(s.order))
 	for _, id := range slices.Backward(s.order) {
-		out = append(out, Run{ID: id, Summary: report.Summarize(s.docs[id])})
+		out = append(out, Run{ID: id, Summary: result.Summarize(s.docs[id])})
 	}
 	return out, nil
 }
 
 // Load returns the run id.
-func (s *Memory) Load(id string) (report.Document, error) {
+func (s *Memory) Load(id string) (result.Document, error) {
 	d, ok := s.docs[id]
 	if !ok {
 		return d, errors.New("no such run")

@@ -22,6 +22,7 @@ import (
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
 	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 )
 
 // CompareMsg asks the root to compare the run shown with the run before it.
@@ -75,7 +76,7 @@ type Model struct {
 	offset int
 	col    int // first column shown
 
-	doc    report.Document
+	doc    result.Document
 	has    bool
 	id     string        // the store's id of the run ("" when not stored)
 	config *setup.Config // the setup it ran from (nil when opened from History)
@@ -94,7 +95,7 @@ func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 // Show shows doc: id is the store's id ("" when not stored), config the setup it ran
 // from (nil when unknown), failed the run's error, elapsed its duration (0 when
 // unknown).
-func (m *Model) Show(doc report.Document, id string, config *setup.Config, failed error, elapsed time.Duration) {
+func (m *Model) Show(doc result.Document, id string, config *setup.Config, failed error, elapsed time.Duration) {
 	m.doc, m.has, m.id, m.config, m.prompt, m.note = doc, true, id, config, nil, ""
 	m.Title, m.offset, m.col = doc.Title, 0, 0
 	var b bytes.Buffer
@@ -142,7 +143,7 @@ func (m *Model) Show(doc report.Document, id string, config *setup.Config, faile
 func (m *Model) SetNote(s string) { m.note = s }
 
 // Document returns the run shown and whether there is one.
-func (m Model) Document() (report.Document, bool) { return m.doc, m.has }
+func (m Model) Document() (result.Document, bool) { return m.doc, m.has }
 
 // SetID records the store's id of the run shown (after the root saved it).
 func (m *Model) SetID(id string) { m.id = id }
@@ -154,7 +155,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // defaultName is a file name for the run in the current folder: kind, model, start.
 func (m Model) defaultName(ext string) string {
-	s := report.Summarize(m.doc)
+	s := result.Summarize(m.doc)
 	name := s.Kind + "-" + s.Model
 	if !m.doc.Started.IsZero() {
 		name += "-" + m.doc.Started.Local().Format("20060102-150405")

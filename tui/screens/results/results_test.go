@@ -13,7 +13,7 @@ import (
 	"llmbench/tui/theme"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	"llmbench/workloads/run"
 )
 
@@ -40,7 +40,7 @@ func TestViews(t *testing.T) {
 		m := New(theme.New(theme.ASCII), nil)
 		m.SetSize(80, 21)
 		d := tc.done
-		doc := report.Document{Title: "bench · stories260K", Partial: d.Partial}
+		doc := result.Document{Title: "bench · stories260K", Partial: d.Partial}
 		if r, ok := d.Result.(*micro.Result); ok {
 			doc.Bench = r
 		}

@@ -1,7 +1,8 @@
-package profiles
+package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,28 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
+
+	"gopkg.in/yaml.v3"
 )
 
-func benchProfile() Profile {
-	return FromBench("t", workloads.BenchSpec{Models: []workloads.BenchModel{{Path: BuiltinModel}}, Prompt: []int{16}, Gen: []int{8}, Reps: 3})
+func benchProfile() workloads.Job {
+	return workloads.Job{Name: "t", Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Path: workloads.BuiltinModel}}, Prompt: []int{16}, Gen: []int{8}, Reps: 3}}
+}
+
+// keptJob reads back the job a record keeps.
+func keptJob(t *testing.T, s *Store, id string) (workloads.Job, error) {
+	t.Helper()
+	b, err := s.ProfileYAML(id)
+	if err != nil {
+		return workloads.Job{}, err
+	}
+	var k keptProfile
+	if err := yaml.Unmarshal(b, &k); err != nil || len(k.Runs) != 1 {
+		return workloads.Job{}, fmt.Errorf("kept profile %q: %v", b, err)
+	}
+	return k.Runs[0], nil
 }
 
 func rec(name string, reps int) micro.Record {
@@ -54,7 +71,7 @@ func TestStoreBenchLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Create(benchProfile(), Environment(report.KV{Key: "build", Value: "test"}))
+	w, err := s.Create(benchProfile(), result.Environment(result.KV{Key: "build", Value: "test"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +83,15 @@ func TestStoreBenchLifecycle(t *testing.T) {
 	w.BenchRecord(0, rec("a", 2))
 	w.BenchRecord(1, rec("b", 1))
 	// Mid-run, Load rebuilds from the samples: the last line of a key wins.
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	doc, err := s.Load(w.ID())
 	if err != nil || doc.Bench == nil || len(doc.Bench.Records) != 2 || len(doc.Bench.Records[0].SamplesNs) != 2 || !doc.Partial {
 		t.Fatalf("mid-run load: %+v %v", doc.Bench, err)
 	}
-	final := &micro.Result{Spec: benchProfile().Runs[0].Bench.WithDefaults(), Records: []micro.Record{rec("a", 3), rec("b", 3)}}
-	if err := w.Finish(report.Document{Bench: final}, nil); err != nil {
+	final := &micro.Result{Spec: benchProfile().Bench.WithDefaults(), Records: []micro.Record{rec("a", 3), rec("b", 3)}}
+	if err := w.Finish(result.Document{Bench: final}, nil); err != nil {
 		t.Fatal(err)
 	}
 	list, _ = s.List()
@@ -85,8 +105,8 @@ func TestStoreBenchLifecycle(t *testing.T) {
 	if len(doc.Env) == 0 || doc.Env[len(doc.Env)-1].Value != "test" {
 		t.Errorf("env %v", doc.Env)
 	}
-	p, err := s.Profile(w.ID())
-	if err != nil || p.Runs[0].Bench == nil || p.Runs[0].Bench.Reps != 3 {
+	p, err := keptJob(t, s, w.ID())
+	if err != nil || p.Bench == nil || p.Bench.Reps != 3 {
 		t.Errorf("profile: %+v %v", p, err)
 	}
 	if err := s.Delete(w.ID()); err != nil {
@@ -142,9 +162,9 @@ func TestDeadRunIsPartial(t *testing.T) {
 
 func TestStoreServing(t *testing.T) {
 	s, _ := OpenStore(t.TempDir())
-	sp := DefaultServe()
+	sp := workloads.DefaultServe()
 	sp.Dataset.NumPrompts = 3
-	p := FromServe("s", sp, []int{1, 2}, nil)
+	p := workloads.Job{Name: "s", Serve: &sp, Sweep: &workloads.Sweep{MaxConcurrency: []int{1, 2}}}
 	w, err := s.Create(p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +174,7 @@ func TestStoreServing(t *testing.T) {
 			TTFT: 5 * time.Millisecond, Latency: 20 * time.Millisecond, ITL: []time.Duration{5e6, 5e6, 5e6}, OutputTokens: 4, Success: true}
 	}
 	var results []*serving.Result
-	for k, pt := range p.Runs[0].Points() {
+	for k, pt := range p.Points() {
 		head := &serving.Result{Spec: pt, ModelID: "m"}
 		w.Point(k, head)
 		res := &serving.Result{Spec: pt, ModelID: "m", Duration: 100 * time.Millisecond}
@@ -166,11 +186,14 @@ func TestStoreServing(t *testing.T) {
 		res.Summary = serving.Summarize(res)
 		results = append(results, res)
 	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	mid, err := s.Load(w.ID())
 	if err != nil || len(mid.Serving) != 2 || len(mid.Serving[1].Records) != 3 || mid.Serving[0].Summary.Completed != 3 || !mid.Partial {
 		t.Fatalf("mid-run: %+v %v", mid.Serving, err)
 	}
-	if err := w.Finish(report.Document{Serving: results, Partial: true}, nil); err != nil {
+	if err := w.Finish(result.Document{Serving: results, Partial: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := s.Load(w.ID())
@@ -187,12 +210,12 @@ func TestStoreServing(t *testing.T) {
 		t.Errorf("list %+v", list[0])
 	}
 	// Save (the TUI's path) keeps a finished document with a profile to rerun.
-	id, err := s.Save(report.Document{Title: "tui run", Serving: results[:1]})
+	id, err := s.Save(result.Document{Title: "tui run", Serving: results[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := s.Profile(id)
-	if err != nil || pr.Runs[0].Serve == nil || pr.Runs[0].Serve.Dataset.NumPrompts != 3 {
+	pr, err := keptJob(t, s, id)
+	if err != nil || pr.Serve == nil || pr.Serve.Dataset.NumPrompts != 3 {
 		t.Errorf("saved profile %+v %v", pr, err)
 	}
 	list, _ = s.List()
@@ -204,7 +227,7 @@ func TestStoreServing(t *testing.T) {
 func TestFailedRun(t *testing.T) {
 	s, _ := OpenStore(t.TempDir())
 	w, _ := s.Create(benchProfile(), nil)
-	if err := w.Finish(report.Document{Bench: &micro.Result{}}, os.ErrNotExist); err != nil {
+	if err := w.Finish(result.Document{Bench: &micro.Result{}}, os.ErrNotExist); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := s.List()
@@ -226,7 +249,7 @@ func TestCloseWithoutResult(t *testing.T) {
 		if err := w.Close(runErr); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Finish(report.Document{}, nil); err == nil {
+		if err := w.Finish(result.Document{}, nil); err == nil {
 			t.Error("a closed record finished again")
 		}
 		m, err := s.readMeta(w.ID())
@@ -254,8 +277,8 @@ func TestCloseWithoutResult(t *testing.T) {
 // lands whole.
 func TestConcurrentRequests(t *testing.T) {
 	s, _ := OpenStore(t.TempDir())
-	sp := DefaultServe()
-	w, err := s.Create(FromServe("c", sp, nil, nil), nil)
+	sp := workloads.DefaultServe()
+	w, err := s.Create(workloads.Job{Name: "c", Serve: &sp}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,4 +303,25 @@ func TestConcurrentRequests(t *testing.T) {
 		}
 	}
 	w.Close(nil)
+}
+
+// TestWriterReportsWriteErrors: a sample that cannot reach the disk is an error of
+// the record, reported by Sync and Finish, never dropped in silence; appending never
+// waits for the disk.
+func TestWriterReportsWriteErrors(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	w, err := s.Create(benchProfile(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.f.Close() // every later write and sync fails
+	w.mu.Unlock()
+	w.BenchRecord(0, rec("a", 1))
+	if err := w.Sync(); err == nil || !strings.Contains(err.Error(), "results store") {
+		t.Fatalf("Sync after a failed write: %v", err)
+	}
+	if err := w.Finish(result.Document{}, nil); err == nil {
+		t.Fatal("Finish hid the write error")
+	}
 }

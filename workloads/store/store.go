@@ -1,4 +1,4 @@
-package profiles
+package store
 
 import (
 	"bufio"
@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,9 +19,10 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
-	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
-	"llmbench/workloads/telemetry"
+
+	"gopkg.in/yaml.v3"
 )
 
 // StoreSchema is the version of the results store's files this build writes.
@@ -92,10 +91,10 @@ func OpenStore(dataDir string) (*Store, error) {
 func (s *Store) Dir() string { return s.dir }
 
 // Entry is one stored run as the history lists it: its id, its summary
-// (report.Summarize of its Document) and how it ended.
+// (result.Summarize of its Document) and how it ended.
 type Entry struct {
 	ID string
-	report.Summary
+	result.Summary
 	Status Status
 	Error  string // why a failed run failed
 }
@@ -110,10 +109,10 @@ type meta struct {
 	PID      int        `json:"pid"`
 	Host     string     `json:"host"`
 	// Summary is what the history lists (Title, Started, Kind, Model, Headline, …).
-	Summary report.Summary `json:"summary"`
+	Summary result.Summary `json:"summary"`
 	// Profile is the run as a profile file (YAML), so it can be run again.
 	Profile string      `json:"profile"`
-	Env     []report.KV `json:"env"`
+	Env     []result.KV `json:"env"`
 }
 
 func (m *meta) entry() Entry {
@@ -140,33 +139,62 @@ type pointHeader struct {
 }
 
 // Writer records one run while it goes: created "running", samples appended as
-// they arrive, finished "done" or "partial". Its methods are safe for concurrent use.
+// they arrive, finished "done" or "partial". Its methods are safe for concurrent use
+// and never wait for the disk: samples are queued and a writer goroutine appends
+// them (and fsyncs them every heartbeat), so nothing of the store sits on a
+// request's path.
 type Writer struct {
 	dir      string
 	mu       sync.Mutex
 	meta     meta
 	f        *os.File
-	err      error // the first write error; later writes are skipped
+	queue    []sample      // samples not yet written, in order
+	wake     chan struct{} // a sample was queued (capacity 1)
+	syncs    chan chan error
+	err      error         // the first write, sync or close error; later samples are dropped
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
 }
 
-// Create starts the record of a run of p (one run: p.Runs[0]) on this machine: env
-// describes it (Environment). The record lists as running until Finish.
-func (s *Store) Create(p Profile, env []report.KV) (*Writer, error) {
-	if len(p.Runs) != 1 {
-		return nil, fmt.Errorf("results store: a record holds one run, got %d", len(p.Runs))
+// keptProfile is the profile file (YAML, the "runs:" form that profiles reads) a
+// record keeps of its job, so the run can be replayed.
+type keptProfile struct {
+	Schema int             `yaml:"schema"`
+	Name   string          `yaml:"name,omitempty"`
+	Runs   []workloads.Job `yaml:"runs"`
+}
+
+// ProfileSchema is the profile format version a record's kept profile is written in
+// (profiles.SchemaVersion reads it).
+const ProfileSchema = 1
+
+// marshalJob returns job as a one-run profile file.
+func marshalJob(job workloads.Job) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(keptProfile{Schema: ProfileSchema, Name: job.Name, Runs: []workloads.Job{job}}); err != nil {
+		return nil, fmt.Errorf("results store: %w", err)
 	}
-	yml, err := Marshal(p)
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("results store: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Create starts the record of job on this machine: env describes it
+// (result.Environment). The record lists as running until Finish.
+func (s *Store) Create(job workloads.Job, env []result.KV) (*Writer, error) {
+	yml, err := marshalJob(job)
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
-	r := p.Runs[0]
+	r := job
 	m := meta{Schema: StoreSchema, Status: Running, PID: os.Getpid(), Host: host, Profile: string(yml), Env: env,
-		Summary: report.Summary{Title: r.Title(), Started: now, Kind: r.Kind(), Model: runModel(r), Headline: "running"}}
+		Summary: result.Summary{Title: r.Title(), Started: now, Kind: r.Kind(), Model: r.ModelNames(), Headline: "running"}}
 	var dir string
 	for i := 0; ; i++ {
 		m.ID = now.UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
@@ -181,7 +209,7 @@ func (s *Store) Create(p Profile, env []report.KV) (*Writer, error) {
 			return nil, fmt.Errorf("results store: %w", err)
 		}
 	}
-	w := &Writer{dir: dir, meta: m, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Writer{dir: dir, meta: m, wake: make(chan struct{}, 1), syncs: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := w.writeMeta(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -190,7 +218,7 @@ func (s *Store) Create(p Profile, env []report.KV) (*Writer, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("results store: %w", err)
 	}
-	go w.heartbeat()
+	go w.loop()
 	return w, nil
 }
 
@@ -209,46 +237,102 @@ func (w *Writer) writeMeta() error {
 	if err != nil {
 		return fmt.Errorf("results store: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(w.dir, metaFile), append(b, '\n'))
+	return WriteFileAtomic(filepath.Join(w.dir, metaFile), append(b, '\n'))
 }
 
-// heartbeat syncs the samples and touches them, so a reader can tell a live run
-// from one whose process died.
-func (w *Writer) heartbeat() {
+// loop is the writer goroutine: it appends queued samples as they come and, every
+// heartbeat, fsyncs them and touches the file so a reader can tell a live run from
+// one whose process died. On stop it writes what is left, syncs and closes the file.
+func (w *Writer) loop() {
 	defer close(w.done)
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-w.stop:
-			return
+		case <-w.wake:
+			w.flush()
 		case <-t.C:
-			w.mu.Lock()
-			if w.f != nil {
-				w.f.Sync()
-				now := time.Now()
-				os.Chtimes(w.f.Name(), now, now)
-			}
-			w.mu.Unlock()
+			w.flush()
+			w.fail(w.f.Sync())
+			now := time.Now()
+			os.Chtimes(w.f.Name(), now, now)
+		case reply := <-w.syncs:
+			w.flush()
+			w.fail(w.f.Sync())
+			reply <- w.Err()
+		case <-w.stop:
+			w.flush()
+			w.fail(w.f.Sync())
+			w.fail(w.f.Close())
+			return
 		}
 	}
 }
 
-// append writes one line with a single write, so a crash leaves at most a torn last
-// line (which readers skip) and a SIGKILL loses nothing the kernel already has.
-func (w *Writer) append(s sample) {
-	b, err := json.Marshal(s)
+// fail keeps err as the record's first error (nil: nothing).
+func (w *Writer) fail(err error) {
+	if err == nil {
+		return
+	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil || w.f == nil {
+	if w.err == nil {
+		w.err = fmt.Errorf("results store: %w", err)
+	}
+	w.mu.Unlock()
+}
+
+// flush appends the queued samples, each line with a single write, so a crash
+// leaves at most a torn last line (which readers skip) and a SIGKILL loses nothing
+// the kernel already has. Only the writer goroutine calls it.
+func (w *Writer) flush() {
+	w.mu.Lock()
+	q := w.queue
+	w.queue = nil
+	failed := w.err != nil
+	w.mu.Unlock()
+	if failed {
 		return
 	}
-	if err != nil {
-		w.err = fmt.Errorf("results store: %w", err)
-		return
+	var buf []byte
+	for i := range q {
+		b, err := json.Marshal(&q[i])
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		buf = append(append(buf, b...), '\n')
+		if len(buf) >= 1<<16 || i == len(q)-1 {
+			if _, err := w.f.Write(buf); err != nil {
+				w.fail(err)
+				return
+			}
+			buf = buf[:0]
+		}
 	}
-	if _, err := w.f.Write(append(b, '\n')); err != nil {
-		w.err = fmt.Errorf("results store: %w", err)
+}
+
+// Sync waits until every sample queued so far is written and fsynced, and returns
+// the record's first error. A reader of the store then sees them all.
+func (w *Writer) Sync() error {
+	reply := make(chan error, 1)
+	select {
+	case w.syncs <- reply:
+		return <-reply
+	case <-w.done:
+		return w.Err()
+	}
+}
+
+// append queues one sample for the writer goroutine.
+func (w *Writer) append(s sample) {
+	w.mu.Lock()
+	if w.err == nil && w.meta.Finished == nil {
+		w.queue = append(w.queue, s)
+	}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -274,7 +358,7 @@ func (w *Writer) Request(key int, rec metrics.Record) {
 // Finish ends the record: doc (the exact final result) is written whole, and the
 // status becomes done, or partial when doc.Partial, or failed when runErr is set.
 // It returns the first error writing the record met.
-func (w *Writer) Finish(doc report.Document, runErr error) error {
+func (w *Writer) Finish(doc result.Document, runErr error) error {
 	if err := w.stopSamples(); err != nil {
 		return err
 	}
@@ -291,7 +375,7 @@ func (w *Writer) Finish(doc report.Document, runErr error) error {
 	}
 	if b, merr := marshalDoc(doc); merr != nil {
 		err = errors.Join(err, merr)
-	} else if werr := writeFileAtomic(filepath.Join(w.dir, resultFile), b); werr != nil {
+	} else if werr := WriteFileAtomic(filepath.Join(w.dir, resultFile), b); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	now := time.Now()
@@ -311,8 +395,9 @@ func (w *Writer) Finish(doc report.Document, runErr error) error {
 	return err
 }
 
-// stopSamples ends the heartbeat and closes the samples, returning with w.mu held;
-// a record already ended is an error (and w.mu is not held).
+// stopSamples ends the writer goroutine (every queued sample written, the file
+// synced and closed), returning with w.mu held; a record already ended is an error
+// (and w.mu is not held).
 func (w *Writer) stopSamples() error {
 	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
@@ -320,11 +405,6 @@ func (w *Writer) stopSamples() error {
 	if w.meta.Finished != nil {
 		w.mu.Unlock()
 		return fmt.Errorf("results store: run %s already ended", w.meta.ID)
-	}
-	if w.f != nil {
-		w.f.Sync()
-		w.f.Close()
-		w.f = nil
 	}
 	return nil
 }
@@ -346,8 +426,8 @@ func (w *Writer) Close(runErr error) error {
 	return errors.Join(w.err, w.writeMeta())
 }
 
-func (w *Writer) fillSummary(doc report.Document) {
-	sum := report.Summarize(doc)
+func (w *Writer) fillSummary(doc result.Document) {
+	sum := result.Summarize(doc)
 	sum.Partial = w.meta.Status != Done
 	if sum.Model == "" {
 		sum.Model = w.meta.Summary.Model
@@ -379,7 +459,7 @@ func (s *Store) List() ([]Entry, error) {
 		if m.Status != Done && !m.hasResult(s.dir) {
 			// Died mid-run: summarise what its samples hold.
 			if doc, err := s.Load(m.ID); err == nil {
-				sum := report.Summarize(doc)
+				sum := result.Summarize(doc)
 				if sum.Model == "" {
 					sum.Model = m.Summary.Model
 				}
@@ -463,41 +543,41 @@ func (s *Store) Delete(id string) error {
 	return nil
 }
 
-// Profile returns the stored run as a profile, to run it again.
-func (s *Store) Profile(id string) (*Profile, error) {
+// ProfileYAML returns the stored run as a profile file (YAML), to run it again.
+func (s *Store) ProfileYAML(id string) ([]byte, error) {
 	m, err := s.readMeta(id)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(id+"/"+metaFile, []byte(m.Profile))
+	return []byte(m.Profile), nil
 }
 
 // Load returns a stored run as the exporters see it: the exact final Document when
 // the run finished, else one rebuilt from its samples (marked partial).
-func (s *Store) Load(id string) (report.Document, error) {
+func (s *Store) Load(id string) (result.Document, error) {
 	m, err := s.readMeta(id)
 	if err != nil {
-		return report.Document{}, err
+		return result.Document{}, err
 	}
 	dir := filepath.Join(s.dir, id)
 	if b, err := os.ReadFile(filepath.Join(dir, resultFile)); err == nil {
 		doc, err := unmarshalDoc(b)
 		if err != nil {
-			return report.Document{}, fmt.Errorf("results store: run %s: %w", id, err)
+			return result.Document{}, fmt.Errorf("results store: run %s: %w", id, err)
 		}
 		doc.Partial = doc.Partial || m.Status != Done
 		return doc, nil
 	}
-	doc := report.Document{Title: m.Summary.Title, Started: m.Summary.Started, Env: m.Env, Partial: true}
-	p, err := Parse(id+"/"+metaFile, []byte(m.Profile))
-	if err != nil {
-		return report.Document{}, err
+	doc := result.Document{Title: m.Summary.Title, Started: m.Summary.Started, Env: m.Env, Partial: true}
+	var kept keptProfile
+	if err := yaml.Unmarshal([]byte(m.Profile), &kept); err != nil || len(kept.Runs) != 1 {
+		return result.Document{}, fmt.Errorf("results store: run %s: its profile cannot be read (%v)", id, err)
 	}
 	samples, err := readSamples(filepath.Join(dir, samplesFile))
 	if err != nil {
-		return report.Document{}, fmt.Errorf("results store: run %s: %w", id, err)
+		return result.Document{}, fmt.Errorf("results store: run %s: %w", id, err)
 	}
-	rebuild(&doc, p.Runs[0], samples)
+	rebuild(&doc, kept.Runs[0], samples)
 	return doc, nil
 }
 
@@ -525,7 +605,7 @@ func readSamples(path string) ([]sample, error) {
 }
 
 // rebuild fills doc from the samples of an unfinished run.
-func rebuild(doc *report.Document, r Run, samples []sample) {
+func rebuild(doc *result.Document, r workloads.Job, samples []sample) {
 	if r.Bench != nil {
 		res := &micro.Result{Spec: r.Bench.WithDefaults(), Partial: true}
 		byKey := map[int]micro.Record{}
@@ -594,7 +674,7 @@ type storedDoc struct {
 	Schema  int             `json:"schema"`
 	Title   string          `json:"title"`
 	Started time.Time       `json:"started"`
-	Env     []report.KV     `json:"env"`
+	Env     []result.KV     `json:"env"`
 	Partial bool            `json:"partial"`
 	Bench   *micro.Result   `json:"bench,omitempty"`
 	Serving []storedServing `json:"serving,omitempty"`
@@ -607,7 +687,7 @@ type storedServing struct {
 	Summary *struct{} `json:"Summary,omitempty"`
 }
 
-func marshalDoc(d report.Document) ([]byte, error) {
+func marshalDoc(d result.Document) ([]byte, error) {
 	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench}
 	for _, r := range d.Serving {
 		sd.Serving = append(sd.Serving, storedServing{Result: r})
@@ -621,15 +701,15 @@ func marshalDoc(d report.Document) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func unmarshalDoc(b []byte) (report.Document, error) {
+func unmarshalDoc(b []byte) (result.Document, error) {
 	var sd storedDoc
 	if err := json.Unmarshal(b, &sd); err != nil {
-		return report.Document{}, fmt.Errorf("result.json: %w", err)
+		return result.Document{}, fmt.Errorf("result.json: %w", err)
 	}
 	if sd.Schema > StoreSchema {
-		return report.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
+		return result.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
 	}
-	d := report.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench}
+	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench}
 	for _, s := range sd.Serving {
 		if s.Result == nil {
 			continue
@@ -640,64 +720,33 @@ func unmarshalDoc(b []byte) (report.Document, error) {
 	return d, nil
 }
 
-// runModel names the model(s) a run's spec asks for, until its result names them.
-func runModel(r Run) string {
-	var ms []string
-	if r.Bench != nil {
-		for _, m := range r.Bench.Models {
-			name := filepath.Base(m.Path)
-			if m.Shape != "" {
-				name = m.Shape + " " + m.Type
-			}
-			ms = appendNew(ms, name)
-		}
-	}
-	if r.Serve != nil {
-		switch {
-		case r.Serve.Model == "":
-			ms = append(ms, "builtin")
-		case r.Serve.Backend == "inproc" && !strings.HasSuffix(r.Serve.Model, ".gguf"):
-			ms = append(ms, r.Serve.Model+" "+r.Serve.SyntheticType)
-		default:
-			ms = append(ms, filepath.Base(r.Serve.Model))
-		}
-	}
-	return strings.Join(ms, ", ")
-}
-
-func appendNew(list []string, s string) []string {
-	if s == "" || slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// Environment describes this machine and build for a record: CPU, Go version, OS,
-// the commit when the binary carries one; extra (GPU, driver, build) is appended.
-func Environment(extra ...report.KV) []report.KV {
-	cpu := telemetry.CPUInfo()
-	env := []report.KV{
-		{Key: "cpu", Value: fmt.Sprintf("%s · %d threads", cpu.Model, runtime.NumCPU())},
-		{Key: "os", Value: runtime.GOOS + "/" + runtime.GOARCH},
-		{Key: "go", Value: runtime.Version()},
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && s.Value != "" {
-				env = append(env, report.KV{Key: "commit", Value: s.Value})
-			}
-		}
-	}
-	return append(env, extra...)
-}
-
 // Save keeps a run that finished elsewhere (the TUI saves each run when its Done
 // arrives) and returns its id: its profile is rebuilt from the document's specs.
-func (s *Store) Save(d report.Document) (string, error) {
-	var p Profile
+func (s *Store) Save(d result.Document) (string, error) {
+	job, err := jobOf(d)
+	if err != nil {
+		return "", err
+	}
+	env := d.Env
+	if env == nil {
+		env = result.Environment()
+	}
+	w, err := s.Create(job, env)
+	if err != nil {
+		return "", err
+	}
+	if !d.Started.IsZero() {
+		w.meta.Summary.Started = d.Started
+	}
+	return w.ID(), w.Finish(d, nil)
+}
+
+// jobOf rebuilds the job of a run that finished elsewhere from its document's specs.
+func jobOf(d result.Document) (workloads.Job, error) {
 	switch {
 	case d.Bench != nil:
-		p = FromBench(d.Title, d.Bench.Spec)
+		spec := d.Bench.Spec
+		return workloads.Job{Name: d.Title, Bench: &spec}, nil
 	case len(d.Serving) > 0:
 		var concs []int
 		var rates []workloads.Rate
@@ -709,23 +758,12 @@ func (s *Store) Save(d report.Document) (string, error) {
 				rates = append(rates, r.Spec.RequestRate)
 			}
 		}
-		if len(concs) == 1 && len(rates) == 1 {
-			concs, rates = nil, nil
+		spec := d.Serving[0].Spec
+		j := workloads.Job{Name: d.Title, Serve: &spec}
+		if len(concs) > 1 || len(rates) > 1 {
+			j.Sweep = &workloads.Sweep{MaxConcurrency: concs, RequestRate: rates}
 		}
-		p = FromServe(d.Title, d.Serving[0].Spec, concs, rates)
-	default:
-		return "", errors.New("results store: the run has no result to save")
+		return j, nil
 	}
-	env := d.Env
-	if env == nil {
-		env = Environment()
-	}
-	w, err := s.Create(p, env)
-	if err != nil {
-		return "", err
-	}
-	if !d.Started.IsZero() {
-		w.meta.Summary.Started = d.Started
-	}
-	return w.ID(), w.Finish(d, nil)
+	return workloads.Job{}, errors.New("results store: the run has no result to save")
 }

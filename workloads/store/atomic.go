@@ -1,4 +1,4 @@
-package profiles
+package store
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data: a temporary file in the same folder,
+// WriteFileAtomic replaces path with data: a temporary file in the same folder,
 // fsynced, then renamed over path (and the folder synced), so a crash leaves the
 // old file or the new one.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -1,0 +1,156 @@
+// Package result is the persisted result model: the Document of one run (what ran,
+// where, what it measured) that the results store keeps and every exporter reads, its
+// one-line Summary, and the Environment a run records.
+package result
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"llmbench/workloads/micro"
+	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
+)
+
+// Document is one finished (or partial) run as every exporter sees it: what ran, where,
+// and what it measured. Exactly one of Bench and Serving is set. The results store
+// (workloads/store) keeps the same parts, so an export of a stored run equals the export made
+// when it ran.
+type Document struct {
+	// Title names the run for a human ("bench · llama-1b Q4_0", a profile's name).
+	Title string
+	// Started is the wall-clock start of the run.
+	Started time.Time
+	// Env describes the machine and build, as ordered key/value pairs ("cpu", "AMD EPYC
+	// 9R14 · 2 threads"), printed as given.
+	Env []KV
+	// Bench holds a llama-bench style run.
+	Bench *micro.Result
+	// Serving holds a serve-bench run: one result per sweep point, in sweep order.
+	Serving []*serving.Result
+	// Partial is set when the run was cancelled or crashed before it finished.
+	Partial bool
+}
+
+// KV is one labelled value of a Document's environment.
+type KV struct {
+	Key, Value string
+}
+
+// IsPartial reports whether the run, or any part of it, stopped before it finished.
+func (d Document) IsPartial() bool {
+	if d.Partial {
+		return true
+	}
+	if d.Bench != nil && (d.Bench.Partial || slices.ContainsFunc(d.Bench.Records, func(r micro.Record) bool { return r.Partial })) {
+		return true
+	}
+	return slices.ContainsFunc(d.Serving, func(r *serving.Result) bool { return r.Partial })
+}
+
+// EnvValue returns the value of the first Env pair with key, "" when there is none.
+func (d Document) EnvValue(key string) string {
+	for _, kv := range d.Env {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+// Version is llmbench's version as the environment gives it: the "build" value
+// ("llmbench v1.2") without the name, else the "version" value.
+func (d Document) Version() string {
+	if b := d.EnvValue("build"); b != "" {
+		return strings.TrimPrefix(b, "llmbench ")
+	}
+	return d.EnvValue("version")
+}
+
+// Summary is the one-line description of a run that a history list shows: what ran,
+// on which model, and its headline figure.
+type Summary struct {
+	Title    string
+	Started  time.Time
+	Kind     string // "bench" or "serve-bench"
+	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
+	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
+	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
+	Partial  bool
+}
+
+// Summarize describes d in one line's worth of fields.
+func Summarize(d Document) Summary {
+	s := Summary{Title: d.Title, Started: d.Started, Partial: d.Partial}
+	switch {
+	case d.Bench != nil:
+		s.Kind = "bench"
+		var tests, heads []string
+		for i := range d.Bench.Records {
+			r := &d.Bench.Records[i]
+			tests = append(tests, r.Name())
+			heads = append(heads, fmt.Sprintf("%s %.1f t/s", r.Name(), r.AvgTs()))
+			if s.Model == "" {
+				s.Model = strings.TrimSuffix(filepath.Base(r.ModelFilename), ".gguf")
+			}
+		}
+		if s.Model == "" && len(d.Bench.Spec.Models) > 0 {
+			s.Model = d.Bench.Spec.Models[0].String()
+		}
+		s.Workload = strings.Join(tests, " ")
+		if d.Bench.Spec.Reps > 0 {
+			s.Workload += fmt.Sprintf(" ×%d", d.Bench.Spec.Reps)
+		}
+		s.Headline = strings.Join(heads, " · ")
+		if s.Headline == "" {
+			s.Headline = "no test finished"
+		}
+	case len(d.Serving) > 0:
+		s.Kind = "serve-bench"
+		first := d.Serving[0]
+		s.Model = first.ModelID
+		var conc []string
+		best, at := -1.0, ""
+		for _, p := range d.Serving {
+			c := p.Spec.ConcurrencyLabel()
+			conc = append(conc, c)
+			if p.Summary.OutputThroughput > best {
+				best, at = p.Summary.OutputThroughput, c
+			}
+		}
+		s.Workload = fmt.Sprintf("%s ×%d c=%s", first.Spec.Dataset.Name, first.Spec.Dataset.NumPrompts, strings.Join(conc, ","))
+		s.Headline = fmt.Sprintf("%.1f out tok/s", best)
+		if len(d.Serving) > 1 {
+			s.Headline = fmt.Sprintf("peak %.1f out tok/s at c=%s", best, at)
+		} else {
+			s.Headline += fmt.Sprintf(" · TTFT mean %.1f ms", first.Summary.TTFT.Mean)
+		}
+	default:
+		s.Kind, s.Headline = "?", "no result"
+	}
+	return s
+}
+
+// Environment describes this machine and build for a record: CPU, Go version, OS,
+// the commit when the binary carries one; extra (GPU, driver, build) is appended.
+func Environment(extra ...KV) []KV {
+	cpu := telemetry.CPUInfo()
+	env := []KV{
+		{Key: "cpu", Value: fmt.Sprintf("%s · %d threads", cpu.Model, runtime.NumCPU())},
+		{Key: "os", Value: runtime.GOOS + "/" + runtime.GOARCH},
+		{Key: "go", Value: runtime.Version()},
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				env = append(env, KV{Key: "commit", Value: s.Value})
+			}
+		}
+	}
+	return append(env, extra...)
+}
