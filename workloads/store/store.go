@@ -151,7 +151,7 @@ type Writer struct {
 	queue    []sample      // samples not yet written, in order
 	wake     chan struct{} // a sample was queued (capacity 1)
 	syncs    chan chan error
-	err      error         // the first write, sync or close error; later samples are dropped
+	err      error // the first write, sync or close error; later samples are dropped
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
