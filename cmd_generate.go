@@ -2,47 +2,18 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"llmbench/engine"
-	"llmbench/engine/builtin"
 	"llmbench/engine/sample"
+	"llmbench/workloads/jobs"
 )
 
-// newFlags returns a flag set that prints errors once and reports them as errUsage.
-func newFlags(name, args string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: llmbench %s %s\n", name, args)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return errUsage
-		}
-		return errUsage
-	}
-	return nil
-}
-
-// loadModel loads a GGUF file, or the built-in model when path is empty.
-func loadModel(ctx context.Context, path string, opts engine.Options) (*engine.Engine, error) {
-	if path == "" {
-		return engine.LoadBytes(ctx, builtin.Name+" (built-in)", builtin.Stories260K, opts)
-	}
-	return engine.Load(ctx, path, opts)
-}
-
 func runGenerate(ctx context.Context, args []string) error {
-	fs := newFlags("generate", "[-m FILE] -p TEXT [-n N] [--temp T --top-k K --top-p P --min-p P --seed S] [-t THREADS]")
+	fs := newFlags("generate", "[-m FILE] -p TEXT [-n N] [--temp T --top-k K --top-p P --min-p P --seed S] [-t THREADS]", nil)
 	path := fs.String("m", "", "GGUF model `file` (default: the built-in stories260K)")
 	prompt := fs.String("p", "Once upon a time", "prompt `text`")
 	n := fs.Int("n", 128, "tokens to generate (-1: until end of sequence or context)")
@@ -58,7 +29,11 @@ func runGenerate(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	e, err := loadModel(ctx, *path, engine.Options{Threads: *threads, Context: *ctxSize})
+	ref, err := jobs.ModelRef(*path, "")
+	if err != nil {
+		return usageErr("generate", err)
+	}
+	e, _, err := jobs.OpenModel(ctx, ref, engine.Options{Threads: *threads, Context: *ctxSize}, "", nil)
 	if err != nil {
 		return err
 	}

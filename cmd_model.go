@@ -30,7 +30,7 @@ func runModel(ctx context.Context, args []string) error {
 }
 
 func runModelInfo(args []string) error {
-	fs := newFlags("model info", "[--tensors] [--kv] FILE")
+	fs := newFlags("model info", "[--tensors] [--kv] FILE", nil)
 	tensors := fs.Bool("tensors", false, "list every tensor")
 	kv := fs.Bool("kv", false, "list every metadata key")
 	if err := parse(fs, args); err != nil {
@@ -192,7 +192,7 @@ func bytesIEC(n uint64) string {
 }
 
 func runModelSynth(ctx context.Context, args []string) error {
-	fs := newFlags("model synth", "--shape S --type T [-o FILE] [--seed N] [--cache-dir DIR] | --list")
+	fs := newFlags("model synth", "--shape S --type T [-o FILE] [--seed N] [--cache-dir DIR] | --list", nil)
 	shape := fs.String("shape", "", "model shape: "+strings.Join(synth.Shapes(), ", "))
 	typ := fs.String("type", "Q4_0", "quantization mix: "+strings.Join(synth.FileTypes(), ", "))
 	out := fs.String("o", "", "output `file` (default: the synthetic-model cache, reused when present)")

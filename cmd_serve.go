@@ -15,15 +15,14 @@ import (
 	"time"
 
 	"llmbench/engine"
-	"llmbench/engine/builtin"
 	"llmbench/engine/server"
 	"llmbench/engine/synth"
-	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/jobs"
 )
 
 func runServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [--served-model-name NAME] [--chat-template NAME]")
+	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [--served-model-name NAME] [--chat-template NAME]", nil)
 	path := fs.String("m", "", "GGUF model `file` (default: the built-in stories260K)")
 	shape := fs.String("shape", "", "synthetic model `shape` ("+strings.Join(synth.Shapes(), ", ")+"), written once into the cache")
 	typ := fs.String("type", "", "weight `type` of the synthetic --shape ("+strings.Join(synth.FileTypes(), ", ")+")")
@@ -79,42 +78,23 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	// The model.
-	opts, err := engineOptions(es)
+	opts, err := jobs.EngineOptions(es)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	opts.Threads, opts.Context, opts.SeqContext = *threads, *ctxSize, *seqCtx
-	var e *engine.Engine
-	id := builtin.Name
-	switch {
-	case *shape != "":
-		if _, err := synth.Lookup(*shape); err != nil {
-			return usageErr("--shape: %v", err)
-		}
-		if _, err := synth.ParseFileType(*typ); err != nil {
-			return usageErr("--type: %v", err)
-		}
-		dir, err := synth.DefaultCacheDir()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "synthetic model %s %s (cached in %s)\n", *shape, *typ, dir)
-		p, err := synth.Ensure(ctx, dir, *shape, *typ, synth.DefaultSeed, nil)
-		if err != nil {
-			return err
-		}
-		if e, err = engine.Load(ctx, p, opts); err != nil {
-			return err
-		}
-		id = *shape + "-" + *typ
-	default:
-		if e, err = loadModel(ctx, *path, opts); err != nil {
-			return err
-		}
-		if *path != "" {
-			id = strings.TrimSuffix(filepath.Base(*path), ".gguf")
-		}
+	ref, err := jobs.ModelRef(cmpStr(*path, *shape), *typ)
+	if err != nil {
+		return usageErr("%v", err)
 	}
+	e, file, err := jobs.OpenModel(ctx, ref, opts, "", nil)
+	if err != nil {
+		return err
+	}
+	if ref.Shape != "" {
+		fmt.Fprintf(os.Stderr, "synthetic model %s %s: %s\n", ref.Shape, ref.Type, file)
+	}
+	id := strings.TrimSuffix(filepath.Base(file), ".gguf") // the built-in model's name, a file's name, "llama-1b-Q4_0"
 	defer e.Close()
 	if *name != "" {
 		id = *name
@@ -185,39 +165,4 @@ func addEngineFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string) {
 		strconv.Itoa(int(100*engine.KVMemFraction))+"% of the memory available)")
 	fs.StringVar(&es.KVCacheType, "kv-cache-type", "f16", prefix+"KV cache element `type`: f16, q8_0 (about half of f16's memory) or f32")
 	fs.BoolVar(&es.NoPrefixCache, "no-prefix-cache", false, prefix+"do not share KV blocks of common prompt prefixes between requests")
-}
-
-// engineOptions turns the engine flags into engine.Options, with one clear error for
-// a bad value.
-func engineOptions(es workloads.EngineSpec) (engine.Options, error) {
-	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize, NoPrefixCache: es.NoPrefixCache}
-	switch {
-	case es.MaxNumSeqs < 0:
-		return o, fmt.Errorf("--max-num-seqs must be positive")
-	case es.MaxNumBatchedTokens < 0:
-		return o, fmt.Errorf("--max-num-batched-tokens must be positive")
-	case es.BlockSize < 0:
-		return o, fmt.Errorf("--block-size must be positive")
-	}
-	if m := strings.TrimSpace(es.KVCacheMemory); strings.HasSuffix(m, "%") {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(m, "%"), 64)
-		if err != nil || !(v > 0 && v <= 100) {
-			return o, fmt.Errorf("--kv-cache-memory %q: want a share between 0 and 100%%", es.KVCacheMemory)
-		}
-		o.KVCacheFraction = v / 100
-	} else if m != "" {
-		v, err := parseBytes(m)
-		if err != nil {
-			return o, fmt.Errorf("--kv-cache-memory: %v", err)
-		}
-		o.KVCacheMemory = v
-	}
-	if es.KVCacheType != "" {
-		t, err := kernels.ParseDType(es.KVCacheType)
-		if err != nil || (t != kernels.F16 && t != kernels.Q8_0 && t != kernels.F32) {
-			return o, fmt.Errorf("--kv-cache-type %q: want f16, q8_0 or f32", es.KVCacheType)
-		}
-		o.KVType, o.KVTypeSet = t, true
-	}
-	return o, nil
 }

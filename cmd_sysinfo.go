@@ -11,6 +11,7 @@ import (
 
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
+	"llmbench/workloads/jobs"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/telemetry"
 )
@@ -30,7 +31,7 @@ type sysinfoModel struct {
 }
 
 func runSysinfo(ctx context.Context, args []string) error {
-	fs := newFlags("sysinfo", "[-t N] [--bw-size 1GiB] [--bw-probes 5] [-m FILE | --shape S --type T] [-o text|json]")
+	fs := newFlags("sysinfo", "[-t N] [--bw-size 1GiB] [--bw-probes 5] [-m FILE | --shape S --type T] [-o text|json]", nil)
 	threads := fs.Int("t", 0, "threads reading the buffer (0 = all cores)")
 	size := fs.String("bw-size", "1GiB", "buffer `size` of each bandwidth probe")
 	probes := fs.Int("bw-probes", 5, "bandwidth probes (the median is reported)")
@@ -39,27 +40,27 @@ func runSysinfo(ctx context.Context, args []string) error {
 	typ := fs.String("type", "", "synthetic model `type` for the tg ceiling")
 	cacheDir := fs.String("cache-dir", "", "synthetic model cache `dir`")
 	out := fs.String("o", "text", "output `format`: text or json")
-	if err := benchParse(fs, args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return benchUsageErr("sysinfo", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return usageErr("sysinfo", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	n, err := parseBytes(*size)
+	n, err := jobs.ParseBytes(*size)
 	if err != nil {
-		return benchUsageErr("sysinfo", fmt.Errorf("--bw-size: %w", err))
+		return usageErr("sysinfo", fmt.Errorf("--bw-size: %w", err))
 	}
 	if *probes < 1 {
-		return benchUsageErr("sysinfo", fmt.Errorf("--bw-probes: %d (minimum 1)", *probes))
+		return usageErr("sysinfo", fmt.Errorf("--bw-probes: %d (minimum 1)", *probes))
 	}
 	if *threads < 0 {
-		return benchUsageErr("sysinfo", fmt.Errorf("-t: %d is negative", *threads))
+		return usageErr("sysinfo", fmt.Errorf("-t: %d is negative", *threads))
 	}
 	if *out != "text" && *out != "json" {
-		return benchUsageErr("sysinfo", fmt.Errorf("-o: %q is not text or json", *out))
+		return usageErr("sysinfo", fmt.Errorf("-o: %q is not text or json", *out))
 	}
 	if (*shape == "") != (*typ == "") {
-		return benchUsageErr("sysinfo", errors.New("--shape and --type go together"))
+		return usageErr("sysinfo", errors.New("--shape and --type go together"))
 	}
 	info := sysinfo{CPU: telemetry.CPUInfo()}
 	path := *model

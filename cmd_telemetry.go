@@ -6,105 +6,37 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"llmbench/workloads/power"
+	"llmbench/workloads/jobs"
 	"llmbench/workloads/telemetry"
 )
 
-// telemetryDevice is what a command opened: the GPUs (nil when none), a sampler of
-// them and the CPU, the note that says which (or why none), and the state dir.
-type telemetryDevice struct {
-	gpus     telemetry.GPUs
-	sampler  *telemetry.Sampler
-	note     string
-	stateDir string
-	// logf takes the power sweep's messages (nil: stderr, prefixed with the command);
-	// a run inside the TUI sets its run's log.
-	logf func(format string, a ...any)
-}
-
-// openTelemetry opens the GPUs of kind (auto, nvml, fake, none) and restores power
-// limits a previous llmbench left changed (it crashed or was killed mid-sweep),
-// telling stderr what it restored.
-func openTelemetry(kind string) (*telemetryDevice, error) {
-	dir, err := telemetry.StateDir()
-	if err != nil {
-		return nil, err
-	}
-	gpus, note, err := telemetry.Open(kind, filepath.Join(dir, telemetry.FakeStateFile))
-	if err != nil {
-		return nil, err
-	}
-	d := &telemetryDevice{gpus: gpus, sampler: telemetry.NewSampler(gpus, note), note: note, stateDir: dir}
-	if gpus != nil {
-		lines, err := telemetry.RestoreSaved(gpus, d.stateFile())
-		for _, l := range lines {
-			fmt.Fprintln(os.Stderr, "llmbench:", l)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "llmbench:", err)
-		}
-	}
-	return d, nil
-}
-
-func (d *telemetryDevice) stateFile() string {
-	return filepath.Join(d.stateDir, telemetry.PowerStateFile)
-}
-
-// Close releases the GPUs.
-func (d *telemetryDevice) Close() {
-	if d.gpus != nil {
-		d.gpus.Close()
-	}
-}
-
-// sweep runs each at every power limit (restoring the originals afterwards), or once
-// with the limits untouched when limits is empty.
-func (d *telemetryDevice) sweep(ctx context.Context, cmd string, limits []float64, settle time.Duration, each func(ctx context.Context, watts float64) error) error {
-	if len(limits) == 0 {
-		return each(ctx, 0)
-	}
-	if err := power.Check(d.gpus, d.note, limits); err != nil {
-		return err
-	}
-	guard := telemetry.NewPowerGuard(d.gpus, d.stateFile())
-	logf := d.logf
-	if logf == nil {
-		logf = func(format string, a ...any) { fmt.Fprintf(os.Stderr, cmd+": "+format+"\n", a...) }
-	}
-	return power.Sweep(ctx, d.gpus, guard, limits, power.Settle{Timeout: settle}, logf, func(ctx context.Context, p power.Point) error {
-		return each(ctx, p.LimitW)
-	})
-}
-
 func runTelemetry(ctx context.Context, args []string) error {
-	fs := newFlags("telemetry", "[--device auto|nvml|fake|none] [--watch] [--interval 1s] [-n N] [--json]")
+	fs := newFlags("telemetry", "[--device auto|nvml|fake|none] [--watch] [--interval 1s] [-n N] [--json]", nil)
 	kind := fs.String("device", "auto", "GPUs to read: auto (NVML when present), nvml, fake (a scripted H100 for tests) or none")
 	watch := fs.Bool("watch", false, "keep reading, redrawn every --interval, until Ctrl-C")
 	interval := fs.Duration("interval", time.Second, "time between readings with --watch")
 	count := fs.Int("n", 0, "with --watch: stop after N readings (0 = until Ctrl-C)")
 	asJSON := fs.Bool("json", false, "print each reading as one JSON object per line")
-	if err := benchParse(fs, args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return benchUsageErr("telemetry", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return usageErr("telemetry", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	if *interval < 10*time.Millisecond {
-		return benchUsageErr("telemetry", fmt.Errorf("--interval %v: minimum 10ms", *interval))
+		return usageErr("telemetry", fmt.Errorf("--interval %v: minimum 10ms", *interval))
 	}
-	d, err := openTelemetry(*kind)
+	d, err := jobs.OpenDevice(*kind, warn)
 	if err != nil {
-		return benchUsageErr("telemetry", err)
+		return usageErr("telemetry", err)
 	}
 	defer d.Close()
 	start := time.Now()
 	// A first reading primes the CPU counters: utilisation and power are deltas.
-	d.sampler.Read(0)
+	d.Sampler.Read(0)
 	wait := func(dt time.Duration) bool {
 		t := time.NewTimer(dt)
 		defer t.Stop()
@@ -127,12 +59,12 @@ func runTelemetry(ctx context.Context, args []string) error {
 		tty = fi.Mode()&os.ModeCharDevice != 0
 	}
 	for n := 1; ; n++ {
-		r := d.sampler.Read(time.Since(start))
+		r := d.Sampler.Read(time.Since(start))
 		if *asJSON {
 			out := struct {
 				telemetry.Reading
 				Note string `json:"note"`
-			}{r, d.note}
+			}{r, d.Note}
 			b, err := json.Marshal(out)
 			if err != nil {
 				return err
@@ -142,7 +74,7 @@ func runTelemetry(ctx context.Context, args []string) error {
 			if *watch && tty {
 				fmt.Print("\x1b[H\x1b[2J")
 			}
-			writeTelemetry(os.Stdout, r, d.note)
+			writeTelemetry(os.Stdout, r, d.Note)
 		}
 		if !*watch || (*count > 0 && n >= *count) || !wait(*interval) {
 			return nil

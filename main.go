@@ -67,6 +67,8 @@ func main() {
 			switch {
 			case err == nil:
 				return
+			case errors.Is(err, errHelp):
+				return
 			case errors.Is(err, errUsage):
 				os.Exit(2)
 			case errors.Is(err, context.Canceled):

@@ -144,9 +144,9 @@ func TestBenchBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want one line naming %q and exit 2", c.args, code, stderr, c.want)
 		}
 	}
-	// A missing model file fails at load with one line.
+	// A missing model file is refused before anything runs, with one line.
 	_, stderr, code := run(t, "bench", "-m", "/nonexistent.gguf", "-p", "4", "-n", "0", "-r", "1")
-	if code != 1 || !strings.Contains(stderr, "nonexistent.gguf") || strings.Contains(stderr, "panic") {
+	if code != 2 || !strings.Contains(stderr, "nonexistent.gguf") || strings.Contains(stderr, "panic") {
 		t.Errorf("missing model: exit %d, %q", code, stderr)
 	}
 }

@@ -312,7 +312,7 @@ func TestTUIWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &tuiStore{s: s, env: recordEnv(nil)}
+	ts := tuiStore{s}
 	res := &micro.Result{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: setup.Builtin}}, Prompt: []int{8}, Reps: 1},
 		Records: []micro.Record{{ModelFilename: "m", NPrompt: 8, SamplesNs: []uint64{1e6}}}}
 	id, err := ts.Save(result.Document{Title: "from the tui", Bench: res, Partial: true})

@@ -16,6 +16,7 @@ import (
 	"llmbench/engine"
 	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/jobs"
 )
 
 // startServe starts `llmbench serve` on a free loopback port and returns its base URL;
@@ -155,14 +156,14 @@ func TestEngineOptions(t *testing.T) {
 		{workloads.EngineSpec{KVCacheMemory: "2GB", KVCacheType: "f16"}, engine.Options{KVCacheMemory: 2e9, KVType: kernels.F16, KVTypeSet: true}},
 	}
 	for _, c := range good {
-		got, err := engineOptions(c.es)
+		got, err := jobs.EngineOptions(c.es)
 		if err != nil || got != c.want {
 			t.Errorf("%+v: %+v, %v; want %+v", c.es, got, err, c.want)
 		}
 	}
 	for _, es := range []workloads.EngineSpec{{KVCacheMemory: "0%"}, {KVCacheMemory: "101%"}, {KVCacheMemory: "x"}, {KVCacheType: "q4_0"},
 		{KVCacheType: "nope"}, {MaxNumSeqs: -1}, {BlockSize: -2}, {MaxNumBatchedTokens: -3}} {
-		if _, err := engineOptions(es); err == nil {
+		if _, err := jobs.EngineOptions(es); err == nil {
 			t.Errorf("%+v: no error", es)
 		}
 	}

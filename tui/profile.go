@@ -16,7 +16,7 @@ import (
 
 // ProfileOf is the profile of a Setup config: what `s` on Setup and Results saves.
 func ProfileOf(c setup.Config) profiles.Profile {
-	name := strings.ReplaceAll(c.Describe(), " · ", " ")
+	name := c.Describe()
 	if c.Kind == setup.Bench {
 		return profiles.FromBench(name, c.BenchSpec())
 	}
@@ -39,6 +39,9 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 		sp.Model, sp.SyntheticType = c.Model.Shape, c.Model.Type
 	default:
 		sp.Model = c.Model.Path
+	}
+	if d.Name == "sonnet" {
+		d.Path = "sonnet.txt" // vLLM's benchmarks/sonnet.txt, from the current folder
 	}
 	sp.IgnoreEOS = d.Name == "random"
 	return sp

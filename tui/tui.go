@@ -277,6 +277,15 @@ func (m *Model) show(s Screen) {
 func Document(title string, env []result.KV, d run.Done) result.Document {
 	doc := result.Document{Title: title, Started: time.Now().Add(-d.Elapsed), Env: env, Partial: d.Partial || d.Err != nil}
 	switch r := d.Result.(type) {
+	case *result.Stored:
+		doc = r.Doc
+		doc.Partial = doc.Partial || d.Partial || d.Err != nil
+		if doc.Title == "" {
+			doc.Title = title
+		}
+		if doc.Env == nil {
+			doc.Env = env
+		}
 	case *micro.Result:
 		doc.Bench = r
 		doc.Partial = doc.Partial || r.Partial
@@ -302,7 +311,9 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 	doc := Document(title, m.opts.Env, msg.Done)
 	id := ""
 	m.err = ""
-	if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
+	if st, ok := msg.Done.Result.(*result.Stored); ok {
+		id = st.ID // the job kept it in the store as it ran
+	} else if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0) {
 		var err error
 		if id, err = m.opts.Store.Save(doc); err != nil {
 			m.err = "results store: " + err.Error()

@@ -145,6 +145,8 @@ type EngineSpec struct {
 	KVCacheMemory string `json:"kv_cache_memory,omitempty" yaml:"kv_cache_memory,omitempty"`
 	KVCacheType   string `json:"kv_cache_type,omitempty" yaml:"kv_cache_type,omitempty"` // f16, q8_0 or f32
 	NoPrefixCache bool   `json:"no_prefix_cache,omitempty" yaml:"no_prefix_cache,omitempty"`
+	// Context is the engine's context size in tokens (0 = the model's).
+	Context int `json:"context,omitempty" yaml:"context,omitempty"`
 }
 
 // ConcurrencyLabel is the point's --max-concurrency as tables print it ("16", "inf").

@@ -154,3 +154,10 @@ func Environment(extra ...KV) []KV {
 	}
 	return append(env, extra...)
 }
+
+// Stored is a run's document as the results store keeps it under ID ("" when the run
+// was not kept): what a job's workload returns.
+type Stored struct {
+	Doc Document
+	ID  string
+}

@@ -19,7 +19,7 @@ type Workload interface {
 	Run(ctx context.Context, r *Reporter) (any, error)
 }
 
-// Event is one thing a run publishes: Progress, Snapshot, Telemetry, Log or Done.
+// Event is one thing a run publishes: Progress, Snapshot, Telemetry, Log, Output or Done.
 type Event interface{ event() }
 
 // Progress says how far the run is. Done and Total are in Unit ("tests", "requests").
@@ -79,6 +79,12 @@ type Log struct {
 	Text string
 }
 
+// Output is a piece of a run's result published as it is made (see Reporter.Output).
+type Output struct {
+	At   time.Duration
+	Data any
+}
+
 // Done ends every run: the exact result (from the workload, never from snapshots),
 // the error if it failed, and whether it stopped early.
 type Done struct {
@@ -94,6 +100,7 @@ func (Snapshot) event()  {}
 func (Log) event()       {}
 func (Telemetry) event() {}
 func (Done) event()      {}
+func (Output) event()    {}
 
 // maxPendingLogs bounds the log lines waiting for a slow consumer; older ones drop.
 const maxPendingLogs = 256
@@ -104,7 +111,8 @@ type Reporter struct {
 	mu     sync.Mutex
 	prog   *Progress
 	snap   *Snapshot
-	logs   []Log
+	queued []Event // Log and Output, in the order published
+	nlogs  int     // Logs in queued
 	drop   int
 	tele   *Telemetry
 	notify chan struct{}
@@ -142,11 +150,29 @@ func (r *Reporter) Snapshot(data any) {
 func (r *Reporter) Logf(format string, args ...any) {
 	l := Log{At: r.Now(), Text: fmt.Sprintf(format, args...)}
 	r.mu.Lock()
-	if len(r.logs) >= maxPendingLogs {
-		r.logs = r.logs[1:]
+	if r.nlogs >= maxPendingLogs {
+		for i, e := range r.queued { // drop the oldest log line, never an Output
+			if _, ok := e.(Log); ok {
+				r.queued = append(r.queued[:i], r.queued[i+1:]...)
+				break
+			}
+		}
+		r.nlogs--
 		r.drop++
 	}
-	r.logs = append(r.logs, l)
+	r.queued = append(r.queued, l)
+	r.nlogs++
+	r.mu.Unlock()
+	r.wake()
+}
+
+// Output publishes a piece of the result as it is made (a finished sweep point, a
+// line a headless front end prints on stdout): never dropped, delivered in order
+// with the log lines.
+func (r *Reporter) Output(data any) {
+	o := Output{At: r.Now(), Data: data}
+	r.mu.Lock()
+	r.queued = append(r.queued, o)
 	r.mu.Unlock()
 	r.wake()
 }
@@ -197,10 +223,8 @@ func (r *Reporter) wake() {
 func (r *Reporter) take(out []Event) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, l := range r.logs {
-		out = append(out, l)
-	}
-	r.logs = r.logs[:0]
+	out = append(out, r.queued...)
+	r.queued, r.nlogs = r.queued[:0], 0
 	if r.prog != nil {
 		out = append(out, *r.prog)
 		r.prog = nil

@@ -1,0 +1,204 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/engine/gguf"
+	"llmbench/engine/synth"
+	"llmbench/engine/tokenizer"
+	"llmbench/kernels"
+	"llmbench/workloads"
+	"llmbench/workloads/serving"
+)
+
+// ModelRef turns what a user typed for a model into a reference: "" or
+// "builtin:stories260K" is the built-in model, an existing file is that GGUF file, a
+// synthetic shape name (llama-1b, …) is that shape in typ. Anything else is an error
+// that lists the shapes.
+func ModelRef(s, typ string) (workloads.BenchModel, error) {
+	switch {
+	case s == "" || s == workloads.BuiltinModel || s == builtin.Name:
+		return workloads.BenchModel{Path: workloads.BuiltinModel}, nil
+	case fileExists(s):
+		return workloads.BenchModel{Path: s}, nil
+	}
+	if _, err := synth.Lookup(s); err != nil {
+		return workloads.BenchModel{}, fmt.Errorf("model %q: not a file and not a synthetic shape (%s)", s, strings.Join(synth.Shapes(), ", "))
+	}
+	if _, err := synth.ParseFileType(typ); err != nil {
+		return workloads.BenchModel{}, fmt.Errorf("model %s: %w", s, err)
+	}
+	return workloads.BenchModel{Shape: s, Type: typ}, nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// CheckModel says in one line why m cannot be opened (nil: it can), without loading
+// anything: the file exists, or the shape and type are known.
+func CheckModel(m workloads.BenchModel) error {
+	switch {
+	case m.Path == workloads.BuiltinModel:
+		return nil
+	case m.Shape != "":
+		if _, err := synth.Lookup(m.Shape); err != nil {
+			return err
+		}
+		_, err := synth.ParseFileType(m.Type)
+		return err
+	case m.Path == "":
+		return fmt.Errorf("model: give a file, %s or a shape and type", workloads.BuiltinModel)
+	case !fileExists(m.Path):
+		return fmt.Errorf("model %s: no such file", m.Path)
+	}
+	return nil
+}
+
+// ModelID is the one name every result gives a model: the built-in model's name, a
+// file's path, or "synth:SHAPE:TYPE".
+func ModelID(m workloads.BenchModel) string {
+	if m.Path == workloads.BuiltinModel {
+		return builtin.Name
+	}
+	return m.String()
+}
+
+// OpenModel loads the model m references with opts: the built-in model, a GGUF file,
+// or a synthetic shape written once into cacheDir ("" = the user cache dir; progress,
+// when not nil, follows the writing). It returns the engine and the model's file
+// (the built-in model's name for the built-in one), as llama-bench's model_filename.
+func OpenModel(ctx context.Context, m workloads.BenchModel, opts engine.Options, cacheDir string, progress func(done, total int64)) (*engine.Engine, string, error) {
+	switch {
+	case m.Path == workloads.BuiltinModel:
+		e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
+		return e, builtin.Name, err
+	case m.Shape != "":
+		path, err := synth.Ensure(ctx, cacheDir, m.Shape, m.Type, synth.DefaultSeed, progress)
+		if err != nil {
+			return nil, "", err
+		}
+		e, err := engine.Load(ctx, path, opts)
+		return e, path, err
+	}
+	e, err := engine.Load(ctx, m.Path, opts)
+	return e, m.Path, err
+}
+
+// Tokenizer reads the tokenizer of a GGUF file (the built-in model's when path is
+// empty) without loading the weights; id names it in results.
+func Tokenizer(path string) (tok serving.Tokenizer, id string, err error) {
+	var f *gguf.File
+	id = path
+	if path == "" {
+		f, err = gguf.Parse(builtin.Stories260K)
+		id = builtin.Name
+	} else {
+		f, err = gguf.Open(path)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("tokenizer: %w", err)
+	}
+	t, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("tokenizer %s: %w", id, err)
+	}
+	return t, id, nil
+}
+
+// FirstModel asks an OpenAI-compatible server for its first model, as vLLM does when
+// no model is given.
+func FirstModel(ctx context.Context, hc *http.Client, base string, hdr map[string]string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("no model given and %s/v1/models failed: %w", base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil || len(body.Data) == 0 {
+		return "", fmt.Errorf("no model given and %s/v1/models lists no model (HTTP %d)", base, resp.StatusCode)
+	}
+	return body.Data[0].ID, nil
+}
+
+// EngineOptions turns an engine spec into engine.Options, with one clear error for a
+// bad value.
+func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
+	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize,
+		NoPrefixCache: es.NoPrefixCache, Context: es.Context}
+	switch {
+	case es.MaxNumSeqs < 0:
+		return o, fmt.Errorf("--max-num-seqs must be positive")
+	case es.MaxNumBatchedTokens < 0:
+		return o, fmt.Errorf("--max-num-batched-tokens must be positive")
+	case es.BlockSize < 0:
+		return o, fmt.Errorf("--block-size must be positive")
+	case es.Context < 0:
+		return o, fmt.Errorf("context size %d must not be negative", es.Context)
+	}
+	if m := strings.TrimSpace(es.KVCacheMemory); strings.HasSuffix(m, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(m, "%"), 64)
+		if err != nil || !(v > 0 && v <= 100) {
+			return o, fmt.Errorf("--kv-cache-memory %q: want a share between 0 and 100%%", es.KVCacheMemory)
+		}
+		o.KVCacheFraction = v / 100
+	} else if m != "" {
+		v, err := ParseBytes(m)
+		if err != nil {
+			return o, fmt.Errorf("--kv-cache-memory: %v", err)
+		}
+		o.KVCacheMemory = v
+	}
+	if es.KVCacheType != "" {
+		t, err := kernels.ParseDType(es.KVCacheType)
+		if err != nil || (t != kernels.F16 && t != kernels.Q8_0 && t != kernels.F32) {
+			return o, fmt.Errorf("--kv-cache-type %q: want f16, q8_0 or f32", es.KVCacheType)
+		}
+		o.KVType, o.KVTypeSet = t, true
+	}
+	return o, nil
+}
+
+// ParseBytes parses a size such as "1GiB", "64MiB", "512M" or "1048576".
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<40 {
+		return 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB", s)
+	}
+	return int64(v * float64(mult)), nil
+}

@@ -1,0 +1,330 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/kernels"
+	"llmbench/workloads"
+	"llmbench/workloads/metrics"
+	"llmbench/workloads/report"
+	"llmbench/workloads/result"
+	"llmbench/workloads/serving"
+	"llmbench/workloads/store"
+)
+
+// PointStarted is published (an Output) before a serving point's requests go out.
+type PointStarted struct{ Spec workloads.ServeSpec }
+
+// PointDone is published (an Output) when a serving point has ended, with its result.
+type PointDone struct{ Result *serving.Result }
+
+// backend is what a serving job sends its requests to.
+type backend struct {
+	client         serving.Client
+	tok            serving.Tokenizer
+	modelID, tokID string
+	modelCtx       int // the longest prompt + output a request may have (0: unknown)
+	notes          []string
+	eng            *engine.Engine // the in-process engine (nil for HTTP)
+}
+
+// serve runs a serving job: the backend, tokenizer and dataset, the ready check,
+// then every point of the sweep at each power limit.
+func (x *execution) serve(ctx context.Context) (result.Document, error) {
+	sp := *x.job.Serve
+	d := &sp.Dataset
+	x.rep.Progress(0, float64(d.NumPrompts), "requests", "preparing "+x.job.ModelNames())
+	be, err := x.backend(ctx, &sp)
+	if err != nil {
+		return result.Document{}, err
+	}
+	if be.eng != nil {
+		defer be.eng.Close()
+	}
+	var data []byte
+	if d.Path != "" {
+		if data, err = os.ReadFile(d.Path); err != nil {
+			return result.Document{}, fmt.Errorf("dataset: %w", err)
+		}
+	}
+	ds, err := serving.LoadDataset(*d, data, be.tok, be.modelCtx)
+	if err != nil {
+		return result.Document{}, err
+	}
+	x.logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
+	if ds.Oversampled > 0 {
+		be.notes = append(be.notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
+			d.Name, ds.Oversampled, len(ds.Requests)))
+	}
+	if err := x.ready(ctx, &sp, be, ds); err != nil {
+		return result.Document{}, err
+	}
+	job := x.job
+	job.Serve = &sp
+	points := job.Points()
+	var results []*serving.Result
+	err = x.o.Device.sweep(ctx, job.PowerLimitW, x.o.Settle, x.logf, func(ctx context.Context, watts float64) error {
+		for _, p := range points {
+			res, err := x.point(ctx, p, be, ds, watts, len(results), len(points) > 1)
+			if res == nil {
+				return err
+			}
+			results = append(results, res)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	doc := result.Document{Serving: results}
+	for _, r := range results {
+		doc.Partial = doc.Partial || r.Partial
+	}
+	return doc, err
+}
+
+// backend builds the client of sp's backend: the in-process engine, or an HTTP
+// client (model from /v1/models when none is given, the tokenizer that counts).
+func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*backend, error) {
+	be := &backend{}
+	sampling := serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}
+	if sp.Backend == "inproc" {
+		opts, err := EngineOptions(sp.Engine)
+		if err != nil {
+			return nil, err
+		}
+		opts.Threads = sp.Threads
+		ref, err := ModelRef(sp.Model, sp.SyntheticType)
+		if err != nil {
+			return nil, err
+		}
+		be.modelID = ModelID(ref)
+		x.logf("loading %s", be.modelID)
+		e, file, err := OpenModel(ctx, ref, opts, x.o.CacheDir, func(done, total int64) {
+			x.rep.Progress(float64(done), float64(total), "bytes", "writing synthetic model "+be.modelID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if ref.Shape != "" {
+			x.logf("synthetic model %s %s: %s", ref.Shape, ref.Type, file)
+		}
+		be.eng, be.tokID = e, be.modelID
+		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
+		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS}
+		if sp.RequestTimeoutS > 0 {
+			be.client = inprocTimeout{be.client, time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+		}
+		eo := e.Options()
+		x.logf("%s", e.KVCache())
+		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
+			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
+		return be, nil
+	}
+	hdr := map[string]string{}
+	for k, v := range x.o.Serve.Headers {
+		hdr[k] = v
+	}
+	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
+		if _, ok := hdr["Authorization"]; !ok {
+			hdr["Authorization"] = "Bearer " + key
+		}
+	}
+	if sp.Endpoint == "" {
+		sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
+	}
+	maxConc := 0
+	for _, p := range x.job.Points() {
+		maxConc = max(maxConc, p.MaxConcurrency)
+	}
+	if maxConc == 0 {
+		maxConc = min(sp.Dataset.NumPrompts, 4096)
+	}
+	hc := &http.Client{Transport: serving.NewTransport(maxConc)}
+	var err error
+	if sp.Model == "" && (sp.Backend == "openai" || sp.Backend == "openai-chat") {
+		if sp.Model, err = FirstModel(ctx, hc, sp.BaseURL, hdr); err != nil {
+			return nil, fmt.Errorf("%w; is the server up at %s? (llmbench serve starts one; --backend inproc runs the engine in this process)", err, sp.BaseURL)
+		}
+		x.logf("model %s (the server's first in /v1/models)", sp.Model)
+	}
+	be.modelID = sp.Model
+	if be.modelID == "" {
+		be.modelID = sp.Backend
+	}
+	tokPath := sp.Tokenizer
+	if tokPath == "" && strings.HasSuffix(sp.Model, ".gguf") {
+		tokPath = sp.Model
+	}
+	if be.tok, be.tokID, err = Tokenizer(tokPath); err != nil {
+		return nil, err
+	}
+	if tokPath == "" {
+		x.logf("warning: counting tokens with the built-in %s tokenizer; give --tokenizer FILE.gguf for the served model's", builtin.Name)
+	}
+	name := sp.ServedModelName
+	if name == "" {
+		name = sp.Model
+	}
+	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
+		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+	return be, nil
+}
+
+// ready waits for an HTTP server to answer a first request, as vLLM does.
+func (x *execution) ready(ctx context.Context, sp *workloads.ServeSpec, be *backend, ds *serving.Dataset) error {
+	if sp.Backend == "inproc" {
+		return nil
+	}
+	if x.o.Serve.NoReadyCheck {
+		x.say("Skipping endpoint ready check.")
+		return nil
+	}
+	timeout := x.o.Serve.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	x.say("Starting initial single prompt test run...")
+	if _, err := serving.WaitReady(ctx, be.client, &ds.Requests[0], timeout, 5*time.Second); err != nil {
+		if ctx.Err() != nil {
+			return context.Canceled
+		}
+		return fmt.Errorf("initial test run against %s%s failed: %w; start the server (llmbench serve runs one) or use --backend inproc", sp.BaseURL, sp.Endpoint, err)
+	}
+	x.say("Initial test run completed.")
+	return nil
+}
+
+// point runs one serving point (index key of the run) and saves its JSON when asked.
+// A point that stopped early returns its partial result with context.Canceled.
+func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backend, ds *serving.Dataset, watts float64, key int, sweep bool) (*serving.Result, error) {
+	b := &serving.Bench{Spec: p, Dataset: ds, Client: be.client, ModelID: be.modelID, TokenizerID: be.tokID, Notes: be.notes, PowerLimitW: watts}
+	if be.eng != nil {
+		eng := be.eng
+		b.Engine = func() serving.EngineStats { return engineStats(eng) }
+	}
+	if w := x.keep(); w != nil {
+		w.Point(key, &serving.Result{Spec: p, ModelID: be.modelID, TokenizerID: be.tokID, Notes: be.notes, PowerLimitW: watts, Skipped: ds.Skipped})
+		b.Client = recordingClient{Client: be.client, w: w, key: key}
+	}
+	x.rep.Output(PointStarted{Spec: p})
+	out, err := b.Run(ctx, x.rep)
+	res, _ := out.(*serving.Result)
+	if res == nil {
+		if err == nil {
+			err = errors.New("serve-bench: no result")
+		}
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		res.Partial, err = true, context.Canceled
+	}
+	if s := x.o.Serve.SaveJSON; s != nil {
+		if serr := x.saveJSON(s, res, p, watts, sweep); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	x.rep.Output(PointDone{Result: res})
+	return res, err
+}
+
+// saveJSON writes a point's vLLM-style result JSON (--save-result).
+func (x *execution) saveJSON(s *SaveJSON, res *serving.Result, p workloads.ServeSpec, watts float64, sweep bool) error {
+	date := time.Now()
+	name := s.File
+	if name == "" {
+		name = report.VLLMResultFilename(res, date)
+	} else if sweep {
+		ext := filepath.Ext(name)
+		name = fmt.Sprintf("%s-c%d-r%s%s", strings.TrimSuffix(name, ext), p.MaxConcurrency, p.RequestRate.String(), ext)
+	}
+	if watts > 0 {
+		ext := filepath.Ext(name)
+		name = fmt.Sprintf("%s-p%.0fw%s", strings.TrimSuffix(name, ext), watts, ext)
+	}
+	if s.Dir != "" {
+		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+			return err
+		}
+		name = filepath.Join(s.Dir, name)
+	}
+	opt := report.VLLMJSONOptions{Detailed: s.Detailed, Metadata: p.Metadata, Date: date, Version: x.o.Build}
+	if err := writeVLLMJSON(name, s.Append, res, opt); err != nil {
+		return err
+	}
+	x.logf("saved %s", name)
+	return nil
+}
+
+// writeVLLMJSON writes the result JSON to name; appending (--append-result) puts it
+// on a new line of an existing file, as vLLM does.
+func writeVLLMJSON(name string, appendResult bool, res *serving.Result, opt report.VLLMJSONOptions) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendResult {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(name, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	if st, err := f.Stat(); err == nil && appendResult && st.Size() > 0 {
+		if _, err := f.WriteString("\n"); err != nil {
+			f.Close()
+			return fmt.Errorf("save result: %w", err)
+		}
+	}
+	if err := report.VLLMJSON(f, res, opt); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// engineStats reads the in-process engine's KV cache and scheduler counters.
+func engineStats(e *engine.Engine) serving.EngineStats {
+	kv, st := e.KVCache(), e.SchedulerStats()
+	return serving.EngineStats{
+		KVCacheType: strings.ToLower(kv.Type.String()), KVBlockSize: kv.BlockSize, KVBlocks: kv.Blocks,
+		KVBytes: kv.Bytes(), KVSavedVsF16: kv.SavedVs(kernels.F16), KVSavedVsF32: kv.SavedVs(kernels.F32),
+		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
+		Preemptions: st.Preemptions,
+	}
+}
+
+// recordingClient hands every finished request of point key to the results store
+// (queued: the store's writer goroutine does the disk work).
+type recordingClient struct {
+	serving.Client
+	w   *store.Writer
+	key int
+}
+
+// Do implements serving.Client.
+func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
+	c.Client.Do(ctx, req, rec, now)
+	if rec.Error != serving.ErrInterrupted || rec.Success {
+		c.w.Request(c.key, *rec)
+	}
+}
+
+// inprocTimeout bounds each in-process request.
+type inprocTimeout struct {
+	serving.Client
+	d time.Duration
+}
+
+// Do implements serving.Client.
+func (t inprocTimeout) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	t.Client.Do(ctx, req, rec, now)
+}
