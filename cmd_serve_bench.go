@@ -15,7 +15,6 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/report"
-	"llmbench/workloads/serving"
 )
 
 func runServeBench(ctx context.Context, args []string) error {
@@ -99,7 +98,7 @@ func (a *serveBenchArgs) job(set map[string]bool) (workloads.Job, error) {
 		}
 		sp.Engine = workloads.EngineSpec{}
 		sp.BaseURL = strings.TrimRight(cmpStr(a.baseURL, fmt.Sprintf("http://%s:%d", a.host, a.port)), "/")
-		sp.Endpoint = cmpStr(a.endpoint, serving.DefaultEndpoint(sp.Backend))
+		sp.Endpoint = a.endpoint // "" = the backend's default, set by the job
 	default:
 		return workloads.Job{}, fmt.Errorf("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)
 	}

@@ -12,7 +12,6 @@ import (
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/workloads/jobs"
-	"llmbench/workloads/micro"
 	"llmbench/workloads/telemetry"
 )
 
@@ -74,7 +73,7 @@ func runSysinfo(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		info.Model = &sysinfoModel{File: path, WeightBytesPerToken: micro.WeightBytesPerToken(f)}
+		info.Model = &sysinfoModel{File: path, WeightBytesPerToken: jobs.WeightBytesPerToken(f)}
 		f.Close()
 	}
 	if info.Bandwidth, err = telemetry.MeasureReadBandwidth(ctx, n, *threads, *probes); err != nil {

@@ -18,6 +18,7 @@ import (
 	"llmbench/engine/tokenizer"
 	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
 )
 
@@ -202,3 +203,7 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return int64(v * float64(mult)), nil
 }
+
+// WeightBytesPerToken is the bytes of weights one generated token reads from memory
+// (every matrix once), the numerator of a decode's bandwidth ceiling.
+func WeightBytesPerToken(f *gguf.File) uint64 { return micro.WeightBytesPerToken(f) }
