@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log"
 	"net"
@@ -14,32 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"llmbench/engine"
 	"llmbench/engine/server"
-	"llmbench/engine/synth"
-	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 )
 
 func runServe(ctx context.Context, args []string) error {
 	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [--served-model-name NAME] [--chat-template NAME]", nil)
-	path := fs.String("m", "", "GGUF model `file` (default: the built-in stories260K)")
-	shape := fs.String("shape", "", "synthetic model `shape` ("+strings.Join(synth.Shapes(), ", ")+"), written once into the cache")
-	typ := fs.String("type", "", "weight `type` of the synthetic --shape ("+strings.Join(synth.FileTypes(), ", ")+")")
-	host := fs.String("host", "127.0.0.1", "address to listen on (0.0.0.0 exposes the server to the network)")
-	port := fs.Int("port", 8080, "port to listen on (0: any free port, printed at startup)")
-	apiKey := fs.String("api-key", "", "require Authorization: Bearer `KEY` on /v1/ requests (default: $LLMBENCH_API_KEY, else none)")
-	maxQueue := fs.Int("max-queue", server.DefaultMaxQueue, "requests that may wait for the engine; beyond it the server answers 429 (0: none wait)")
-	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "request body limit in `bytes` (413 beyond)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "limit on one request, queueing and generation (0 = none)")
-	threads := fs.Int("t", 0, "threads (0 = all cores)")
-	ctxSize := fs.Int("c", 0, "context size (0 = the model's)")
-	var es workloads.EngineSpec
-	addEngineFlags(fs, &es, "")
-	seqCtx := fs.Int("seq-context", 0, "context of one request, prompt plus output (0 = min(context, 4096), at most the KV cache pool's tokens)")
-	name := fs.String("served-model-name", "", "model name in /v1/models and in answers (default: the file name without .gguf)")
-	tmplName := fs.String("chat-template", "", "chat template family, overriding the one detected from the model ("+strings.Join(server.TemplateNames(), ", ")+")")
-	quiet := fs.Bool("quiet", false, "no log line per request")
+	a := defineServe(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -50,27 +30,27 @@ func runServe(ctx context.Context, args []string) error {
 	switch {
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q", fs.Arg(0))
-	case *path != "" && *shape != "":
+	case a.path != "" && a.shape != "":
 		return usageErr("give -m FILE or --shape S --type T, not both")
-	case (*shape == "") != (*typ == ""):
+	case (a.shape == "") != (a.typ == ""):
 		return usageErr("--shape and --type go together")
-	case *port < 0 || *port > 65535:
-		return usageErr("--port %d: out of range", *port)
-	case *maxBody <= 0:
+	case a.port < 0 || a.port > 65535:
+		return usageErr("--port %d: out of range", a.port)
+	case a.maxBody <= 0:
 		return usageErr("--max-body must be positive")
-	case *seqCtx < 0:
+	case a.seqCtx < 0:
 		return usageErr("--seq-context must not be negative")
 	}
-	if *apiKey == "" {
-		*apiKey = os.Getenv("LLMBENCH_API_KEY")
+	if a.apiKey == "" {
+		a.apiKey = os.Getenv("LLMBENCH_API_KEY")
 	}
-	queue := *maxQueue
+	queue := a.maxQueue
 	if queue == 0 {
 		queue = -1 // server.Config: negative = nobody waits
 	}
 	var tmpl server.Template
-	if *tmplName != "" {
-		t, err := server.TemplateByName(*tmplName)
+	if a.tmplName != "" {
+		t, err := server.TemplateByName(a.tmplName)
 		if err != nil {
 			return usageErr("--chat-template: %v", err)
 		}
@@ -78,12 +58,12 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	// The model.
-	opts, err := jobs.EngineOptions(es)
+	opts, err := jobs.EngineOptions(a.es)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	opts.Threads, opts.Context, opts.SeqContext = *threads, *ctxSize, *seqCtx
-	ref, err := jobs.ModelRef(cmpStr(*path, *shape), *typ)
+	opts.Threads, opts.Context, opts.SeqContext = a.threads, a.ctxSize, a.seqCtx
+	ref, err := jobs.ModelRef(cmpStr(a.path, a.shape), a.typ)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -96,26 +76,26 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	id := strings.TrimSuffix(filepath.Base(file), ".gguf") // the built-in model's name, a file's name, "llama-1b-Q4_0"
 	defer e.Close()
-	if *name != "" {
-		id = *name
+	if a.name != "" {
+		id = a.name
 	}
 	if tmpl.Name == "" {
 		src, _ := e.File.String("tokenizer.chat_template")
 		tmpl = server.DetectTemplate(src)
 	}
 	var logger *log.Logger
-	if !*quiet {
+	if !a.quiet {
 		logger = log.New(os.Stderr, "", log.LstdFlags)
 	}
 	srv, err := server.New(server.Config{
 		Gen: e, Tok: e.Tok, Model: id, Root: e.Source, Context: e.Options().SeqContext, Template: tmpl,
-		APIKey: *apiKey, MaxBody: *maxBody, MaxQueue: queue, MaxRunning: e.Options().MaxNumSeqs, RequestTimeout: *timeout, Log: logger,
+		APIKey: a.apiKey, MaxBody: a.maxBody, MaxQueue: queue, MaxRunning: e.Options().MaxNumSeqs, RequestTimeout: a.timeout, Log: logger,
 	})
 	if err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	ln, err := net.Listen("tcp", net.JoinHostPort(a.host, strconv.Itoa(a.port)))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -124,13 +104,19 @@ func runServe(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d per request)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), eo.SeqContext)
 	fmt.Fprintf(os.Stderr, "chat template: %s (%s)\n", tmpl.Name, tmpl.Source)
 	auth := "no API key"
-	if *apiKey != "" {
+	if a.apiKey != "" {
 		auth = "API key required"
 	}
 	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
 	fmt.Fprintln(os.Stderr, e.KVCache())
 	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", ln.Addr())
 
+	return serveUntil(ctx, hs, ln, srv)
+}
+
+// serveUntil serves on ln until ctx ends, then shuts down: requests in flight get 5 s
+// to finish and the engine 5 s to stop its generations.
+func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener, srv *server.Server) error {
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -153,16 +139,4 @@ func runServe(ctx context.Context, args []string) error {
 		return errors.New("serve: a generation did not stop within 5 s of shutdown")
 	}
 	return nil
-}
-
-// addEngineFlags registers the engine's batching and KV cache flags (vLLM's names)
-// into es; help texts start with prefix ("inproc: " for serve-bench).
-func addEngineFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string) {
-	fs.IntVar(&es.MaxNumSeqs, "max-num-seqs", engine.DefaultMaxNumSeqs, prefix+"requests batched together at most; more wait in the engine's queue")
-	fs.IntVar(&es.MaxNumBatchedTokens, "max-num-batched-tokens", engine.DefaultMaxNumBatchedTokens, prefix+"tokens in one batched step at most: a decode token per running request plus chunks of prompts (chunked prefill)")
-	fs.IntVar(&es.BlockSize, "block-size", engine.DefaultBlockSize, prefix+"tokens per KV cache block")
-	fs.StringVar(&es.KVCacheMemory, "kv-cache-memory", "", prefix+"KV cache pool `size`: bytes (512MiB, 2GB) or a share of the memory available (30%) (default: max-num-seqs × seq-context tokens, at most "+
-		strconv.Itoa(int(100*engine.KVMemFraction))+"% of the memory available)")
-	fs.StringVar(&es.KVCacheType, "kv-cache-type", "f16", prefix+"KV cache element `type`: f16, q8_0 (about half of f16's memory) or f32")
-	fs.BoolVar(&es.NoPrefixCache, "no-prefix-cache", false, prefix+"do not share KV blocks of common prompt prefixes between requests")
 }

@@ -12,6 +12,7 @@ import (
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
 	"llmbench/workloads/jobs"
+	"llmbench/workloads/report"
 	"llmbench/workloads/telemetry"
 )
 
@@ -111,10 +112,10 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads; min %.2f, max %.2f)",
-		bw.GBps(), len(bw.Samples), bytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
+		bw.GBps(), len(bw.Samples), report.BytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
 	if m := s.Model; m != nil {
 		row("model", "%s", m.File)
-		row("weights/token", "%s (every tensor but token_embd)", bytesIEC(m.WeightBytesPerToken))
+		row("weights/token", "%s (every tensor but token_embd)", report.BytesIEC(m.WeightBytesPerToken))
 		row("tg ceiling", "%.2f t/s (read bandwidth ÷ weights per token)", m.CeilingTS)
 	}
 	_, err := io.WriteString(w, b.String())
