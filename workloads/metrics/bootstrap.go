@@ -41,7 +41,8 @@ func (s Stat) of(x []float64) float64 {
 // BootstrapLevel is the confidence level of the bootstrap's interval (1 − CompareAlpha).
 const BootstrapLevel = 1 - CompareAlpha
 
-// Bootstrap resample counts: the mean is cheap (block sums), the median sorts.
+// Bootstrap resample counts: the mean is cheap (block sums), the median selects
+// over a whole replicate.
 const (
 	bootstrapResamplesMean   = 2000
 	bootstrapResamplesMedian = 500
@@ -245,7 +246,7 @@ func BlockLength(x []float64) int {
 	}
 	floor := int(math.Ceil(math.Cbrt(float64(n))))
 	top := max(1, n/3)
-	b := politisWhite(x) * blockScale
+	b := politisWhite(x)
 	if math.IsNaN(b) || b < float64(floor) {
 		b = float64(floor)
 	}
@@ -310,5 +311,3 @@ func politisWhite(x []float64) float64 {
 	}
 	return math.Cbrt(2*g*g/d) * math.Cbrt(fn)
 }
-
-var blockScale = 1.0

@@ -98,7 +98,7 @@ func Compare(metric string, a, b float64, sa, sb []float64) CompareRow {
 func CompareRequests(metric string, a, b float64, sa, sb []float64, stat Stat) CompareRow {
 	row := newRow(metric, a, b)
 	if len(sa) >= 2 && len(sb) >= 2 {
-		bs := BlockBootstrapTest(sa, sb, stat, 1-CompareAlpha)
+		bs := BlockBootstrapTest(sa, sb, stat, BootstrapLevel)
 		row.Test = &Test{Method: MethodBootstrap, Stat: stat, NA: bs.NA, NB: bs.NB, BlockA: bs.BlockA, BlockB: bs.BlockB,
 			Diff: bs.Diff, CILow: bs.CILow, CIHigh: bs.CIHigh, P: math.NaN(), Significant: bs.Significant}
 	}
