@@ -55,7 +55,7 @@ func TestRunBadProfiles(t *testing.T) {
 		{"value.yaml", "bench:\n  n_gen: [8]\n  repetitions: twice\n",
 			`llmbench run: value.yaml:3: bad value "twice" for "bench.repetitions" (want an integer)`},
 		{"missing.yaml", "serve:\n  dataset: {dataset_name: sharegpt, dataset_path: nowhere/x.json}\n",
-			`llmbench run: dataset nowhere/x.json: not found`},
+			`llmbench run: missing.yaml:2: run: serve.dataset.dataset_path: dataset nowhere/x.json: not found`},
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, c.name)

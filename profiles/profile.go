@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +31,12 @@ type Profile struct {
 	Name        string `yaml:"name,omitempty"`
 	Description string `yaml:"description,omitempty"`
 	Runs        []Run  `yaml:"runs"`
+
+	// file and nodes remember where each run came from (the file name errors cite,
+	// each run's YAML node), so checks after Parse can name the line; unset for a
+	// profile built in code.
+	file  string
+	nodes []*yaml.Node
 }
 
 // singleRunFile is the layout of a file that holds one run without "runs:".
@@ -106,7 +111,7 @@ func LoadFile(path string) (*Profile, error) {
 func Parse(name string, data []byte) (*Profile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s:%s", name, rewordYAML(err))
+		return nil, syntaxError(name, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty profile", name)
@@ -162,71 +167,12 @@ func Parse(name string, data []byte) (*Profile, error) {
 			}
 			r.Serve = &s
 		}
-		if err := checkRun(r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
+		if prob := runCheck(r); prob != nil {
+			return nil, runError(name, n, r, prob)
 		}
 	}
+	p.file, p.nodes = name, runNodes
 	return &p, nil
-}
-
-// check reports the first thing in r that cannot run.
-func checkRun(r *Run) error {
-	where := "run"
-	if r.Name != "" {
-		where = fmt.Sprintf("run %q", r.Name)
-	}
-	switch {
-	case r.Bench == nil && r.Serve == nil:
-		return fmt.Errorf("%s: give bench: or serve:", where)
-	case r.Bench != nil && r.Serve != nil:
-		return fmt.Errorf("%s: give bench: or serve:, not both", where)
-	}
-	switch r.Device {
-	case "", "auto", "nvml", "fake", "none":
-	default:
-		return fmt.Errorf("%s: device %q is not auto, nvml, fake or none", where, r.Device)
-	}
-	for _, w := range r.PowerLimitW {
-		if !(w > 0) || math.IsInf(w, 0) {
-			return fmt.Errorf("%s: power_limit_w %g is not a positive number of watts", where, w)
-		}
-	}
-	if r.Bench != nil {
-		if r.Sweep != nil {
-			return fmt.Errorf("%s: sweep: is for serve runs; a bench sweeps its own lists (n_prompt, n_threads, …)", where)
-		}
-		if len(r.Bench.Models) == 0 {
-			r.Bench.Models = []workloads.BenchModel{{Path: BuiltinModel}}
-		}
-		if err := r.Bench.WithDefaults().Validate(); err != nil {
-			return fmt.Errorf("%s: bench: %v", where, err)
-		}
-		return nil
-	}
-	s := r.Serve
-	switch s.Backend {
-	case "inproc", "openai", "openai-chat", "tgi", "llamacpp":
-	default:
-		return fmt.Errorf("%s: serve: backend %q is not inproc, openai, openai-chat, tgi or llamacpp", where, s.Backend)
-	}
-	if s.Backend != "inproc" && s.BaseURL == "" {
-		return fmt.Errorf("%s: serve: backend %s needs base_url", where, s.Backend)
-	}
-	if s.Dataset.NumPrompts < 1 {
-		return fmt.Errorf("%s: serve: dataset num_prompts %d (minimum 1)", where, s.Dataset.NumPrompts)
-	}
-	for _, p := range r.Points() {
-		if !(p.RequestRate > 0) {
-			return fmt.Errorf("%s: serve: request_rate %v is not positive", where, p.RequestRate)
-		}
-		if p.MaxConcurrency < 0 {
-			return fmt.Errorf("%s: serve: max_concurrency %d is negative", where, p.MaxConcurrency)
-		}
-	}
-	if !(s.Burstiness > 0) {
-		return fmt.Errorf("%s: serve: burstiness %g is not positive", where, s.Burstiness)
-	}
-	return nil
 }
 
 // runNodes returns the mapping node of each run: the items of runs:, else the root.
@@ -260,36 +206,49 @@ func keyLine(m *yaml.Node, key string) int {
 	return m.Line
 }
 
-// ResolveDatasets makes every relative dataset path of p absolute: override, when
-// given, replaces every serve run's path; otherwise a relative path is looked up
-// in each of dirs in turn (the profile's folder, the working folder, the binary's
-// folder and its parents), keeping the first that exists.
+// ResolveDatasets makes every relative dataset path of p absolute and checks the
+// files the runs will open: override, when given, replaces every serve run's
+// dataset path; otherwise a relative path is looked up in each of dirs in turn (the
+// profile's folder, the working folder, the binary's folder and its parents),
+// keeping the first that exists. A dataset that needs a file and names none, a
+// dataset or model file that does not exist, is one line naming the profile's file
+// and line.
 func ResolveDatasets(p *Profile, override string, dirs []string) error {
 	for i := range p.Runs {
-		s := p.Runs[i].Serve
-		if s == nil {
-			continue
+		r := &p.Runs[i]
+		var node *yaml.Node
+		if i < len(p.nodes) {
+			node = p.nodes[i]
 		}
-		d := &s.Dataset
-		if override != "" {
-			d.Path = override
-		}
-		if d.Path == "" || filepath.IsAbs(d.Path) {
-			continue
-		}
-		found := ""
-		for _, dir := range dirs {
-			cand := filepath.Join(dir, d.Path)
-			if _, err := os.Stat(cand); err == nil {
-				found = cand
-				break
+		if s := r.Serve; s != nil {
+			d := &s.Dataset
+			if override != "" {
+				d.Path = override
+			}
+			if d.Path != "" && !filepath.IsAbs(d.Path) {
+				found := ""
+				for _, dir := range dirs {
+					cand := filepath.Join(dir, d.Path)
+					if _, err := os.Stat(cand); err == nil {
+						found = cand
+						break
+					}
+				}
+				if found == "" {
+					return runError(p.file, node, r, bad("serve.dataset.dataset_path",
+						"dataset %s: not found beside the profile, the working folder or the binary (looked in %s); give --dataset-path FILE",
+						d.Path, strings.Join(dirs, ", ")))
+				}
+				d.Path = found
+			} else if d.Path != "" {
+				if fi, err := os.Stat(d.Path); err != nil || fi.IsDir() {
+					return runError(p.file, node, r, bad("serve.dataset.dataset_path", "dataset file %s not found", d.Path))
+				}
 			}
 		}
-		if found == "" {
-			return fmt.Errorf("dataset %s: not found beside the profile, the working folder or the binary (looked in %s); give --dataset-path FILE",
-				d.Path, strings.Join(dirs, ", "))
+		if prob := runCheckFiles(r); prob != nil {
+			return runError(p.file, node, r, prob)
 		}
-		d.Path = found
 	}
 	return nil
 }

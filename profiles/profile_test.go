@@ -36,14 +36,14 @@ func TestParseErrors(t *testing.T) {
 		{"schema", "schema: 2\nbench: {n_gen: [4]}\n", `p.yaml:1: schema 2 is not supported`},
 		{"neither", "name: x\n", `p.yaml:1: run "x": give bench: or serve:`},
 		{"both forms", "runs:\n  - bench: {n_gen: [4]}\nbench: {n_gen: [4]}\n", "not both"},
-		{"bad device", "device: tpu\nbench: {n_gen: [4]}\n", `device "tpu"`},
-		{"bad spec", "bench: {n_gen: [4], n_batch: [0]}\n", "p.yaml:1: run: bench: -b: 0 is out of range"},
+		{"bad device", "device: tpu\nbench: {n_gen: [4]}\n", `p.yaml:1: run: device: "tpu" is not auto`},
+		{"bad spec", "bench: {n_gen: [4], n_batch: [0]}\n", "p.yaml:1: run: bench.n_batch[0]: 0 is out of range (minimum 1)"},
 		{"sweep on bench", "bench: {n_gen: [4]}\nsweep: {max_concurrency: [1]}\n", "sweep: is for serve runs"},
 		{"syntax", "bench:\n  n_gen: [4\n", "p.yaml:"},
 		{"not a mapping", "- 1\n- 2\n", "p.yaml:1: a profile is a mapping"},
 		{"empty", "", "p.yaml: empty profile"},
 		{"duplicate key", "bench:\n  n_gen: [4]\n  n_gen: [5]\n", `p.yaml:3:`},
-		{"bad concurrency", "serve: {max_concurrency: -1}\n", "max_concurrency -1 is negative"},
+		{"bad concurrency", "serve: {max_concurrency: -1}\n", "p.yaml:1: run: serve.max_concurrency: -1 is negative"},
 		{"http without url", "serve: {backend: openai}\n", "needs base_url"},
 	}
 	for _, c := range cases {
@@ -187,7 +187,11 @@ func TestResolveDatasets(t *testing.T) {
 		t.Errorf("missing dataset: %v", err)
 	}
 	p = load()
-	if err := ResolveDatasets(p, "/x/y.json", nil); err != nil || p.Runs[0].Serve.Dataset.Path != "/x/y.json" {
+	if err := ResolveDatasets(p, file, nil); err != nil || p.Runs[0].Serve.Dataset.Path != file {
 		t.Errorf("override: %q %v", p.Runs[0].Serve.Dataset.Path, err)
+	}
+	p = load()
+	if err := ResolveDatasets(p, "/x/y.json", nil); err == nil || err.Error() != "p:1: run: serve.dataset.dataset_path: dataset file /x/y.json not found" {
+		t.Errorf("override that does not exist: %v", err)
 	}
 }

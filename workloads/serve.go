@@ -2,8 +2,10 @@ package workloads
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Rate is a request rate in requests per second; +Inf means "send everything at
@@ -177,4 +179,49 @@ func DefaultServe() ServeSpec {
 		MetricPercentiles: []float64{99},
 		SyntheticType:     "Q4_0",
 	}
+}
+
+// Datasets lists the dataset names a ServeSpec accepts (vllm bench serve's
+// --dataset-name values that llmbench implements).
+var Datasets = []string{"sharegpt", "sonnet", "random", "prefix_repetition", "custom"}
+
+// DatasetNeedsFile reports whether the named dataset reads its prompts from
+// dataset_path (--dataset-path).
+func DatasetNeedsFile(name string) bool {
+	return name == "sharegpt" || name == "sonnet" || name == "custom"
+}
+
+// KVCacheTypes lists the KV cache element types the in-process engine keeps.
+var KVCacheTypes = []string{"f16", "q8_0", "f32"}
+
+// ParseKVCacheMemory reads an engine's kv_cache_memory (--kv-cache-memory): a size
+// in bytes ("512MiB", "2GB", "1048576") or a share of the memory available ("30%").
+// It returns the bytes, or the share as a fraction (0 to 1]; both 0 for "".
+func ParseKVCacheMemory(s string) (bytes int64, fraction float64, err error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, 0, nil
+	}
+	if strings.HasSuffix(t, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+		if err != nil || !(v > 0 && v <= 100) {
+			return 0, 0, fmt.Errorf("%q: want a share between 0 and 100%%", s)
+		}
+		return 0, v / 100, nil
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*float64(mult) > 1<<40 {
+		return 0, 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB, nor a share such as 30%%", s)
+	}
+	return int64(v * float64(mult)), 0, nil
 }

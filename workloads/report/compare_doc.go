@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 
 // Verdicts of a DocRow cell against the first run.
 const (
-	VerdictNoise       = "noise"       // Welch's t-test finds no difference at metrics.CompareAlpha
-	VerdictSignificant = "significant" // Welch's t-test finds one
+	VerdictNoise       = "noise"       // the test finds no difference at metrics.CompareAlpha
+	VerdictSignificant = "significant" // the test finds one
 	VerdictNA          = "n/a"         // no raw samples on one side (or the metric is missing)
 )
 
@@ -35,13 +36,20 @@ type DocRow struct {
 	// Values holds the figure per run, NaN where a run lacks it.
 	Values []float64
 	// Samples holds the raw samples behind Values per run (nil where none were kept):
-	// per-repetition t/s for bench, per-request milliseconds for serving.
+	// per-repetition t/s for bench (compared with Welch's t-test over the
+	// repetitions), per-request milliseconds in request order for serving (compared
+	// with a moving-block bootstrap over the request sequence).
 	Samples [][]float64
+	// Repeats is set when Samples are run-level figures of independent repetitions.
+	Repeats bool
 	// DiffPct is each run's difference against the first in percent (NaN where it
 	// cannot be computed; DiffPct[0] is 0).
 	DiffPct []float64
 	// Verdict is each run's noise verdict against the first (Verdict[0] is "").
 	Verdict []string
+	// Method names the test behind each verdict ("moving-block bootstrap, 95 % CI",
+	// "Welch t over 5 repetitions"; "" where there is no verdict).
+	Method []string
 }
 
 // Label is the row's name with its group: "pp512 t/s", "c=8 Mean TTFT (ms)".
@@ -58,6 +66,21 @@ type DocComparison struct {
 	Rows   []DocRow
 }
 
+// Methods lists the tests behind the comparison's verdicts, each once, in the
+// order the rows first use them (empty when no row has a verdict): what a table
+// that shows the verdicts says it used.
+func (c *DocComparison) Methods() []string {
+	var out []string
+	for _, r := range c.Rows {
+		for _, m := range r.Method {
+			if m != "" && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
 // docMetric is one figure of one run while a comparison is assembled.
 type docMetric struct {
 	group, metric string
@@ -65,12 +88,17 @@ type docMetric struct {
 	lowerBetter   bool
 	value         float64
 	samples       []float64
+	repeats       bool // samples are per-repetition figures
 }
 
 // CompareDocs compares docs (two or more) metric by metric against the first: a
 // bench run by test (t/s with per-repetition samples, tokens/J), a serving run by
 // sweep point (throughputs; mean with per-request samples, median, p90 and p99 of
 // TTFT, TPOT, ITL and E2EL). A metric only some runs have shows NaN for the others.
+// Verdicts: Welch's t-test over the repetitions for bench t/s, a moving-block
+// bootstrap of the difference of means over the request sequence for serving
+// latencies (requests next to each other are correlated, so a t-test on them
+// would call noise significant).
 func CompareDocs(docs []result.Document) (*DocComparison, error) {
 	if len(docs) < 2 {
 		return nil, fmt.Errorf("compare: need two or more runs, got %d", len(docs))
@@ -87,7 +115,7 @@ func CompareDocs(docs []result.Document) (*DocComparison, error) {
 				j = len(c.Rows)
 				idx[k] = j
 				row := DocRow{Group: m.group, Metric: m.metric, Headline: m.headline, LowerBetter: m.lowerBetter,
-					Values: make([]float64, len(docs)), Samples: make([][]float64, len(docs))}
+					Repeats: m.repeats, Values: make([]float64, len(docs)), Samples: make([][]float64, len(docs))}
 				for v := range row.Values {
 					row.Values[v] = math.NaN()
 				}
@@ -98,19 +126,27 @@ func CompareDocs(docs []result.Document) (*DocComparison, error) {
 	}
 	for j := range c.Rows {
 		r := &c.Rows[j]
-		r.DiffPct, r.Verdict = make([]float64, len(docs)), make([]string, len(docs))
+		r.DiffPct, r.Verdict, r.Method = make([]float64, len(docs)), make([]string, len(docs)), make([]string, len(docs))
 		for i := 1; i < len(docs); i++ {
 			r.DiffPct[i], r.Verdict[i] = math.NaN(), VerdictNA
 			if math.IsNaN(r.Values[0]) || math.IsNaN(r.Values[i]) {
 				continue
 			}
-			cr := metrics.Compare(r.Metric, r.Values[0], r.Values[i], r.Samples[0], r.Samples[i])
+			var cr metrics.CompareRow
+			if r.Repeats {
+				cr = metrics.CompareRepeats(r.Metric, r.Values[0], r.Values[i], r.Samples[0], r.Samples[i])
+			} else {
+				cr = metrics.Compare(r.Metric, r.Values[0], r.Values[i], r.Samples[0], r.Samples[i])
+			}
 			r.DiffPct[i] = cr.DiffPct
 			switch cr.Verdict() {
 			case "significant":
 				r.Verdict[i] = VerdictSignificant
 			case "within noise":
 				r.Verdict[i] = VerdictNoise
+			}
+			if cr.Verdict() != "" {
+				r.Method[i] = cr.Test.Describe()
 			}
 		}
 	}
@@ -135,7 +171,7 @@ func docMetrics(d result.Document) []docMetric {
 				g = fmt.Sprintf("%s t=%d fa=%d b=%d", g, r.NThreads, r.FlashAttn, r.NBatch)
 			}
 			if len(r.SamplesNs) > 0 {
-				out = append(out, docMetric{group: g, metric: "t/s", headline: true, value: r.AvgTs(), samples: r.SamplesTs()})
+				out = append(out, docMetric{group: g, metric: "t/s", headline: true, value: r.AvgTs(), samples: r.SamplesTs(), repeats: true})
 			}
 			if r.EnergyKnown() {
 				out = append(out, docMetric{group: g, metric: "tokens/J", value: r.TokensPerJoule()})
@@ -193,6 +229,8 @@ var LatencyMetrics = []string{"ttft", "tpot", "itl", "e2el"}
 // RequestSamples returns the raw latency samples of the successful records in
 // milliseconds by metric (ttft, tpot, itl, e2el), defined as metrics.Summary does:
 // TPOT only for requests with more than one output token, ITL pooled over requests.
+// Samples follow the records' order (the request sequence), which the block
+// bootstrap of a comparison relies on.
 func RequestSamples(recs []metrics.Record) map[string][]float64 {
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	out := map[string][]float64{}

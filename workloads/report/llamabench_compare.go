@@ -141,7 +141,8 @@ type Comparison struct {
 }
 
 // CompareLlamaBench matches the tests of a and b and tests each pair with Welch's
-// t-test at level alpha. Fields constant within each run but different between them
+// t-test at level alpha over the repetitions (run-level figures, independent of one
+// another, unlike per-request samples). Fields constant within each run but different between them
 // (the thing being compared, such as n_threads or model_type) are left out of the
 // matching; the test itself (n_prompt, n_gen, n_depth) always counts.
 func CompareLlamaBench(a, b *LlamaBenchRun, alpha float64) (*Comparison, error) {
@@ -231,6 +232,26 @@ func CompareLlamaBench(a, b *LlamaBenchRun, alpha float64) (*Comparison, error) 
 	return c, nil
 }
 
+// method names the verdicts' test: "Welch t over 5 repetitions" when every compared
+// test has as many repetitions, "Welch t over each test's repetitions" otherwise.
+func (c *Comparison) method() string {
+	desc := ""
+	for _, r := range c.Rows {
+		if r.Missing != "" {
+			continue
+		}
+		d := metrics.DescribeWelch(len(r.A), len(r.B))
+		if desc != "" && d != desc {
+			return string(metrics.MethodWelchRepeats) + " over each test's repetitions"
+		}
+		desc = d
+	}
+	if desc == "" {
+		return string(metrics.MethodWelchRepeats) + " over the repetitions"
+	}
+	return desc
+}
+
 // LlamaBenchCompareMarkdown writes a comparison as a markdown table: test, t/s A,
 // t/s B (mean ± sample std), speedup (B ÷ A), ± (half-width of its confidence
 // interval) and the verdict.
@@ -240,7 +261,8 @@ func LlamaBenchCompareMarkdown(w io.Writer, c *Comparison) error {
 	if c.Diff != "" {
 		fmt.Fprintf(&b, "differs: %s\n", c.Diff)
 	}
-	fmt.Fprintf(&b, "Welch's t-test at alpha %g; speedup = t/s B ÷ t/s A, ± its %g%% confidence interval\n\n", c.Alpha, 100*(1-c.Alpha))
+	fmt.Fprintf(&b, "verdict: %s at alpha %g (run-level: each repetition's t/s is one sample); speedup = t/s B ÷ t/s A, ± its %g%% confidence interval\n\n",
+		c.method(), c.Alpha, 100*(1-c.Alpha))
 	cols := []struct {
 		head  string
 		width int

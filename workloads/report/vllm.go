@@ -87,6 +87,16 @@ var vllmMetrics = []vllmMetric{
 	{"e2el_including_client_queue", "E2EL incl. Client Queue", "Queue-inclusive End-to-end Latency", func(s *metrics.Serving) metrics.Dist { return s.E2ELInclQueue }},
 }
 
+// PercentileMetricKeys lists the metric names percentile_metrics (vLLM's
+// --percentile-metrics) accepts, in vLLM's order.
+func PercentileMetricKeys() []string {
+	out := make([]string, len(vllmMetrics))
+	for i, m := range vllmMetrics {
+		out[i] = m.key
+	}
+	return out
+}
+
 // PercentileMetrics returns the metrics a result reports percentiles for (vLLM's
 // default: ttft,tpot,itl).
 func PercentileMetrics(res *serving.Result) []string {

@@ -112,26 +112,38 @@ func vllmSamples(res map[string]any, metric string) []float64 {
 }
 
 // VLLMCompare writes an A/B table of two saved serving results (ours or vLLM's):
-// metric | A | B | % difference (positive = B larger) | noise, where the noise verdict
-// (Welch's t-test on the per-request samples) appears on mean rows when both results
-// were saved with --save-detailed.
+// metric | A | B | % difference (positive = B larger) | noise. The noise verdict
+// appears on the mean rows (difference of means) and on the median and p50 rows of
+// TTFT, TPOT and E2EL (difference of medians) when both results were saved with
+// --save-detailed: a moving-block bootstrap over the request sequence (blocks of
+// consecutive requests, whose latencies are correlated), "significant" when its
+// 95 % confidence interval of B − A excludes 0. The verdict shows that interval, and
+// a footnote names the method.
 func VLLMCompare(w io.Writer, nameA, nameB string, a, b map[string]any) error {
 	var rows []metrics.CompareRow
-	add := func(key string, sa, sb []float64) {
+	add := func(key string, sa, sb []float64, stat metrics.Stat) {
 		va, okA := a[key].(float64)
 		vb, okB := b[key].(float64)
 		if okA && okB {
-			rows = append(rows, metrics.Compare(key, va, vb, sa, sb))
+			rows = append(rows, metrics.CompareRequests(key, va, vb, sa, sb, stat))
 		}
 	}
 	for _, k := range vllmCompareKeys {
-		add(k, nil, nil)
+		add(k, nil, nil, metrics.StatMean)
 	}
 	for _, m := range []string{"ttft", "tpot", "itl", "e2el", "ttft_content", "itl_per_token"} {
-		add("mean_"+m+"_ms", vllmSamples(a, m), vllmSamples(b, m))
-		add("median_"+m+"_ms", nil, nil)
+		sa, sb := vllmSamples(a, m), vllmSamples(b, m)
+		add("mean_"+m+"_ms", sa, sb, metrics.StatMean)
+		if m == "itl" { // pooled gaps: a median over every token costs more than it tells
+			sa, sb = nil, nil
+		}
+		add("median_"+m+"_ms", sa, sb, metrics.StatMedian)
 		for _, p := range []string{"50", "90", "95", "99", "99.9"} {
-			add("p"+p+"_"+m+"_ms", nil, nil)
+			if p == "50" {
+				add("p"+p+"_"+m+"_ms", sa, sb, metrics.StatMedian)
+				continue
+			}
+			add("p"+p+"_"+m+"_ms", nil, nil, metrics.StatMean)
 		}
 	}
 	if len(rows) == 0 {
@@ -139,8 +151,8 @@ func VLLMCompare(w io.Writer, nameA, nameB string, a, b map[string]any) error {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "A: %s\nB: %s\n\n", nameA, nameB)
-	fmt.Fprintf(&sb, "| %-28s | %12s | %12s | %12s | %-24s |\n", "metric", "A", "B", "% difference", "noise")
-	fmt.Fprintf(&sb, "|%s|%s:|%s:|%s:|%s|\n", strings.Repeat("-", 30), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 26))
+	fmt.Fprintf(&sb, "| %-28s | %12s | %12s | %12s | %-36s |\n", "metric", "A", "B", "% difference", "noise (95 % CI of B − A)")
+	fmt.Fprintf(&sb, "|%s|%s:|%s:|%s:|%s|\n", strings.Repeat("-", 30), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 13), strings.Repeat("-", 38))
 	noted := false
 	for _, r := range rows {
 		diff := "n/a"
@@ -149,15 +161,16 @@ func VLLMCompare(w io.Writer, nameA, nameB string, a, b map[string]any) error {
 		}
 		verdict := r.Verdict()
 		if verdict != "" {
-			verdict = fmt.Sprintf("%s (p=%.3g)", verdict, r.Test.P)
+			verdict = fmt.Sprintf("%s [%+.3g, %+.3g]", verdict, r.Test.CILow, r.Test.CIHigh)
 			noted = true
 		}
-		fmt.Fprintf(&sb, "| %-28s | %12.2f | %12.2f | %12s | %-24s |\n", r.Metric, r.A, r.B, diff, verdict)
+		fmt.Fprintf(&sb, "| %-28s | %12.2f | %12.2f | %12s | %-36s |\n", r.Metric, r.A, r.B, diff, verdict)
 	}
 	if !noted {
 		sb.WriteString("\nno noise verdict: save both runs with --save-detailed to compare per-request samples\n")
 	} else {
-		fmt.Fprintf(&sb, "\nnoise: Welch's t-test on per-request samples, alpha %.2f\n", metrics.CompareAlpha)
+		fmt.Fprintf(&sb, "\nnoise: %s over the per-request samples in request order (blocks of consecutive requests);\n"+
+			"mean rows compare means, median and p50 rows medians; significant when the interval excludes 0\n", metrics.DescribeBootstrap())
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

@@ -1,6 +1,8 @@
 // Package compare is the Compare screen: two or more runs side by side, every metric
-// with its difference against the first run in percent and a noise verdict (Welch's
-// t-test where both runs kept raw samples), the first two runs' distributions of one
+// with its difference against the first run in percent and a noise verdict where
+// both runs kept raw samples (Welch's t-test over a bench's repetitions, a
+// moving-block bootstrap over a serving run's request sequence; the title names
+// the method), the first two runs' distributions of one
 // metric overlaid in a histogram, and a bar per run for each headline metric.
 package compare
 
@@ -194,7 +196,11 @@ func (m Model) View() string {
 	if n := m.legendLines(); n < len(legend) {
 		legend = append(legend[:n-1], fmt.Sprintf(" … and %d more runs (see the columns)", len(legend)-n+1))
 	}
-	title := fmt.Sprintf("%d runs: %% against A · verdict: Welch's t-test, alpha 0.05", len(m.docs))
+	method := "none (no raw samples on both sides)"
+	if ms := m.cmp.Methods(); len(ms) > 0 {
+		method = strings.Join(ms, "; ")
+	}
+	title := fmt.Sprintf("%d runs: %% against A · verdict: %s", len(m.docs), method)
 	if !m.common() {
 		title = fmt.Sprintf("%d runs: no metric in common (different kinds of run): each shows its own", len(m.docs))
 	}
