@@ -291,7 +291,7 @@ type benchJob struct {
 // print (llama-bench's -o format) and writes the --export files.
 func (j *benchJob) runAndReport(ctx context.Context, run profiles.Run, of *outputFlags, exports []string, print report.LlamaBenchFunc) error {
 	if len(j.limits) > 0 {
-		if err := power.Check(j.dev.gpus, j.dev.note, j.limits); err != nil {
+		if err := power.Check(j.dev.gpus, j.dev.note, j.limits, j.dev.stateFile()); err != nil {
 			return err // one line saying why; nothing changed
 		}
 	}

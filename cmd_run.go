@@ -288,7 +288,7 @@ func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) er
 			first = dev
 		}
 		if len(r.PowerLimitW) > 0 {
-			if err := power.Check(dev.gpus, dev.note, r.PowerLimitW); err != nil {
+			if err := power.Check(dev.gpus, dev.note, r.PowerLimitW, dev.stateFile()); err != nil {
 				return err
 			}
 		}

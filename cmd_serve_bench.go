@@ -168,6 +168,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.Var(&topP, "top-p", "top-p")
 	fs.Var(&topK, "top-k", "top-k")
 	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", def.RequestTimeoutS, "seconds before a request counts as failed (timeout)")
+	fs.StringVar(&sp.EnergyDevice, "energy-device", "", "`device` whose energy counts: cpu (RAPL), gpu, gpu:N or none (default: cpu for inproc, none for a server)")
 	pm := fs.String("percentile-metrics", strings.Join(def.PercentileMetrics, ","), "metrics to report percentiles for: ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")
 	mp := fs.String("metric-percentiles", strings.Trim(strings.ReplaceAll(fmt.Sprint(def.MetricPercentiles), " ", ","), "[]"), "percentiles to report, e.g. 50,90,99")
 	saveResult := fs.Bool("save-result", false, "save the result as JSON (vLLM's field names)")
@@ -209,7 +210,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	}
 	defer dev.Close()
 	if len(limits) > 0 {
-		if err := power.Check(dev.gpus, dev.note, limits); err != nil {
+		if err := power.Check(dev.gpus, dev.note, limits, dev.stateFile()); err != nil {
 			return err // one line saying why; nothing changed
 		}
 	}
@@ -298,6 +299,9 @@ func runServeBench(ctx context.Context, args []string) error {
 	}
 	if _, err := engineOptions(sp.Engine); err != nil {
 		return usageErr("%v", err)
+	}
+	if err := serving.CheckEnergyDevice(&sp); err != nil {
+		return usageErr("--energy-device: %v", err)
 	}
 	if sp.Backend != "inproc" {
 		for _, f := range []string{"max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"} {
@@ -574,7 +578,7 @@ func runProfileServe(ctx context.Context, r profiles.Run, of *outputFlags, expor
 	}
 	defer dev.Close()
 	if len(r.PowerLimitW) > 0 {
-		if err := power.Check(dev.gpus, dev.note, r.PowerLimitW); err != nil {
+		if err := power.Check(dev.gpus, dev.note, r.PowerLimitW, dev.stateFile()); err != nil {
 			return err
 		}
 	}

@@ -68,7 +68,7 @@ func (d *telemetryDevice) sweep(ctx context.Context, cmd string, limits []float6
 	if len(limits) == 0 {
 		return each(ctx, 0)
 	}
-	if err := power.Check(d.gpus, d.note, limits); err != nil {
+	if err := power.Check(d.gpus, d.note, limits, d.stateFile()); err != nil {
 		return err
 	}
 	guard := telemetry.NewPowerGuard(d.gpus, d.stateFile())

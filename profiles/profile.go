@@ -17,6 +17,7 @@ import (
 
 	"llmbench/engine/builtin"
 	"llmbench/workloads"
+	"llmbench/workloads/serving"
 )
 
 // SchemaVersion is the version of the profile format this build writes and reads.
@@ -315,6 +316,9 @@ func (r *Run) check() error {
 	}
 	if !(s.Burstiness > 0) {
 		return fmt.Errorf("%s: serve: burstiness %g is not positive", where, s.Burstiness)
+	}
+	if err := serving.CheckEnergyDevice(s); err != nil {
+		return fmt.Errorf("%s: serve: energy_device: %v", where, err)
 	}
 	return nil
 }
