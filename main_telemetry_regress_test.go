@@ -182,3 +182,18 @@ func TestRegressConcurrentPowerSweeps(t *testing.T) {
 		t.Errorf("first sweep did not restore:\n%s", errb.String())
 	}
 }
+
+// TestRegressTUIDeviceSaysFake: in `llmbench tui --device fake` the Live screen's
+// device panel names the device and says FAKE. The base commit titled it "Device"
+// and showed the fake GPU's figures as if they were real.
+func TestRegressTUIDeviceSaysFake(t *testing.T) {
+	dir := t.TempDir()
+	tm := startTerm(t, "fake", 100, 30,
+		fmt.Sprintf("cd %s && env NO_COLOR=1 LLMBENCH_HOME=%s/home LLMBENCH_STATE_DIR=%s/state %s tui --device fake; sleep 30", dir, dir, dir, binPath))
+	tm.waitFor("Estimated: 2 tests × 5 reps", 10*time.Second)
+	tm.keys("Enter")
+	tm.waitFor("[Live]", 10*time.Second)
+	tm.waitFor("✓ finished", 60*time.Second)
+	tm.keys("BTab") // back to Live, which keeps the last reading
+	tm.waitFor("Device · FAKE · Fake H100", 5*time.Second)
+}

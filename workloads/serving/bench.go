@@ -89,7 +89,8 @@ func (b *Bench) Name() string { return "serve-bench" }
 // EnergyDevice is the device whose energy the result counts: the CPU packages (RAPL)
 // for the in-process engine, which computes on the CPU; for an external server the
 // spec's EnergyDevice, which the user names (a GPU's joules are never divided into a
-// server's tokens unless the user says that GPU served them), else none.
+// server's tokens unless the user says that GPU served them), else "" (none named:
+// no energy, and the result says how to name one).
 func (b *Bench) EnergyDevice() string {
 	if b.Spec.EnergyDevice != "" {
 		return b.Spec.EnergyDevice
@@ -97,7 +98,7 @@ func (b *Bench) EnergyDevice() string {
 	if b.Spec.Backend == "inproc" {
 		return telemetry.EnergyCPU
 	}
-	return telemetry.EnergyNone
+	return ""
 }
 
 // Arrival returns the schedule configuration of the spec.

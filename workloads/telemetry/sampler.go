@@ -169,6 +169,9 @@ func Summarize(rs []Reading, device string) Power {
 				}
 			}
 			p.EnergyJ = last.CPU.EnergyJ - first.CPU.EnergyJ
+		case EnergyNone:
+			p.Note = "energy device: none"
+			return p
 		default:
 			p.Note = "no energy device named: energy_device / --energy-device cpu, gpu or gpu:N"
 			return p

@@ -120,6 +120,15 @@ type Reading struct {
 // FakeGPUs reports whether the reading's GPUs are the scripted Fake, not hardware.
 func (r Reading) FakeGPUs() bool { return r.GPUKind == SourceFake }
 
+// GPULabel names the reading's GPUs for a brief display: "GPU", or "FAKE GPU" when
+// they are the scripted Fake.
+func (r Reading) GPULabel() string {
+	if r.FakeGPUs() {
+		return "FAKE GPU"
+	}
+	return "GPU"
+}
+
 // GPUPowerW returns the summed power draw of the GPUs and whether any GPU reported it.
 func (r Reading) GPUPowerW() (float64, bool) {
 	var w float64

@@ -272,7 +272,7 @@ func TestSummarizeCountsOnlyTheEnergyDevice(t *testing.T) {
 		{"gpu:1", rs, "gpu:1", 100, SourceFake, ""},
 		{"every gpu", rs, "gpu", 700, SourceFake, ""},
 		{"gpu:2 absent", rs, "gpu:2", 0, "", "GPU 2: not among the 2 GPU(s) sampled"},
-		{"none", rs, "none", 0, "", "no energy device named"},
+		{"none", rs, "none", 0, "", "energy device: none"},
 		{"unnamed", rs, "", 0, "", "no energy device named"},
 	}
 	for _, c := range cases {
