@@ -42,7 +42,7 @@ var serveBenchGroups = []flagGroup{
 		"metric-percentiles", "goodput", "header", "metadata", "save-result", "save-detailed", "result-dir", "result-filename", "append-result",
 		"ready-check-timeout-sec", "disable-tqdm"}},
 	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"}},
-	{"llmbench additions", []string{"compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
+	{"llmbench additions", []string{"energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
 
 // defineServeBench defines serve-bench's flags on fs.
@@ -60,6 +60,7 @@ func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	fs.StringVar(&sp.Tokenizer, "tokenizer", "", "GGUF `file` whose tokenizer counts tokens (default: the model's, else the built-in one)")
 	fs.StringVar(&sp.Label, "label", "", "label (prefix) of the result file name (default: the backend)")
 	fs.StringVar(&sp.SyntheticType, "synthetic-type", def.SyntheticType, "weight type of a synthetic --model shape (inproc): "+strings.Join(synth.FileTypes(), ", "))
+	fs.StringVar(&sp.EnergyDevice, "energy-device", "", "`device` whose energy counts: cpu (RAPL), gpu, gpu:N or none (default: cpu for inproc, none for a server)")
 	fs.IntVar(&sp.Threads, "t", 0, "inproc: threads (0 = all cores)")
 	fs.IntVar(&sp.Engine.Context, "c", 0, "inproc: context size (0 = the model's)")
 	addEngineFlags(fs, &sp.Engine, "inproc: ")

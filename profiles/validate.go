@@ -15,6 +15,7 @@ import (
 	"llmbench/kernels"
 	"llmbench/workloads"
 	"llmbench/workloads/report"
+	"llmbench/workloads/serving"
 )
 
 // Every value of a profile is checked when it is loaded, before anything runs, and a
@@ -247,6 +248,9 @@ func runCheckServe(r *Run) *problem {
 	}
 	if p := checkDataset(&s.Dataset); p != nil {
 		return p
+	}
+	if err := serving.CheckEnergyDevice(s); err != nil {
+		return bad("serve.energy_device", "%v", err)
 	}
 	for _, c := range runConcurrencies(r) {
 		if c.v < 0 {

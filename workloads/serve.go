@@ -134,6 +134,12 @@ type ServeSpec struct {
 
 	// Engine configures the in-process engine of the inproc backend.
 	Engine EngineSpec `json:"engine,omitzero" yaml:"engine,omitempty"`
+
+	// EnergyDevice names the device whose energy the result counts (serve-bench's
+	// --energy-device): "cpu" (RAPL package energy), "gpu" (every GPU), "gpu:N" or
+	// "none". Empty: the CPU for the inproc backend (the engine computes there), none
+	// for an external server, whose device only the user knows.
+	EnergyDevice string `json:"energy_device,omitempty" yaml:"energy_device,omitempty"`
 }
 
 // EngineSpec holds the in-process engine's batching and KV cache settings, under the

@@ -85,7 +85,7 @@ func (d *Device) CheckLimits(limits []float64) error {
 	if len(limits) == 0 {
 		return nil
 	}
-	return power.Check(d.GPUs, d.Note, limits)
+	return power.Check(d.GPUs, d.Note, limits, d.stateFile())
 }
 
 // sweep runs each at every power limit (restoring the originals afterwards), or once

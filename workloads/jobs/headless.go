@@ -188,7 +188,7 @@ func bar(done, total float64, width int) string {
 func liveTelemetry(r telemetry.Reading) string {
 	if w, ok := r.GPUPowerW(); ok {
 		g := r.GPUs[0]
-		return fmt.Sprintf(" · GPU %.0f W %d°C %d MHz", w, g.TempC, g.SMClockMHz)
+		return fmt.Sprintf(" · %s %.0f W %d°C %d MHz", r.GPULabel(), w, g.TempC, g.SMClockMHz)
 	}
 	if r.CPU.HasEnergy {
 		return fmt.Sprintf(" · CPU %.0f W %.0f%%", r.CPU.PowerW, r.CPU.UtilAll)

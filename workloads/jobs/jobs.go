@@ -20,6 +20,7 @@ import (
 	"llmbench/workloads/report"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
+	"llmbench/workloads/serving"
 	"llmbench/workloads/store"
 )
 
@@ -110,6 +111,9 @@ func Check(job workloads.Job, o Options) error {
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
 			return err
+		}
+		if err := serving.CheckEnergyDevice(job.Serve); err != nil {
+			return fmt.Errorf("--energy-device: %w", err)
 		}
 		if job.Serve.Backend == "inproc" {
 			m, err := ModelRef(job.Serve.Model, job.Serve.SyntheticType)

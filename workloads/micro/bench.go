@@ -13,6 +13,7 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/power"
 	"llmbench/workloads/run"
+	"llmbench/workloads/telemetry"
 )
 
 // OpenFunc loads model m with opts; the caller decides where files come from (a path,
@@ -31,6 +32,11 @@ type Bench struct {
 	// PowerLimitW is stamped on every record (the GPU limit of this run, 0 when
 	// unchanged).
 	PowerLimitW float64
+	// EnergyDevice names the device whose energy the records count (see
+	// telemetry.ParseEnergyDevice); empty: the device the engine computes on, the
+	// CPU packages (RAPL) for the CPU backend. A GPU sampled beside the CPU engine
+	// never counts.
+	EnergyDevice string
 	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
 	// before the tests, so tg results can be read against their ceiling.
 	ReadBandwidth func(ctx context.Context) (float64, error)
@@ -42,6 +48,18 @@ type Bench struct {
 
 // Name implements run.Workload.
 func (b *Bench) Name() string { return "bench" }
+
+// energyDevice is the device whose energy a test counts: EnergyDevice when set, else
+// the device of the engine's backend (backend: its name, "cpu/avx2", "cuda/…").
+func (b *Bench) energyDevice(backend string) string {
+	if b.EnergyDevice != "" {
+		return b.EnergyDevice
+	}
+	if strings.HasPrefix(backend, "cuda") {
+		return "gpu:0"
+	}
+	return telemetry.EnergyCPU
+}
 
 // Run implements run.Workload: it runs every test of the cross product and returns a
 // *Result, holding the tests finished so far when ctx is cancelled or a test fails.
@@ -208,7 +226,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	defer func() {
 		if sampled && len(rec.SamplesNs) > 0 {
 			last, _ := r.SampleNow()
-			rec.Telemetry = power.Summary(r.Telemetry(first.At, last.At))
+			rec.Telemetry = power.Summary(r.Telemetry(first.At, last.At), b.energyDevice(e.Backend().Name()))
 		}
 	}()
 	for rep := range spec.Reps {

@@ -14,20 +14,24 @@ import (
 // summary of its timed repetitions; without one, none does.
 func TestBenchTelemetry(t *testing.T) {
 	spec := workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{16}, Gen: []int{8}, Reps: 2}
+	fake := func() run.Sampler {
+		f, _ := telemetry.NewFake(telemetry.FakeOptions{})
+		return telemetry.NewSampler(f, "fake")
+	}
 	cases := []struct {
 		name    string
 		sampler run.Sampler
+		device  string // Bench.EnergyDevice
 		known   bool
 	}{
-		{"fake GPU", func() run.Sampler {
-			f, _ := telemetry.NewFake(telemetry.FakeOptions{})
-			return telemetry.NewSampler(f, "fake")
-		}(), true},
-		{"CPU only", telemetry.NewSampler(nil, "no GPU"), false}, // no RAPL on the test machines, or energy too small to tell
-		{"no sampler", nil, false},
+		// The CPU engine's energy is the CPU's: a GPU beside it never counts.
+		{"fake GPU beside the CPU engine", fake(), "", false},
+		{"fake GPU named as the energy device", fake(), "gpu:0", true},
+		{"CPU only", telemetry.NewSampler(nil, "no GPU"), "", false}, // no RAPL on the test machines, or energy too small to tell
+		{"no sampler", nil, "", false},
 	}
 	for _, c := range cases {
-		b := &Bench{Spec: spec, Open: builtinOpen, PowerLimitW: 450}
+		b := &Bench{Spec: spec, Open: builtinOpen, PowerLimitW: 450, EnergyDevice: c.device}
 		var opts []run.Option
 		if c.sampler != nil {
 			opts = append(opts, run.WithSampler(c.sampler, 10*time.Millisecond))
@@ -49,7 +53,7 @@ func TestBenchTelemetry(t *testing.T) {
 			}
 			if c.known {
 				tp := r.Telemetry
-				if !r.EnergyKnown() || tp.Source != "gpu" || tp.Samples < 2 || r.TokensPerJoule() <= 0 || tp.MinW > tp.MaxW {
+				if !r.EnergyKnown() || tp.Source != telemetry.SourceFake || tp.Device != "gpu:0" || tp.Samples < 2 || r.TokensPerJoule() <= 0 || tp.MinW > tp.MaxW {
 					t.Errorf("%s %s: %+v", c.name, r.Name(), tp)
 				}
 				if (r.NGen > 0) != (r.JoulesPerOutputToken() > 0) {
@@ -59,6 +63,9 @@ func TestBenchTelemetry(t *testing.T) {
 			}
 			if c.sampler == nil && (r.EnergyKnown() || r.TokensPerJoule() != 0 || r.JoulesPerOutputToken() != 0) {
 				t.Errorf("%s %s: energy without a sampler", c.name, r.Name())
+			}
+			if tp := r.Telemetry; tp != nil && (tp.Device != telemetry.EnergyCPU || tp.Source == telemetry.SourceFake || tp.SMClockMHz != 0) {
+				t.Errorf("%s %s: the CPU engine's energy from elsewhere: %+v", c.name, r.Name(), tp)
 			}
 		}
 	}

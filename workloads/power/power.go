@@ -34,8 +34,11 @@ func ParseLimits(s string) ([]float64, error) {
 }
 
 // Check says in one line why limits cannot be applied to gpus (nil when they can):
-// no GPU (note says why), or a limit outside a GPU's range. It changes nothing.
-func Check(gpus telemetry.GPUs, note string, limits []float64) error {
+// no GPU (note says why), a limit outside a GPU's range, or (when stateFile, the
+// state dir's telemetry.PowerStateFile, is given) another process changing a GPU's
+// limit now. It changes nothing; the guard still enforces the lock when it changes
+// a limit.
+func Check(gpus telemetry.GPUs, note string, limits []float64, stateFile string) error {
 	if gpus == nil || gpus.Count() == 0 {
 		return fmt.Errorf("power limits: %s; nothing changed", strings.TrimSuffix(note, "."))
 	}
@@ -51,6 +54,11 @@ func Check(gpus telemetry.GPUs, note string, limits []float64) error {
 			if w < g.PowerMinW || w > g.PowerMaxW {
 				return fmt.Errorf("power limits: %.0f W is outside GPU %d's range %.0f–%.0f W; nothing changed", w, i, g.PowerMinW, g.PowerMaxW)
 			}
+		}
+	}
+	if stateFile != "" {
+		if err := telemetry.CheckUnlocked(gpus, stateFile); err != nil {
+			return fmt.Errorf("power limits: %w; nothing changed", err)
 		}
 	}
 	return nil
@@ -95,6 +103,9 @@ func Sweep(ctx context.Context, gpus telemetry.GPUs, guard *telemetry.PowerGuard
 		logf = func(string, ...any) {}
 	}
 	defer func() {
+		if !guard.Changed() {
+			return // nothing changed (refused, or failed before the first change)
+		}
 		rerr := guard.Restore()
 		if rerr == nil {
 			var orig []string
@@ -117,7 +128,10 @@ func Sweep(ctx context.Context, gpus telemetry.GPUs, guard *telemetry.PowerGuard
 		}
 		for i := range gpus.Count() {
 			if err := guard.Set(i, w); err != nil {
-				if errors.Is(err, telemetry.ErrPermission) {
+				if errors.Is(err, telemetry.ErrPermission) || errors.Is(err, telemetry.ErrLocked) {
+					if guard.Changed() {
+						return fmt.Errorf("power limits: %w", err)
+					}
 					return fmt.Errorf("power limits: %w; nothing changed", err)
 				}
 				return fmt.Errorf("power limit %.0f W: %w", w, err)
@@ -215,9 +229,9 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// Summary reduces a run's telemetry to a Power summary, or nil when none of the readings
-// are workloads/telemetry's.
-func Summary(ts []run.Telemetry) *telemetry.Power {
+// Summary reduces a run's telemetry to the Power of energy device dev (see
+// telemetry.Summarize), or nil when none of the readings are workloads/telemetry's.
+func Summary(ts []run.Telemetry, dev string) *telemetry.Power {
 	rs := make([]telemetry.Reading, 0, len(ts))
 	for _, t := range ts {
 		if d, ok := t.Data.(telemetry.Reading); ok {
@@ -227,6 +241,6 @@ func Summary(ts []run.Telemetry) *telemetry.Power {
 	if len(rs) == 0 {
 		return nil
 	}
-	p := telemetry.Summarize(rs)
+	p := telemetry.Summarize(rs, dev)
 	return &p
 }

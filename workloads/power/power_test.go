@@ -50,7 +50,7 @@ func TestCheck(t *testing.T) {
 		{"above range", f, []float64{900}, "outside"},
 	}
 	for _, c := range cases {
-		err := Check(c.gpus, "NVML found no GPU (0 devices)", c.limits)
+		err := Check(c.gpus, "NVML found no GPU (0 devices)", c.limits, "")
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
@@ -88,8 +88,8 @@ func TestSweepRunsEveryPoint(t *testing.T) {
 		if !p.Settled || p.DrawW > 2*p.LimitW*1.03 || p.Index != len(seen)-1 {
 			t.Errorf("point %+v", p)
 		}
-		if _, err := os.Stat(file); err != nil {
-			t.Errorf("no state file while limits are changed: %v", err)
+		if got := stateFiles(file); len(got) != 2 {
+			t.Errorf("state files while limits are changed: %v; want one per GPU", got)
 		}
 		return nil
 	})
@@ -104,8 +104,8 @@ func TestSweepRunsEveryPoint(t *testing.T) {
 			t.Errorf("GPU %d left at %v W", i, w)
 		}
 	}
-	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
-		t.Error("state file left after the sweep")
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state files left after the sweep: %v", left)
 	}
 	if last := logs[len(logs)-1]; last != "power limits restored (700 W, 700 W)" || !strings.Contains(logs[0], "power limit 600 W: settled") {
 		t.Errorf("logs %q", logs)
@@ -158,39 +158,98 @@ func TestSweepRestoresWhenKilled(t *testing.T) {
 					t.Errorf("GPU %d at %v W; want %v restored", i, w, want)
 				}
 			}
-			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
-				t.Error("state file left")
+			if left := stateFiles(file); len(left) > 0 {
+				t.Errorf("state files left: %v", left)
 			}
 		})
 	}
 }
 
+// stateFiles lists the power state files beside file (the legacy one and each
+// GPU's).
+func stateFiles(file string) []string {
+	stem := strings.TrimSuffix(file, filepath.Ext(file))
+	m, _ := filepath.Glob(stem + "*.json")
+	return m
+}
+
 // TestSweepStateFileAfterCrash: a process that dies mid-sweep (no defer runs) leaves
-// the state file, and the next start restores from it.
+// the limit changed and its GPU's state file, its lock gone with it; the next start
+// restores from the file.
 func TestSweepStateFileAfterCrash(t *testing.T) {
 	dir := t.TempDir()
 	fakeState := filepath.Join(dir, telemetry.FakeStateFile)
 	file := filepath.Join(dir, telemetry.PowerStateFile)
 	f, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
-	guard := telemetry.NewPowerGuard(f, file)
-	// What a killed process leaves: the limit changed and the state file written,
-	// Restore never called.
-	if err := guard.Set(0, 350); err != nil {
+	// What a killed process leaves: the limit changed and the GPU's state file
+	// written; the kernel dropped its lock, and Restore never ran.
+	if err := f.SetPowerLimit(0, 350); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(file)
-	os.WriteFile(file, []byte(strings.Replace(string(data), fmt.Sprintf(`"pid": %d`, os.Getpid()), `"pid": 2147483646`, 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "power-limits-fake-GPU-fake-0000-0000.json"),
+		[]byte(`{"pid": 2147483646, "kind": "fake", "limits": [{"index": 0, "uuid": "GPU-fake-0000-0000", "limit_w": 700}]}`), 0o644)
 	// The next start: a new Fake reads the persisted limit, RestoreSaved puts it back.
 	g, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
 	if w, _ := g.PowerLimit(0); w != 350 {
 		t.Fatalf("persisted limit %v", w)
 	}
 	lines, err := telemetry.RestoreSaved(g, file)
-	if err != nil || len(lines) != 1 {
+	if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "left at 350 W by llmbench pid 2147483646") {
 		t.Fatalf("RestoreSaved: %v %v", lines, err)
 	}
 	if w, _ := g.PowerLimit(0); w != 700 {
 		t.Errorf("after the next start: %v W", w)
+	}
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state files left: %v", left)
+	}
+}
+
+// TestSweepRefusedWhileAnotherHoldsTheGPU: a second sweep of the same GPU (another
+// guard, as another process would hold) refuses before changing anything, names the
+// holder, does not claim to restore, and the first sweep restores the original.
+func TestSweepRefusedWhileAnotherHoldsTheGPU(t *testing.T) {
+	dir := t.TempDir()
+	fakeState := filepath.Join(dir, telemetry.FakeStateFile)
+	file := filepath.Join(dir, telemetry.PowerStateFile)
+	a, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
+	b, _ := telemetry.NewFake(telemetry.FakeOptions{StateFile: fakeState})
+	ga, gb := telemetry.NewPowerGuard(a, file), telemetry.NewPowerGuard(b, file)
+	var inner error
+	var logs []string
+	err := Sweep(context.Background(), a, ga, []float64{300, 400}, fast, nil, func(ctx context.Context, p Point) error {
+		if p.LimitW != 300 {
+			return nil
+		}
+		if err := Check(b, "", []float64{500}, file); !errors.Is(err, telemetry.ErrLocked) || !strings.Contains(err.Error(), "nothing changed") {
+			t.Errorf("Check while held: %v", err)
+		}
+		ran := false
+		inner = Sweep(ctx, b, gb, []float64{500}, fast, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
+			func(context.Context, Point) error { ran = true; return nil })
+		if ran {
+			t.Error("the second sweep ran")
+		}
+		if w, _ := b.PowerLimit(0); w != 300 {
+			t.Errorf("the second sweep changed the limit to %v W", w)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(inner, telemetry.ErrLocked) || !strings.Contains(inner.Error(), fmt.Sprintf("pid %d", os.Getpid())) ||
+		!strings.Contains(inner.Error(), "nothing changed") || len(logs) != 0 {
+		t.Errorf("second sweep: %v, logs %q", inner, logs)
+	}
+	if w, _ := b.PowerLimit(0); w != 700 {
+		t.Errorf("ended at %v W; want 700", w)
+	}
+	if err := Check(b, "", []float64{500}, file); err != nil {
+		t.Errorf("Check once free: %v", err)
+	}
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state files left: %v", left)
 	}
 }
 
@@ -201,16 +260,16 @@ func TestSweepPermissionDenied(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs root") || !strings.Contains(err.Error(), "nothing changed") || ran {
 		t.Errorf("err %v, ran %v", err, ran)
 	}
-	if _, serr := os.Stat(file); !errors.Is(serr, os.ErrNotExist) {
-		t.Error("state file left")
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state files left: %v", left)
 	}
 }
 
 func TestSettleTimeout(t *testing.T) {
-	f, guard, _ := sweepSetup(t, telemetry.FakeOptions{})
-	// The fake's scripted demand (560–680 W) never fits under a 1 % tolerance of
-	// "steady" at 1 ms polls… but it does settle under the limit; use a limit above
-	// the demand and an impossible tolerance to force the timeout path.
+	// A load that changes at every reading keeps the draw moving; with an impossible
+	// tolerance the wait can only time out.
+	load := 0.0
+	f, guard, _ := sweepSetup(t, telemetry.FakeOptions{Load: func() float64 { load = 1 - load; return load }})
 	st := Settle{Poll: time.Millisecond, Timeout: 20 * time.Millisecond, Tolerance: 1e-12}
 	var p Point
 	err := Sweep(context.Background(), f, guard, []float64{700}, st, nil, func(_ context.Context, q Point) error { p = q; return nil })

@@ -226,6 +226,7 @@ type servingColumn struct {
 // percentile any point computed), energy and the partial marker.
 func servingColumns(points []*serving.Result) []servingColumn {
 	opt := func(v float64, ok bool) any { return lbOpt(v, ok) }
+	opt3 := func(v string) any { return lbOpt(v, v != "") }
 	cols := []servingColumn{
 		{"max_concurrency", func(r *serving.Result) any { return lbOpt(r.Spec.MaxConcurrency, r.Spec.MaxConcurrency > 0) }},
 		{"request_rate", func(r *serving.Result) any { return r.Spec.RequestRate.String() }},
@@ -265,6 +266,18 @@ func servingColumns(points []*serving.Result) []servingColumn {
 		}
 	}
 	cols = append(cols,
+		servingColumn{"energy_device", func(r *serving.Result) any {
+			if r.Telemetry == nil {
+				return nil
+			}
+			return opt3(r.Telemetry.EnergyDevice())
+		}},
+		servingColumn{"power_source", func(r *serving.Result) any {
+			if !r.EnergyKnown() {
+				return nil
+			}
+			return opt3(r.Telemetry.Provenance())
+		}},
 		servingColumn{"power_mean_w", func(r *serving.Result) any {
 			if !r.EnergyKnown() {
 				return nil
@@ -296,7 +309,7 @@ var benchDefinitions = map[string]string{
 	"avg_ns":     "mean of samples_ns, truncated to an integer",
 	"mem_bw_gbs": "llmbench: weight bytes read per generated token x avg_ts, tg tests only, GB/s (1e9 bytes)",
 	"gflops":     "llmbench: floating-point operations of one repetition / avg_ns, 1e9 per second",
-	"energy":     "llmbench: energy integrated over the timed repetitions from sampled board power; tokens_per_joule counts prompt and generated tokens of those repetitions",
+	"energy":     "llmbench: energy of the timed repetitions from the device that ran them (energy_device: cpu = RAPL package energy for the CPU engine; a GPU sampled beside it never counts), read as power_source says (rapl, nvml, or fake: not real readings); tokens_per_joule counts prompt and generated tokens of those repetitions",
 }
 
 // DocumentJSON writes d as one JSON object: schema and schema_version, title,

@@ -89,7 +89,21 @@ var lbFields = []lbField{
 	{"partial", lbBool, func(r *micro.Record) any { return r.Partial }},
 	// telemetry: null (JSON), empty (CSV) or NULL (SQL) when not measured
 	{"power_limit_w", lbFloat, func(r *micro.Record) any { return lbOpt(r.PowerLimitW, r.PowerLimitW > 0) }},
-	{"power_source", lbString, func(r *micro.Record) any { return lbTele(r, func(p *telemetry.Power) any { return p.Source }, "") }},
+	// energy_device: the device the energy figures come from (cpu, gpu, gpu:N);
+	// power_source: how its power was read (rapl, nvml, or fake: not real readings);
+	// gpu_source: the GPU readings beside it (nvml, fake); energy_note: why no energy.
+	{"energy_device", lbString, func(r *micro.Record) any {
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.EnergyDevice(), p.EnergyDevice() != "") }, nil)
+	}},
+	{"power_source", lbString, func(r *micro.Record) any {
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.Provenance(), p.Known() && p.Provenance() != "") }, nil)
+	}},
+	{"gpu_source", lbString, func(r *micro.Record) any {
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.GPUSource, p.GPUSource != "") }, nil)
+	}},
+	{"energy_note", lbString, func(r *micro.Record) any {
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.Note, !p.Known() && p.Note != "") }, nil)
+	}},
 	{"power_min_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MinW }) }},
 	{"power_mean_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MeanW }) }},
 	{"power_max_w", lbFloat, func(r *micro.Record) any { return lbEnergy(r, func(p *telemetry.Power) float64 { return p.MaxW }) }},
@@ -100,7 +114,7 @@ var lbFields = []lbField{
 		return lbEnergy(r, func(p *telemetry.Power) float64 { return p.SMClockMHz })
 	}},
 	{"temp_max_c", lbInt, func(r *micro.Record) any {
-		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.TempMaxC, p.Source == "gpu") }, nil)
+		return lbTele(r, func(p *telemetry.Power) any { return lbOpt(p.TempMaxC, p.Known() && p.TempMaxC > 0) }, nil)
 	}},
 	{"telemetry_samples", lbInt, func(r *micro.Record) any { return lbTele(r, func(p *telemetry.Power) any { return p.Samples }, 0) }},
 }

@@ -10,6 +10,7 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/power"
+	"llmbench/workloads/telemetry"
 )
 
 // lbColumn is one column of the markdown table: its header, width (negative: left
@@ -128,14 +129,16 @@ func lbTableColumns(res *micro.Result) []lbColumn {
 		cols = append(cols[:len(cols)-2], power, cols[len(cols)-2], cols[len(cols)-1])
 	}
 	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() }) {
+		// The heads name the device the energy came from ("CPU W", "FAKE GPU t/J").
+		dev := lbEnergyHead(res)
 		cols = append(cols,
-			lbColumn{"W", 7, func(r *micro.Record) string {
+			lbColumn{dev + "W", 7 + len(dev), func(r *micro.Record) string {
 				if !r.EnergyKnown() {
 					return "-"
 				}
 				return fmt.Sprintf("%.1f", r.Telemetry.MeanW)
 			}},
-			lbColumn{"t/J", 10, func(r *micro.Record) string {
+			lbColumn{dev + "t/J", 10 + len(dev), func(r *micro.Record) string {
 				if !r.EnergyKnown() {
 					return "-"
 				}
@@ -145,15 +148,17 @@ func lbTableColumns(res *micro.Result) []lbColumn {
 	return cols
 }
 
-// lbNotes writes what follows the markdown table: the build line, each tg test
-// against its read-bandwidth ceiling, the power sweep's tables, why energy was not
-// measured, and the partial-run marker.
+// lbNotes writes what follows the markdown table: the build line, where the energy
+// came from (or why it was not measured) and which telemetry was sampled, each tg
+// test against its read-bandwidth ceiling, the power sweep's tables, and the
+// partial-run marker.
 func lbNotes(b *strings.Builder, res *micro.Result) {
 	build := "llmbench"
 	if len(res.Records) > 0 && res.Records[0].BuildCommit != "" {
 		build += " " + res.Records[0].BuildCommit
 	}
 	fmt.Fprintf(b, "build: %s\n", build)
+	lbEnergyNotes(b, res)
 	if res.ReadBandwidth > 0 {
 		for i := range res.Records {
 			r := &res.Records[i]
@@ -166,11 +171,63 @@ func lbNotes(b *strings.Builder, res *micro.Result) {
 	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 }) {
 		lbSweepSummary(b, res)
 	}
-	if !slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.EnergyKnown() }) && res.TelemetryNote != "" {
-		fmt.Fprintf(b, "energy: not measured (%s)\n", res.TelemetryNote)
-	}
 	if res.Partial || slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.Partial }) {
 		b.WriteString("partial: interrupted before every test finished\n")
+	}
+}
+
+// lbEnergyHead is the prefix of the energy columns' heads: the energy device of the
+// measured records ("CPU ", "GPU ", "GPU 0 "), "FAKE " before it when the readings
+// are the fake device's; empty for old results that did not say.
+func lbEnergyHead(res *micro.Result) string {
+	var dev, src string
+	for i := range res.Records {
+		if r := &res.Records[i]; r.EnergyKnown() {
+			d, s := r.Telemetry.EnergyDevice(), r.Telemetry.Provenance()
+			if dev != "" && (d != dev || s != src) {
+				return "" // mixed: the notes below the table say which is which
+			}
+			dev, src = d, s
+		}
+	}
+	head := ""
+	switch {
+	case dev == telemetry.EnergyCPU:
+		head = "CPU "
+	case strings.HasPrefix(dev, telemetry.EnergyGPUs):
+		head = telemetry.DeviceLabel(dev) + " "
+	}
+	if src == telemetry.SourceFake {
+		head = "FAKE " + head
+	}
+	return head
+}
+
+// lbEnergyNotes says, below the table, where the energy came from and whether the
+// readings are real (one line per distinct device), and which telemetry the run
+// sampled: a fake GPU is named fake even when it is not the energy device.
+func lbEnergyNotes(b *strings.Builder, res *micro.Result) {
+	var seen []string
+	fake := false
+	for i := range res.Records {
+		tp := res.Records[i].Telemetry
+		if tp == nil {
+			continue
+		}
+		fake = fake || tp.Fake()
+		if d := tp.Describe(); !slices.Contains(seen, d) {
+			seen = append(seen, d)
+			fmt.Fprintf(b, "energy: %s\n", d)
+		}
+	}
+	if len(seen) == 0 && len(res.Records) > 0 && res.TelemetryNote != "" {
+		b.WriteString("energy: not measured (no telemetry sampled)\n")
+	}
+	if res.TelemetryNote != "" {
+		fmt.Fprintf(b, "telemetry: %s\n", res.TelemetryNote)
+	}
+	if fake && !strings.Contains(strings.ToLower(res.TelemetryNote), "fake") {
+		b.WriteString("telemetry: the GPU readings are FAKE (scripted device, not real)\n")
 	}
 }
 

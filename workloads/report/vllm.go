@@ -14,6 +14,7 @@ import (
 
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
+	"llmbench/workloads/telemetry"
 )
 
 // vllmWidth is the width of vLLM's rules; labels are padded to 40.
@@ -250,12 +251,18 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	if res.PowerLimitW > 0 {
 		l.row("Power limit (W):", vllmFloat(res.PowerLimitW))
 	}
-	if res.EnergyKnown() {
-		tp := res.Telemetry
-		l.row("Power min/mean/max ("+tp.Source+", W):", fmt.Sprintf("%.0f/%.0f/%.0f", tp.MinW, tp.MeanW, tp.MaxW))
-		l.row("Energy (J):", vllmFloat(tp.EnergyJ))
-		l.row("Output tokens per joule:", vllmFloat(res.OutputTokensPerJoule()))
-		l.row("Joules per output token:", vllmFloat(res.JoulesPerOutputToken()))
+	if tp := res.Telemetry; tp != nil {
+		// Which device the energy came from and whether the readings are real.
+		l.row("Energy device:", tp.Describe())
+		if res.EnergyKnown() {
+			l.row("Power min/mean/max (W):", fmt.Sprintf("%.0f/%.0f/%.0f", tp.MinW, tp.MeanW, tp.MaxW))
+			l.row("Energy (J):", vllmFloat(tp.EnergyJ))
+			l.row("Output tokens per joule:", vllmFloat(res.OutputTokensPerJoule()))
+			l.row("Joules per output token:", vllmFloat(res.JoulesPerOutputToken()))
+		}
+		if tp.GPUSource == telemetry.SourceFake && tp.Provenance() != telemetry.SourceFake {
+			l.line("note: the GPU readings are FAKE (scripted device, not real); they are not this run's energy")
+		}
 	}
 	if e := res.Engine; e != nil {
 		vllmEngine(&l, e)

@@ -202,13 +202,25 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 		}
 		return v
 	}
+	opt3 := func(v string) any {
+		if v == "" {
+			return nil
+		}
+		return v
+	}
 	known := res.EnergyKnown()
 	tp := res.Telemetry
 	if tp == nil {
 		tp = &telemetry.Power{}
 	}
 	o.set("power_limit_w", opt2(res.PowerLimitW, res.PowerLimitW > 0))
-	o.set("power_source", tp.Source)
+	// energy_device: the device the energy figures come from; power_source: how its
+	// power was read (rapl, nvml, or fake: not real readings); gpu_source: the GPU
+	// readings the run sampled (nvml, fake), energy device or not.
+	o.set("energy_device", opt3(tp.EnergyDevice()))
+	o.set("power_source", opt3(tp.Provenance()))
+	o.set("gpu_source", opt3(tp.GPUSource))
+	o.set("energy_note", opt3(tp.Note))
 	o.set("power_min_w", opt2(tp.MinW, known))
 	o.set("power_mean_w", opt2(tp.MeanW, known))
 	o.set("power_max_w", opt2(tp.MaxW, known))

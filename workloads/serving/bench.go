@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,21 @@ type RateChange struct {
 
 // Name implements run.Workload.
 func (b *Bench) Name() string { return "serve-bench" }
+
+// EnergyDevice is the device whose energy the result counts: the CPU packages (RAPL)
+// for the in-process engine, which computes on the CPU; for an external server the
+// spec's EnergyDevice, which the user names (a GPU's joules are never divided into a
+// server's tokens unless the user says that GPU served them), else "" (none named:
+// no energy, and the result says how to name one).
+func (b *Bench) EnergyDevice() string {
+	if b.Spec.EnergyDevice != "" {
+		return b.Spec.EnergyDevice
+	}
+	if b.Spec.Backend == "inproc" {
+		return telemetry.EnergyCPU
+	}
+	return ""
+}
 
 // Arrival returns the schedule configuration of the spec.
 func (b *Bench) Arrival() Arrival {
@@ -208,7 +224,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	}
 	if sampled {
 		last, _ := r.SampleNow()
-		res.Telemetry = power.Summary(r.Telemetry(first.At, last.At))
+		res.Telemetry = power.Summary(r.Telemetry(first.At, last.At), b.EnergyDevice())
 	}
 	close(stopTick)
 	<-tickDone
@@ -260,4 +276,19 @@ func release(sem chan struct{}) {
 	if sem != nil {
 		<-sem
 	}
+}
+
+// CheckEnergyDevice checks and canonicalises s.EnergyDevice (see
+// telemetry.ParseEnergyDevice). The inproc backend computes on the CPU, so it takes
+// "cpu" or "none" only: a GPU's joules never count for the CPU engine's tokens.
+func CheckEnergyDevice(s *workloads.ServeSpec) error {
+	dev, err := telemetry.ParseEnergyDevice(s.EnergyDevice)
+	if err != nil {
+		return err
+	}
+	if s.Backend == "inproc" && dev != "" && dev != telemetry.EnergyCPU && dev != telemetry.EnergyNone {
+		return fmt.Errorf("energy device %s: the inproc backend's engine runs on the CPU (cpu or none)", dev)
+	}
+	s.EnergyDevice = dev
+	return nil
 }

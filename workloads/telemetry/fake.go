@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -17,6 +18,7 @@ const (
 	fakeMaxW      = 700.0
 	fakeMinW      = 200.0
 	fakeIdleW     = 70.0
+	fakeBusyW     = 660.0 // the draw at full load, under no limit
 	fakeMaxSMMHz  = 1980
 	fakeMemMHz    = 2619
 	fakeMemTotal  = 81559 << 20
@@ -33,21 +35,27 @@ type FakeOptions struct {
 	DenySet bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Load is the run's load in [0, 1], read at every reading: the draw asks for
+	// idle + load·(busy − idle) watts. Nil: this process's CPU utilisation (its CPU
+	// time over wall time × cores), so the fake draws what the run demands.
+	Load func() float64
 }
 
-// Fake is a scripted H100-like GPU set for tests and screenshots. Its power draw
-// follows a busy workload's demand (about 560–680 W, varying over a 7-second cycle)
-// capped by the power limit, approaching a new limit within a few tens of
-// milliseconds; a lower limit lowers the draw, the SM clock (roughly with the cube root
-// of the power ratio) and the temperature, and raises the sw_power_cap throttle
-// reason.
+// Fake is a scripted H100-like GPU set for tests and screenshots; its readings are
+// labelled fake wherever they appear. Its power draw follows the run's load (see
+// FakeOptions.Load: 70 W idle, 660 W at full load) capped by the power limit,
+// approaching a new demand or limit within a few tens of milliseconds; a lower limit
+// lowers the draw, the SM clock (roughly with the cube root of the power ratio) and
+// the temperature, and raises the sw_power_cap throttle reason. With a StateFile its
+// limits are shared by every process that opens it, as a driver's are.
 type Fake struct {
 	mu      sync.Mutex
 	opt     FakeOptions
-	start   time.Time
 	limits  []float64
 	draw    []float64
 	energy  []float64 // joules since start
+	target  float64   // the current demand (watts)
+	load    float64
 	last    time.Time
 	closed  bool
 	setLogs []string
@@ -67,50 +75,72 @@ func NewFake(opt FakeOptions) (*Fake, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	f := &Fake{opt: opt, start: opt.Now()}
-	f.last = f.start
+	if opt.Load == nil {
+		opt.Load = newProcessLoad(time.Now).read
+	}
+	f := &Fake{opt: opt, last: opt.Now()}
 	for range opt.GPUs {
 		f.limits = append(f.limits, fakeMaxW)
 		f.energy = append(f.energy, 0)
 	}
-	if opt.StateFile != "" {
-		data, err := os.ReadFile(opt.StateFile)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return nil, fmt.Errorf("fake device: %w", err)
-		default:
-			var st fakeState
-			if err := json.Unmarshal(data, &st); err != nil {
-				return nil, fmt.Errorf("fake device: %s: %w", opt.StateFile, err)
-			}
-			for i := range min(len(st.LimitsW), len(f.limits)) {
-				f.limits[i] = st.LimitsW[i]
-			}
-		}
+	if err := f.reload(); err != nil {
+		return nil, err
 	}
+	f.load = clamp01(opt.Load())
+	f.target = demand(f.load)
 	for i := range f.limits {
-		f.draw = append(f.draw, min(f.demand(0), f.limits[i]))
+		f.draw = append(f.draw, min(f.target, 0.985*f.limits[i]))
 	}
 	return f, nil
 }
 
-// demand is the draw the scripted workload asks for at t since the start.
-func (f *Fake) demand(t time.Duration) float64 {
-	return 620 + 60*math.Sin(2*math.Pi*t.Seconds()/7)
+// reload reads the limits from the StateFile (a few bytes): another process may
+// have set them since.
+func (f *Fake) reload() error {
+	if f.opt.StateFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(f.opt.StateFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fake device: %w", err)
+	}
+	var saved fakeState
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return fmt.Errorf("fake device: %s: %w", f.opt.StateFile, err)
+	}
+	for i := range min(len(saved.LimitsW), len(f.limits)) {
+		f.limits[i] = saved.LimitsW[i]
+	}
+	return nil
 }
 
-// advance moves the draw towards min(demand, limit) and integrates energy up to now.
+// demand is the draw the scripted workload asks for at a load in [0, 1].
+func demand(load float64) float64 { return fakeIdleW + load*(fakeBusyW-fakeIdleW) }
+
+func clamp01(v float64) float64 {
+	if !(v > 0) { // NaN too
+		return 0
+	}
+	return min(v, 1)
+}
+
+// advance reads the load, moves the draw towards min(demand, limit) and integrates
+// energy up to now.
 func (f *Fake) advance() {
+	f.reload() // a damaged file keeps the limits as they were
 	now := f.opt.Now()
 	dt := now.Sub(f.last)
 	if dt <= 0 {
 		return
 	}
-	target := f.demand(now.Sub(f.start))
+	f.load = clamp01(f.opt.Load())
+	f.target = demand(f.load)
 	k := 1 - math.Exp(-float64(dt)/float64(fakeSettleTau))
 	for i := range f.draw {
-		goal := min(target, 0.985*f.limits[i])
+		goal := min(f.target, 0.985*f.limits[i])
 		prev := f.draw[i]
 		f.draw[i] += (goal - f.draw[i]) * k
 		f.energy[i] += (prev + f.draw[i]) / 2 * dt.Seconds()
@@ -143,7 +173,7 @@ func (f *Fake) Read(i int) (GPU, error) {
 	}
 	f.advance()
 	w := f.draw[i]
-	ratio := min(1, w/f.demand(f.last.Sub(f.start)))
+	ratio := min(1, w/f.target)
 	g := GPU{
 		Index: i, Name: fakeName, UUID: fmt.Sprintf("GPU-fake-0000-%04d", i),
 		PowerW: w, PowerLimitW: f.limits[i], PowerMinW: fakeMinW, PowerMaxW: fakeMaxW,
@@ -151,11 +181,11 @@ func (f *Fake) Read(i int) (GPU, error) {
 		SMClockMHz:  int(math.Round(fakeMaxSMMHz * math.Cbrt(ratio))),
 		MemClockMHz: fakeMemMHz,
 		TempC:       int(math.Round(32 + 40*(w-fakeIdleW)/(fakeMaxW-fakeIdleW))),
-		UtilGPU:     99, UtilMem: int(math.Round(55 * math.Cbrt(ratio))),
+		UtilGPU:     int(math.Round(99 * f.load)), UtilMem: int(math.Round(55 * f.load * math.Cbrt(ratio))),
 		MemUsed: 41 << 30, MemTotal: fakeMemTotal,
 		PState: 0,
 	}
-	if f.limits[i] < f.demand(f.last.Sub(f.start)) {
+	if f.limits[i] < f.target {
 		g.Throttle = ThrottleSWPowerCap
 	}
 	g.ThrottleNames = ThrottleReasons(g.Throttle)
@@ -167,6 +197,9 @@ func (f *Fake) PowerLimit(i int) (float64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.check(i); err != nil {
+		return 0, err
+	}
+	if err := f.reload(); err != nil {
 		return 0, err
 	}
 	return f.limits[i], nil
@@ -236,4 +269,34 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// processLoad is this process's CPU utilisation: CPU time over wall time × cores,
+// measured between readings at least 50 ms apart (the last figure in between).
+type processLoad struct {
+	now      func() time.Time
+	lastWall time.Time
+	lastCPU  time.Duration
+	value    float64
+}
+
+func newProcessLoad(now func() time.Time) *processLoad {
+	l := &processLoad{now: now, lastWall: now()}
+	l.lastCPU, _ = processCPUTime()
+	return l
+}
+
+func (l *processLoad) read() float64 {
+	wall := l.now()
+	dt := wall.Sub(l.lastWall)
+	if dt < 50*time.Millisecond {
+		return l.value
+	}
+	cpu, ok := processCPUTime()
+	if !ok {
+		return 0
+	}
+	l.value = clamp01(float64(cpu-l.lastCPU) / (float64(dt) * float64(runtime.NumCPU())))
+	l.lastWall, l.lastCPU = wall, cpu
+	return l.value
 }

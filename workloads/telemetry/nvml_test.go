@@ -138,8 +138,8 @@ func TestNVMLReadings(t *testing.T) {
 	}
 	// Through the Sampler, and summarised.
 	s := NewSampler(g, "mock")
-	p := Summarize([]Reading{s.Read(0), s.Read(1e9)})
-	if p.Source != "gpu" || p.MeanW != 612.345 || p.LimitW != 650 {
+	p := Summarize([]Reading{s.Read(0), s.Read(1e9)}, "gpu")
+	if p.Source != SourceNVML || p.Device != "gpu" || p.MeanW != 612.345 || p.LimitW != 650 {
 		t.Errorf("summary %+v", p)
 	}
 }
@@ -171,6 +171,7 @@ func TestNVMLSetRestoreOrder(t *testing.T) {
 	sets = nil
 	p = NewPowerGuard(g, file)
 	p.Set(0, 300)
+	p.crash()
 	if lines, err := RestoreSaved(g, file); err != nil || len(lines) != 1 || sets[len(sets)-1] != "0:700" {
 		t.Fatalf("RestoreSaved: %v %v, calls %v", lines, err, sets)
 	}

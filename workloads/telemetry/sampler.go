@@ -33,6 +33,7 @@ func (s *Sampler) GPUs() GPUs { return s.gpus }
 func (s *Sampler) Read(at time.Duration) Reading {
 	r := Reading{At: at, Time: s.now(), GPUs: []GPU{}}
 	if s.gpus != nil {
+		r.GPUKind = s.gpus.Kind()
 		for i := range s.gpus.Count() {
 			g, err := s.gpus.Read(i)
 			if err != nil {
@@ -48,11 +49,22 @@ func (s *Sampler) Read(at time.Duration) Reading {
 // Sample implements workloads/run's Sampler: a Read returned as a Reading.
 func (s *Sampler) Sample(at time.Duration) any { return s.Read(at) }
 
-// Power summarises the power and energy of a span of readings.
+// Power summarises the power and energy of a span of readings, taken from one
+// energy device: the device that did the work.
 type Power struct {
-	// Source is what was measured: "gpu" (the GPUs, summed) or "cpu" (RAPL package
-	// energy); empty when nothing measured power.
-	Source  string  `json:"source"`
+	// Device is the energy device the figures come from: "cpu" (RAPL package
+	// energy), "gpu" (every GPU, summed) or "gpu:N"; "none" or empty when no device
+	// was named.
+	Device string `json:"device,omitempty"`
+	// Source says how the device's power was read: "rapl", "nvml", or "fake" (the
+	// scripted device: not real readings); empty when nothing measured it.
+	Source string `json:"source"`
+	// GPUSource is the kind of GPU the span's readings carried ("nvml" or "fake"),
+	// whether or not a GPU is the energy device: a fake GPU sampled beside the CPU
+	// engine shows here and nowhere in the energy.
+	GPUSource string `json:"gpu_source,omitempty"`
+	// Note says why the energy was not measured ("RAPL: no powercap zones").
+	Note    string  `json:"note,omitempty"`
 	Samples int     `json:"samples"`
 	Seconds float64 `json:"seconds"`
 	MinW    float64 `json:"power_min_w"`
@@ -63,7 +75,8 @@ type Power struct {
 	EnergyJ float64 `json:"energy_j"`
 	// LimitW is the GPUs' summed power limit at the end of the span (0 for the CPU).
 	LimitW float64 `json:"power_limit_w,omitempty"`
-	// SMClockMHz and TempMaxC are the GPUs' mean SM clock and highest temperature.
+	// SMClockMHz and TempMaxC are the energy GPUs' mean SM clock and highest
+	// temperature (0 when the energy device is not a GPU).
 	SMClockMHz float64 `json:"sm_clock_mean_mhz,omitempty"`
 	TempMaxC   int     `json:"temp_max_c,omitempty"`
 }
@@ -71,64 +84,100 @@ type Power struct {
 // Known reports whether energy was measured.
 func (p Power) Known() bool { return p.Source != "" && p.Seconds > 0 && p.EnergyJ > 0 }
 
-// Summarize reduces readings (in time order) to a Power: GPU power when the readings
-// carry GPUs, else RAPL's CPU package power when readable, else an empty Power. Energy
-// needs at least two readings.
-func Summarize(rs []Reading) Power {
+// EnergyDevice returns the energy device; results saved before energy devices
+// existed kept it in Source ("gpu", "cpu").
+func (p Power) EnergyDevice() string {
+	if p.Device == "" && (p.Source == EnergyGPUs || p.Source == EnergyCPU) {
+		return p.Source
+	}
+	return p.Device
+}
+
+// Provenance returns how the power was read ("rapl", "nvml", "fake"), empty when
+// nothing was measured or an old result did not say.
+func (p Power) Provenance() string {
+	if p.Source == EnergyGPUs || p.Source == EnergyCPU {
+		return ""
+	}
+	return p.Source
+}
+
+// Fake reports whether any reading summarised here came from the Fake device: the
+// energy itself or the GPU readings beside it.
+func (p Power) Fake() bool { return p.Source == SourceFake || p.GPUSource == SourceFake }
+
+// Describe says in one phrase where the energy came from and whether it is real:
+// "CPU package, real readings (RAPL)", "GPU 0, FAKE readings (…)", or why nothing
+// was measured.
+func (p Power) Describe() string {
+	dev := p.EnergyDevice()
+	if !p.Known() {
+		why := p.Note
+		if why == "" {
+			why = "no readings"
+		}
+		if dev == "" || dev == EnergyNone {
+			return "not measured (" + why + ")"
+		}
+		return "not measured: " + DeviceLabel(dev) + " (" + why + ")"
+	}
+	s := DeviceLabel(dev)
+	if src := p.Provenance(); src != "" {
+		s += ", " + SourceLabel(src)
+	}
+	return s
+}
+
+// Summarize reduces readings (in time order) to the Power of device (see
+// ParseEnergyDevice): the CPU packages' RAPL energy for "cpu", the GPUs' for "gpu"
+// or "gpu:N", nothing for "none" or "". Energy needs at least two readings; when the
+// device has none, Note says why. Only the named device counts: a GPU sampled beside
+// a CPU engine never lends it its joules.
+func Summarize(rs []Reading, device string) Power {
+	p := Power{Device: device, Samples: len(rs)}
 	if len(rs) == 0 {
-		return Power{}
+		p.Note = "no telemetry readings"
+		return p
 	}
 	first, last := rs[0], rs[len(rs)-1]
-	p := Power{Samples: len(rs), Seconds: (last.At - first.At).Seconds(), MinW: math.Inf(1)}
-	var watts []float64
-	switch {
-	case len(first.GPUs) > 0:
-		p.Source = "gpu"
-		counters := len(first.GPUs) == len(last.GPUs)
-		var clock float64
-		var nclock int
-		for _, r := range rs {
-			w, _ := r.GPUPowerW()
-			watts = append(watts, w)
-			for _, g := range r.GPUs {
-				if g.SMClockMHz > 0 {
-					clock += float64(g.SMClockMHz)
-					nclock++
-				}
-				p.TempMaxC = max(p.TempMaxC, g.TempC)
-			}
-		}
-		if nclock > 0 {
-			p.SMClockMHz = clock / float64(nclock)
-		}
-		for _, g := range last.GPUs {
-			p.LimitW += g.PowerLimitW
-		}
-		var e float64
-		for i := 0; counters && i < len(first.GPUs); i++ {
-			a, b := first.GPUs[i], last.GPUs[i]
-			if !a.HasEnergy || !b.HasEnergy || b.EnergyJ < a.EnergyJ {
-				counters = false
-				break
-			}
-			e += b.EnergyJ - a.EnergyJ
-		}
-		if counters {
-			p.EnergyJ = e
-		} else {
-			p.EnergyJ = integrate(rs, watts)
-		}
-	case first.CPU.HasEnergy && last.CPU.HasEnergy:
-		p.Source = "cpu"
-		for i, r := range rs {
-			if i > 0 { // the first reading's power covers time before the span
-				watts = append(watts, r.CPU.PowerW)
-			}
-		}
-		p.EnergyJ = last.CPU.EnergyJ - first.CPU.EnergyJ
-	default:
-		return Power{Samples: len(rs), Seconds: p.Seconds}
+	p.Seconds = (last.At - first.At).Seconds()
+	if len(first.GPUs) > 0 {
+		p.GPUSource = first.GPUKind
 	}
+	var watts []float64
+	if gi, ok := energyGPU(device); ok {
+		var note string
+		if watts, note = p.summarizeGPUs(rs, gi); note != "" {
+			p.Note = note
+			return p
+		}
+	} else {
+		switch device {
+		case EnergyCPU:
+			if !first.CPU.HasEnergy || !last.CPU.HasEnergy {
+				why := last.CPU.Note
+				if why == "" {
+					why = "RAPL: not readable"
+				}
+				p.Note = why
+				return p
+			}
+			p.Source = SourceRAPL
+			for i, r := range rs {
+				if i > 0 { // the first reading's power covers time before the span
+					watts = append(watts, r.CPU.PowerW)
+				}
+			}
+			p.EnergyJ = last.CPU.EnergyJ - first.CPU.EnergyJ
+		case EnergyNone:
+			p.Note = "energy device: none"
+			return p
+		default:
+			p.Note = "no energy device named: energy_device / --energy-device cpu, gpu or gpu:N"
+			return p
+		}
+	}
+	p.MinW = math.Inf(1)
 	var sum float64
 	for _, w := range watts {
 		p.MinW, p.MaxW = min(p.MinW, w), max(p.MaxW, w)
@@ -150,6 +199,70 @@ func Summarize(rs []Reading) Power {
 	return p
 }
 
+// summarizeGPUs fills p from GPU gi of the readings (every GPU when gi < 0) and
+// returns the power of each reading, or a note saying why there is none.
+func (p *Power) summarizeGPUs(rs []Reading, gi int) ([]float64, string) {
+	pick := func(r Reading) []GPU {
+		if gi < 0 {
+			return r.GPUs
+		}
+		for _, g := range r.GPUs {
+			if g.Index == gi {
+				return []GPU{g}
+			}
+		}
+		return nil
+	}
+	first, last := pick(rs[0]), pick(rs[len(rs)-1])
+	if len(first) == 0 || len(last) == 0 {
+		if len(rs[0].GPUs) == 0 {
+			return nil, DeviceLabel(p.Device) + ": no GPU was sampled"
+		}
+		return nil, fmt.Sprintf("%s: not among the %d GPU(s) sampled", DeviceLabel(p.Device), len(rs[0].GPUs))
+	}
+	p.Source = rs[0].GPUKind
+	if p.Source == "" {
+		p.Source = SourceNVML
+	}
+	var watts []float64
+	var clock float64
+	var nclock int
+	for _, r := range rs {
+		var w float64
+		for _, g := range pick(r) {
+			w += g.PowerW
+			if g.SMClockMHz > 0 {
+				clock += float64(g.SMClockMHz)
+				nclock++
+			}
+			p.TempMaxC = max(p.TempMaxC, g.TempC)
+		}
+		watts = append(watts, w)
+	}
+	if nclock > 0 {
+		p.SMClockMHz = clock / float64(nclock)
+	}
+	for _, g := range last {
+		p.LimitW += g.PowerLimitW
+	}
+	counters := len(first) == len(last)
+	var e float64
+	for i := 0; counters && i < len(first); i++ {
+		a, b := first[i], last[i]
+		if !a.HasEnergy || !b.HasEnergy || b.EnergyJ < a.EnergyJ {
+			counters = false
+			break
+		}
+		e += b.EnergyJ - a.EnergyJ
+	}
+	if counters {
+		p.EnergyJ = e
+	} else {
+		p.EnergyJ = integrate(rs, watts)
+	}
+	return watts, ""
+}
+
 // integrate is the trapezoid integral of watts over the readings' times, in joules.
 func integrate(rs []Reading, watts []float64) float64 {
 	var e float64
@@ -161,9 +274,9 @@ func integrate(rs []Reading, watts []float64) float64 {
 
 // String formats the summary for a log line.
 func (p Power) String() string {
-	if p.Source == "" {
-		return "power: not measured"
+	if !p.Known() {
+		return "power: " + p.Describe()
 	}
 	return fmt.Sprintf("%s power %.0f/%.0f/%.0f W (min/mean/max), %.1f J over %.2f s",
-		p.Source, p.MinW, p.MeanW, p.MaxW, p.EnergyJ, p.Seconds)
+		p.Describe(), p.MinW, p.MeanW, p.MaxW, p.EnergyJ, p.Seconds)
 }

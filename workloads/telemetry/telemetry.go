@@ -111,7 +111,22 @@ type Reading struct {
 	At   time.Duration `json:"at_ns"`
 	Time time.Time     `json:"time"`
 	GPUs []GPU         `json:"gpus"`
-	CPU  CPUUsage      `json:"cpu"`
+	// GPUKind is the kind of GPUs read ("nvml", or "fake": not real readings); empty
+	// when there are none.
+	GPUKind string   `json:"gpu_kind,omitempty"`
+	CPU     CPUUsage `json:"cpu"`
+}
+
+// FakeGPUs reports whether the reading's GPUs are the scripted Fake, not hardware.
+func (r Reading) FakeGPUs() bool { return r.GPUKind == SourceFake }
+
+// GPULabel names the reading's GPUs for a brief display: "GPU", or "FAKE GPU" when
+// they are the scripted Fake.
+func (r Reading) GPULabel() string {
+	if r.FakeGPUs() {
+		return "FAKE GPU"
+	}
+	return "GPU"
 }
 
 // GPUPowerW returns the summed power draw of the GPUs and whether any GPU reported it.

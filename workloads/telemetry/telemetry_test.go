@@ -111,7 +111,7 @@ func TestThrottleReasons(t *testing.T) {
 
 func TestFakeRespondsToTheLimit(t *testing.T) {
 	c := &clock{time.Unix(1000, 0)}
-	f, err := NewFake(FakeOptions{GPUs: 2, Now: c.now})
+	f, err := NewFake(FakeOptions{GPUs: 2, Now: c.now, Load: func() float64 { return 1 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,28 +206,28 @@ func TestOpen(t *testing.T) {
 
 func TestSamplerAndSummarize(t *testing.T) {
 	c := &clock{time.Unix(0, 0)}
-	f, _ := NewFake(FakeOptions{Now: c.now})
+	f, _ := NewFake(FakeOptions{Now: c.now, Load: func() float64 { return 1 }})
 	s := NewSampler(f, "fake")
 	var rs []Reading
 	for i := range 11 {
 		rs = append(rs, s.Read(time.Duration(i)*100*time.Millisecond))
 		c.t = c.t.Add(100 * time.Millisecond)
 	}
-	p := Summarize(rs)
-	if p.Source != "gpu" || p.Samples != 11 || p.Seconds != 1 || !p.Known() || p.LimitW != 700 {
+	p := Summarize(rs, "gpu:0")
+	if p.Source != SourceFake || p.Device != "gpu:0" || p.GPUSource != SourceFake || p.Samples != 11 || p.Seconds != 1 || !p.Known() || p.LimitW != 700 {
 		t.Fatalf("summary %+v", p)
 	}
 	if p.MinW > p.MeanW || p.MeanW > p.MaxW+1 || p.EnergyJ < 500 || p.EnergyJ > 700 || p.SMClockMHz != 1980 || p.TempMaxC < 60 {
 		t.Errorf("summary %+v", p)
 	}
-	if !strings.Contains(p.String(), "gpu power") {
+	if !strings.Contains(p.String(), "GPU 0, FAKE readings") || !p.Fake() {
 		t.Errorf("String() = %q", p.String())
 	}
 	// Without energy counters the power readings are integrated.
 	for i := range rs {
 		rs[i].GPUs[0].HasEnergy = false
 	}
-	if q := Summarize(rs); q.EnergyJ < 0.95*p.EnergyJ || q.EnergyJ > 1.05*p.EnergyJ {
+	if q := Summarize(rs, "gpu"); q.EnergyJ < 0.95*p.EnergyJ || q.EnergyJ > 1.05*p.EnergyJ {
 		t.Errorf("integrated %v J vs counters %v J", q.EnergyJ, p.EnergyJ)
 	}
 	cpu := []Reading{
@@ -235,13 +235,132 @@ func TestSamplerAndSummarize(t *testing.T) {
 		{At: time.Second, CPU: CPUUsage{HasEnergy: true, EnergyJ: 40, PowerW: 30}},
 		{At: 2 * time.Second, CPU: CPUUsage{HasEnergy: true, EnergyJ: 50, PowerW: 10}},
 	}
-	if q := Summarize(cpu); q.Source != "cpu" || q.EnergyJ != 40 || q.MeanW != 20 || q.MinW != 10 || q.MaxW != 30 {
+	if q := Summarize(cpu, "cpu"); q.Source != SourceRAPL || q.Device != "cpu" || q.EnergyJ != 40 || q.MeanW != 20 || q.MinW != 10 || q.MaxW != 30 {
 		t.Errorf("cpu summary %+v", q)
 	}
 	for name, rs := range map[string][]Reading{"none": nil, "no energy": {{At: 0}, {At: time.Second}}} {
-		if q := Summarize(rs); q.Known() || q.Source != "" || q.String() != "power: not measured" {
+		if q := Summarize(rs, "cpu"); q.Known() || q.Source != "" || !strings.HasPrefix(q.String(), "power: not measured") {
 			t.Errorf("%s: %+v", name, q)
 		}
+	}
+}
+
+// TestSummarizeCountsOnlyTheEnergyDevice: a GPU sampled beside the CPU engine never
+// lends it its joules; the CPU without RAPL gives no number and says why; a GPU is
+// counted only when named, and only the one named.
+func TestSummarizeCountsOnlyTheEnergyDevice(t *testing.T) {
+	gpu := func(i int, w, e float64) GPU { return GPU{Index: i, PowerW: w, EnergyJ: e, HasEnergy: true, TempC: 60} }
+	noRAPL := CPUUsage{Note: "RAPL: no powercap zones"}
+	rapl := func(e float64) CPUUsage { return CPUUsage{HasEnergy: true, EnergyJ: e, PowerW: 20} }
+	rs := []Reading{
+		{At: 0, GPUKind: "fake", GPUs: []GPU{gpu(0, 600, 1000), gpu(1, 100, 50)}, CPU: noRAPL},
+		{At: time.Second, GPUKind: "fake", GPUs: []GPU{gpu(0, 600, 1600), gpu(1, 100, 150)}, CPU: noRAPL},
+	}
+	withRAPL := []Reading{rs[0], rs[1]}
+	withRAPL[0].CPU, withRAPL[1].CPU = rapl(5), rapl(25)
+	cases := []struct {
+		name   string
+		rs     []Reading
+		dev    string
+		energy float64 // 0: not measured
+		source string
+		note   string
+	}{
+		{"cpu, no RAPL, fake GPU beside", rs, "cpu", 0, "", "RAPL: no powercap zones"},
+		{"cpu with RAPL, fake GPU beside", withRAPL, "cpu", 20, SourceRAPL, ""},
+		{"gpu:0", rs, "gpu:0", 600, SourceFake, ""},
+		{"gpu:1", rs, "gpu:1", 100, SourceFake, ""},
+		{"every gpu", rs, "gpu", 700, SourceFake, ""},
+		{"gpu:2 absent", rs, "gpu:2", 0, "", "GPU 2: not among the 2 GPU(s) sampled"},
+		{"none", rs, "none", 0, "", "energy device: none"},
+		{"unnamed", rs, "", 0, "", "no energy device named"},
+	}
+	for _, c := range cases {
+		p := Summarize(c.rs, c.dev)
+		if p.EnergyJ != c.energy || p.Known() != (c.energy > 0) || p.Source != c.source || !strings.HasPrefix(p.Note, c.note) || p.GPUSource != SourceFake || !p.Fake() {
+			t.Errorf("%s: %+v", c.name, p)
+		}
+		if c.dev == "cpu" && (p.TempMaxC != 0 || p.LimitW != 0) {
+			t.Errorf("%s: GPU figures in a CPU summary: %+v", c.name, p)
+		}
+	}
+	if d := Summarize(rs, "cpu").Describe(); d != "not measured: CPU package (RAPL: no powercap zones)" {
+		t.Errorf("Describe = %q", d)
+	}
+	if d := Summarize(withRAPL, "cpu").Describe(); d != "CPU package, real readings (RAPL)" {
+		t.Errorf("Describe = %q", d)
+	}
+	// A result saved before energy devices kept the device in Source.
+	old := Power{Source: "gpu", Seconds: 1, EnergyJ: 5}
+	if old.EnergyDevice() != "gpu" || old.Provenance() != "" || !old.Known() {
+		t.Errorf("legacy %+v", old)
+	}
+}
+
+func TestParseEnergyDevice(t *testing.T) {
+	for in, want := range map[string]string{"": "", "cpu": "cpu", "GPU": "gpu", " gpu:0 ": "gpu:0", "gpu:07": "gpu:7", "none": "none"} {
+		if got, err := ParseEnergyDevice(in); err != nil || got != want {
+			t.Errorf("%q: %q %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"tpu", "gpu:", "gpu:-1", "gpu:x", "cpu:0"} {
+		if _, err := ParseEnergyDevice(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestFakeFollowsTheLoad: the fake draws what the run's load asks (idle at no load,
+// busy at full load, capped by the limit), not a curve over time.
+func TestFakeFollowsTheLoad(t *testing.T) {
+	c := &clock{time.Unix(0, 0)}
+	load := 0.0
+	f, _ := NewFake(FakeOptions{Now: c.now, Load: func() float64 { return load }})
+	at := func(l float64) GPU {
+		load = l
+		c.t = c.t.Add(time.Second)
+		g, _ := f.Read(0)
+		return g
+	}
+	idle, busy, half := at(0), at(1), at(0.5)
+	if idle.PowerW < 65 || idle.PowerW > 75 || idle.UtilGPU != 0 || len(idle.ThrottleNames) != 0 {
+		t.Errorf("idle: %+v", idle)
+	}
+	if busy.PowerW < 640 || busy.PowerW > 680 || busy.UtilGPU != 99 {
+		t.Errorf("busy: %+v", busy)
+	}
+	if half.PowerW < 340 || half.PowerW > 390 {
+		t.Errorf("half: %+v", half)
+	}
+	f.SetPowerLimit(0, 300)
+	if capped := at(1); capped.PowerW > 300 || capped.ThrottleNames[0] != "sw_power_cap" {
+		t.Errorf("capped: %+v", capped)
+	}
+	if again := at(0); again.PowerW > 75 || len(again.ThrottleNames) != 0 {
+		t.Errorf("idle under the cap: %+v", again)
+	}
+	// The default load is this process's CPU utilisation: a busy loop raises it.
+	pl := newProcessLoad(time.Now)
+	deadline := time.Now().Add(120 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+	}
+	if v := pl.read(); v <= 0 || v > 1 {
+		t.Errorf("process load after a busy loop: %v", v)
+	}
+}
+
+// TestFakeSharesItsState: a second Fake on the same state file sees the limit the
+// first one sets, as a second process sees a driver's.
+func TestFakeSharesItsState(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fake.json")
+	a, _ := NewFake(FakeOptions{StateFile: file})
+	b, _ := NewFake(FakeOptions{StateFile: file})
+	a.SetPowerLimit(0, 450)
+	if w, _ := b.PowerLimit(0); w != 450 {
+		t.Errorf("b sees %v W; want 450", w)
+	}
+	if g, _ := b.Read(0); g.PowerLimitW != 450 {
+		t.Errorf("b reads %+v", g)
 	}
 }
 
@@ -260,6 +379,13 @@ func (s *setLog) SetPowerLimit(i int, w float64) error {
 	return s.GPUs.SetPowerLimit(i, w)
 }
 
+// stateFiles lists the power state files beside file (the legacy one and each
+// GPU's).
+func stateFiles(file string) []string {
+	m, _ := filepath.Glob(strings.TrimSuffix(file, ".json") + "*.json")
+	return m
+}
+
 func TestPowerGuard(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, PowerStateFile)
@@ -270,12 +396,12 @@ func TestPowerGuard(t *testing.T) {
 	if err := p.Set(0, 500); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("no state file after the first change: %v", err)
+	if got := stateFiles(file); len(got) != 1 || filepath.Base(got[0]) != "power-limits-fake-GPU-fake-0000-0000.json" {
+		t.Fatalf("state files after the first change: %v", got)
 	}
 	p.Set(1, 400)
 	p.Set(0, 300)
-	if w, ok := p.Original(1); !ok || w != 650 {
+	if w, ok := p.Original(1); !ok || w != 650 || !p.Changed() {
 		t.Errorf("Original(1) = %v, %v", w, ok)
 	}
 	if err := p.Restore(); err != nil {
@@ -285,25 +411,31 @@ func TestPowerGuard(t *testing.T) {
 	if got := strings.Join(g.sets, " "); got != "0:500 1:400 0:300 1:650 0:700" {
 		t.Errorf("set/restore order %q", got)
 	}
-	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("state file left after Restore: %v", err)
+	if left := stateFiles(file); len(left) > 0 || p.Changed() {
+		t.Errorf("state files left after Restore: %v", left)
 	}
 	if err := p.Restore(); err != nil || len(g.sets) != 5 {
 		t.Errorf("second Restore: %v, sets %v", err, g.sets)
 	}
 
-	// Permission denied on the first change: nothing changed, no state file left.
+	// Permission denied on the first change: nothing changed, no state file left,
+	// the lock released (a next guard may change the GPU).
 	d, _ := NewFake(FakeOptions{DenySet: true})
 	pd := NewPowerGuard(d, file)
 	if err := pd.Set(0, 500); !errors.Is(err, ErrPermission) {
 		t.Errorf("denied: %v", err)
 	}
-	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("state file left after a refused change: %v", err)
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state file left after a refused change: %v", left)
 	}
 	if _, ok := pd.Original(0); ok {
 		t.Error("refused change counted as a change")
 	}
+	if err := NewPowerGuard(f, file).Set(0, 600); err != nil {
+		t.Errorf("after a refused change the GPU stays locked: %v", err)
+	}
+	f.SetPowerLimit(0, 700)
+	os.Remove(stateFiles(file)[0])
 	// Unwritable state dir: refuse to change anything.
 	blocker := filepath.Join(dir, "blocker")
 	os.WriteFile(blocker, nil, 0o644)
@@ -315,14 +447,80 @@ func TestPowerGuard(t *testing.T) {
 		t.Errorf("limit changed without a saved original: %v", w)
 	}
 	// A failing restore keeps the state file for the next start.
+	dir2 := t.TempDir()
+	file2 := filepath.Join(dir2, PowerStateFile)
 	h := &setLog{GPUs: f, fail: map[float64]error{700: errors.New("boom")}}
-	ph := NewPowerGuard(h, file)
+	ph := NewPowerGuard(h, file2)
 	ph.Set(0, 350)
 	if err := ph.Restore(); err == nil {
 		t.Error("failed restore: no error")
 	}
-	if _, err := os.Stat(file); err != nil {
-		t.Errorf("state file gone after a failed restore: %v", err)
+	if left := stateFiles(file2); len(left) != 1 {
+		t.Errorf("state file gone after a failed restore: %v", left)
+	}
+}
+
+// TestPowerGuardLock: while one guard holds a GPU, another (as another process
+// would) is refused with the holder's pid and changes nothing; once the first has
+// restored, the second may go. A state file left by a dead holder gives the true
+// original, not the limit it left behind.
+func TestPowerGuardLock(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, PowerStateFile)
+	shared := filepath.Join(dir, FakeStateFile)
+	a, _ := NewFake(FakeOptions{StateFile: shared})
+	b, _ := NewFake(FakeOptions{StateFile: shared})
+	ga, gb := NewPowerGuard(a, file), NewPowerGuard(b, file)
+	if err := ga.Set(0, 300); err != nil {
+		t.Fatal(err)
+	}
+	err := gb.Set(0, 400)
+	var le *LockedError
+	if !errors.Is(err, ErrLocked) || !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("llmbench pid %d is changing it", os.Getpid())) {
+		t.Fatalf("second guard: %v", err)
+	}
+	if w, _ := b.PowerLimit(0); w != 300 || gb.Changed() {
+		t.Errorf("the refused guard changed the limit: %v W", w)
+	}
+	// RestoreSaved leaves a GPU whose holder runs alone, without a word.
+	if lines, err := RestoreSaved(b, file); err != nil || len(lines) != 0 {
+		t.Errorf("RestoreSaved while held: %v %v", lines, err)
+	}
+	if err := gb.Restore(); err != nil {
+		t.Errorf("Restore of nothing: %v", err)
+	}
+	if err := ga.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := b.PowerLimit(0); w != 700 {
+		t.Errorf("after the holder's restore: %v W", w)
+	}
+	if err := gb.Set(0, 400); err != nil {
+		t.Fatalf("after the holder let go: %v", err)
+	}
+	// The holder dies: its state file stays; a next guard restores the original.
+	gb.crash()
+	gc := NewPowerGuard(a, file)
+	if err := gc.Set(0, 500); err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := gc.Original(0); !ok || w != 700 {
+		t.Errorf("original after a dead holder: %v, %v; want 700", w, ok)
+	}
+	gc.Restore()
+	if w, _ := a.PowerLimit(0); w != 700 {
+		t.Errorf("restored to %v W", w)
+	}
+	// A dead holder's file, restored at the next start.
+	gd := NewPowerGuard(a, file)
+	gd.Set(0, 450)
+	gd.crash()
+	lines, err := RestoreSaved(b, file)
+	if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "to 700 W (left at 450 W") {
+		t.Errorf("RestoreSaved: %v %v", lines, err)
+	}
+	if left := stateFiles(file); len(left) > 0 {
+		t.Errorf("state files left: %v", left)
 	}
 }
 
@@ -380,4 +578,15 @@ func TestStateDir(t *testing.T) {
 	if d, _ := StateDir(); d != "/tmp/y/llmbench" {
 		t.Errorf("StateDir = %s", d)
 	}
+}
+
+// crash drops the guard's locks without restoring anything, as the kernel does when
+// the process is killed.
+func (p *PowerGuard) crash() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, g := range p.held {
+		g.lock.unlock()
+	}
+	p.held, p.order = map[int]*guardedGPU{}, nil
 }

@@ -1,5 +1,6 @@
 // Package telemetry draws the device panel: power, clocks, temperature, utilisation
-// and memory of the first GPU, or the CPU's figures when there is no GPU.
+// and memory of the first GPU, or the CPU's figures when there is no GPU. Its title
+// names the device, and says FAKE when the readings come from the scripted device.
 package telemetry
 
 import (
@@ -41,6 +42,27 @@ func (m *Model) Set(r hw.Reading) {
 }
 
 const gib = 1 << 30
+
+// Title is the panel's title: "Device" and the device read, "FAKE" first when its
+// readings are the scripted fake device's ("Device · FAKE · Fake H100 80GB HBM3"),
+// so a cut title still says it.
+func (m Model) Title() string {
+	r := m.reading
+	switch {
+	case r == nil:
+		return "Device"
+	case len(r.GPUs) == 0:
+		return "Device · CPU"
+	}
+	name := r.GPUs[0].Name
+	if name == "" {
+		name = fmt.Sprintf("GPU %d", r.GPUs[0].Index)
+	}
+	if r.FakeGPUs() {
+		return "Device · FAKE · " + name
+	}
+	return "Device · " + name
+}
 
 // View renders the figures, one group a line.
 func (m Model) View() string {

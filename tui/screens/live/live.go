@@ -459,7 +459,7 @@ func (m Model) render() string {
 		histTitle = strings.ToUpper(metricNames[m.metric]) + " histogram (ms) " + strings.Join(tabs, " ")
 	}
 	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, 4), panel.Box(t, pctTitle, m.pct.View(), lw, avail-4))
-	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, "Device", m.tele.View(), rw, devH))
+	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, m.tele.Title(), m.tele.View(), rw, devH))
 	var logs []string
 	for _, l := range m.logs[max(0, len(m.logs)-2):] {
 		logs = append(logs, fmt.Sprintf(" log %s %s", progress.Clock(l.At), l.Text))

@@ -40,7 +40,7 @@ func scripted(t *testing.T, serving bool, events ...run.Event) Model {
 }
 
 func gpuReading() hw.Reading {
-	return hw.Reading{At: time.Second, GPUs: []hw.GPU{{Name: "Fake H100", PowerW: 412, PowerLimitW: 450, EnergyJ: 16900,
+	return hw.Reading{At: time.Second, GPUKind: "fake", GPUs: []hw.GPU{{Name: "Fake H100", PowerW: 412, PowerLimitW: 450, EnergyJ: 16900,
 		SMClockMHz: 1980, MemClockMHz: 2619, TempC: 71, UtilGPU: 98, MemUsed: 61 << 30, MemTotal: 80 << 30, ThrottleNames: []string{"sw_power_cap"}}}}
 }
 
