@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,32 +58,8 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("run", err)
 	}
-	var p *profiles.Profile
-	var dirs []string
-	switch {
-	case strings.HasPrefix(arg, profiles.BuiltinPrefix):
-		p, err = profiles.Builtin(arg)
-	case strings.HasPrefix(arg, storePrefix):
-		var st *store.Store
-		if st, err = of.store(); err == nil {
-			p, err = profiles.Stored(st, strings.TrimPrefix(arg, storePrefix))
-		}
-	default:
-		p, err = profiles.LoadFile(arg)
-		dirs = append(dirs, filepath.Dir(arg))
-	}
+	p, err := loadProfile(arg, of, *datasetPath)
 	if err != nil {
-		return usageErr("run", err)
-	}
-	if wd, err := os.Getwd(); err == nil {
-		dirs = append(dirs, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		for d, i := filepath.Dir(exe), 0; i < 3; d, i = filepath.Dir(d), i+1 {
-			dirs = append(dirs, d)
-		}
-	}
-	if err := profiles.ResolveDatasets(p, *datasetPath, dirs); err != nil {
 		return usageErr("run", err)
 	}
 	if *devKind != "" {
@@ -178,66 +152,39 @@ func runProfile(ctx context.Context, p *profiles.Profile, of *outputFlags, expor
 	return nil
 }
 
-// parseInterspersed parses flags before and after the positional arguments
-// ("run builtin:x --headless"), returning the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		rest := fs.Args()
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
-}
-
 // storePrefix names a stored run on the command line ("store:ID", the ids of
 // llmbench run --history): run it again.
 const storePrefix = "store:"
 
-// runSlug names run i of a profile in export file names.
-func runSlug(r profiles.Run, i int) string {
-	if r.Name == "" {
-		return fmt.Sprint(i + 1)
-	}
-	return strings.Map(func(c rune) rune {
-		if c == '/' || c == '\\' || c == ' ' || c == ':' {
-			return '-'
+// loadProfile reads the profile arg names (a file, builtin:NAME, store:ID) and
+// resolves its dataset paths (datasetPath overrides them): relative to the file, the
+// current folder, then the binary's folders.
+func loadProfile(arg string, of *outputFlags, datasetPath string) (*profiles.Profile, error) {
+	var p *profiles.Profile
+	var dirs []string
+	var err error
+	switch {
+	case strings.HasPrefix(arg, profiles.BuiltinPrefix):
+		p, err = profiles.Builtin(arg)
+	case strings.HasPrefix(arg, storePrefix):
+		var st *store.Store
+		if st, err = of.store(); err == nil {
+			p, err = profiles.Stored(st, strings.TrimPrefix(arg, storePrefix))
 		}
-		return c
-	}, r.Name)
-}
-
-// suffixed inserts "-suffix" before each path's extension.
-func suffixed(paths []string, suffix string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		ext := filepath.Ext(p)
-		out[i] = strings.TrimSuffix(p, ext) + "-" + suffix + ext
+	default:
+		p, err = profiles.LoadFile(arg)
+		dirs = append(dirs, filepath.Dir(arg))
 	}
-	return out
-}
-
-// runHistory prints the stored runs, newest first.
-func runHistory(w io.Writer, of *outputFlags) error {
-	s, err := of.store()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	list, err := s.List()
-	if err != nil {
-		return err
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, wd)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tKIND\tMODEL\tHEADLINE")
-	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"), e.Status, e.Kind, e.Model, e.Headline)
+	if exe, err := os.Executable(); err == nil {
+		for d, i := filepath.Dir(exe), 0; i < 3; d, i = filepath.Dir(d), i+1 {
+			dirs = append(dirs, d)
+		}
 	}
-	return tw.Flush()
+	return p, profiles.ResolveDatasets(p, datasetPath, dirs)
 }

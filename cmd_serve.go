@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"llmbench/engine"
 	"llmbench/engine/server"
 	"llmbench/workloads/jobs"
 )
@@ -23,23 +24,8 @@ func runServe(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	usageErr := func(format string, a ...any) error {
-		fmt.Fprintf(os.Stderr, "llmbench serve: "+format+"\n", a...)
-		return errUsage
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usageErr("unexpected argument %q", fs.Arg(0))
-	case a.path != "" && a.shape != "":
-		return usageErr("give -m FILE or --shape S --type T, not both")
-	case (a.shape == "") != (a.typ == ""):
-		return usageErr("--shape and --type go together")
-	case a.port < 0 || a.port > 65535:
-		return usageErr("--port %d: out of range", a.port)
-	case a.maxBody <= 0:
-		return usageErr("--max-body must be positive")
-	case a.seqCtx < 0:
-		return usageErr("--seq-context must not be negative")
+	if err := a.check(fs.Args()); err != nil {
+		return usageErr("serve", err)
 	}
 	if a.apiKey == "" {
 		a.apiKey = os.Getenv("LLMBENCH_API_KEY")
@@ -52,7 +38,7 @@ func runServe(ctx context.Context, args []string) error {
 	if a.tmplName != "" {
 		t, err := server.TemplateByName(a.tmplName)
 		if err != nil {
-			return usageErr("--chat-template: %v", err)
+			return usageErr("serve", fmt.Errorf("--chat-template: %v", err))
 		}
 		tmpl = t
 	}
@@ -60,12 +46,12 @@ func runServe(ctx context.Context, args []string) error {
 	// The model.
 	opts, err := jobs.EngineOptions(a.es)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr("serve", err)
 	}
 	opts.Threads, opts.Context, opts.SeqContext = a.threads, a.ctxSize, a.seqCtx
 	ref, err := jobs.ModelRef(cmpStr(a.path, a.shape), a.typ)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr("serve", err)
 	}
 	e, file, err := jobs.OpenModel(ctx, ref, opts, "", nil)
 	if err != nil {
@@ -100,17 +86,7 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	eo := e.Options()
-	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d per request)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), eo.SeqContext)
-	fmt.Fprintf(os.Stderr, "chat template: %s (%s)\n", tmpl.Name, tmpl.Source)
-	auth := "no API key"
-	if a.apiKey != "" {
-		auth = "API key required"
-	}
-	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
-	fmt.Fprintln(os.Stderr, e.KVCache())
-	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", ln.Addr())
-
+	banner(e, id, tmpl, queue, a.apiKey != "", ln.Addr())
 	return serveUntil(ctx, hs, ln, srv)
 }
 
@@ -139,4 +115,19 @@ func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener, srv *serv
 		return errors.New("serve: a generation did not stop within 5 s of shutdown")
 	}
 	return nil
+}
+
+// banner tells stderr what the server serves and how.
+func banner(e *engine.Engine, id string, tmpl server.Template, queue int, withKey bool, addr net.Addr) {
+	eo := e.Options()
+	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d per request)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), eo.SeqContext)
+	fmt.Fprintf(os.Stderr, "chat template: %s (%s)\n", tmpl.Name, tmpl.Source)
+	auth := "no API key"
+	if withKey {
+		auth = "API key required"
+	}
+	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
+	fmt.Fprintln(os.Stderr, e.KVCache())
+	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", addr)
+
 }

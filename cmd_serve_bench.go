@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -169,33 +167,11 @@ func (a *serveBenchArgs) sweep() ([]workloads.Rate, []int, error) {
 
 // serveBenchCompare prints the comparison of two saved vLLM-style result files.
 func serveBenchCompare(w io.Writer, pa, pb string) error {
-	load := func(p string) (map[string]any, error) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
-		// A file written with --append-result holds one object per run: the last counts.
-		var m map[string]any
-		dec := json.NewDecoder(bytes.NewReader(b))
-		for {
-			var o map[string]any
-			if err := dec.Decode(&o); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("compare %s: %w", p, err)
-			}
-			m = o
-		}
-		if m == nil {
-			return nil, fmt.Errorf("compare %s: no result in the file", p)
-		}
-		return m, nil
-	}
-	a, err := load(pa)
+	a, err := report.ReadVLLMJSON(pa)
 	if err != nil {
 		return err
 	}
-	b, err := load(pb)
+	b, err := report.ReadVLLMJSON(pb)
 	if err != nil {
 		return err
 	}

@@ -266,3 +266,22 @@ func (f benchSeconds) Set(s string) error {
 	*f.v = d.Seconds()
 	return nil
 }
+
+// parseInterspersed parses flags before and after the positional arguments
+// ("run builtin:x --headless"), returning the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		rest := fs.Args()
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -64,4 +65,24 @@ func addEngineFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string) {
 		strconv.Itoa(int(100*engine.KVMemFraction))+"% of the memory available)")
 	fs.StringVar(&es.KVCacheType, "kv-cache-type", "f16", prefix+"KV cache element `type`: f16, q8_0 (about half of f16's memory) or f32")
 	fs.BoolVar(&es.NoPrefixCache, "no-prefix-cache", false, prefix+"do not share KV blocks of common prompt prefixes between requests")
+}
+
+// check refuses a bad combination of serve's flags in one line (rest: the
+// positional arguments, none expected).
+func (a *serveArgs) check(rest []string) error {
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("unexpected argument %q", rest[0])
+	case a.path != "" && a.shape != "":
+		return fmt.Errorf("give -m FILE or --shape S --type T, not both")
+	case (a.shape == "") != (a.typ == ""):
+		return fmt.Errorf("--shape and --type go together")
+	case a.port < 0 || a.port > 65535:
+		return fmt.Errorf("--port %d: out of range", a.port)
+	case a.maxBody <= 0:
+		return fmt.Errorf("--max-body must be positive")
+	case a.seqCtx < 0:
+		return fmt.Errorf("--seq-context must not be negative")
+	}
+	return nil
 }

@@ -7,10 +7,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
+	"llmbench/profiles"
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/power"
@@ -153,3 +157,44 @@ func cmpStr(s, def string) string {
 
 // secs converts seconds to a duration.
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// runSlug names run i of a profile in export file names.
+func runSlug(r profiles.Run, i int) string {
+	if r.Name == "" {
+		return fmt.Sprint(i + 1)
+	}
+	return strings.Map(func(c rune) rune {
+		if c == '/' || c == '\\' || c == ' ' || c == ':' {
+			return '-'
+		}
+		return c
+	}, r.Name)
+}
+
+// suffixed inserts "-suffix" before each path's extension.
+func suffixed(paths []string, suffix string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		ext := filepath.Ext(p)
+		out[i] = strings.TrimSuffix(p, ext) + "-" + suffix + ext
+	}
+	return out
+}
+
+// runHistory prints the stored runs, newest first.
+func runHistory(w io.Writer, of *outputFlags) error {
+	s, err := of.store()
+	if err != nil {
+		return err
+	}
+	list, err := s.List()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tKIND\tMODEL\tHEADLINE")
+	for _, e := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"), e.Status, e.Kind, e.Model, e.Headline)
+	}
+	return tw.Flush()
+}

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -174,4 +177,29 @@ func VLLMCompare(w io.Writer, nameA, nameB string, a, b map[string]any) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// ReadVLLMJSON reads a saved vLLM-style result file (serve-bench --save-result, or
+// vllm bench serve's); a file written with --append-result holds one object per run
+// and the last counts.
+func ReadVLLMJSON(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var o map[string]any
+		if err := dec.Decode(&o); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("compare %s: %w", path, err)
+		}
+		m = o
+	}
+	if m == nil {
+		return nil, fmt.Errorf("compare %s: no result in the file", path)
+	}
+	return m, nil
 }
