@@ -42,7 +42,7 @@ type backend struct {
 func (x *execution) serve(ctx context.Context) (result.Document, error) {
 	sp := *x.job.Serve
 	d := &sp.Dataset
-	x.rep.Progress(0, float64(d.NumPrompts), "requests", "preparing "+x.job.ModelNames())
+	x.rep.Progress(0, 0, "requests", "preparing "+x.job.ModelNames()) // no total yet: a label, no bar
 	be, err := x.backend(ctx, &sp)
 	if err != nil {
 		return result.Document{}, err
