@@ -26,7 +26,8 @@ test: lint
 
 ## bench: speed targets (Go benchmarks per kernel and shape), then llama-bench's table
 ## for synthetic llama-1b in four types, read against the measured bandwidth ceiling;
-## the timing bounds of the serving and TUI tests (LLMBENCH_STRICT=1); and the in-process
+## the timing bounds of the serving and TUI tests (LLMBENCH_STRICT=1), among them the
+## in-process median ITL within 10 % of the engine's median decode step; and the in-process
 ## batching sweep (issue 7: output tok/s at concurrency 16 ≥ 1.8× concurrency 1).
 BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
 bench: build
@@ -35,6 +36,7 @@ bench: build
 	./$(BIN) bench --shape llama-1b --type Q4_0,Q4_K_M,Q8_0,F16 $(BENCH_FLAGS) --ceiling
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestTimingAccuracy|TestCapacity|TestPacerWait|TestNativeProtocols' ./workloads/serving/
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestFrameRate' ./tui/screens/live/
+	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestInprocITLMatchesEngineStep' .
 	./scripts/tui-vs-headless.sh 3
 	./$(BIN) serve-bench --backend inproc --model llama-1b --synthetic-type Q4_0 -t 2 --dataset-name random \
 	  --random-input-len 16 --random-output-len 128 --ignore-eos --max-concurrency 1,4,16 --num-prompts 32 --disable-tqdm

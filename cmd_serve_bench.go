@@ -203,6 +203,9 @@ func runServeBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if err := (engine.Options{Threads: sp.Threads}).Validate(); err != nil {
+		return usageErr("-t: %v", err)
+	}
 	dev, err := openTelemetry(tf.device)
 	if err != nil {
 		return usageErr("%v", err)
@@ -499,6 +502,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 		for _, p := range points {
 			b := &serving.Bench{Spec: p, Dataset: ds, Client: client, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts}
 			if eng != nil {
+				eng.ResetPrefixCache() // each point starts cold; its warm-ups (in b.Run) run after this
 				b.Engine = func() serving.EngineStats { return serveBenchEngineStats(eng) }
 			}
 			if rec != nil {
@@ -660,7 +664,7 @@ func serveBenchEngineStats(e *engine.Engine) serving.EngineStats {
 		KVCacheType: strings.ToLower(kv.Type.String()), KVBlockSize: kv.BlockSize, KVBlocks: kv.Blocks,
 		KVBytes: kv.Bytes(), KVSavedVsF16: kv.SavedVs(kernels.F16), KVSavedVsF32: kv.SavedVs(kernels.F32),
 		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
-		Preemptions: st.Preemptions,
+		Preemptions: st.Preemptions, Steps: st.DecodeSteps,
 	}
 }
 
