@@ -143,3 +143,22 @@ func (p *blockPool) register(b int32, key, parent uint64, toks []int32) {
 	p.cached[b], p.key[b], p.parent[b] = true, key, parent
 	copy(p.toks[int(b)*p.size:], toks)
 }
+
+// dropCached forgets every cached prefix held by a free block: the blocks stay free
+// (moved to the front of the list, used first) and lookups no longer find them.
+// Blocks that sequences hold keep their entries.
+func (p *blockPool) dropCached() {
+	if !p.prefix {
+		return
+	}
+	for b := range int32(len(p.ref)) {
+		if p.ref[b] != 0 || !p.cached[b] {
+			continue
+		}
+		p.unlink(b)
+		p.nCached--
+		p.cached[b] = false
+		delete(p.byHash, p.key[b])
+		p.pushFront(b)
+	}
+}

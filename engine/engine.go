@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,9 +22,10 @@ import (
 // Options configures Load.
 type Options struct {
 	Backend string // kernels backend name; "" = "cpu"
-	Threads int    // 0 = all cores
-	Batch   int    // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
-	Context int    // largest context the engine will grow to; 0 = the model's
+	// Threads is the backend's thread count: 0 = all cores, at most MaxThreads().
+	Threads int
+	Batch   int // prompt tokens per forward pass (llama.cpp's -ub); 0 = 512
+	Context int // largest context the engine will grow to; 0 = the model's
 	// KVType is the KV cache element type: F16 (default, as llama.cpp), Q8_0, or F32
 	// with KVTypeSet (the zero value, kernels.F32, alone means the default).
 	KVType    kernels.DType
@@ -57,6 +59,34 @@ type Options struct {
 	// NoPrefixCache turns off the prefix cache (vLLM's --no-enable-prefix-caching):
 	// no KV blocks are shared between requests.
 	NoPrefixCache bool
+	// Clock stamps each generated token when the scheduler emits it (Token.At, the
+	// Stats times) and times the scheduler's steps; nil = the system's clock. Tests
+	// inject a fake one.
+	Clock Clock
+}
+
+// Clock tells the time (an interface, so that Options stay comparable).
+type Clock interface {
+	Now() time.Time
+}
+
+// systemClock is time.Now.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// MaxThreads returns the most threads Options.Threads may ask for: four per CPU, and
+// at least 64. More than that is a mistake (-t 100000), not an experiment: each
+// thread is a goroutine with scratch buffers of its own.
+func MaxThreads() int { return max(64, 4*runtime.NumCPU()) }
+
+// Validate reports options that no engine can honour; Load and LoadBytes call it
+// first, so every command that loads a model refuses them the same way.
+func (o Options) Validate() error {
+	if m := MaxThreads(); o.Threads > m {
+		return fmt.Errorf("%d threads is more than the limit of %d (4 per CPU, %d CPUs, at least 64)", o.Threads, m, runtime.NumCPU())
+	}
+	return nil
 }
 
 // Engine is a loaded model ready to generate. Concurrent Generate calls are batched
@@ -76,6 +106,9 @@ type Engine struct {
 
 // Load opens the GGUF file at path and prepares it for generation.
 func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
@@ -90,6 +123,9 @@ func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
 
 // LoadBytes prepares a model held in memory (such as the built-in one).
 func LoadBytes(ctx context.Context, name string, data []byte, opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	f, err := gguf.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -114,6 +150,9 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 	}
 	if opts.Backend == "" {
 		opts.Backend = "cpu"
+	}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = 512
@@ -173,9 +212,15 @@ type Request struct {
 
 // Token is one generated token as it is emitted.
 type Token struct {
-	ID    int32
-	Text  string // printable text completed by this token (may be empty mid-character)
-	Index int    // 0 for the first generated token
+	ID int32
+	// Text is the printable text completed by this token: empty mid-character; on the
+	// last token of a generation it includes whatever the decoder still held back.
+	Text  string
+	Index int // 0 for the first generated token; each index is emitted once
+	// At is when the engine emitted the token: the scheduler's step sampled it and
+	// handed it over (Options.Clock). A consumer that takes tokens late (several at
+	// once) still sees when each was produced.
+	At time.Time
 }
 
 // Stats are the measurements of one Generate call. Times are on the monotonic clock.
@@ -212,9 +257,11 @@ var ErrContextFull = errors.New("prompt does not fit in the context")
 // the running requests into shared forward passes over a paged KV cache, and a request
 // waits while MaxNumSeqs are running or the pool has no blocks for it (a request
 // preempted to free blocks recomputes its tokens later, emitting nothing twice). emit
-// is called on the caller's goroutine.
+// is called on the caller's goroutine, once per token index; each Token carries the
+// time the scheduler emitted it, which is what a benchmark should read, since the
+// caller may take several tokens at once when it falls behind.
 func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) error) (Stats, error) {
-	t0 := time.Now()
+	t0 := e.opts.Clock.Now()
 	ids := req.Tokens
 	if ids == nil {
 		ids = e.Tok.Encode(req.Prompt, true, true)
@@ -243,8 +290,8 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	want := e.opts.SeqContext
-	if req.MaxTokens > 0 {
-		want = min(want, len(ids)+req.MaxTokens)
+	if req.MaxTokens > 0 && req.MaxTokens < want-len(ids) { // (len(ids)+MaxTokens may overflow)
+		want = len(ids) + req.MaxTokens
 	}
 	q := &seq{ctx: qctx, req: req, smp: sample.New(req.Sampling), nPrompt: len(ids),
 		toks: append(make([]int32, 0, want), ids...)}
@@ -282,13 +329,15 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 			if !eog {
 				text = dec.Add(ev.id)
 			}
-			if err := emit(Token{ID: ev.id, Text: text, Index: i}); err != nil {
+			if ev.stop != "" {
+				// The last token carries what the decoder held back (an unfinished
+				// character), so that no token index is emitted twice.
+				text += dec.Flush()
+			}
+			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at}); err != nil {
 				return st, err
 			}
 			if ev.stop != "" {
-				if rest := dec.Flush(); rest != "" {
-					emit(Token{ID: -1, Text: rest, Index: i})
-				}
 				st.StopReason = ev.stop
 				return st, nil
 			}

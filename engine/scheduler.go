@@ -41,22 +41,50 @@ type SchedulerStats struct {
 	// Preemptions counts sequences sent back to the queue to free KV blocks (they
 	// recompute their tokens when readmitted), since the start.
 	Preemptions int64
+	// DecodeSteps holds the durations of the steps that decoded a token for at least
+	// one sequence that had already generated one, since the start: the time between
+	// two tokens of a sequence as the engine itself sees it (a step runs from the
+	// loop taking up its work to its last token handed over). Sub two readings for a
+	// span of time.
+	DecodeSteps StepTimes
 }
 
 // SchedulerStats returns the scheduler's running and waiting sequences, its KV blocks
-// in use and its prefix-cache counters; engine/server's /metrics reads it.
+// in use, its prefix-cache counters and its decode step times; engine/server's
+// /metrics reads it.
 func (e *Engine) SchedulerStats() SchedulerStats {
 	s := e.sched
-	return SchedulerStats{
+	st := SchedulerStats{
 		Running: int(s.nRunning.Load()), Waiting: int(s.nWaiting.Load()),
 		KVBlocksUsed: int(s.nUsed.Load()), KVBlocksTotal: e.kv.Blocks,
 		PrefixQueryTokens: s.nQuery.Load(), PrefixHitTokens: s.nHit.Load(), Preemptions: s.nPreempt.Load(),
 	}
+	s.stepMu.Lock()
+	st.DecodeSteps = s.steps
+	s.stepMu.Unlock()
+	return st
+}
+
+// ResetPrefixCache drops every prefix-cache block that no running sequence holds, so
+// that later requests find nothing that earlier ones left: the points of a sweep on
+// one engine are then independent. It returns once the scheduler has done it
+// (between two steps). The counters of SchedulerStats run on; read them before and
+// after a span of work.
+func (e *Engine) ResetPrefixCache() {
+	s := e.sched
+	s.start.Do(func() { go s.loop() })
+	done := make(chan struct{})
+	select {
+	case s.reset <- done:
+		<-done
+	case <-s.done:
+	case <-s.quit:
+	}
 }
 
 // event is what the scheduler hands a request's Generate call: a sampled token (with
-// the time its logits were ready and, on the last one, why generation stopped) or an
-// error that ends the request.
+// the time it was emitted and, on the last one, why generation stopped) or an error
+// that ends the request.
 type event struct {
 	id   int32
 	at   time.Time
@@ -146,8 +174,12 @@ type scheduler struct {
 	start  sync.Once
 	stop   sync.Once
 
+	reset chan chan struct{} // ResetPrefixCache: drop the free cached blocks, then close
+
 	nRunning, nWaiting, nUsed atomic.Int64
 	nQuery, nHit, nPreempt    atomic.Int64
+	stepMu                    sync.Mutex
+	steps                     StepTimes // decode step durations, under stepMu
 
 	// Owned by the loop goroutine.
 	queue  []*seq // waiting, first come first served (preempted ones at the head)
@@ -162,7 +194,7 @@ type scheduler struct {
 }
 
 func newScheduler(e *Engine) *scheduler {
-	return &scheduler{e: e, submit: make(chan *seq), quit: make(chan struct{}), done: make(chan struct{})}
+	return &scheduler{e: e, submit: make(chan *seq), reset: make(chan chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // close stops the loop (if it ever started), failing the requests it holds.
@@ -197,21 +229,30 @@ func (s *scheduler) loop() {
 		err = fmt.Errorf("engine: KV cache: %w", err)
 	}
 	s.pool = newBlockPool(kv.Blocks, kv.BlockSize, kv.PrefixCache)
+	clock := s.e.opts.Clock.Now
 	for {
 		if len(s.active) == 0 && len(s.queue) == 0 {
 			s.publish()
 			select {
 			case q := <-s.submit:
 				s.queue = append(s.queue, q)
+			case done := <-s.reset:
+				s.pool.dropCached()
+				close(done)
+				continue
 			case <-s.quit:
 				return
 			}
 		}
+		t0 := clock()
 	intake:
 		for {
 			select {
 			case q := <-s.submit:
 				s.queue = append(s.queue, q)
+			case done := <-s.reset:
+				s.pool.dropCached()
+				close(done)
 			case <-s.quit:
 				s.failAll(ErrClosed)
 				return
@@ -230,7 +271,12 @@ func (s *scheduler) loop() {
 			if s.beforeStep != nil {
 				s.beforeStep()
 			}
-			s.step()
+			if s.step() {
+				d := clock().Sub(t0)
+				s.stepMu.Lock()
+				s.steps.add(d)
+				s.stepMu.Unlock()
+			}
 		}
 	}
 }
@@ -390,8 +436,11 @@ func (s *scheduler) lookup(q *seq) int {
 }
 
 // step runs the planned forward pass, samples a token for every sequence whose
-// tokens are all read, and enters newly filled blocks into the prefix cache.
-func (s *scheduler) step() {
+// tokens are all read, hands each to its request stamped with the clock (the time it
+// was emitted), and enters newly filled blocks into the prefix cache. It reports
+// whether a sequence that had already generated a token got its next one (a decode
+// step).
+func (s *scheduler) step() (decoded bool) {
 	s.batch = s.batch[:0]
 	for _, p := range s.plan {
 		q := p.q
@@ -401,7 +450,6 @@ func (s *scheduler) step() {
 	s.e.mu.Lock()
 	logits, err := s.e.Model.ForwardBatch(s.e.be, s.state, s.batch)
 	s.e.mu.Unlock()
-	at := time.Now()
 	defer func() { clear(s.batch); clear(s.plan) }() // keep no request reachable between steps
 	if err != nil {
 		for _, p := range s.plan {
@@ -409,8 +457,9 @@ func (s *scheduler) step() {
 			s.finish(p.q)
 		}
 		s.active = deleteFunc(s.active, func(q *seq) bool { return q.blocks == nil })
-		return
+		return false
 	}
+	clock := s.e.opts.Clock.Now
 	vocab := s.e.Model.Vocab
 	limit := s.e.opts.SeqContext
 	row, finished := 0, false
@@ -423,10 +472,13 @@ func (s *scheduler) step() {
 		}
 		l := logits[row*vocab : (row+1)*vocab]
 		row++
+		if p.n == 1 && len(q.toks) > q.nPrompt {
+			decoded = true
+		}
 		id := q.smp.Sample(l, q.toks)
 		q.toks = append(q.toks, id)
 		gen := len(q.toks) - q.nPrompt
-		ev := event{id: id, at: at}
+		ev := event{id: id}
 		switch {
 		case s.e.Tok.IsEOG(id) && !q.req.IgnoreEOS:
 			ev.stop = "eos"
@@ -435,6 +487,7 @@ func (s *scheduler) step() {
 		case len(q.toks) >= limit: // prompt + generated tokens fill the context
 			ev.stop = "context"
 		}
+		ev.at = clock() // emitted now: the request's consumer may take it later
 		q.out.push(ev)
 		if ev.stop != "" {
 			s.finish(q)
@@ -444,6 +497,7 @@ func (s *scheduler) step() {
 	if finished {
 		s.active = deleteFunc(s.active, func(q *seq) bool { return q.blocks == nil })
 	}
+	return decoded
 }
 
 // finish releases a sequence that has ended; the scheduler drops it from the running

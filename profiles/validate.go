@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"llmbench/engine"
 	"llmbench/engine/synth"
 	"llmbench/kernels"
 	"llmbench/workloads"
@@ -251,6 +252,9 @@ func runCheckServe(r *Run) *problem {
 	}
 	if err := serving.CheckEnergyDevice(s); err != nil {
 		return bad("serve.energy_device", "%v", err)
+	}
+	if err := (engine.Options{Threads: s.Threads}).Validate(); err != nil {
+		return bad("serve.threads", "%v", err)
 	}
 	for _, c := range runConcurrencies(r) {
 		if c.v < 0 {

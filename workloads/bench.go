@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"llmbench/engine"
 )
 
 // BenchSpec is a llama-bench style benchmark: every list is one axis of a cross
@@ -116,6 +118,11 @@ func (s BenchSpec) Validate() error {
 	}{{"-p", s.Prompt, 0}, {"-n", s.Gen, 0}, {"-d", s.Depth, 0}, {"-b", s.Batch, 1}, {"-ub", s.UBatch, 1}, {"-t", s.Threads, 0}} {
 		if err := nonNeg(c.flag, c.v, c.min); err != nil {
 			return err
+		}
+	}
+	for _, t := range s.Threads {
+		if err := (engine.Options{Threads: t}).Validate(); err != nil {
+			return fmt.Errorf("-t: %v", err)
 		}
 	}
 	for _, fa := range s.FlashAttn {

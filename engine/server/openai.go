@@ -74,6 +74,19 @@ var errStopString = errors.New("stop string")
 // serve runs one request: parse, admit, generate, answer.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	arrival := time.Now()
+	// Admission first: a full server refuses before reading the body or tokenizing.
+	tk, err := s.reserve()
+	if err != nil {
+		s.m.rejected.Add(1)
+		s.logf("%s %s %s: 429 queue full", clientIP(r), r.Method, r.URL.Path)
+		// The body is left unread: closing the connection keeps net/http from reading
+		// it before the answer goes out.
+		w.Header().Set("Connection", "close")
+		writeAPIError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "queue_full",
+			Message: fmt.Sprintf("server busy: %d requests running and %d waiting (the queue limit); retry later", s.cfg.MaxRunning, s.cfg.MaxQueue)})
+		return
+	}
+	defer tk.release()
 	j, aerr := s.parse(w, r, chat)
 	if aerr != nil {
 		s.logf("%s %s %s: %d %s", clientIP(r), r.Method, r.URL.Path, aerr.Status, aerr.Message)
@@ -86,22 +99,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	release, err := s.admit(ctx)
-	switch {
-	case errors.Is(err, errQueueFull):
-		s.m.rejected.Add(1)
-		s.logf("%s %s %s: 429 queue full", clientIP(r), r.Method, r.URL.Path)
-		writeAPIError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "queue_full",
-			Message: fmt.Sprintf("server busy: %d requests running and %d waiting (the queue limit); retry later", s.cfg.MaxRunning, s.cfg.MaxQueue)})
-		return
-	case err != nil:
+	if err := tk.wait(ctx); err != nil {
 		s.m.reasons["abort"].Add(1)
 		if errors.Is(err, context.DeadlineExceeded) {
 			writeAPIError(w, &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: "request timed out waiting in the queue"})
 		}
 		return
 	}
-	defer release()
 	s.m.tokens(j.promptTokens, 0)
 	o := &output{s: s, w: w, j: j, arrival: arrival, created: arrival.Unix(), stop: stopper{stops: j.stops}}
 	o.id = newID(chat)
@@ -456,6 +460,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		j.req.MaxTokens = *mt
 	case !chat:
 		j.req.MaxTokens = 16 // OpenAI's default for completions
+	}
+	if room := s.cfg.Context - j.promptTokens; s.cfg.Context > 0 && j.req.MaxTokens > room {
+		// More than the context leaves (up to 2^63-1): clamped, so generation ends at the
+		// context with finish_reason "length", as it would have anyway.
+		j.req.MaxTokens = room
 	}
 	stops, aerr := parseStop(q.Stop)
 	if aerr != nil {

@@ -18,7 +18,6 @@ import (
 	"log"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,11 +62,11 @@ type Config struct {
 	Tok        Tokenizer // nil: prompts are passed as text and the engine tokenizes them
 	Model      string    // the served model name (/v1/models, "model" in answers)
 	Root       string    // where the model came from (a path), shown in /v1/models
-	Context    int       // the model's context length; 0 = unknown (no early check)
+	Context    int       // a request's context (prompt + max_tokens are clamped to it); 0 = unknown (no early check)
 	Template   Template  // chat template; the zero value is the plain fallback
 	APIKey     string    // when set, /v1/ requests need "Authorization: Bearer APIKey"
 	MaxBody    int64     // request body limit in bytes (413 beyond); 0 = DefaultMaxBody
-	MaxQueue   int       // requests that may wait for a slot (429 beyond); 0 = DefaultMaxQueue, < 0 = none
+	MaxQueue   int       // requests that may wait for a slot (429 beyond, before the body is read); 0 = DefaultMaxQueue, < 0 = none
 	MaxRunning int       // Generate calls at once (the engine's MaxNumSeqs); 0 = 1
 	// RequestTimeout bounds a request from admission to its last token; 0 = none.
 	RequestTimeout time.Duration
@@ -80,8 +79,9 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	slots   chan struct{}
-	running atomic.Int64
-	waiting atomic.Int64
+	running atomic.Int64  // requests holding a generation slot
+	waiting atomic.Int64  // requests admitted and not yet running (their body may still be read)
+	held    atomic.Int64  // running + waiting: at most MaxRunning + MaxQueue
 	stats   StatsReporter // nil when Gen does not report
 	m       counters
 	mux     *http.ServeMux
@@ -158,35 +158,48 @@ func (s *Server) Drain(ctx context.Context) error {
 // errQueueFull is the admission queue's refusal.
 var errQueueFull = errors.New("queue full")
 
-// admit takes a generation slot, waiting in the bounded queue when none is free. The
-// returned release gives the slot back.
-func (s *Server) admit(ctx context.Context) (release func(), err error) {
-	take := func() func() {
-		s.running.Add(1)
-		var once sync.Once
-		return func() {
-			once.Do(func() {
-				s.running.Add(-1)
-				<-s.slots
-			})
-		}
-	}
-	select {
-	case s.slots <- struct{}{}:
-		return take(), nil
-	default:
-	}
-	if s.waiting.Add(1) > int64(s.cfg.MaxQueue) {
-		s.waiting.Add(-1)
+// ticket is a request's place in admission. It is taken before the request's body is
+// read or its prompt tokenized, so that a full server answers 429 without doing
+// either; wait turns it into a generation slot.
+type ticket struct {
+	s       *Server
+	running bool
+}
+
+// reserve takes one of the MaxRunning + MaxQueue places the server holds requests in,
+// or returns errQueueFull. The place counts as waiting (llmbench_num_requests_waiting)
+// until wait gets it a slot; release gives it back.
+func (s *Server) reserve() (*ticket, error) {
+	if s.held.Add(1) > int64(s.cfg.MaxRunning+s.cfg.MaxQueue) {
+		s.held.Add(-1)
 		return nil, errQueueFull
 	}
-	defer s.waiting.Add(-1)
+	s.waiting.Add(1)
+	return &ticket{s: s}, nil
+}
+
+// wait takes a generation slot, waiting while MaxRunning requests run, until ctx ends.
+func (t *ticket) wait(ctx context.Context) error {
 	select {
-	case s.slots <- struct{}{}:
-		return take(), nil
+	case t.s.slots <- struct{}{}:
+		t.s.waiting.Add(-1)
+		t.s.running.Add(1)
+		t.running = true
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
+}
+
+// release gives the place (and its slot, if it got one) back.
+func (t *ticket) release() {
+	if t.running {
+		t.s.running.Add(-1)
+		<-t.s.slots
+	} else {
+		t.s.waiting.Add(-1)
+	}
+	t.s.held.Add(-1)
 }
 
 // auth checks the API key of /v1/ requests.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"llmbench/engine"
 	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/report"
@@ -111,6 +112,9 @@ func Check(job workloads.Job, o Options) error {
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
 			return err
+		}
+		if err := (engine.Options{Threads: job.Serve.Threads}).Validate(); err != nil {
+			return fmt.Errorf("-t: %w", err)
 		}
 		if err := serving.CheckEnergyDevice(job.Serve); err != nil {
 			return fmt.Errorf("--energy-device: %w", err)

@@ -210,6 +210,7 @@ func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backen
 	b := &serving.Bench{Spec: p, Dataset: ds, Client: be.client, ModelID: be.modelID, TokenizerID: be.tokID, Notes: be.notes, PowerLimitW: watts}
 	if be.eng != nil {
 		eng := be.eng
+		eng.ResetPrefixCache() // each point starts cold; its warm-ups (in b.Run) run after this
 		b.Engine = func() serving.EngineStats { return engineStats(eng) }
 	}
 	if w := x.keep(); w != nil {
@@ -296,7 +297,7 @@ func engineStats(e *engine.Engine) serving.EngineStats {
 		KVCacheType: strings.ToLower(kv.Type.String()), KVBlockSize: kv.BlockSize, KVBlocks: kv.Blocks,
 		KVBytes: kv.Bytes(), KVSavedVsF16: kv.SavedVs(kernels.F16), KVSavedVsF32: kv.SavedVs(kernels.F32),
 		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
-		Preemptions: st.Preemptions,
+		Preemptions: st.Preemptions, Steps: st.DecodeSteps,
 	}
 }
 

@@ -290,6 +290,9 @@ func vllmEngine(l *vllmLines, e *serving.EngineStats) {
 		l.row("Prefix cache:", "off")
 	}
 	l.row("Preemptions:", strconv.FormatInt(e.Preemptions, 10))
+	if e.DecodeSteps > 0 {
+		l.row("Engine decode step median (ms):", vllmFloat(e.DecodeStepMedianMs))
+	}
 	l.row("KV cache type:", e.KVCacheType)
 	l.row("KV cache blocks x block size:", fmt.Sprintf("%dx%d", e.KVBlocks, e.KVBlockSize))
 	l.row("KV cache memory (MiB):", mib(e.KVBytes))

@@ -67,27 +67,16 @@ func (c *InProc) Do(ctx context.Context, req *Request, rec *metrics.Record, now 
 	}
 	er := engine.Request{Prompt: req.Prompt, Tokens: req.Tokens, MaxTokens: req.OutputLen, Sampling: p, IgnoreEOS: c.IgnoreEOS}
 	var text []byte
-	var last time.Duration
-	rec.Start = now()
+	var times inprocTimes // tokens timed when the engine emitted them
+	times.start(rec, now)
 	st, err := c.Gen.Generate(ctx, er, func(t engine.Token) error {
-		at := now()
-		if t.Index == 0 {
-			rec.TTFT = at - rec.Start
-		} else {
-			rec.ITL = append(rec.ITL, at-last)
-		}
-		if t.Text != "" && rec.TTFTContent == 0 {
-			rec.TTFTContent = at - rec.Start
-		}
-		last = at
+		times.token(t)
 		text = append(text, t.Text...)
 		return nil
 	})
+	times.finish()
 	rec.Text = string(text)
 	rec.OutputTokens = st.GenTokens
-	if last > 0 {
-		rec.Latency = last - rec.Start
-	}
 	switch {
 	case err != nil:
 		rec.Error = failReason(ctx, ctx, err, 0)

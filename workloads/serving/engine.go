@@ -1,5 +1,12 @@
 package serving
 
+import (
+	"time"
+
+	"llmbench/engine"
+	"llmbench/workloads/metrics"
+)
+
 // EngineStats is what an in-process engine says about one serving run: its KV cache
 // and the scheduler's prefix-cache and preemption counters over the measured part
 // (warm-up requests excluded). Units: bytes, tokens, blocks, counts.
@@ -14,6 +21,15 @@ type EngineStats struct {
 	PrefixQueries int64  `json:"prefix_cache_queries"` // prompt tokens looked up
 	PrefixHits    int64  `json:"prefix_cache_hits"`    // prompt tokens found cached
 	Preemptions   int64  `json:"num_preemptions"`
+	// DecodeSteps counts the engine's decode steps over the measured part, and
+	// DecodeStepMeanMs and DecodeStepMedianMs give their duration in milliseconds: the
+	// time between two tokens of a sequence as the engine measured it, to read the
+	// client's ITL against. Since fills them from Steps.
+	DecodeSteps        int64   `json:"decode_steps"`
+	DecodeStepMeanMs   float64 `json:"decode_step_mean_ms"`
+	DecodeStepMedianMs float64 `json:"decode_step_median_ms"`
+	// Steps is the engine's histogram of decode step durations (not saved).
+	Steps engine.StepTimes `json:"-"`
 }
 
 // PrefixHitRate returns the share of looked-up prompt tokens found in the prefix
@@ -25,10 +41,80 @@ func (s *EngineStats) PrefixHitRate() float64 {
 	return 100 * float64(s.PrefixHits) / float64(s.PrefixQueries)
 }
 
-// Since returns s with its counters taken as the difference from an earlier reading.
+// Since returns s with its counters and decode steps taken as the difference from an
+// earlier reading.
 func (s EngineStats) Since(before EngineStats) EngineStats {
 	s.PrefixQueries -= before.PrefixQueries
 	s.PrefixHits -= before.PrefixHits
 	s.Preemptions -= before.Preemptions
+	s.Steps = s.Steps.Sub(before.Steps)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	s.DecodeSteps, s.DecodeStepMeanMs, s.DecodeStepMedianMs = s.Steps.N, ms(s.Steps.Mean()), ms(s.Steps.Median())
 	return s
+}
+
+// inprocTimes times an in-process request's tokens into its record, as a client of a
+// server streaming text would see them but without the delivery: each token is timed
+// when the engine emitted it (engine.Token.At, moved onto the run clock), not when the
+// client took it. A token that carries no text (the first bytes of a character) goes
+// out with the next one that does, in one chunk, so TTFT is the first token with text
+// and the ITL gaps are between chunks (ChunkTokens counts their tokens when one
+// carries more than one).
+type inprocTimes struct {
+	rec     *metrics.Record
+	now     func() time.Duration
+	wall    time.Time     // the engine-clock instant of rec.Start
+	last    time.Duration // the latest token, on the run clock
+	prev    time.Duration // the latest chunk
+	pending int32         // tokens since the latest chunk
+	chunks  int
+	multi   bool // a chunk carried more than one token
+}
+
+// start stamps rec.Start.
+func (t *inprocTimes) start(rec *metrics.Record, now func() time.Duration) {
+	t.rec, t.now = rec, now
+	rec.Start = now()
+	t.wall = time.Now()
+}
+
+// token takes one emitted token.
+func (t *inprocTimes) token(tok engine.Token) {
+	at := t.now()
+	if !tok.At.IsZero() { // a Generator that stamps nothing is timed on arrival
+		at = t.rec.Start + tok.At.Sub(t.wall)
+	}
+	t.last = at
+	t.pending++
+	if tok.Text != "" {
+		t.chunk(at, true)
+	}
+}
+
+// chunk closes a chunk of the pending tokens at time at.
+func (t *inprocTimes) chunk(at time.Duration, text bool) {
+	r := t.rec
+	if t.chunks == 0 {
+		r.TTFT = at - r.Start
+	} else {
+		r.ITL = append(r.ITL, at-t.prev)
+		r.ChunkTokens = append(r.ChunkTokens, t.pending)
+	}
+	if text && r.TTFTContent == 0 {
+		r.TTFTContent = at - r.Start
+	}
+	t.multi = t.multi || t.pending > 1
+	r.Latency = at - r.Start
+	t.chunks++
+	t.prev, t.pending = at, 0
+}
+
+// finish sends the tokens still pending (no text came after them) as the last chunk.
+func (t *inprocTimes) finish() {
+	if t.pending > 0 {
+		t.chunk(t.last, false)
+	}
+	if !t.multi {
+		t.rec.ChunkTokens = nil // one token per chunk
+	}
 }
