@@ -325,3 +325,58 @@ func TestWriterReportsWriteErrors(t *testing.T) {
 		t.Fatal("Finish hid the write error")
 	}
 }
+
+// TestRequestNeverWaitsForTheDisk: recording a request returns at once even when the
+// disk does not take the bytes (here a pipe nobody reads), so a serving run's
+// concurrency slot is never held by the store; the stuck write is then reported.
+func TestRequestNeverWaitsForTheDisk(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	sp := workloads.DefaultServe()
+	w, err := s.Create(workloads.Job{Name: "slow disk", Serve: &sp}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.f.Close()
+	w.f = pw // a pipe holds 64 KiB; nobody reads it
+	w.mu.Unlock()
+	rec := metrics.Record{Text: strings.Repeat("x", 4096), Success: true}
+	done := make(chan struct{})
+	go func() {
+		for i := range 200 { // 800 KiB: far past what the pipe holds
+			rec.Index = i
+			w.Request(0, rec)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.Close()
+		t.Fatal("Request waited for the disk")
+	}
+	r.Close() // the blocked write fails (broken pipe)
+	if err := w.Finish(result.Document{}, nil); err == nil {
+		t.Error("Finish did not report the failed write")
+	}
+}
+
+// TestSyncErrorsAreReported: an fsync or close that fails at the end of a run is an
+// error of Finish, not dropped.
+func TestSyncErrorsAreReported(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	w, err := s.Create(benchProfile(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.f.Close() // the samples file is gone under the writer: sync and close fail
+	w.mu.Unlock()
+	if err := w.Finish(result.Document{}, nil); err == nil {
+		t.Fatal("Finish dropped the failed sync and close")
+	}
+}
