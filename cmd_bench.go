@@ -81,7 +81,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	var bo jobs.BenchOptions
 	if a.ceiling {
-		if bo.CeilingBytes, err = jobs.ParseBytes(a.bwSize); err != nil {
+		if bo.CeilingBytes, err = workloads.ParseBytes(a.bwSize); err != nil {
 			return usageErr("bench", fmt.Errorf("--bw-size: %w", err))
 		}
 		bo.CeilingProbes = a.bwProbes

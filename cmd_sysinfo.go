@@ -11,6 +11,7 @@ import (
 
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
+	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/report"
 	"llmbench/workloads/telemetry"
@@ -46,7 +47,7 @@ func runSysinfo(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("sysinfo", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	n, err := jobs.ParseBytes(*size)
+	n, err := workloads.ParseBytes(*size)
 	if err != nil {
 		return usageErr("sysinfo", fmt.Errorf("--bw-size: %w", err))
 	}

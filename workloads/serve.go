@@ -215,6 +215,16 @@ func ParseKVCacheMemory(s string) (bytes int64, fraction float64, err error) {
 		}
 		return 0, v / 100, nil
 	}
+	v, err := ParseBytes(t)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB, nor a share such as 30%%", s)
+	}
+	return v, 0, nil
+}
+
+// ParseBytes parses a size such as "1GiB", "64MiB", "512M" or "1048576".
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
@@ -227,7 +237,7 @@ func ParseKVCacheMemory(s string) (bytes int64, fraction float64, err error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || !(v > 0) || v*float64(mult) > 1<<40 {
-		return 0, 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB, nor a share such as 30%%", s)
+		return 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB", s)
 	}
-	return int64(v * float64(mult)), 0, nil
+	return int64(v * float64(mult)), nil
 }

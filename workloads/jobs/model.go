@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -161,18 +160,9 @@ func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 	case es.Context < 0:
 		return o, fmt.Errorf("context size %d must not be negative", es.Context)
 	}
-	if m := strings.TrimSpace(es.KVCacheMemory); strings.HasSuffix(m, "%") {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(m, "%"), 64)
-		if err != nil || !(v > 0 && v <= 100) {
-			return o, fmt.Errorf("--kv-cache-memory %q: want a share between 0 and 100%%", es.KVCacheMemory)
-		}
-		o.KVCacheFraction = v / 100
-	} else if m != "" {
-		v, err := ParseBytes(m)
-		if err != nil {
-			return o, fmt.Errorf("--kv-cache-memory: %v", err)
-		}
-		o.KVCacheMemory = v
+	var err error
+	if o.KVCacheMemory, o.KVCacheFraction, err = workloads.ParseKVCacheMemory(es.KVCacheMemory); err != nil {
+		return o, fmt.Errorf("--kv-cache-memory %v", err)
 	}
 	if es.KVCacheType != "" {
 		t, err := kernels.ParseDType(es.KVCacheType)
@@ -182,26 +172,6 @@ func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 		o.KVType, o.KVTypeSet = t, true
 	}
 	return o, nil
-}
-
-// ParseBytes parses a size such as "1GiB", "64MiB", "512M" or "1048576".
-func ParseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 || v*float64(mult) > 1<<40 {
-		return 0, fmt.Errorf("%q is not a size such as 1GiB or 64MiB", s)
-	}
-	return int64(v * float64(mult)), nil
 }
 
 // WeightBytesPerToken is the bytes of weights one generated token reads from memory

@@ -1,0 +1,138 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"llmbench/workloads"
+	"llmbench/workloads/store"
+)
+
+func TestModelRef(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(file, []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		in, typ string
+		want    workloads.BenchModel
+		id      string
+		err     string
+	}{
+		{"", "", workloads.BenchModel{Path: workloads.BuiltinModel}, "stories260K", ""},
+		{"builtin:stories260K", "", workloads.BenchModel{Path: workloads.BuiltinModel}, "stories260K", ""},
+		{file, "", workloads.BenchModel{Path: file}, file, ""},
+		{"llama-tiny", "Q4_0", workloads.BenchModel{Shape: "llama-tiny", Type: "Q4_0"}, "synth:llama-tiny:Q4_0", ""},
+		{"llama-tiny", "Q4_Z", workloads.BenchModel{}, "", "Q4_Z"},
+		{"no-such-model", "Q4_0", workloads.BenchModel{}, "", "not a file and not a synthetic shape"},
+	}
+	for _, c := range cases {
+		got, err := ModelRef(c.in, c.typ)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ModelRef(%q, %q): %v, want an error naming %q", c.in, c.typ, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want || ModelID(got) != c.id {
+			t.Errorf("ModelRef(%q, %q) = %+v (%s), %v; want %+v (%s)", c.in, c.typ, got, ModelID(got), err, c.want, c.id)
+		}
+	}
+}
+
+func TestCheckRefusesBeforeRunning(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := func(m workloads.BenchModel) workloads.Job {
+		return workloads.Job{Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{m}, Prompt: []int{8}, Reps: 1}}
+	}
+	sp := workloads.DefaultServe()
+	badKV := sp
+	badKV.Engine.KVCacheType = "q5_9"
+	cases := []struct {
+		job  workloads.Job
+		o    Options
+		want string
+	}{
+		{bench(workloads.BenchModel{Path: "/nonexistent.gguf"}), Options{Device: dev}, "no such file"},
+		{bench(workloads.BenchModel{Shape: "llama-tiny", Type: "Q4_Z"}), Options{Device: dev}, "Q4_Z"},
+		{bench(workloads.BenchModel{Path: workloads.BuiltinModel}), Options{Device: dev, Exports: []string{"out.xyz"}}, "--export"},
+		{workloads.Job{Serve: &badKV}, Options{Device: dev}, "--kv-cache-type"},
+		{workloads.Job{Bench: bench(workloads.BenchModel{Path: workloads.BuiltinModel}).Bench, PowerLimitW: []float64{300}}, Options{Device: dev}, "nothing changed"},
+	}
+	for i, c := range cases {
+		if err := Check(c.job, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("case %d: Check = %v; want an error naming %q", i, err, c.want)
+		}
+	}
+	if err := Check(bench(workloads.BenchModel{Path: workloads.BuiltinModel}), Options{Device: dev}); err != nil {
+		t.Errorf("a good job: %v", err)
+	}
+}
+
+// TestHeadlessBench runs a small bench through Headless: the table on stdout, the run
+// kept in the store with the same document Headless returns, and the export written.
+func TestHeadlessBench(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st, err := store.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "out.json")
+	job := workloads.Job{Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Path: workloads.BuiltinModel}}, Prompt: []int{8}, Gen: []int{4}, Threads: []int{1}, Reps: 2}}
+	var out, errb bytes.Buffer
+	stored, err := Headless(context.Background(), job, Options{Device: dev, Store: st, Exports: []string{export}, Build: "test"},
+		Terminal{Stdout: &out, Stderr: &errb})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "pp8") || !strings.Contains(out.String(), "tg4") {
+		t.Errorf("no llama-bench table:\n%s", out.String())
+	}
+	if stored.ID == "" || len(stored.Doc.Bench.Records) != 2 {
+		t.Fatalf("stored %+v", stored)
+	}
+	doc, err := st.Load(stored.ID)
+	if err != nil || len(doc.Bench.Records) != 2 || doc.Bench.Records[1].SamplesNs[1] != stored.Doc.Bench.Records[1].SamplesNs[1] {
+		t.Errorf("the store holds %+v, %v", doc.Bench, err)
+	}
+	if fi, err := os.Stat(export); err != nil || fi.Size() == 0 {
+		t.Errorf("export: %v", err)
+	}
+	if !strings.Contains(errb.String(), "saved run "+stored.ID) || !strings.Contains(errb.String(), "exported "+export) {
+		t.Errorf("log lacks the store and export lines:\n%s", errb.String())
+	}
+}
+
+// TestNothingMeasuredNothingKept: a serving job whose backend cannot be reached
+// fails before any request and leaves no record.
+func TestNothingMeasuredNothingKept(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := workloads.DefaultServe()
+	sp.Backend, sp.BaseURL, sp.Dataset.NumPrompts = "openai", "http://127.0.0.1:1", 2
+	var out, errb bytes.Buffer
+	_, err = Headless(context.Background(), workloads.Job{Serve: &sp}, Options{Device: dev, Store: st}, Terminal{Stdout: &out, Stderr: &errb})
+	if err == nil || !strings.Contains(err.Error(), "--backend inproc") {
+		t.Errorf("err %v", err)
+	}
+	if list, _ := st.List(); len(list) != 0 {
+		t.Errorf("kept %+v", list)
+	}
+}
