@@ -164,10 +164,11 @@ func runServeBench(ctx context.Context, args []string) error {
 	fs.BoolVar(&sp.IgnoreEOS, "ignore-eos", false, "generate the full output length (set automatically for the random dataset)")
 	var temp, topP optFloat
 	var topK optInt
-	fs.Var(&temp, "temperature", "sampling temperature (default: the server's)")
+	fs.Var(&temp, "temperature", "sampling temperature (default 0, greedy, sent explicitly as vllm bench serve does)")
 	fs.Var(&topP, "top-p", "top-p")
 	fs.Var(&topK, "top-k", "top-k")
 	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", def.RequestTimeoutS, "seconds before a request counts as failed (timeout)")
+	fs.BoolVar(&sp.WarmConnections, "warm-connections", false, "open up to --max-concurrency keep-alive connections before the clock starts (HTTP backends), so TTFT holds no connection set-up")
 	pm := fs.String("percentile-metrics", strings.Join(def.PercentileMetrics, ","), "metrics to report percentiles for: ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")
 	mp := fs.String("metric-percentiles", strings.Trim(strings.ReplaceAll(fmt.Sprint(def.MetricPercentiles), " ", ","), "[]"), "percentiles to report, e.g. 50,90,99")
 	saveResult := fs.Bool("save-result", false, "save the result as JSON (vLLM's field names)")
@@ -406,7 +407,8 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 		eng = e
 		modelID, tokID = id, id
 		tok, modelCtx = e.Tok, e.Options().SeqContext
-		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS}
+		client = &serving.InProc{Gen: e, Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, IgnoreEOS: sp.IgnoreEOS,
+			Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second)), KeepText: j.save.detailed}
 		eo := e.Options()
 		logTo(j.live, os.Stderr, "%s", e.KVCache())
 		notes = append(notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
@@ -455,10 +457,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 		}
 		client = &serving.HTTP{Backend: sp.Backend, URL: base + ep, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
 			Sampling: serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}, Tok: tok, HC: hc,
-			Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second))}
-	}
-	if sp.Backend == "inproc" && sp.RequestTimeoutS > 0 {
-		client = serveBenchTimeout{client, time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+			Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second)), KeepText: j.save.detailed}
 	}
 	var data []byte
 	if d.Path != "" {
@@ -504,6 +503,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 			if rec != nil {
 				key := len(results)
 				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped})
+				b.Warm, _ = client.(serving.ConnWarmer)
 				b.Client = recordingClient{Client: client, w: rec.w, key: key}
 			}
 			res, err := serveBenchPoint(ctx, b, j.progress, j.runOpts, j.live)
@@ -560,7 +560,7 @@ type recordingClient struct {
 // Do implements serving.Client.
 func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
 	c.Client.Do(ctx, req, rec, now)
-	if rec.Error != serving.ErrInterrupted || rec.Success {
+	if !rec.Interrupted() {
 		c.w.Request(c.key, *rec)
 	}
 }
@@ -662,19 +662,6 @@ func serveBenchEngineStats(e *engine.Engine) serving.EngineStats {
 		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
 		Preemptions: st.Preemptions,
 	}
-}
-
-// serveBenchTimeout bounds each in-process request.
-type serveBenchTimeout struct {
-	serving.Client
-	d time.Duration
-}
-
-// Do implements serving.Client.
-func (t serveBenchTimeout) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, t.d)
-	defer cancel()
-	t.Client.Do(ctx, req, rec, now)
 }
 
 // serveBenchEngine loads the inproc model: the built-in one, a GGUF file or a
