@@ -308,6 +308,7 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 			defer wg.Done()
 			arrived := false
 			defer arrive(&arrived)
+			idle := make(chan struct{})
 			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 				mu.Lock()
 				conns[info.Conn] = true
@@ -317,7 +318,7 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 				case <-all:
 				case <-ctx.Done():
 				}
-			}}
+			}, PutIdleConn: func(error) { close(idle) }}
 			hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, c.URL, nil)
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
@@ -333,6 +334,11 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 			}
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drained: the connection goes back idle
 			resp.Body.Close()
+			select { // the transport returns it from its read loop: wait, so the run finds it idle
+			case <-idle:
+			case <-time.After(100 * time.Millisecond): // not kept (the server closed it)
+			case <-ctx.Done():
+			}
 		}()
 	}
 	wg.Wait()
