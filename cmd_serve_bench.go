@@ -502,7 +502,7 @@ func (j *serveJob) execute(ctx context.Context, run profiles.Run, rec *record) (
 			}
 			if rec != nil {
 				key := len(results)
-				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped})
+				rec.w.Point(key, &serving.Result{Spec: p, ModelID: modelID, TokenizerID: tokID, Notes: notes, PowerLimitW: watts, Skipped: ds.Skipped, Requests: len(ds.Requests)})
 				b.Warm, _ = client.(serving.ConnWarmer)
 				b.Client = recordingClient{Client: client, w: rec.w, key: key}
 			}
