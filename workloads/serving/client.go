@@ -4,18 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"llmbench/engine"
 	"llmbench/engine/sample"
@@ -175,57 +177,112 @@ func NewTransport(conns int) *http.Transport {
 	}
 }
 
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+// readers are the SSE line readers, reused across requests: 8 KiB holds a typical chunk
+// line (longer ones are assembled in sseReader.long), so a first wave of hundreds of
+// streams allocates little.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
 
+// body builds the JSON request body by appending (no map, no reflection: a burst of
+// hundreds of requests builds its bodies in a few microseconds each, off the server's
+// cores).
 func (c *HTTP) body(req *Request) ([]byte, error) {
-	b := map[string]any{}
-	set := func(m map[string]any) {
-		m["temperature"] = c.Sampling.Temp()
-		if s := c.Sampling; s.TopP != nil {
-			m["top_p"] = *s.TopP
+	s := c.Sampling
+	temp := s.Temp()
+	if (s.TopP != nil && !finite(*s.TopP)) || !finite(temp) {
+		return nil, fmt.Errorf("sampling: temperature %v, top_p %v: want finite numbers", temp, s.TopP)
+	}
+	b := make([]byte, 0, 160+len(req.Prompt)+len(c.Model))
+	sampling := func(b []byte, withTemp bool) []byte {
+		if withTemp {
+			b = strconv.AppendFloat(append(b, `,"temperature":`...), temp, 'g', -1, 64)
 		}
-		if s := c.Sampling; s.TopK != nil {
-			m["top_k"] = *s.TopK
+		if s.TopP != nil {
+			b = strconv.AppendFloat(append(b, `,"top_p":`...), *s.TopP, 'g', -1, 64)
 		}
+		if s.TopK != nil {
+			b = strconv.AppendInt(append(b, `,"top_k":`...), int64(*s.TopK), 10)
+		}
+		return b
 	}
 	switch c.Backend {
 	case "openai", "openai-chat":
-		b["model"] = c.Model
-		b["stream"] = true
-		b["stream_options"] = map[string]any{"include_usage": true, "continuous_usage_stats": true}
+		b = appendJSONString(append(b, `{"model":`...), c.Model)
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
 		if c.Backend == "openai" {
-			b["prompt"] = req.Prompt
-			b["max_tokens"] = req.OutputLen
+			b = appendJSONString(append(b, `,"prompt":`...), req.Prompt)
+			b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(req.OutputLen), 10)
 		} else {
-			b["messages"] = []map[string]string{{"role": "user", "content": req.Prompt}}
-			b["max_completion_tokens"] = req.OutputLen
+			b = appendJSONString(append(b, `,"messages":[{"role":"user","content":`...), req.Prompt)
+			b = strconv.AppendInt(append(b, `}],"max_completion_tokens":`...), int64(req.OutputLen), 10)
 		}
 		if c.IgnoreEOS {
-			b["ignore_eos"] = true
+			b = append(b, `,"ignore_eos":true`...)
 		}
-		set(b)
+		b = sampling(b, true)
 	case "tgi":
-		params := map[string]any{"max_new_tokens": req.OutputLen, "details": true}
-		set(params)
-		if c.Sampling.Temp() > 0 {
-			params["do_sample"] = true
-		} else {
-			delete(params, "temperature") // TGI refuses 0: greedy is do_sample false, its default
+		b = appendJSONString(append(b, `{"inputs":`...), req.Prompt)
+		b = strconv.AppendInt(append(b, `,"parameters":{"max_new_tokens":`...), int64(req.OutputLen), 10)
+		b = append(b, `,"details":true`...)
+		if temp > 0 {
+			b = append(b, `,"do_sample":true`...)
 		}
-		b["inputs"] = req.Prompt
-		b["parameters"] = params
+		b = append(sampling(b, temp > 0), '}') // TGI refuses 0: greedy is do_sample false, its default
 	case "llamacpp":
-		b["prompt"] = req.Prompt
-		b["n_predict"] = req.OutputLen
-		b["stream"] = true
+		b = appendJSONString(append(b, `{"prompt":`...), req.Prompt)
+		b = strconv.AppendInt(append(b, `,"n_predict":`...), int64(req.OutputLen), 10)
+		b = append(b, `,"stream":true`...)
 		if c.IgnoreEOS {
-			b["ignore_eos"] = true
+			b = append(b, `,"ignore_eos":true`...)
 		}
-		set(b)
+		b = sampling(b, true)
 	default:
 		return nil, fmt.Errorf("unknown backend %q", c.Backend)
 	}
-	return json.Marshal(b)
+	return append(b, '}'), nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD (as encoding/json does).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
 }
 
 // Do implements Client.
