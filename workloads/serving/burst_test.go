@@ -227,3 +227,33 @@ func TestBurstTTFT(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmConnections: n distinct keep-alive connections end idle in the transport
+// (the next n concurrent requests reuse them); a server that closes each connection
+// leaves none, and nothing listening is an error.
+func TestWarmConnections(t *testing.T) {
+	hs := httptest.NewServer(newTruthServer(time.Millisecond, time.Millisecond))
+	defer hs.Close()
+	c := httpClient("openai", hs.URL, 8, 5*time.Second)
+	if got, err := c.WarmConnections(context.Background(), 8); got != 8 || err != nil {
+		t.Errorf("warm: %d, %v; want 8", got, err)
+	}
+	ds := fixedDataset(8, 2)
+	spec := workloads.ServeSpec{Backend: "openai", RequestRate: workloads.Inf, Burstiness: 1, MaxConcurrency: 8, Dataset: workloads.DatasetSpec{NumPrompts: 8}}
+	if res, _ := runBench(t, context.Background(), spec, ds, c); res.Summary.NewConns != 0 || res.Summary.Completed != 8 {
+		t.Errorf("after warming 8: %d new connections, %d completed", res.Summary.NewConns, res.Summary.Completed)
+	}
+	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "no", http.StatusMethodNotAllowed)
+	}))
+	defer closing.Close()
+	if got, err := httpClient("openai", closing.URL, 4, 5*time.Second).WarmConnections(context.Background(), 4); got != 0 || err != nil {
+		t.Errorf("closing server: %d, %v; want 0 and no error", got, err)
+	}
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	if got, err := httpClient("openai", down.URL, 2, 5*time.Second).WarmConnections(context.Background(), 2); got != 0 || err == nil {
+		t.Errorf("nothing listening: %d, %v; want an error", got, err)
+	}
+}

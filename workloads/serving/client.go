@@ -334,10 +334,10 @@ func (c *HTTP) Do(run context.Context, req *Request, rec *metrics.Record, now fu
 // idle in the client's transport, so that a run that starts right after sends its
 // first wave on open connections (--warm-connections): n cheap GET requests to the
 // endpoint (any answer, 405 included, keeps the connection), each holding its
-// connection until all n have one, so that they are n distinct connections. It
-// returns how many distinct connections were held at once (fewer when the server
-// closes them or the wait for all n passes 10 s). The transport must keep n idle
-// connections per host (NewTransport(n) does).
+// connection until all n have one, so that they are n distinct connections, then
+// waiting until the transport has put it back idle. It returns how many went back
+// idle (fewer when the server closes them, or when the wait for all n passes 10 s).
+// The transport must keep n idle connections per host (NewTransport(n) does).
 func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 	if n <= 0 {
 		return 0, nil
@@ -354,8 +354,7 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 			}
 		}
 	}
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
+	var kept atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -365,17 +364,19 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 			defer wg.Done()
 			arrived := false
 			defer arrive(&arrived)
-			idle := make(chan struct{})
-			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-				mu.Lock()
-				conns[info.Conn] = true
-				mu.Unlock()
+			idle := make(chan error, 1)
+			trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
 				arrive(&arrived)
 				select { // hold the connection until every request has one
 				case <-all:
 				case <-ctx.Done():
 				}
-			}, PutIdleConn: func(error) { close(idle) }}
+			}, PutIdleConn: func(err error) {
+				select {
+				case idle <- err:
+				default:
+				}
+			}}
 			hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, c.URL, nil)
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
@@ -392,19 +393,20 @@ func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drained: the connection goes back idle
 			resp.Body.Close()
 			select { // the transport returns it from its read loop: wait, so the run finds it idle
-			case <-idle:
+			case err := <-idle:
+				if err == nil {
+					kept.Add(1)
+				}
 			case <-time.After(100 * time.Millisecond): // not kept (the server closed it)
 			case <-ctx.Done():
 			}
 		}()
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(conns) == 0 && firstErr != nil {
+	if kept.Load() == 0 && firstErr != nil {
 		return 0, fmt.Errorf("warm connections: %w", firstErr)
 	}
-	return len(conns), nil
+	return int(kept.Load()), nil
 }
 
 // stream reads the event stream into rec.
