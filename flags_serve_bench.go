@@ -42,7 +42,7 @@ var serveBenchGroups = []flagGroup{
 		"metric-percentiles", "goodput", "header", "metadata", "save-result", "save-detailed", "result-dir", "result-filename", "append-result",
 		"ready-check-timeout-sec", "disable-tqdm"}},
 	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"}},
-	{"llmbench additions", []string{"energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
+	{"llmbench additions", []string{"warm-connections", "energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
 
 // defineServeBench defines serve-bench's flags on fs.
@@ -75,9 +75,10 @@ func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	fs.StringVar(&sp.RampUpStrategy, "ramp-up-strategy", "", "linear or exponential ramp of the request rate")
 	fs.Float64Var(&sp.RampUpStartRPS, "ramp-up-start-rps", 0, "ramp-up start rate")
 	fs.Float64Var(&sp.RampUpEndRPS, "ramp-up-end-rps", 0, "ramp-up end rate")
+	fs.BoolVar(&sp.WarmConnections, "warm-connections", false, "open up to --max-concurrency keep-alive connections before the clock starts (HTTP backends), so TTFT holds no connection set-up")
 	fs.IntVar(&sp.NumWarmups, "num-warmups", 0, "warm-up requests before the measured run")
 	fs.BoolVar(&sp.IgnoreEOS, "ignore-eos", false, "generate the full output length (set automatically for the random dataset)")
-	fs.Var(&a.temp, "temperature", "sampling temperature (default: the server's)")
+	fs.Var(&a.temp, "temperature", "sampling temperature (default 0, greedy, sent explicitly as vllm bench serve does)")
 	fs.Var(&a.topP, "top-p", "top-p")
 	fs.Var(&a.topK, "top-k", "top-k")
 	fs.Float64Var(&sp.RequestTimeoutS, "request-timeout", def.RequestTimeoutS, "seconds before a request counts as failed (timeout)")

@@ -118,6 +118,9 @@ type ServeSpec struct {
 	NumWarmups      int     `json:"num_warmups,omitempty" yaml:"num_warmups,omitempty"`
 	IgnoreEOS       bool    `json:"ignore_eos,omitempty" yaml:"ignore_eos,omitempty"`
 	RequestTimeoutS float64 `json:"request_timeout_s,omitempty" yaml:"request_timeout_s,omitempty"`
+	// WarmConnections opens up to MaxConcurrency keep-alive connections before the
+	// clock starts (HTTP backends), so TTFT holds no connection set-up.
+	WarmConnections bool `json:"warm_connections,omitempty" yaml:"warm_connections,omitempty"`
 
 	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
 	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty"`

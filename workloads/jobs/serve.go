@@ -120,10 +120,8 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		}
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
-		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS}
-		if sp.RequestTimeoutS > 0 {
-			be.client = inprocTimeout{be.client, time.Duration(sp.RequestTimeoutS * float64(time.Second))}
-		}
+		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS,
+			Timeout: secs(sp.RequestTimeoutS), KeepText: x.keepText()}
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
 		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
@@ -176,7 +174,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		name = sp.Model
 	}
 	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
-		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: time.Duration(sp.RequestTimeoutS * float64(time.Second))}
+		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: secs(sp.RequestTimeoutS), KeepText: x.keepText()}
 	return be, nil
 }
 
@@ -213,8 +211,9 @@ func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backen
 		eng.ResetPrefixCache() // each point starts cold; its warm-ups (in b.Run) run after this
 		b.Engine = func() serving.EngineStats { return engineStats(eng) }
 	}
+	b.Warm, _ = be.client.(serving.ConnWarmer)
 	if w := x.keep(); w != nil {
-		w.Point(key, &serving.Result{Spec: p, ModelID: be.modelID, TokenizerID: be.tokID, Notes: be.notes, PowerLimitW: watts, Skipped: ds.Skipped})
+		w.Point(key, &serving.Result{Spec: p, ModelID: be.modelID, TokenizerID: be.tokID, Notes: be.notes, PowerLimitW: watts, Skipped: ds.Skipped, Requests: len(ds.Requests)})
 		b.Client = recordingClient{Client: be.client, w: w, key: key}
 	}
 	x.rep.Output(PointStarted{Spec: p})
@@ -312,20 +311,14 @@ type recordingClient struct {
 // Do implements serving.Client.
 func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
 	c.Client.Do(ctx, req, rec, now)
-	if rec.Error != serving.ErrInterrupted || rec.Success {
+	if !rec.Interrupted() {
 		c.w.Request(c.key, *rec)
 	}
 }
 
-// inprocTimeout bounds each in-process request.
-type inprocTimeout struct {
-	serving.Client
-	d time.Duration
-}
+// keepText says whether records keep the generated text (only --save-detailed
+// writes it; otherwise it is dropped once counted).
+func (x *execution) keepText() bool { return x.o.Serve.SaveJSON != nil && x.o.Serve.SaveJSON.Detailed }
 
-// Do implements serving.Client.
-func (t inprocTimeout) Do(ctx context.Context, req *serving.Request, rec *metrics.Record, now func() time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, t.d)
-	defer cancel()
-	t.Client.Do(ctx, req, rec, now)
-}
+// secs converts seconds to a duration.
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

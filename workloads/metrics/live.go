@@ -32,8 +32,12 @@ func NewLive(total int) *Live {
 	return &Live{ttft: h(), tpot: h(), itl: h(), e2el: h(), coarse: c, total: total}
 }
 
-// Add records one finished request.
+// Add records one finished request; one interrupted by the end of the run is
+// neither done nor failed.
 func (l *Live) Add(r *Record) {
+	if r.Interrupted() {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !r.Success {

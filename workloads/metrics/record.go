@@ -27,11 +27,24 @@ type Record struct {
 	// OutputTokens is the number of generated tokens: from the server's usage, else
 	// per-chunk counts, else our tokenizer.
 	OutputTokens int
-	// Text is the generated text (kept for --save-detailed and for token counting).
+	// Retokenized is set when OutputTokens came from our tokenizer on the generated
+	// text because the server reported no count.
+	Retokenized bool `json:",omitempty"`
+	// Text is the generated text, kept only when the client is asked to (--save-detailed).
 	Text string
 
+	// Connect is the time from Start until the request had a connection when it had to
+	// open one (DNS, TCP, TLS and waiting for a free slot); 0 on a reused connection.
+	Connect time.Duration `json:",omitempty"`
+	// NewConn is set when the request opened a new connection (HTTP backends).
+	NewConn bool `json:",omitempty"`
+
 	Success bool
-	Error   string // the failure reason, one line; empty on success
+	// Reason says why a request did not succeed (ReasonNone on success).
+	Reason Reason `json:",omitempty"`
+	// Status is the HTTP status of a ReasonHTTP failure.
+	Status int    `json:",omitempty"`
+	Error  string // the failure detail, one line; empty on success
 	// Extra holds backend-specific measurements (e.g. llama.cpp's own timings).
 	Extra map[string]float64
 }

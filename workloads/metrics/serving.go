@@ -3,28 +3,35 @@ package metrics
 import (
 	"math"
 	"sort"
-	"strings"
 	"time"
 )
 
 // Definitions states, in words, how each serving figure is computed. Every JSON export
 // carries it so a saved result says what its numbers mean (DESIGN.md §3).
 var Definitions = map[string]string{
-	"ttft":                     "time to first token: first streamed chunk with non-empty choices minus the time the request was sent (waiting for a --max-concurrency slot excluded), as vLLM",
-	"ttft_content":             "llmbench: first chunk that carries generated text minus send time; a role-only chat chunk does not count",
-	"tpot":                     "time per output token: (e2el - ttft) / (output_tokens - 1), over requests with more than one output token, as vLLM",
-	"itl":                      "inter-token latency: gaps between consecutive streamed chunks of a request, pooled over requests, as vLLM",
-	"itl_per_token":            "llmbench: each ITL gap divided by the number of tokens the later chunk carried (chunks with k > 1 tokens under speculative decoding or server batching)",
-	"e2el":                     "end-to-end latency: last chunk with choices minus send time, as vLLM",
-	"output_tokens":            "usage.completion_tokens when the server reports it, else per-chunk token counts, else our tokenizer on the generated text",
-	"throughput":               "request, output-token and total-token throughput: sums over successful requests divided by the run's wall time (first send to last completion)",
-	"request_goodput":          "successful requests meeting every given SLO (ttft, tpot, e2el in ms; tpot 0 for single-token outputs) divided by the run's wall time, as vLLM",
-	"max_output_tokens_per_s":  "vLLM's peak: streamed chunks per 1-s bucket from the first send (a chunk counts as one token)",
-	"peak_output_tokens_per_s": "llmbench: the peak 1-s bucket counting tokens, not chunks",
-	"max_concurrent_requests":  "peak number of successful requests in flight at once (sweep over [send, end) intervals), as vLLM",
-	"client_send_lag":          "llmbench: how late the load generator released each request against its arrival schedule (Gamma gaps at absolute times from the start)",
-	"server_timings":           "llmbench: timings the server reports about itself (llama.cpp /completion's timings object: prompt_n, prompt_ms, predicted_n, predicted_ms, ...), recorded beside ours, never mixed into them; server_timings_mean averages each over the successful requests that reported it; server_timings (with --save-detailed) holds each request's, null where none was reported",
-	"statistics":               "mean, median, population std and percentiles with linear interpolation (numpy's defaults) over the raw samples; an empty set reports 0 as vLLM; milliseconds",
+	"ttft":                      "time to first token: first streamed chunk with non-empty choices minus the time the request was sent (waiting for a --max-concurrency slot excluded), as vLLM",
+	"ttft_content":              "llmbench: first chunk that carries generated text minus send time; a role-only chat chunk does not count",
+	"tpot":                      "time per output token: (e2el - ttft) / (output_tokens - 1), over requests with more than one output token, as vLLM",
+	"itl":                       "inter-token latency: gaps between consecutive streamed chunks of a request, pooled over requests, as vLLM",
+	"itl_per_token":             "llmbench: each ITL gap divided by the number of tokens the later chunk carried (chunks with k > 1 tokens under speculative decoding or server batching)",
+	"e2el":                      "end-to-end latency: last chunk with choices minus send time, as vLLM",
+	"output_tokens":             "usage.completion_tokens when the server reports it, else per-chunk token counts, else our tokenizer on the generated text",
+	"throughput":                "request, output-token and total-token throughput: sums over successful requests divided by the run's wall time (first send to last completion)",
+	"request_goodput":           "successful requests meeting every given SLO (ttft, tpot, e2el in ms; tpot 0 for single-token outputs) divided by the run's wall time, as vLLM",
+	"max_output_tokens_per_s":   "vLLM's peak: streamed chunks per 1-s bucket from the first send (a chunk counts as one token)",
+	"peak_output_tokens_per_s":  "llmbench: the peak 1-s bucket counting tokens, not chunks",
+	"max_concurrent_requests":   "the largest number of successful requests active in one 1-s bucket from the first send (a request is active in every bucket from int(start) to int(end) inclusive), as vLLM",
+	"output_tokens_retokenized": "llmbench: successful requests whose output tokens were counted by re-tokenizing the generated text, because the server reported no count (usage, per-chunk counts)",
+	"connect":                   "llmbench: for the requests that opened a new connection, the time from send until the connection was ready (DNS, TCP, TLS, waiting for the transport), in ms; it is inside their TTFT, as in vLLM's",
+	"new_connections":           "llmbench: requests of the measured run that opened a new connection instead of reusing a keep-alive one",
+	"ttft_warm":                 "llmbench: TTFT over the requests sent on an already-open keep-alive connection (no connection set-up inside); with --warm-connections every request is",
+	"warm_connections":          "llmbench: keep-alive connections opened before the clock started (--warm-connections: up to --max-concurrency)",
+	"temperature":               "the sampling temperature sent with every request: --temperature, else 0 (greedy) as vllm bench serve sends; TGI gets do_sample false instead of 0",
+	"requests":                  "llmbench: the requests a point was to send; completed + failed + interrupted_requests add up to it (a timeout is a failure; only the user's Ctrl-C or esc interrupts)",
+	"failure_reasons":           "llmbench: failed requests by reason: timeout, http <status>, malformed (not SSE/JSON, or a line over 1 MiB), stream_closed, connection, server_error, incomplete (no final event or no tokens), request, error",
+	"client_send_lag":           "llmbench: how late the load generator released each request against its arrival schedule (Gamma gaps at absolute times from the start)",
+	"server_timings":            "llmbench: timings the server reports about itself (llama.cpp /completion's timings object: prompt_n, prompt_ms, predicted_n, predicted_ms, ...), recorded beside ours, never mixed into them; server_timings_mean averages each over the successful requests that reported it; server_timings (with --save-detailed) holds each request's, null where none was reported",
+	"statistics":                "mean, median, population std and percentiles with linear interpolation (numpy's defaults) over the raw samples; an empty set reports 0 as vLLM; milliseconds",
 }
 
 // Pct is one percentile of a distribution: P in 0..100, V in milliseconds.
@@ -77,23 +84,30 @@ type ServingConfig struct {
 // Serving is the summary of a serving run, vLLM's BenchmarkMetrics plus llmbench's
 // additions. Latency distributions are in milliseconds.
 type Serving struct {
-	Duration                      time.Duration
-	Completed, Failed             int
-	TotalInput, TotalOutput       int
-	RequestThroughput             float64
-	RequestGoodput                float64 // meaningful only when GoodputSet
-	GoodputSet                    bool
-	OutputThroughput              float64
-	TotalTokenThroughput          float64
-	TTFT, TPOT, ITL, E2EL         Dist
-	TTFTContent, ITLPerToken      Dist
+	Duration                 time.Duration
+	Completed, Failed        int
+	TotalInput, TotalOutput  int
+	RequestThroughput        float64
+	RequestGoodput           float64 // meaningful only when GoodputSet
+	GoodputSet               bool
+	OutputThroughput         float64
+	TotalTokenThroughput     float64
+	TTFT, TPOT, ITL, E2EL    Dist
+	TTFTContent, ITLPerToken Dist
+	// Connect is the connection set-up time of the requests that opened one; NewConns
+	// counts them. TTFTWarm is the TTFT of the others (on a keep-alive connection).
+	Connect, TTFTWarm Dist
+	NewConns          int
+	// Retokenized counts successful requests whose output tokens came from our
+	// tokenizer because the server reported no count.
+	Retokenized                   int
 	QueueTime, E2ELInclQueue      Dist
 	SendLag                       Dist // always with percentiles 50 and 99
 	MaxOutputTokensPerS           float64
 	PeakOutputTokensPerS          float64
 	MaxConcurrentRequests         int
 	OutputLens                    []int          // per record, 0 for failures
-	Failures                      map[string]int // failure kind → count
+	Failures                      map[string]int // Record.FailureKind → count
 	TokensPerSecond, ChunksPerSec []float64      // 1-s buckets from the first send
 	ConcurrentPerSecond           []float64
 	// ServerTimings is the mean of each server-reported timing (Record.Extra, e.g.
@@ -102,15 +116,6 @@ type Serving struct {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// FailureKind is the part of a failure reason before the first ": " (the reason
-// without request-specific detail); failures are counted by kind.
-func FailureKind(reason string) string {
-	if i := strings.Index(reason, ": "); i > 0 {
-		return reason[:i]
-	}
-	return reason
-}
 
 // chunkWeights returns the tokens carried by each chunk of r (first chunk first).
 func chunkWeights(r *Record) []float64 {
@@ -125,10 +130,7 @@ func chunkWeights(r *Record) []float64 {
 		w[0] = math.Max(0, float64(r.OutputTokens-rest))
 		return w
 	}
-	per := 1.0
-	if r.OutputTokens > 0 {
-		per = float64(r.OutputTokens) / float64(n)
-	}
+	per := max(0, float64(r.OutputTokens)/float64(n)) // a 0-token success carries none
 	for i := range w {
 		w[i] = per
 	}
@@ -143,19 +145,29 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 		pcts = []float64{99}
 	}
 	s := Serving{Duration: dur, Failures: map[string]int{}, OutputLens: make([]int, len(recs))}
-	var ttft, ttftContent, tpot, allTPOT, itl, itlTok, e2el, queue, e2elQ, lag []float64
+	var ttft, ttftContent, tpot, allTPOT, itl, itlTok, e2el, queue, e2elQ, lag, conn, warm []float64
 	var extraN map[string]int
 	for i := range recs {
 		r := &recs[i]
 		if r.Arrival != 0 || r.Scheduled != 0 {
 			lag = append(lag, ms(r.SendLag()))
 		}
+		if r.NewConn {
+			s.NewConns++
+			conn = append(conn, ms(r.Connect))
+		}
 		if !r.Success {
 			s.Failed++
-			s.Failures[FailureKind(r.Error)]++
+			s.Failures[r.FailureKind()]++
 			continue
 		}
 		s.Completed++
+		if r.Retokenized {
+			s.Retokenized++
+		}
+		if !r.NewConn {
+			warm = append(warm, ms(r.TTFT))
+		}
 		for k, v := range r.Extra {
 			if s.ServerTimings == nil {
 				s.ServerTimings, extraN = map[string]float64{}, map[string]int{}
@@ -163,10 +175,7 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 			s.ServerTimings[k] += v
 			extraN[k]++
 		}
-		out := r.OutputTokens
-		if out <= 0 {
-			out = 1
-		}
+		out := max(0, r.OutputTokens) // as vLLM: a success with no tokens counts 0
 		s.OutputLens[i] = out
 		s.TotalInput += r.PromptLen
 		s.TotalOutput += out
@@ -231,31 +240,32 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 	s.TTFTContent, s.ITLPerToken = Summarise(ttftContent, pcts), Summarise(itlTok, pcts)
 	s.QueueTime, s.E2ELInclQueue = Summarise(queue, pcts), Summarise(e2elQ, pcts)
 	s.SendLag = Summarise(lag, []float64{50, 99})
+	s.Connect, s.TTFTWarm = Summarise(conn, pcts), Summarise(warm, pcts)
 	s.buckets(recs)
 	return s
 }
 
-// buckets fills the 1-s buckets, the peaks and the peak concurrency as vLLM does.
+// buckets fills the 1-s buckets, the peaks and the peak concurrency as vLLM's
+// calculate_metrics does: buckets from the first successful send, a chunk in bucket
+// int(t - first), a request active in every bucket from int(start - first) to
+// int(end - first) inclusive.
 func (s *Serving) buckets(recs []Record) {
 	first, last := time.Duration(math.MaxInt64), time.Duration(0)
-	type ev struct {
-		at time.Duration
-		d  int
-	}
-	var evs []ev
+	any := false
 	for i := range recs {
 		r := &recs[i]
 		if !r.Success {
 			continue
 		}
+		any = true
 		first = min(first, r.Start)
 		last = max(last, r.Start+r.Latency)
-		evs = append(evs, ev{r.Start, 1}, ev{r.Start + r.Latency, -1})
 	}
-	if len(evs) == 0 {
+	if !any {
 		return
 	}
 	n := int(math.Ceil((last - first).Seconds())) + 1
+	bucket := func(t time.Duration) int { return int((t - first) / time.Second) }
 	chunks, tokens, conc := make([]float64, n), make([]float64, n), make([]float64, n)
 	for i := range recs {
 		r := &recs[i]
@@ -268,34 +278,19 @@ func (s *Serving) buckets(recs []Record) {
 			if j > 0 {
 				t += r.ITL[j-1]
 			}
-			b := int((t - first).Seconds())
-			if b >= 0 && b < n {
+			if b := bucket(t); b >= 0 && b < n {
 				chunks[b]++
 				tokens[b] += w[j]
 			}
 		}
-		lo := int((r.Start - first).Seconds())
-		hi := int(math.Ceil((r.Start + r.Latency - first).Seconds()))
-		for b := lo; b < min(n, hi); b++ {
-			if b >= 0 {
-				conc[b]++
-			}
+		for b := max(0, bucket(r.Start)); b < min(n, bucket(r.Start+r.Latency)+1); b++ {
+			conc[b]++
 		}
-	}
-	sort.Slice(evs, func(i, j int) bool {
-		if evs[i].at != evs[j].at {
-			return evs[i].at < evs[j].at
-		}
-		return evs[i].d < evs[j].d
-	})
-	cur := 0
-	for _, e := range evs {
-		cur += e.d
-		s.MaxConcurrentRequests = max(s.MaxConcurrentRequests, cur)
 	}
 	for b := range n {
 		s.MaxOutputTokensPerS = max(s.MaxOutputTokensPerS, chunks[b])
 		s.PeakOutputTokensPerS = max(s.PeakOutputTokensPerS, tokens[b])
+		s.MaxConcurrentRequests = max(s.MaxConcurrentRequests, int(conc[b]))
 	}
 	s.ChunksPerSec, s.TokensPerSecond, s.ConcurrentPerSecond = chunks, tokens, conc
 }

@@ -36,15 +36,21 @@ func TestSummaryMatchesVLLM(t *testing.T) {
 		{"itl mean", s.ITL.Mean, 20}, {"itl p99", p99(s.ITL), 29.8},
 		{"e2el median", s.E2EL.Median, 130},
 		{"peak chunks/s", s.MaxOutputTokensPerS, 5}, {"peak tokens/s", s.PeakOutputTokensPerS, 5},
-		{"peak concurrency", float64(s.MaxConcurrentRequests), 1},
+		{"peak concurrency", float64(s.MaxConcurrentRequests), 2}, // vLLM's 1-s buckets: the first two share second 0
 	}
 	for _, c := range checks {
 		if !closeTo(c.got, c.want) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if s.Failures["HTTP 500"] != 1 {
+	if s.Failures["HTTP 500"] != 1 { // a record saved before Reason: kind from its message
 		t.Errorf("failures %v", s.Failures)
+	}
+	recs := sampleRecords()
+	recs[3].Fail(ReasonHTTP, "HTTP 500: overloaded")
+	recs[3].Status = 500
+	if s := Summary(recs, time.Second, ServingConfig{}); s.Failures["http 500"] != 1 || len(s.Failures) != 1 {
+		t.Errorf("typed failures %v", s.Failures)
 	}
 }
 
@@ -66,7 +72,9 @@ func TestGoodput(t *testing.T) {
 }
 
 func TestEmptyIsZeroAsVLLM(t *testing.T) {
-	s := Summary([]Record{{Error: "timeout: x"}}, time.Second, ServingConfig{})
+	var r Record
+	r.Fail(ReasonTimeout, "timeout: no complete response within 1s")
+	s := Summary([]Record{r}, time.Second, ServingConfig{})
 	if s.TTFT.Mean != 0 || s.Completed != 0 || s.Failed != 1 || s.Failures["timeout"] != 1 {
 		t.Errorf("%+v", s)
 	}

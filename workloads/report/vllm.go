@@ -240,6 +240,13 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 		l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
 	}
 	l.row("Peak output tokens/s (tokens):", vllmFloat(m.PeakOutputTokensPerS))
+	l.row("Sampling temperature:", vllmTemperature(res))
+	if m.Retokenized > 0 {
+		l.row("Output tokens re-tokenized (requests):", fmt.Sprintf("%d/%d", m.Retokenized, m.Completed))
+	}
+	if res.Spec.Backend != "inproc" {
+		vllmConnections(&l, res)
+	}
 	p50, _ := m.SendLag.Percentile(50)
 	p99, _ := m.SendLag.Percentile(99)
 	l.row("Client send lag P50 (ms):", vllmFloat(p50))
@@ -273,11 +280,44 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	if res.Partial {
 		l.line(fmt.Sprintf("PARTIAL: interrupted; %d requests not measured", res.Interrupted))
 	}
+	if m.Retokenized > 0 {
+		l.line(fmt.Sprintf("note: the output tokens of %d requests were counted by re-tokenizing their text with %s: the server reported no count (usage)",
+			m.Retokenized, res.TokenizerID))
+	}
 	for _, n := range res.Notes {
 		l.line("note: " + n)
 	}
 	_, err := io.WriteString(w, l.b.String())
 	return err
+}
+
+// vllmTemperature states the sampling temperature every request carried.
+func vllmTemperature(res *serving.Result) string {
+	if t := res.Spec.Temperature; t != nil {
+		return vllmFloat(*t)
+	}
+	return "0.00 (default, greedy)"
+}
+
+// vllmConnections adds the connection lines of an HTTP run: how many requests opened
+// a connection and how long that took (inside their TTFT), the TTFT of the others, and
+// the connections opened before the clock.
+func vllmConnections(l *vllmLines, res *serving.Result) {
+	m := &res.Summary
+	l.row("Warm connections (before the clock):", strconv.Itoa(res.WarmConnections))
+	l.row("New connections (during the run):", strconv.Itoa(m.NewConns))
+	if m.NewConns > 0 {
+		l.row("Mean connect (ms):", vllmFloat(m.Connect.Mean))
+		for _, p := range m.Connect.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" connect (ms):", vllmFloat(p.V))
+		}
+	}
+	if m.TTFTWarm.N > 0 && m.TTFTWarm.N < m.Completed {
+		l.row("Median TTFT warm conn (ms):", vllmFloat(m.TTFTWarm.Median))
+		for _, p := range m.TTFTWarm.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" TTFT warm conn (ms):", vllmFloat(p.V))
+		}
+	}
 }
 
 // vllmEngine adds the in-process engine's KV cache and prefix-cache lines.

@@ -134,7 +134,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("total_token_throughput", m.TotalTokenThroughput)
 	n := len(res.Records)
 	inputLens, ttfts, itls, lat, starts, queue := make([]int, n), make([]float64, n), make([][]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	texts, errs := make([]string, n), make([]string, n)
+	texts, errs, reasons := make([]string, n), make([]string, n), make([]string, n)
 	for i, r := range res.Records {
 		inputLens[i] = r.PromptLen
 		ttfts[i], lat[i], starts[i], queue[i] = secs(r.TTFT), secs(r.Latency), secs(r.Start), secs(r.QueueTime())
@@ -142,7 +142,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 		for j, g := range r.ITL {
 			itls[i][j] = secs(g)
 		}
-		texts[i], errs[i] = r.Text, r.Error
+		texts[i], errs[i], reasons[i] = r.Text, r.Error, r.Reason.String()
 	}
 	if opt.Detailed {
 		o.set("input_lens", inputLens)
@@ -158,6 +158,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	if opt.Detailed {
 		o.set("generated_texts", texts)
 		o.set("errors", errs)
+		o.set("failure_reason_per_request", reasons) // llmbench: "" on success, else timeout, http, malformed, …
 	}
 	o.set("max_output_tokens_per_s", m.MaxOutputTokensPerS)
 	o.set("max_concurrent_requests", m.MaxConcurrentRequests)
@@ -192,6 +193,16 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	p99, _ := m.SendLag.Percentile(99)
 	o.set("client_send_lag_p50_ms", p50)
 	o.set("client_send_lag_p99_ms", p99)
+	temp := 0.0
+	if t := s.Temperature; t != nil {
+		temp = *t
+	}
+	o.set("temperature", temp)
+	o.set("output_tokens_retokenized", m.Retokenized)
+	o.set("warm_connections", res.WarmConnections)
+	o.set("new_connections", m.NewConns)
+	addDist("connect", m.Connect)
+	addDist("ttft_warm", m.TTFTWarm)
 	if m.ServerTimings != nil {
 		o.set("server_timings_mean", m.ServerTimings)
 	}
@@ -239,6 +250,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("failure_reasons", m.Failures)
 	o.set("partial", res.Partial)
 	o.set("interrupted_requests", res.Interrupted)
+	o.set("requests", res.Requests) // = completed + failed + interrupted_requests
 	o.set("skipped_prompts", res.Skipped)
 	o.set("tokens_per_second_buckets", m.TokensPerSecond)
 	o.set("concurrent_requests_per_second_buckets", m.ConcurrentPerSecond)

@@ -32,6 +32,15 @@ type Bench struct {
 	// Engine, when set, reads the in-process engine's counters; the result keeps their
 	// change over the measured part.
 	Engine func() EngineStats
+	// Warm opens keep-alive connections before the clock starts when
+	// Spec.WarmConnections is set (nil: the Client, when it is a ConnWarmer).
+	Warm ConnWarmer
+}
+
+// ConnWarmer is a client that can open keep-alive connections ahead of a run
+// (*HTTP is one): it returns how many it holds open.
+type ConnWarmer interface {
+	WarmConnections(ctx context.Context, n int) (int, error)
 }
 
 // Result is everything a serving run measured: the raw records (the source of every
@@ -44,10 +53,16 @@ type Result struct {
 	Records              []metrics.Record // one per sent request, interrupted ones left out
 	Summary              metrics.Serving
 	Partial              bool // stopped early (Ctrl-C); Records hold what finished
-	Interrupted          int  // requests in flight or not yet sent when the run stopped
-	Skipped              int  // dataset prompts dropped by filters or the context limit
-	Notes                []string
-	RateChanges          []RateChange // ramp-up: when each integer rate was reached
+	// Requests is how many requests the point was to send (the dataset's, after its
+	// filters): Summary.Completed + Summary.Failed + Interrupted always add up to it.
+	Requests    int
+	Interrupted int // requests in flight or not yet sent when the run stopped (Ctrl-C, esc only)
+	// WarmConnections is how many keep-alive connections were open before the clock
+	// started (Spec.WarmConnections), 0 when none were opened ahead.
+	WarmConnections int
+	Skipped         int // dataset prompts dropped by filters or the context limit
+	Notes           []string
+	RateChanges     []RateChange // ramp-up: when each integer rate was reached
 	// PowerLimitW is the GPU power limit the point ran at (0: left as it was).
 	PowerLimitW float64
 	// Telemetry summarises power and energy over the measured part (nil when no
@@ -120,7 +135,8 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return nil, err
 	}
 	reqs := b.Dataset.Requests
-	res := &Result{Spec: b.Spec, ModelID: b.ModelID, TokenizerID: b.TokenizerID, Skipped: b.Dataset.Skipped, Notes: b.Notes, PowerLimitW: b.PowerLimitW}
+	res := &Result{Spec: b.Spec, ModelID: b.ModelID, TokenizerID: b.TokenizerID, Skipped: b.Dataset.Skipped, Notes: b.Notes,
+		PowerLimitW: b.PowerLimitW, Requests: len(reqs)}
 	var sem chan struct{}
 	if b.Spec.MaxConcurrency > 0 {
 		sem = make(chan struct{}, b.Spec.MaxConcurrency)
@@ -147,6 +163,11 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			return res, ctx.Err()
 		}
 		r.Logf("Warmup run completed.")
+	}
+	if b.Spec.WarmConnections {
+		if err := b.warmConnections(ctx, r, res, len(reqs)); err != nil {
+			return nil, err
+		}
 	}
 	sched := arr.Schedule(len(reqs))
 	recs := make([]metrics.Record, len(reqs))
@@ -207,7 +228,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		go func() {
 			defer wg.Done()
 			if !acquire(ctx, sem) {
-				rec.Error = ErrInterrupted
+				rec.Fail(metrics.ReasonInterrupted, "interrupted: the run stopped before the request was sent")
 				return
 			}
 			b.Client.Do(ctx, &reqs[rec.Index], rec, r.Now)
@@ -231,7 +252,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	r.Progress(float64(finished.Load()), float64(len(reqs)), "requests", "serve-bench")
 	kept := recs[:0]
 	for _, rec := range recs[:sent] {
-		if rec.Error == ErrInterrupted && !rec.Success {
+		if rec.Interrupted() {
 			res.Interrupted++
 			continue
 		}
@@ -249,6 +270,33 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// warmConnections opens up to --max-concurrency keep-alive connections (every request
+// of the point when unbounded, at most 4096) just before the clock starts, so that the
+// first wave's TTFT holds no connection set-up; the result says how many were open.
+func (b *Bench) warmConnections(ctx context.Context, r *run.Reporter, res *Result, n int) error {
+	w := b.Warm
+	if w == nil {
+		w, _ = b.Client.(ConnWarmer)
+	}
+	if w == nil {
+		return nil // in-process: there is no connection to open
+	}
+	if b.Spec.MaxConcurrency > 0 {
+		n = min(n, b.Spec.MaxConcurrency)
+	}
+	n = min(n, 4096)
+	got, err := w.WarmConnections(ctx, n)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		r.Logf("warning: %v; the run goes on without warm connections", err)
+	}
+	res.WarmConnections = got
+	r.Logf("Opened %d of %d keep-alive connections before the clock.", got, n)
+	return nil
 }
 
 // Summarize computes the metrics of a result from its raw records.

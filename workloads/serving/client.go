@@ -4,15 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"llmbench/engine"
 	"llmbench/engine/sample"
@@ -20,22 +25,37 @@ import (
 )
 
 // Client sends one request and fills its record: Start (just before sending), the
-// chunk times, output tokens and, on failure, Success false with a one-line reason.
+// chunk times, output tokens and, on failure, Success false with a typed Reason and a
+// one-line detail (metrics.Record.Fail). A request cut short because ctx ended is
+// metrics.ReasonInterrupted; one past the client's own timeout is ReasonTimeout.
 // now is the run clock.
 type Client interface {
 	Do(ctx context.Context, req *Request, rec *metrics.Record, now func() time.Duration)
 }
 
-// ErrInterrupted is the failure reason of a request cut short by the end of the run
-// (Ctrl-C); such requests are left out of the results.
-const ErrInterrupted = "interrupted"
-
-// Sampling holds the optional sampling parameters of vllm bench serve; nil = the
-// server's default.
+// Sampling holds the sampling parameters of vllm bench serve. A nil Temperature
+// means 0 (greedy), which every backend sends explicitly, as vllm bench serve does;
+// nil TopP and TopK leave the server's defaults.
 type Sampling struct {
 	Temperature *float64
 	TopP        *float64
 	TopK        *int
+}
+
+// Temp returns the temperature requests carry: the given one, else 0 (greedy).
+func (s Sampling) Temp() float64 {
+	if s.Temperature != nil {
+		return *s.Temperature
+	}
+	return 0
+}
+
+// withTimeout returns the request's context: run bounded by timeout when it is > 0.
+func withTimeout(run context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(run, timeout)
+	}
+	return context.WithCancel(run)
 }
 
 // Generator is what the in-process backend drives; *engine.Engine satisfies it.
@@ -48,15 +68,19 @@ type InProc struct {
 	Gen       Generator
 	Sampling  Sampling
 	IgnoreEOS bool
+	// Timeout bounds each request (--request-timeout); 0 = none. A request past it
+	// fails with metrics.ReasonTimeout.
+	Timeout time.Duration
+	// KeepText keeps each request's generated text in its record (--save-detailed).
+	KeepText bool
 }
 
 // Do implements Client.
-func (c *InProc) Do(ctx context.Context, req *Request, rec *metrics.Record, now func() time.Duration) {
-	p := sample.Params{}
+func (c *InProc) Do(run context.Context, req *Request, rec *metrics.Record, now func() time.Duration) {
+	ctx, cancel := withTimeout(run, c.Timeout)
+	defer cancel()
+	p := sample.Params{Temperature: float32(c.Sampling.Temp())}
 	if s := c.Sampling; s.Temperature != nil || s.TopK != nil || s.TopP != nil {
-		if s.Temperature != nil {
-			p.Temperature = float32(*s.Temperature)
-		}
 		if s.TopK != nil {
 			p.TopK = *s.TopK
 		}
@@ -71,17 +95,25 @@ func (c *InProc) Do(ctx context.Context, req *Request, rec *metrics.Record, now 
 	times.start(rec, now)
 	st, err := c.Gen.Generate(ctx, er, func(t engine.Token) error {
 		times.token(t)
-		text = append(text, t.Text...)
+		if c.KeepText {
+			text = append(text, t.Text...)
+		}
 		return nil
 	})
 	times.finish()
-	rec.Text = string(text)
+	if c.KeepText {
+		rec.Text = string(text)
+	}
 	rec.OutputTokens = st.GenTokens
 	switch {
 	case err != nil:
-		rec.Error = failReason(ctx, ctx, err, 0)
+		reason, detail := failReason(run, ctx, err, c.Timeout)
+		if reason == metrics.ReasonOther {
+			reason = metrics.ReasonRequest // the engine refused it (context full, bad sampling)
+		}
+		rec.Fail(reason, detail)
 	case st.GenTokens == 0:
-		rec.Error = "no tokens: stop " + st.StopReason
+		rec.Fail(metrics.ReasonIncomplete, "no tokens: stop "+st.StopReason)
 	default:
 		rec.Success = true
 	}
@@ -99,6 +131,9 @@ type HTTP struct {
 	Tok       Tokenizer // counts output tokens when the server reports none
 	HC        *http.Client
 	Timeout   time.Duration // per request; 0 = none
+	// KeepText keeps each request's generated text in its record (--save-detailed);
+	// otherwise it is dropped once the tokens are counted.
+	KeepText bool
 }
 
 // DefaultEndpoint returns the endpoint a backend uses when --endpoint is not given.
@@ -131,75 +166,133 @@ func NewTransport(conns int) *http.Transport {
 	}
 }
 
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+// readers are the SSE line readers, reused across requests: 8 KiB holds a typical chunk
+// line (longer ones are assembled in sseReader.long), so a first wave of hundreds of
+// streams allocates little.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
 
+// body builds the JSON request body by appending (no map, no reflection: a burst of
+// hundreds of requests builds its bodies in a few microseconds each, off the server's
+// cores).
 func (c *HTTP) body(req *Request) ([]byte, error) {
-	b := map[string]any{}
-	set := func(m map[string]any) {
-		if s := c.Sampling; s.Temperature != nil {
-			m["temperature"] = *s.Temperature
+	s := c.Sampling
+	temp := s.Temp()
+	if (s.TopP != nil && !finite(*s.TopP)) || !finite(temp) {
+		return nil, fmt.Errorf("sampling: temperature %v, top_p %v: want finite numbers", temp, s.TopP)
+	}
+	b := make([]byte, 0, 160+len(req.Prompt)+len(c.Model))
+	sampling := func(b []byte, withTemp bool) []byte {
+		if withTemp {
+			b = strconv.AppendFloat(append(b, `,"temperature":`...), temp, 'g', -1, 64)
 		}
-		if s := c.Sampling; s.TopP != nil {
-			m["top_p"] = *s.TopP
+		if s.TopP != nil {
+			b = strconv.AppendFloat(append(b, `,"top_p":`...), *s.TopP, 'g', -1, 64)
 		}
-		if s := c.Sampling; s.TopK != nil {
-			m["top_k"] = *s.TopK
+		if s.TopK != nil {
+			b = strconv.AppendInt(append(b, `,"top_k":`...), int64(*s.TopK), 10)
 		}
+		return b
 	}
 	switch c.Backend {
 	case "openai", "openai-chat":
-		b["model"] = c.Model
-		b["stream"] = true
-		b["stream_options"] = map[string]any{"include_usage": true, "continuous_usage_stats": true}
+		b = appendJSONString(append(b, `{"model":`...), c.Model)
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
 		if c.Backend == "openai" {
-			b["prompt"] = req.Prompt
-			b["max_tokens"] = req.OutputLen
+			b = appendJSONString(append(b, `,"prompt":`...), req.Prompt)
+			b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(req.OutputLen), 10)
 		} else {
-			b["messages"] = []map[string]string{{"role": "user", "content": req.Prompt}}
-			b["max_completion_tokens"] = req.OutputLen
+			b = appendJSONString(append(b, `,"messages":[{"role":"user","content":`...), req.Prompt)
+			b = strconv.AppendInt(append(b, `}],"max_completion_tokens":`...), int64(req.OutputLen), 10)
 		}
 		if c.IgnoreEOS {
-			b["ignore_eos"] = true
+			b = append(b, `,"ignore_eos":true`...)
 		}
-		set(b)
+		b = sampling(b, true)
 	case "tgi":
-		params := map[string]any{"max_new_tokens": req.OutputLen, "details": true}
-		if c.Sampling.Temperature != nil && *c.Sampling.Temperature > 0 {
-			params["do_sample"] = true
+		b = appendJSONString(append(b, `{"inputs":`...), req.Prompt)
+		b = strconv.AppendInt(append(b, `,"parameters":{"max_new_tokens":`...), int64(req.OutputLen), 10)
+		b = append(b, `,"details":true`...)
+		if temp > 0 {
+			b = append(b, `,"do_sample":true`...)
 		}
-		set(params)
-		b["inputs"] = req.Prompt
-		b["parameters"] = params
+		b = append(sampling(b, temp > 0), '}') // TGI refuses 0: greedy is do_sample false, its default
 	case "llamacpp":
-		b["prompt"] = req.Prompt
-		b["n_predict"] = req.OutputLen
-		b["stream"] = true
+		b = appendJSONString(append(b, `{"prompt":`...), req.Prompt)
+		b = strconv.AppendInt(append(b, `,"n_predict":`...), int64(req.OutputLen), 10)
+		b = append(b, `,"stream":true`...)
 		if c.IgnoreEOS {
-			b["ignore_eos"] = true
+			b = append(b, `,"ignore_eos":true`...)
 		}
-		set(b)
+		b = sampling(b, true)
 	default:
 		return nil, fmt.Errorf("unknown backend %q", c.Backend)
 	}
-	return json.Marshal(b)
+	return append(b, '}'), nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD (as encoding/json does).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
 }
 
 // Do implements Client.
-func (c *HTTP) Do(ctx context.Context, req *Request, rec *metrics.Record, now func() time.Duration) {
+func (c *HTTP) Do(run context.Context, req *Request, rec *metrics.Record, now func() time.Duration) {
 	body, err := c.body(req)
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Fail(metrics.ReasonRequest, "request: "+err.Error())
 		return
 	}
-	run := ctx
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	ctx, cancel := withTimeout(run, c.Timeout)
+	defer cancel()
+	// The connection a request gets, measured apart from TTFT (which holds it, as
+	// vLLM's does): set-up time when it had to open one.
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if !info.Reused {
+			rec.NewConn, rec.Connect = true, now()-rec.Start
+		}
+	}}
+	hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
-		rec.Error = "request: " + err.Error()
+		rec.Fail(metrics.ReasonRequest, "request: "+err.Error())
 		return
 	}
 	hr.Header.Set("Content-Type", "application/json")
@@ -210,19 +303,99 @@ func (c *HTTP) Do(ctx context.Context, req *Request, rec *metrics.Record, now fu
 	rec.Start = now()
 	resp, err := c.HC.Do(hr)
 	if err != nil {
-		rec.Error = failReason(run, ctx, err, c.Timeout)
+		rec.Fail(failReason(run, ctx, err, c.Timeout))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(strings.ToValidUTF8(string(msg), "?")))
+		rec.Fail(metrics.ReasonHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(strings.ToValidUTF8(string(msg), "?"))))
+		rec.Status = resp.StatusCode
 		return
 	}
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(resp.Body)
 	defer func() { br.Reset(nil); readers.Put(br) }()
 	c.stream(run, ctx, &sseReader{br: br}, rec, now)
+}
+
+// WarmConnections opens up to n keep-alive connections to the server and leaves them
+// idle in the client's transport, so that a run that starts right after sends its
+// first wave on open connections (--warm-connections): n cheap GET requests to the
+// endpoint (any answer, 405 included, keeps the connection), each holding its
+// connection until all n have one, so that they are n distinct connections, then
+// waiting until the transport has put it back idle. It returns how many went back
+// idle (fewer when the server closes them, or when the wait for all n passes 10 s).
+// The transport must keep n idle connections per host (NewTransport(n) does).
+func (c *HTTP) WarmConnections(ctx context.Context, n int) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var got atomic.Int64
+	all := make(chan struct{})
+	arrive := func(arrived *bool) { // once per request: it holds a connection, or never will
+		if !*arrived {
+			*arrived = true
+			if got.Add(1) == int64(n) {
+				close(all)
+			}
+		}
+	}
+	var kept atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			arrived := false
+			defer arrive(&arrived)
+			idle := make(chan error, 1)
+			trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+				arrive(&arrived)
+				select { // hold the connection until every request has one
+				case <-all:
+				case <-ctx.Done():
+				}
+			}, PutIdleConn: func(err error) {
+				select {
+				case idle <- err:
+				default:
+				}
+			}}
+			hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, c.URL, nil)
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				return
+			}
+			for k, v := range c.Headers {
+				hr.Header.Set(k, v)
+			}
+			resp, err := c.HC.Do(hr)
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				return
+			}
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drained: the connection goes back idle
+			resp.Body.Close()
+			select { // the transport returns it from its read loop: wait, so the run finds it idle
+			case err := <-idle:
+				if err == nil {
+					kept.Add(1)
+				}
+			case <-time.After(100 * time.Millisecond): // not kept (the server closed it)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	wg.Wait()
+	if kept.Load() == 0 && firstErr != nil {
+		return 0, fmt.Errorf("warm connections: %w", firstErr)
+	}
+	return int(kept.Load()), nil
 }
 
 // stream reads the event stream into rec.
@@ -247,7 +420,9 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 		}
 		last = at
 		chunks++
-		text = appendUnescaped(text, t)
+		if c.KeepText || c.Tok != nil { // the text is needed to keep or to count
+			text = appendUnescaped(text, t)
+		}
 		if cum >= 0 {
 			if chunks > 1 {
 				kinds = append(kinds, int32(cum-prevCum))
@@ -280,7 +455,7 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 			if raw, ok := jsonString(p, jsonKey(p, "message")); ok {
 				msg = raw
 			}
-			err = fmt.Errorf("server error: %s", truncate(msg, 160))
+			err = &serverError{msg: string(truncate(msg, 160))}
 			break
 		}
 		switch c.Backend {
@@ -299,7 +474,10 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 				}
 				t, _ := jsonString(p, jsonKey(p[ck:], key)+ck)
 				chunk(at, t, cum)
-			} else if cum >= 0 {
+			}
+			if cum >= 0 {
+				// As vLLM's client: usage.completion_tokens wherever it appears (llama-server
+				// sends it in its last chunk with choices; vLLM in a chunk of its own).
 				usage = cum
 			}
 		case "tgi":
@@ -349,7 +527,6 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 			}
 		}
 	}
-	rec.Text = string(text)
 	rec.Extra = llamaTimings
 	if first {
 		rec.Latency = last - rec.Start
@@ -363,53 +540,63 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 	case contCounts && chunks > 0:
 		rec.OutputTokens = prevCum
 	case c.Tok != nil:
-		rec.OutputTokens = len(c.Tok.Encode(rec.Text, false, false))
+		rec.OutputTokens = len(c.Tok.Encode(string(text), false, false))
+		rec.Retokenized = true
 	default:
 		rec.OutputTokens = chunks
 	}
+	if c.KeepText {
+		rec.Text = string(text)
+	}
 	switch {
 	case err != nil && err != io.EOF:
-		rec.Error = failReason(run, ctx, err, c.Timeout)
+		rec.Fail(failReason(run, ctx, err, c.Timeout))
 	case !done && (c.Backend == "openai" || c.Backend == "openai-chat"):
-		rec.Error = "stream ended early: no [DONE]"
+		rec.Fail(metrics.ReasonIncomplete, "stream ended early: no [DONE]")
 	case !done:
-		rec.Error = "stream ended early: no final event"
+		rec.Fail(metrics.ReasonIncomplete, "stream ended early: no final event")
 	case chunks == 0:
-		rec.Error = "empty stream: no tokens"
+		rec.Fail(metrics.ReasonIncomplete, "empty stream: no tokens")
 	default:
 		rec.Success = true
 	}
 }
+
+// serverError is an error object the server sent inside the stream.
+type serverError struct{ msg string }
+
+func (e *serverError) Error() string { return "server error: " + e.msg }
 
 // llamaTimingKeys are the fields of llama.cpp server's timings object that a result
 // keeps (as llamacpp_<key>); draft_* appear only with speculative decoding.
 var llamaTimingKeys = []string{"cache_n", "prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second",
 	"predicted_n", "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "draft_n", "draft_n_accepted"}
 
-// failReason turns a transport error into a one-line "kind: detail" reason. run is the
-// run's context and ctx the request's (run plus the request timeout): when the run
-// itself has stopped — cancelled, or past a deadline of its own — the request was
-// interrupted, not timed out.
-func failReason(run, ctx context.Context, err error, timeout time.Duration) string {
+// failReason classifies a request's error as a typed reason with a one-line detail.
+// run is the run's context and ctx the request's (run plus the request timeout): when
+// the run itself has stopped — cancelled, or past a deadline of its own — the request
+// was interrupted; when only the request's own deadline passed, it timed out (a
+// failure).
+func failReason(run, ctx context.Context, err error, timeout time.Duration) (metrics.Reason, string) {
 	var me *malformedError
+	var se *serverError
 	switch {
 	case errors.As(err, &me):
-		return me.Error()
+		return metrics.ReasonMalformed, me.Error()
+	case errors.As(err, &se):
+		return metrics.ReasonServerError, se.Error()
 	case run.Err() != nil:
-		return ErrInterrupted
+		return metrics.ReasonInterrupted, "interrupted: the run stopped"
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("timeout: no complete response within %v", timeout)
+		return metrics.ReasonTimeout, fmt.Sprintf("timeout: no complete response within %v", timeout)
 	case ctx.Err() != nil:
-		return ErrInterrupted
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection reset"):
-		return "stream closed mid-way: " + err.Error()
+		return metrics.ReasonInterrupted, "interrupted: " + ctx.Err().Error()
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		return metrics.ReasonStreamClosed, "stream closed mid-way: " + err.Error()
 	}
 	var ne net.Error
-	if errors.As(err, &ne) || strings.Contains(err.Error(), "dial") {
-		return "connection: " + err.Error()
+	if errors.As(err, &ne) {
+		return metrics.ReasonConnection, "connection: " + err.Error()
 	}
-	if strings.HasPrefix(err.Error(), "server error: ") {
-		return err.Error()
-	}
-	return "error: " + err.Error()
+	return metrics.ReasonOther, "error: " + err.Error()
 }

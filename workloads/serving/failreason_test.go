@@ -3,9 +3,15 @@ package serving
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"llmbench/workloads/metrics"
 )
 
 // TestFailReasonRunVersusRequest: a request cut off because the run stopped (cancelled
@@ -23,16 +29,22 @@ func TestFailReasonRunVersusRequest(t *testing.T) {
 		name     string
 		run, req context.Context
 		err      error
-		want     string
+		want     metrics.Reason
 	}{
-		{"run cancelled", cancelled, cancelled, context.Canceled, ErrInterrupted},
-		{"run past its deadline", expired, expired, context.DeadlineExceeded, ErrInterrupted},
-		{"request timeout", live, reqExpired, context.DeadlineExceeded, "timeout:"},
-		{"connection reset", live, live, errors.New("read: connection reset by peer"), "stream closed mid-way"},
+		{"run cancelled", cancelled, cancelled, context.Canceled, metrics.ReasonInterrupted},
+		{"run past its deadline", expired, expired, context.DeadlineExceeded, metrics.ReasonInterrupted},
+		{"request timeout", live, reqExpired, context.DeadlineExceeded, metrics.ReasonTimeout},
+		{"connection reset", live, live, fmt.Errorf("read: %w", syscall.ECONNRESET), metrics.ReasonStreamClosed},
+		{"unexpected EOF", live, live, io.ErrUnexpectedEOF, metrics.ReasonStreamClosed},
+		{"malformed", live, live, &malformedError{line: "x"}, metrics.ReasonMalformed},
+		{"server error", live, live, &serverError{msg: "boom"}, metrics.ReasonServerError},
+		{"refused", live, live, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, metrics.ReasonConnection},
+		{"other", live, live, errors.New("odd"), metrics.ReasonOther},
 	}
 	for _, c := range cases {
-		if got := failReason(c.run, c.req, c.err, 5*time.Second); !strings.HasPrefix(got, c.want) {
-			t.Errorf("%s: %q, want prefix %q", c.name, got, c.want)
+		got, detail := failReason(c.run, c.req, c.err, 5*time.Second)
+		if got != c.want || detail == "" || strings.Contains(detail, "\n") {
+			t.Errorf("%s: %v %q, want %v and a one-line detail", c.name, got, detail, c.want)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func TestInProcChunks(t *testing.T) {
 		{ID: 5, Text: "", Index: 4, At: ms(50)},
 	}
 	var rec metrics.Record
-	(&InProc{Gen: toks}).Do(context.Background(), &Request{Prompt: "x", OutputLen: 5}, &rec, func() time.Duration { return time.Since(base) })
+	(&InProc{Gen: toks, KeepText: true}).Do(context.Background(), &Request{Prompt: "x", OutputLen: 5}, &rec, func() time.Duration { return time.Since(base) })
 	near := func(got, want time.Duration) bool {
 		d := got - want
 		return d > -time.Millisecond && d < time.Millisecond

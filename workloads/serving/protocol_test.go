@@ -160,6 +160,7 @@ func TestNativeProtocols(t *testing.T) {
 			defer hs.Close()
 			temp := 0.7
 			c := httpClient(backend, hs.URL, 4, 10*time.Second)
+			c.KeepText = true
 			c.Sampling.Temperature = &temp
 			c.IgnoreEOS = true
 			spec := workloads.ServeSpec{Backend: backend, RequestRate: workloads.Inf, Burstiness: 1, MaxConcurrency: 2,
@@ -251,6 +252,7 @@ func TestNativeProtocolEdges(t *testing.T) {
 			fmt.Fprint(w, tc.stream)
 		}))
 		c := httpClient(tc.backend, hs.URL, 1, 5*time.Second)
+		c.KeepText = true
 		var rec metrics.Record
 		start := time.Now()
 		c.Do(context.Background(), &Request{Prompt: "hi", OutputLen: 2}, &rec, func() time.Duration { return time.Since(start) })

@@ -139,7 +139,7 @@ func TestFailures(t *testing.T) {
 	if s.Completed != 2 || s.Failed != 10 {
 		t.Errorf("completed %d failed %d, want 2 and 10; reasons %v", s.Completed, s.Failed, s.Failures)
 	}
-	for kind, want := range map[string]int{"HTTP 500": 2, "stream closed mid-way": 2, "malformed SSE": 4, "timeout": 2} {
+	for kind, want := range map[string]int{"http 500": 2, "stream_closed": 2, "malformed": 4, "timeout": 2} {
 		if s.Failures[kind] != want {
 			t.Errorf("failures[%q] = %d, want %d (all: %v)", kind, s.Failures[kind], want, s.Failures)
 		}
@@ -180,7 +180,9 @@ func TestChatContentAndChunks(t *testing.T) {
 	defer hs.Close()
 	spec := workloads.ServeSpec{Backend: "openai-chat", RequestRate: workloads.Inf, Burstiness: 1,
 		MetricPercentiles: []float64{50}, Dataset: workloads.DatasetSpec{NumPrompts: 2}}
-	res, _ := runBench(t, context.Background(), spec, fixedDataset(2, 8), httpClient("openai-chat", hs.URL, 2, 10*time.Second))
+	c := httpClient("openai-chat", hs.URL, 2, 10*time.Second)
+	c.KeepText = true
+	res, _ := runBench(t, context.Background(), spec, fixedDataset(2, 8), c)
 	s := res.Summary
 	if s.Completed != 2 {
 		t.Fatalf("completed %d: %v", s.Completed, res.Records[0].Error)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -11,6 +12,10 @@ import (
 
 // errMalformed marks a stream line that is not server-sent events.
 var errMalformed = errors.New("malformed SSE")
+
+// MaxLineBytes caps one line of an event stream: a longer one fails the request as
+// malformed instead of growing the reader's buffer without bound.
+const MaxLineBytes = 1 << 20
 
 // sseReader reads the data payloads of a server-sent event stream. Payloads alias the
 // reader's buffer and are valid until the next call, so a stream is parsed without
@@ -21,8 +26,8 @@ type sseReader struct {
 }
 
 // next returns the next data payload (without "data:" and one leading space), io.EOF
-// at a clean end, errMalformed (wrapped with the line) for a line that is not SSE, or
-// the transport's error.
+// at a clean end, errMalformed (wrapped with the line) for a line that is not SSE or
+// is longer than MaxLineBytes, or the transport's error.
 func (s *sseReader) next() ([]byte, error) {
 	for {
 		line, err := s.br.ReadSlice('\n')
@@ -30,6 +35,9 @@ func (s *sseReader) next() ([]byte, error) {
 			s.long = append(s.long[:0], line...)
 			for err == bufio.ErrBufferFull {
 				line, err = s.br.ReadSlice('\n')
+				if len(s.long)+len(line) > MaxLineBytes {
+					return nil, &malformedError{line: string(truncate(s.long, 40)), long: true}
+				}
 				s.long = append(s.long, line...)
 			}
 			line = s.long
@@ -55,9 +63,17 @@ func (s *sseReader) next() ([]byte, error) {
 	}
 }
 
-type malformedError struct{ line string }
+type malformedError struct {
+	line string
+	long bool // longer than MaxLineBytes; line holds its start
+}
 
-func (e *malformedError) Error() string { return "malformed SSE: " + strconv.Quote(e.line) }
+func (e *malformedError) Error() string {
+	if e.long {
+		return fmt.Sprintf("malformed SSE: a line longer than %d bytes: %s…", MaxLineBytes, strconv.Quote(e.line))
+	}
+	return "malformed SSE: " + strconv.Quote(e.line)
+}
 func (e *malformedError) Unwrap() error { return errMalformed }
 
 func truncate(b []byte, n int) []byte {

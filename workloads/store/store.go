@@ -662,7 +662,10 @@ func rebuild(doc *result.Document, r workloads.Job, samples []sample) {
 			p.Started = starts[k]
 		}
 		p.Partial = true
-		p.Interrupted = max(0, p.Spec.Dataset.NumPrompts-len(p.Records))
+		if p.Requests == 0 { // a point saved before Result.Requests existed
+			p.Requests = p.Spec.Dataset.NumPrompts
+		}
+		p.Interrupted = max(0, p.Requests-len(p.Records))
 		p.Summary = serving.Summarize(p)
 		doc.Serving = append(doc.Serving, p)
 	}
