@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"llmbench/engine/gguf"
-	"llmbench/engine/synth"
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/report"
@@ -66,7 +65,7 @@ func runSysinfo(ctx context.Context, args []string) error {
 	info := sysinfo{CPU: telemetry.CPUInfo()}
 	path := *model
 	if *shape != "" {
-		if path, err = synth.Ensure(ctx, *cacheDir, *shape, *typ, synth.DefaultSeed, nil); err != nil {
+		if path, err = jobs.ModelFile(ctx, workloads.BenchModel{Shape: *shape, Type: *typ}, *cacheDir, nil); err != nil {
 			return err
 		}
 	}

@@ -1,8 +1,9 @@
 // Command llmbench is a terminal workbench for measuring LLM inference: an in-process
-// GGUF engine, benchmarks and (later) a serving load generator, telemetry and a TUI.
+// GGUF engine, llama-bench style benchmarks, a vllm bench serve style load generator,
+// telemetry and power sweeps, a TUI, profiles and a results store.
 //
-// main.go owns the subcommands and wires the packages together; it is the only place
-// that knows every package.
+// main.go owns the subcommands; each cmd_*.go parses its flags into a workloads.Job
+// and hands it to workloads/jobs (headless) or the TUI.
 package main
 
 import (

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -84,16 +85,25 @@ func OpenModel(ctx context.Context, m workloads.BenchModel, opts engine.Options,
 	case m.Path == workloads.BuiltinModel:
 		e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
 		return e, builtin.Name, err
-	case m.Shape != "":
-		path, err := synth.Ensure(ctx, cacheDir, m.Shape, m.Type, synth.DefaultSeed, progress)
-		if err != nil {
-			return nil, "", err
-		}
-		e, err := engine.Load(ctx, path, opts)
-		return e, path, err
 	}
-	e, err := engine.Load(ctx, m.Path, opts)
-	return e, m.Path, err
+	path, err := ModelFile(ctx, m, cacheDir, progress)
+	if err != nil {
+		return nil, "", err
+	}
+	e, err := engine.Load(ctx, path, opts)
+	return e, path, err
+}
+
+// ModelFile is the GGUF file of a model that is not the built-in one: the file
+// itself, or a synthetic model written once into cacheDir ("" = the user cache dir).
+func ModelFile(ctx context.Context, m workloads.BenchModel, cacheDir string, progress func(done, total int64)) (string, error) {
+	switch {
+	case m.Path == workloads.BuiltinModel:
+		return "", errors.New("model: the built-in model has no file")
+	case m.Shape != "":
+		return synth.Ensure(ctx, cacheDir, m.Shape, m.Type, synth.DefaultSeed, progress)
+	}
+	return m.Path, nil
 }
 
 // Tokenizer reads the tokenizer of a GGUF file (the built-in model's when path is

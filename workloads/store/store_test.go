@@ -293,9 +293,12 @@ func TestConcurrentRequests(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	doc, err := s.Load(w.ID())
 	if err != nil || len(doc.Serving) != 1 || len(doc.Serving[0].Records) != n {
-		t.Fatalf("load: %v, %d records", err, len(doc.Serving[0].Records))
+		t.Fatalf("load: %v, %+v", err, doc.Serving)
 	}
 	for i, r := range doc.Serving[0].Records {
 		if r.Index != i || len(r.Text) != i {
