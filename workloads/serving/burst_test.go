@@ -2,8 +2,9 @@ package serving
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +22,10 @@ import (
 )
 
 // truthServer is an OpenAI-completions SSE server that stamps, on the process's
-// monotonic clock, when each request's handler started (its arrival) and when it
-// flushed its first chunk: its TTFT is the truth the client's is compared with. The
-// prompt carries the request's index ("p<i>").
+// monotonic clock, each request's arrival — when the server read its first bytes off
+// the connection (stampConn), else when its handler started — and when it flushed its
+// first chunk: its TTFT is the truth the client's is compared with. The prompt carries
+// the request's index ("p<i>").
 type truthServer struct {
 	ttft, itl time.Duration
 	mu        sync.Mutex
@@ -36,35 +39,90 @@ func newTruthServer(ttft, itl time.Duration) *truthServer {
 
 func (s *truthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	arrival := start
+	if c, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
+		arrival = c.arrival(start)
+		defer c.rearm()
+	}
 	if r.Method == http.MethodGet {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	var body struct {
-		Prompt    string `json:"prompt"`
-		MaxTokens int    `json:"max_tokens"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	// Parsed with the client's own scanners, not encoding/json: the server shares the
+	// cores with the client under test, so it spends as little as it can per request.
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	idx, _ := strconv.Atoi(strings.TrimPrefix(body.Prompt, "p"))
+	prompt, _ := jsonString(body, jsonKey(body, "prompt"))
+	idx, _ := strconv.Atoi(strings.TrimPrefix(string(prompt), "p"))
+	n, _ := jsonInt(body, jsonKey(body, "max_tokens"))
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
 	next := start.Add(s.ttft)
-	for i := range body.MaxTokens {
+	line := []byte("data: {\"choices\":[{\"index\":0,\"text\":\" t\"}]}\n\n")
+	for i := range n {
 		time.Sleep(time.Until(next))
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", i)
+		w.Write(line)
 		if i == 0 {
 			at := time.Now() // before Flush hands the bytes over: the client cannot read them earlier
 			s.mu.Lock()
-			s.arrival[idx], s.first[idx] = start, at
+			s.arrival[idx], s.first[idx] = arrival, at
 			s.mu.Unlock()
 		}
 		fl.Flush()
 		next = time.Now().Add(s.itl)
 	}
-	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", body.MaxTokens)
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", n)
+}
+
+// stampKey is the request-context key of a request's stampConn.
+type stampKey struct{}
+
+// stampListener hands out stampConns.
+type stampListener struct{ net.Listener }
+
+func (l stampListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &stampConn{Conn: c}
+	sc.armed.Store(true)
+	return sc, nil
+}
+
+// stampConn stamps the first read that returns data after it was armed: the moment
+// the server took a request's first bytes off the socket. A handler reads the stamp
+// and re-arms it when done (the client sends its next request on the connection only
+// after the whole response, which ends after the handler returns).
+type stampConn struct {
+	net.Conn
+	armed atomic.Bool
+	mono  atomic.Pointer[time.Time]
+}
+
+func (c *stampConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.armed.CompareAndSwap(true, false) {
+		now := time.Now()
+		c.mono.Store(&now)
+	}
+	return n, err
+}
+
+// arrival returns the stamped read, or fallback when there is none.
+func (c *stampConn) arrival(fallback time.Time) time.Time {
+	if t := c.mono.Load(); t != nil && !t.After(fallback) {
+		return *t
+	}
+	return fallback
+}
+
+func (c *stampConn) rearm() {
+	c.mono.Store(nil)
+	c.armed.Store(true)
 }
 
 // truthTTFT returns the server's TTFT of request idx in ms.
@@ -115,7 +173,12 @@ func (c *tracing) Do(ctx context.Context, req *Request, rec *metrics.Record, now
 // (ms) and the tracer's stamps.
 func burst(t *testing.T, n, conc, tokens int, warm bool) (*Result, []float64, *tracing, *truthServer) {
 	srv := newTruthServer(50*time.Millisecond, 10*time.Millisecond)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = stampListener{hs.Listener}
+	hs.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, stampKey{}, c)
+	}
+	hs.Start()
 	t.Cleanup(hs.Close)
 	ds := &Dataset{}
 	for i := range n {
