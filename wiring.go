@@ -125,7 +125,6 @@ func headless(ctx context.Context, cmd string, job workloads.Job, tf *telemetryF
 		return usageErr(cmd, err)
 	}
 	o.Store = of.keeper(cmd)
-	fmt.Fprintf(os.Stderr, "%s: telemetry: %s\n", cmd, dev.Note)
 	_, err = jobs.Headless(ctx, job, o, jobs.Terminal{Stdout: os.Stdout, Stderr: os.Stderr, Progress: progress, Interval: tf.interval, BenchFormat: format})
 	return err
 }

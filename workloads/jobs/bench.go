@@ -17,7 +17,6 @@ import (
 func (x *execution) bench(ctx context.Context) (result.Document, error) {
 	spec := *x.job.Bench
 	dev := x.o.Device
-	x.logf("telemetry: %s", dev.Note)
 	w := &micro.Bench{
 		Spec: spec,
 		Open: func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (*engine.Engine, string, error) {

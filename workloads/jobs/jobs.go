@@ -139,6 +139,7 @@ func Workload(job workloads.Job, o Options) run.Workload {
 		if x.o.Settle <= 0 {
 			x.o.Settle = DefaultSettle
 		}
+		x.logf("telemetry: %s", o.Device.Note)
 		var doc result.Document
 		var err error
 		if job.Bench != nil {
