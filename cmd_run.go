@@ -86,12 +86,9 @@ func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) er
 	st := of.keeper("run")
 	q := make([]tui.QueuedRun, len(p.Runs))
 	for i, r := range p.Runs {
-		o, err := profileOptions(devs, st, nil)(r)
-		if err == nil {
-			err = jobs.Check(r, o)
-		}
+		o, err := profileOptions(devs, st, r, nil)
 		if err != nil {
-			return usageErr("run", fmt.Errorf("%s: %w", r.Title(), err))
+			return err
 		}
 		q[i] = tui.QueuedRun{Title: r.Title(), Serve: r.Serve != nil,
 			Start: func() (runcore.Workload, string, []runcore.Option, error) {
@@ -105,16 +102,18 @@ func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) er
 	return openWorkbench(ctx, st, first, ".", q)
 }
 
-// profileOptions returns how a profile's run is run: its device (opened once per
-// kind), the store, exports.
-func profileOptions(devs *jobs.Devices, st *store.Store, exports []string) func(r profiles.Run) (jobs.Options, error) {
-	return func(r profiles.Run) (jobs.Options, error) {
-		dev, err := devs.Get(r.Device)
-		if err != nil {
-			return jobs.Options{}, err
-		}
-		return jobs.Options{Device: dev, Store: st, Exports: exports, Build: version}, nil
+// profileOptions returns how run r of a profile is run (its device, opened once per
+// kind, the store, exports), checked by jobs.Check: a bad run is a usage error.
+func profileOptions(devs *jobs.Devices, st *store.Store, r profiles.Run, exports []string) (jobs.Options, error) {
+	dev, err := devs.Get(r.Device)
+	o := jobs.Options{Device: dev, Store: st, Exports: exports, Build: version}
+	if err == nil {
+		err = jobs.Check(r, o)
 	}
+	if err != nil {
+		return o, usageErr("run", fmt.Errorf("%s: %w", r.Title(), err))
+	}
+	return o, nil
 }
 
 // runProfile runs every run of p in order, headless, each kept in the store and
@@ -130,12 +129,9 @@ func runProfile(ctx context.Context, p *profiles.Profile, of *outputFlags, expor
 		if len(p.Runs) > 1 {
 			paths = suffixed(exports, runSlug(r, i))
 		}
-		o, err := profileOptions(devs, st, paths)(r)
-		if err == nil {
-			err = jobs.Check(r, o)
-		}
+		o, err := profileOptions(devs, st, r, paths)
 		if err != nil {
-			return usageErr("run", fmt.Errorf("%s: %w", r.Title(), err))
+			return err
 		}
 		opts[i] = o
 	}

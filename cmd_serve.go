@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,7 @@ func runServe(ctx context.Context, args []string) error {
 		return usageErr("serve", err)
 	}
 	opts.Threads, opts.Context, opts.SeqContext = a.threads, a.ctxSize, a.seqCtx
-	ref, err := jobs.ModelRef(cmpStr(a.path, a.shape), a.typ)
+	ref, err := jobs.ModelRef(cmp.Or(a.path, a.shape), a.typ)
 	if err != nil {
 		return usageErr("serve", err)
 	}

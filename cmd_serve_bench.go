@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
@@ -37,7 +39,7 @@ func runServeBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("serve-bench", err)
 	}
-	o := jobs.ServeOptions{ReadyTimeout: secs(a.readyTimeout), NoReadyCheck: a.readyTimeout == 0}
+	o := jobs.ServeOptions{ReadyTimeout: time.Duration(a.readyTimeout * float64(time.Second)), NoReadyCheck: a.readyTimeout == 0}
 	if o.Headers, err = parseKV(a.headers, "=", "--header"); err != nil {
 		return usageErr("serve-bench", err)
 	}
@@ -95,7 +97,7 @@ func (a *serveBenchArgs) job(set map[string]bool) (workloads.Job, error) {
 			}
 		}
 		sp.Engine = workloads.EngineSpec{}
-		sp.BaseURL = strings.TrimRight(cmpStr(a.baseURL, fmt.Sprintf("http://%s:%d", a.host, a.port)), "/")
+		sp.BaseURL = strings.TrimRight(cmp.Or(a.baseURL, fmt.Sprintf("http://%s:%d", a.host, a.port)), "/")
 		sp.Endpoint = a.endpoint // "" = the backend's default, set by the job
 	default:
 		return workloads.Job{}, fmt.Errorf("unknown --backend %q (want inproc, openai, openai-chat, tgi or llamacpp)", sp.Backend)

@@ -146,17 +146,6 @@ func terminalProgress() jobs.Progress {
 	return jobs.ProgressLines
 }
 
-// cmpStr returns s, or def when s is empty.
-func cmpStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// secs converts seconds to a duration.
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
 // runSlug names run i of a profile in export file names.
 func runSlug(r profiles.Run, i int) string {
 	if r.Name == "" {

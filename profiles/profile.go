@@ -17,8 +17,9 @@ import (
 	"llmbench/workloads/store"
 )
 
-// SchemaVersion is the version of the profile format this build writes and reads.
-const SchemaVersion = 1
+// SchemaVersion is the version of the profile format this build writes and reads
+// (the results store keeps each run's job in it).
+const SchemaVersion = store.ProfileSchema
 
 // BuiltinModel names the built-in model (stories260K) in a bench spec.
 const BuiltinModel = workloads.BuiltinModel

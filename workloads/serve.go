@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Rate is a request rate in requests per second; +Inf means "send everything at
@@ -158,6 +159,11 @@ type EngineSpec struct {
 	NoPrefixCache bool   `json:"no_prefix_cache,omitempty" yaml:"no_prefix_cache,omitempty"`
 	// Context is the engine's context size in tokens (0 = the model's).
 	Context int `json:"context,omitempty" yaml:"context,omitempty"`
+}
+
+// RequestTimeout is RequestTimeoutS as a duration (0: no limit).
+func (s ServeSpec) RequestTimeout() time.Duration {
+	return time.Duration(s.RequestTimeoutS * float64(time.Second))
 }
 
 // ConcurrencyLabel is the point's --max-concurrency as tables print it ("16", "inf").

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -195,6 +194,3 @@ func liveTelemetry(r telemetry.Reading) string {
 	}
 	return fmt.Sprintf(" · CPU %.0f%%", r.CPU.UtilAll)
 }
-
-// Canceled reports whether err is an interruption (the user's Ctrl-C or esc).
-func Canceled(err error) bool { return err != nil && errors.Is(err, context.Canceled) }

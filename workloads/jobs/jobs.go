@@ -8,6 +8,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,7 +136,7 @@ func Check(job workloads.Job, o Options) error {
 // o.Store as it goes, writes o.Exports, and returns a *result.Stored.
 func Workload(job workloads.Job, o Options) run.Workload {
 	return run.Func{Label: job.Kind(), F: func(ctx context.Context, rep *run.Reporter) (any, error) {
-		x := &execution{job: job, o: o, rep: rep, started: time.Now()}
+		x := &execution{job: job, o: o, rep: rep, started: time.Now(), env: o.Device.Env(o.Build)}
 		if x.o.Settle <= 0 {
 			x.o.Settle = DefaultSettle
 		}
@@ -157,6 +158,7 @@ type execution struct {
 	o       Options
 	rep     *run.Reporter
 	started time.Time
+	env     []result.KV   // the machine, build and telemetry, recorded with the run
 	rec     *store.Writer // nil until the run is kept (or when it is not)
 }
 
@@ -178,7 +180,7 @@ func (x *execution) keep() *store.Writer {
 	if x.rec != nil || x.o.Store == nil {
 		return x.rec
 	}
-	w, err := x.o.Store.Create(kept(x.job), x.o.Device.Env(x.o.Build))
+	w, err := x.o.Store.Create(kept(x.job), x.env)
 	if err != nil {
 		x.logf("warning: the run is not kept in the results store: %v", err)
 		x.o.Store = nil
@@ -206,7 +208,7 @@ func kept(job workloads.Job) workloads.Job {
 // and runErr, else the first export error.
 func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, error) {
 	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0
-	doc.Title, doc.Started, doc.Env = x.job.Title(), x.started, x.o.Device.Env(x.o.Build)
+	doc.Title, doc.Started, doc.Env = x.job.Title(), x.started, x.env
 	stored := &result.Stored{Doc: doc}
 	canceled := runErr != nil && errors.Is(runErr, context.Canceled)
 	if canceled {
@@ -214,9 +216,6 @@ func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, e
 	}
 	if !measured && x.rec == nil {
 		return stored, runErr
-	}
-	if x.job.Bench != nil && x.rec == nil {
-		x.keep()
 	}
 	if x.rec != nil {
 		recErr := runErr
@@ -238,18 +237,10 @@ func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, e
 	var first error
 	for _, p := range x.o.Exports {
 		if err := report.Export(p, stored.Doc); err != nil {
-			first = cmp(first, err)
+			first = cmp.Or(first, err)
 			continue
 		}
 		x.logf("exported %s", p)
 	}
-	return stored, cmp(runErr, first)
-}
-
-// cmp returns a, else b.
-func cmp(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return stored, cmp.Or(runErr, first)
 }

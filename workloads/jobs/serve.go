@@ -121,7 +121,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
 		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS,
-			Timeout: secs(sp.RequestTimeoutS), KeepText: x.keepText()}
+			Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
 		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
@@ -174,7 +174,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		name = sp.Model
 	}
 	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
-		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: secs(sp.RequestTimeoutS), KeepText: x.keepText()}
+		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
 	return be, nil
 }
 
@@ -319,6 +319,3 @@ func (c recordingClient) Do(ctx context.Context, req *serving.Request, rec *metr
 // keepText says whether records keep the generated text (only --save-detailed
 // writes it; otherwise it is dropped once counted).
 func (x *execution) keepText() bool { return x.o.Serve.SaveJSON != nil && x.o.Serve.SaveJSON.Detailed }
-
-// secs converts seconds to a duration.
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
