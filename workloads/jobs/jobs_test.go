@@ -136,3 +136,41 @@ func TestNothingMeasuredNothingKept(t *testing.T) {
 		t.Errorf("kept %+v", list)
 	}
 }
+
+// TestCheckRefusesNotGGUF: a model path that is not a GGUF file (the README a newcomer
+// picked) is refused by Check in one line, for bench and serve jobs alike, so a
+// front end that checks first keeps nothing; a bench job that ran anyway used to be
+// kept as a failed run.
+func TestCheckRefusesNotGGUF(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("README.md", []byte("# llmbench\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenStore("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := workloads.DefaultServe()
+	serve.Model = "README.md"
+	for _, job := range []workloads.Job{
+		{Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "README.md"}}, Prompt: []int{8}, Reps: 1}},
+		{Serve: &serve},
+	} {
+		o := Options{Device: dev, Store: st}
+		err := Check(job, o)
+		if err == nil || err.Error() != `README.md: not a GGUF file (magic "# ll")` {
+			t.Errorf("%s: Check = %v; want README.md: not a GGUF file (magic \"# ll\")", job.Kind(), err)
+		}
+		if err == nil { // what a front end does after a Check that passes
+			var out, errb bytes.Buffer
+			Headless(context.Background(), job, o, Terminal{Stdout: &out, Stderr: &errb})
+		}
+		if list, _ := st.List(); len(list) != 0 {
+			t.Errorf("%s: the store keeps %+v", job.Kind(), list)
+		}
+	}
+}
