@@ -2,6 +2,9 @@ package gguf
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"llmbench/kernels"
@@ -77,5 +80,48 @@ func TestFileType(t *testing.T) {
 				t.Errorf("FileType() = %q; want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestOpenHeader: a file opened for listing has the same scalars, tensors and data
+// offset as one opened in full, its arrays without elements.
+func TestOpenHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.gguf")
+	if err := os.WriteFile(path, sample(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	head, err := OpenHeader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer head.Close()
+	if len(head.KV) != len(full.KV) || !reflect.DeepEqual(head.Tensors, full.Tensors) || head.DataOffset != full.DataOffset {
+		t.Fatalf("header %d keys %+v @%d; full %d keys %+v @%d", len(head.KV), head.Tensors, head.DataOffset, len(full.KV), full.Tensors, full.DataOffset)
+	}
+	for i, kv := range full.KV {
+		h := head.KV[i]
+		if a, ok := kv.Value.V.(Array); ok {
+			if ha, _ := h.Value.V.(Array); h.Key != kv.Key || ha.Elem != a.Elem || ha.Len() != 0 {
+				t.Errorf("%s: %+v; want an empty %s array", kv.Key, h, a.Elem)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(h, kv) {
+			t.Errorf("%s: %+v; want %+v", kv.Key, h, kv)
+		}
+	}
+	// A truncated string array inside is caught as when parsing it.
+	data := sample(t)
+	for cut := 24; cut < len(data); cut += 7 {
+		_, e1 := parse(data[:cut], false)
+		_, e2 := parse(data[:cut], true)
+		if (e1 == nil) != (e2 == nil) {
+			t.Fatalf("cut at %d: full %v, header %v", cut, e1, e2)
+		}
 	}
 }

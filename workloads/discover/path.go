@@ -42,9 +42,9 @@ func ExpandPath(p string) string {
 // CheckModelFile says in one line why path is not a GGUF model llmbench can run
 // (nil: it is): it exists, is a regular file, starts with the GGUF magic, has a
 // header that parses, is not one part of a split model or a vision projector, and
-// names an architecture the engine has. It reads the header only (milliseconds, more
-// for a large vocabulary), so a screen that checks on every frame should keep the
-// answer per path. Give it a path after ExpandPath.
+// names an architecture the engine has. It reads the header only, skipping the
+// vocabulary (about a millisecond), but a screen that checks on every frame should
+// still keep the answer per path. Give it a path after ExpandPath.
 //
 //	README.md: not a GGUF file (magic "# ll")
 func CheckModelFile(path string) error {
@@ -81,9 +81,10 @@ func isProjector(f *gguf.File) bool {
 	return t == "mmproj" || f.Architecture() == "clip"
 }
 
-// openHeader opens the GGUF file at path after checking, without blocking on a pipe
-// or a device, that it is a regular file that starts with the magic; every error is
-// one line that starts with path.
+// openHeader opens the GGUF file at path for its header (gguf.OpenHeader: array
+// values skipped) after checking, without blocking on a pipe or a device, that it is
+// a regular file that starts with the magic; every error is one line that starts
+// with path.
 func openHeader(path string) (*gguf.File, error) {
 	if path == "" {
 		return nil, errors.New("no model file given")
@@ -114,10 +115,10 @@ func openHeader(path string) (*gguf.File, error) {
 	case string(magic) != gguf.Magic:
 		return nil, fmt.Errorf("%s: not a GGUF file (magic %q)", path, magic)
 	}
-	f, err := gguf.Open(path)
+	f, err := gguf.OpenHeader(path)
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
-			err = inner // gguf.Open's error repeats the path
+			err = inner // gguf's error repeats the path
 		}
 		return nil, fmt.Errorf("%s: bad GGUF header: %w", path, err)
 	}
