@@ -86,6 +86,9 @@ type Model struct {
 	Place  string
 	// Parts is the number of files of a split model (name-00001-of-00003.gguf), 1 otherwise.
 	Parts int
+	// Also lists the other names the same file was found under (an ollama tag and
+	// its alias, a link in another place), in the order found.
+	Also []string
 	// Err says why the model cannot be run (unreadable, not GGUF, a split model, a
 	// missing ollama blob); nil when it can.
 	Err error
@@ -137,7 +140,7 @@ func Find(ctx context.Context, env Env) Found {
 			cands = append(cands, c...)
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{} // real path → index in out.Models, -1 when not listed
 	for _, c := range cands {
 		if ctx.Err() != nil {
 			break
@@ -146,12 +149,15 @@ func Find(ctx context.Context, env Env) Found {
 		if real, err := filepath.EvalSymlinks(c.path); err == nil {
 			key = real
 		}
-		if seen[key] {
+		if i, dup := seen[key]; dup {
+			if i >= 0 && c.name != out.Models[i].Name && !slices.Contains(out.Models[i].Also, c.name) {
+				out.Models[i].Also = append(out.Models[i].Also, c.name)
+			}
 			continue
 		}
-		seen[key] = true
-		m, keep := describe(c)
-		if keep {
+		seen[key] = -1
+		if m, keep := describe(c); keep {
+			seen[key] = len(out.Models)
 			out.Models = append(out.Models, m)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -197,6 +198,7 @@ func TestOllama(t *testing.T) {
 	blob := filepath.Join(models, "blobs", "sha256-"+hex)
 	size := writeModel(t, blob, nil)
 	writeManifest(t, models, "registry.ollama.ai/library/llama3/8b", "sha256:"+hex)
+	writeManifest(t, models, "registry.ollama.ai/library/llama3/latest", "sha256:"+hex) // an alias of 8b
 	hex2 := strings.Repeat("12", 32)
 	size2 := writeModel(t, filepath.Join(models, "blobs", "sha256-"+hex2), nil)
 	writeManifest(t, models, "registry.ollama.ai/someone/tiny/q4", "sha256:"+hex2)
@@ -208,6 +210,9 @@ func TestOllama(t *testing.T) {
 
 	got := byName(t, Find(context.Background(), e))
 	want(t, got, "llama3:8b", SourceOllama, blob, size)
+	if also := got["llama3:8b"].Also; len(also) != 1 || also[0] != "llama3:latest" {
+		t.Errorf("llama3:8b also named %q; want [llama3:latest]", also)
+	}
 	want(t, got, "someone/tiny:q4", SourceOllama, filepath.Join(models, "blobs", "sha256-"+hex2), size2)
 	for name, msg := range map[string]string{"gone:latest": "no such file", "evil:latest": "is not sha256:HEX", "garbage:latest": "invalid character"} {
 		if m := got[name]; m.Err == nil || !strings.Contains(m.Err.Error(), msg) {
@@ -275,8 +280,8 @@ func TestDedupeByRealPath(t *testing.T) {
 	vars["LLMBENCH_MODELS"] = real
 	got := byName(t, Find(context.Background(), e))
 	want(t, got, "m.gguf", SourceFolder, real, size)
-	if len(got) != 1 {
-		t.Errorf("found %v; want the file once, from the first source", got)
+	if len(got) != 1 || !slices.Equal(got["m.gguf"].Also, []string{"link.gguf"}) {
+		t.Errorf("found %v; want the file once, from the first source, also named link.gguf", got)
 	}
 }
 
