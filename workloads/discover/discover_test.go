@@ -114,6 +114,9 @@ func TestLlamaCppCache(t *testing.T) {
 	size := writeModel(t, filepath.Join(dir, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf"), nil)
 	os.WriteFile(filepath.Join(dir, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf.json"), []byte("{}"), 0o644)
 	writeModel(t, filepath.Join(dir, ".partial.gguf"), nil) // a download in progress
+	if err := os.Symlink(dir, filepath.Join(dir, "self")); err != nil { // a loop of folders is not followed
+		t.Fatal(err)
+	}
 	got := byName(t, Find(context.Background(), e))
 	want(t, got, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf", SourceLlamaCpp,
 		filepath.Join(dir, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf"), size)
@@ -326,6 +329,7 @@ func TestUnreadableListedWithError(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink(filepath.Join(d, "nowhere"), filepath.Join(d, "dangling.gguf"))
+	os.Symlink("loop.gguf", filepath.Join(d, "loop.gguf"))
 	writeModel(t, filepath.Join(d, "gemma.gguf"), map[string]any{"general.architecture": "gemma3"})
 	got := byName(t, Find(context.Background(), e))
 	for name, msg := range map[string]string{
@@ -334,6 +338,7 @@ func TestUnreadableListedWithError(t *testing.T) {
 		"hostile.gguf":  "bad GGUF header: metadata key/value count",
 		"pipe.gguf":     "not a regular file",
 		"dangling.gguf": "no such file",
+		"loop.gguf":     "too many levels of symbolic links",
 		"gemma.gguf":    "architecture gemma3 is not supported",
 	} {
 		m, ok := got[name]
