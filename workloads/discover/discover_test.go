@@ -113,8 +113,9 @@ func TestLlamaCppCache(t *testing.T) {
 	dir := filepath.Join(e.Home, ".cache", "llama.cpp")
 	size := writeModel(t, filepath.Join(dir, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf"), nil)
 	os.WriteFile(filepath.Join(dir, "bartowski_Llama-3.2-1B-Instruct-GGUF_Llama-3.2-1B-Instruct-Q4_K_M.gguf.json"), []byte("{}"), 0o644)
-	writeModel(t, filepath.Join(dir, ".partial.gguf"), nil)             // a download in progress
-	if err := os.Symlink(dir, filepath.Join(dir, "self")); err != nil { // a loop of folders is not followed
+	writeModel(t, filepath.Join(dir, ".partial.gguf"), nil) // a download in progress
+	// A loop of folders is not followed.
+	if err := os.Symlink(dir, filepath.Join(dir, "self")); err != nil {
 		t.Fatal(err)
 	}
 	got := byName(t, Find(context.Background(), e))
