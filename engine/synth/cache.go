@@ -214,7 +214,7 @@ func cached(path string, spec Spec, size int64) bool {
 	if err != nil || st.Size() != size {
 		return false
 	}
-	f, err := gguf.Open(path)
+	f, err := gguf.OpenHeader(path)
 	if err != nil {
 		return false
 	}
