@@ -18,9 +18,9 @@ func init() {
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
 // On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K and Q6_K
-// matrix it multiplies (as many bytes as the matrix, made on first use; see tileFmt),
-// so a model's weights take twice their size in memory until Close frees the copies
-// (the mapped file's pages are then no longer read and the kernel may drop them).
+// matrix it multiplies (as many bytes as the matrix; see tileFmt), made by Prepare at
+// load time (or on first use, unprepared) and freed by Close. MatMul never reads a
+// tiled matrix's own bytes again, so the engine releases their pages after Prepare.
 type CPU struct {
 	threads    int
 	pool       *pool
@@ -33,6 +33,7 @@ type CPU struct {
 	act        []byte // activations regrouped for the packed matmul
 	gemmScr    []gemmScratch
 	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
+	tilings    int                        // tiled copies made (tests: none after Prepare)
 	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
 	tileActKey tileActKey                 // what tileAct holds
 	work       []attnScratch              // per-worker attention scratch
@@ -93,10 +94,10 @@ func (c *CPU) Name() string { return "cpu/" + level }
 // Threads implements kernels.Backend.
 func (c *CPU) Threads() int { return c.threads }
 
-// Close implements kernels.Backend.
+// Close implements kernels.Backend; the backend must not be used afterwards.
 func (c *CPU) Close() {
 	c.pool.Close()
-	c.tiles = nil
+	c.dropTiles()
 }
 
 func f32Bytes(x []float32) []byte {
@@ -177,7 +178,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		c.gemmF16()
 		return
 	}
-	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && cols%f.unit == 0 {
+	if f := tileFormat(w); f != nil {
 		c.matMulTiled(f)
 		return
 	}

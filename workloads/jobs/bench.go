@@ -19,7 +19,7 @@ func (x *execution) bench(ctx context.Context) (result.Document, error) {
 	dev := x.o.Device
 	w := &micro.Bench{
 		Spec: spec,
-		Open: func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (*engine.Engine, string, error) {
+		Open: func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(step string, done, total int64)) (*engine.Engine, string, error) {
 			return OpenModel(ctx, m, opts, x.o.CacheDir, progress)
 		},
 		Build:   x.o.Build,

@@ -109,8 +109,8 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		}
 		be.modelID = ModelID(ref)
 		x.logf("loading %s", be.modelID)
-		e, file, err := OpenModel(ctx, ref, opts, x.o.CacheDir, func(done, total int64) {
-			x.rep.Progress(float64(done), float64(total), "bytes", "writing synthetic model "+be.modelID)
+		e, file, err := OpenModel(ctx, ref, opts, x.o.CacheDir, func(step string, done, total int64) {
+			x.rep.Progress(float64(done), float64(total), "bytes", step+" "+be.modelID)
 		})
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 
 // OpenFunc loads model m with opts; the caller decides where files come from (a path,
 // the synthetic-model cache, the built-in model) and what the model is called;
-// progress reports bytes written while a synthetic model is generated.
-type OpenFunc func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (e *engine.Engine, filename string, err error)
+// progress reports the long steps of loading (a synthetic model's writing, the weights'
+// preparation) in bytes.
+type OpenFunc func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(step string, done, total int64)) (e *engine.Engine, filename string, err error)
 
 // Bench is the llama-bench workload: run it with run.Start; its result is a *Result.
 type Bench struct {
@@ -106,10 +108,10 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 			r.Progress(float64(i), float64(len(insts)), "tests", "loading "+in.Model.String())
 			var err error
-			prog := func(done, total int64) {
+			prog := func(step string, done, total int64) {
 				if total > 0 {
 					r.Progress(float64(i), float64(len(insts)), "tests",
-						fmt.Sprintf("writing %s: %.0f%%", in.Model, 100*float64(done)/float64(total)))
+						fmt.Sprintf("%s %s: %.0f%%", step, in.Model, 100*float64(done)/float64(total)))
 				}
 			}
 			e, fname, err = b.Open(ctx, in.Model, engineOptions(in), prog)
@@ -169,6 +171,10 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		case <-t.C:
 		}
 	}
+	// The previous test's session is garbage now: hand it back to the system before
+	// this test allocates its own, so that the peak RSS below is this test's (weights,
+	// its KV cache and scratch), not the sum of both.
+	debug.FreeOSMemory()
 	sess, err := e.NewSession(need)
 	if err != nil {
 		return nil, err
