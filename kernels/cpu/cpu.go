@@ -416,7 +416,7 @@ func (c *CPU) attend(part, worker int) {
 	}
 }
 
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+func expf(x float32) float32 { return exp32(x) }
 
 // dotKV returns q·k for the head row of kv at element offset off; tmp holds a
 // dequantized Q8_0 row.
@@ -492,8 +492,12 @@ func (c *CPU) SwiGLU(dst, gate, up []float32) {
 	*j = job{}
 }
 
-func swiglu(dst, gate, up []float32) {
+// swiglu computes dst[i] = gate[i]·σ(gate[i])·up[i]: swigluGo, or its assembly twin
+// where the CPU has one (swiglu_amd64.go), which gives the same bits.
+var swiglu = swigluGo
+
+func swigluGo(dst, gate, up []float32) {
 	for i, g := range gate {
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		dst[i] = g / (1 + exp32(-g)) * up[i]
 	}
 }
