@@ -37,7 +37,8 @@ type CPU struct {
 	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
 	tileActKey tileActKey                 // what tileAct holds
 	work       []attnScratch              // per-worker attention scratch
-	rope       []float32                  // cos/sin pairs of one position
+	rope       []float32                  // cos/sin pairs of the positions ropeKey names
+	ropeKey    ropeKey                    // what rope holds
 	job        job                        // the arguments of the parallel step being run
 	run        func(part, worker int)
 }
@@ -167,7 +168,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
 			} else {
 				j.kind = taskQuantize
-				c.pool.Run(n, c.run)
+				c.pool.RunWork(n, n*cols, c.run)
 			}
 			c.lastX = append(c.lastX[:0], x[:n*cols]...)
 			c.lastVT = tr.VecDotType
@@ -201,7 +202,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	}
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
-	c.pool.Run((rows+j.band-1)/j.band, c.run)
+	c.pool.RunWork((rows+j.band-1)/j.band, rows*cols*n, c.run)
 	*j = job{}
 }
 
@@ -264,30 +265,36 @@ func (c *CPU) RMSNorm(dst, x, weight []float32, eps float32) {
 }
 
 // ApplyRoPE implements kernels.Backend, computing angles in float32 by repeated
-// multiplication as ggml's rope cache does.
+// multiplication as ggml's rope cache does. The cos/sin table of the last call's
+// positions is kept: the keys take the queries' table again in every layer.
 func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.RoPE) {
 	dims := r.Dims
-	thetaScale := float32(math.Pow(float64(r.Base), -2.0/float64(dims)))
-	freqScale := r.FreqScale
-	if freqScale == 0 {
-		freqScale = 1
-	}
 	half := dims / 2
-	if cap(c.rope) < dims {
-		c.rope = make([]float32, dims)
-	}
-	cs := c.rope[:dims] // cos, sin pairs
-	for t := range n {
-		theta := float32(start + t)
-		for i := 0; i < half; i++ {
-			th := theta * freqScale
-			if r.Factors != nil {
-				th /= r.Factors[i]
-			}
-			cs[2*i] = float32(math.Cos(float64(th)))
-			cs[2*i+1] = float32(math.Sin(float64(th)))
-			theta *= thetaScale
+	key := ropeKey{start: start, n: n, dims: dims, base: r.Base, freqScale: r.FreqScale, factors: unsafe.SliceData(r.Factors), nf: len(r.Factors)}
+	if c.ropeKey != key || len(c.rope) != n*dims {
+		c.rope = grow(c.rope, n*dims)
+		thetaScale := float32(math.Pow(float64(r.Base), -2.0/float64(dims)))
+		freqScale := r.FreqScale
+		if freqScale == 0 {
+			freqScale = 1
 		}
+		for t := range n {
+			cs := c.rope[t*dims : (t+1)*dims] // cos, sin pairs
+			theta := float32(start + t)
+			for i := 0; i < half; i++ {
+				th := theta * freqScale
+				if r.Factors != nil {
+					th /= r.Factors[i]
+				}
+				cs[2*i] = float32(math.Cos(float64(th)))
+				cs[2*i+1] = float32(math.Sin(float64(th)))
+				theta *= thetaScale
+			}
+		}
+		c.ropeKey = key
+	}
+	for t := range n {
+		cs := c.rope[t*dims : (t+1)*dims]
 		for h := range heads {
 			v := x[(t*heads+h)*headDim:]
 			for i := 0; i < half; i++ {
@@ -302,6 +309,14 @@ func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.Ro
 			}
 		}
 	}
+}
+
+// ropeKey identifies the positions and parameters of the table in CPU.rope.
+type ropeKey struct {
+	start, n, dims  int
+	base, freqScale float32
+	factors         *float32
+	nf              int
 }
 
 // attnScratch is one worker's attention space.
@@ -327,7 +342,8 @@ func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
 	}
 	j := &c.job
 	*j = job{kind: taskAttend, dst: dst, q: q, attn: a}
-	c.pool.Run(a.N*a.Heads, c.run)
+	// work: a dot product and an axpy of HeadDim per (token, head, position)
+	c.pool.RunWork(a.N*a.Heads, 2*a.N*a.Heads*a.HeadDim*(a.Start+(a.N+1)/2), c.run)
 	*j = job{}
 }
 
@@ -478,6 +494,10 @@ func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
 // swigluMin is the fewest elements one SwiGLU part covers.
 const swigluMin = 2048
 
+// swigluWork is an element's cost in RunWork's unit: the AVX-512 swiglu took 0.5 ns
+// per element (BenchmarkSwiGLU), eight times an F32 multiply-add in BenchmarkRunSplit.
+const swigluWork = 8
+
 // SwiGLU implements kernels.Backend, spread over the workers for large inputs (each
 // element is computed alone, so the split does not change the results).
 func (c *CPU) SwiGLU(dst, gate, up []float32) {
@@ -488,7 +508,7 @@ func (c *CPU) SwiGLU(dst, gate, up []float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up, band: (len(gate) + parts - 1) / parts}
-	c.pool.Run(parts, c.run)
+	c.pool.RunWork(parts, swigluWork*len(gate), c.run)
 	*j = job{}
 }
 

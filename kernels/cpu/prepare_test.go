@@ -56,3 +56,42 @@ func TestPrepareTilesOnce(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestRoPETable checks that ApplyRoPE's kept cos/sin table gives what a fresh backend
+// computes, across calls that reuse it (the keys after the queries) and calls that
+// must not (other positions, bases, scales or factors).
+func TestRoPETable(t *testing.T) {
+	c := New(1)
+	defer c.Close()
+	f := []float32{1, 2, 4, 8}
+	calls := []struct {
+		n, start int
+		r        kernels.RoPE
+	}{
+		{3, 0, kernels.RoPE{Dims: 8, Base: 10000}},
+		{3, 0, kernels.RoPE{Dims: 8, Base: 10000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 10000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000, FreqScale: 0.25}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000, FreqScale: 0.25, Factors: f}},
+		{1, 3, kernels.RoPE{Dims: 4, Base: 500000, NeoX: true}},
+		{2, 3, kernels.RoPE{Dims: 4, Base: 500000, NeoX: true}},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i, k := range calls {
+		x := make([]float32, k.n*2*8)
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		want := append([]float32(nil), x...)
+		fresh := New(1)
+		fresh.ApplyRoPE(want, k.n, k.start, 2, 8, &k.r)
+		fresh.Close()
+		c.ApplyRoPE(x, k.n, k.start, 2, 8, &k.r)
+		for j := range x {
+			if math.Float32bits(x[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("call %d: x[%d] = %g, fresh backend %g", i, j, x[j], want[j])
+			}
+		}
+	}
+}

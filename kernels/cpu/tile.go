@@ -296,7 +296,7 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 			prepActs(j.act, j.xq, j.xRow, j.n, 0, j.vtID, pk.bs, j.cols, pk.k)
 		} else {
 			j.kind = taskPrep
-			c.pool.Run(j.groups, c.run)
+			c.pool.RunWork(j.groups, j.n*j.cols, c.run)
 		}
 		c.tileActKey = key
 	}
@@ -305,7 +305,7 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 	nt := (j.rows + tileRows - 1) / tileRows
 	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
 	j.kind = taskTile
-	c.pool.Run((nt+j.band-1)/j.band, c.run)
+	c.pool.RunWork((nt+j.band-1)/j.band, j.rows*j.cols*j.n, c.run)
 	*j = job{}
 }
 
