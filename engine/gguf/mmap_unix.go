@@ -20,7 +20,9 @@ func unmapFile(b []byte) error { return syscall.Munmap(b) }
 
 // releasePages drops the whole pages inside b, a part of a mapping made by mapFile,
 // from the process's resident memory (madvise MADV_DONTNEED): the mapping is shared
-// and read-only, so they come back from the file if touched again.
+// and read-only, so they come back from the file if touched again. The range is first
+// marked MADV_NOHUGEPAGE: where the page cache holds the file in 2 MiB folios, a read
+// next to the range (an embedding row) would otherwise map a whole folio back in.
 func releasePages(b []byte) error {
 	if len(b) == 0 {
 		return nil
@@ -32,5 +34,7 @@ func releasePages(b []byte) error {
 	if hi <= lo {
 		return nil
 	}
-	return unix.Madvise(b[lo-p:hi-p], unix.MADV_DONTNEED)
+	r := b[lo-p : hi-p]
+	_ = unix.Madvise(r, unix.MADV_NOHUGEPAGE) // advice only: EINVAL without THP
+	return unix.Madvise(r, unix.MADV_DONTNEED)
 }
