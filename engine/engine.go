@@ -59,11 +59,23 @@ type Options struct {
 	// NoPrefixCache turns off the prefix cache (vLLM's --no-enable-prefix-caching):
 	// no KV blocks are shared between requests.
 	NoPrefixCache bool
+	// Progress, when not nil, follows the weights' preparation for the backend (their
+	// conversion to its own layout), which takes seconds on big models.
+	Progress Progress
 	// Clock stamps each generated token when the scheduler emits it (Token.At, the
 	// Stats times) and times the scheduler's steps; nil = the system's clock. Tests
 	// inject a fake one.
 	Clock Clock
 }
+
+// Progress follows a long step of Load: Progress(step, done, total) is called as it
+// goes, done and total counted in bytes (an interface, so that Options stay comparable).
+type Progress interface {
+	Progress(step string, done, total int64)
+}
+
+// PrepareStep names Load's step that prepares the weights for the backend.
+const PrepareStep = "preparing weights"
 
 // Clock tells the time (an interface, so that Options stay comparable).
 type Clock interface {
@@ -182,9 +194,56 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := prepareWeights(ctx, be, f, m, opts.Progress); err != nil {
+		be.Close()
+		return nil, err
+	}
 	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts, kv: kv}
 	e.sched = newScheduler(e)
 	return e, nil
+}
+
+// prepareWeights hands every matrix the model multiplies to the backend's Preparer,
+// where it has one, so that the first request does not pay for the conversion, and
+// releases the file's pages of each matrix the backend copied as soon as it is copied:
+// the weights are then resident once (the copy), not twice, and the peak stays one
+// matrix above that. A released page that is read again (a tied embedding's row) comes
+// back from the file.
+func prepareWeights(ctx context.Context, be kernels.Backend, f *gguf.File, m *model.Model, p Progress) error {
+	pr, ok := be.(kernels.Preparer)
+	if !ok {
+		return nil
+	}
+	ws := m.Matrices()
+	var done, total int64
+	for _, w := range ws {
+		total += int64(len(w.Data))
+	}
+	copied := make([]*kernels.Matrix, 0, len(ws))
+	for _, w := range ws {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if pr.Prepare(w) {
+			copied = append(copied, w)
+			if err := f.Release(w.Data); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+		}
+		done += int64(len(w.Data))
+		if p != nil {
+			p.Progress(PrepareStep, done, total)
+		}
+	}
+	// Reading the next matrix maps the file's cached pages around each fault (the
+	// kernel's fault-around window, 64 KiB), the end of a released neighbour included:
+	// release them all once more.
+	for _, w := range copied {
+		if err := f.Release(w.Data); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close stops the scheduler (failing the requests it holds with ErrClosed) and

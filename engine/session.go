@@ -28,7 +28,9 @@ func (e *Engine) NewSession(ctx int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := e.Model.NewState(e.opts.Batch)
+	// A session never runs more than ctx tokens in one pass: a short one (a tg test's)
+	// needs no activations for a full batch.
+	st := e.Model.NewState(min(e.opts.Batch, ctx))
 	st.Flash = e.opts.FlashAttn
 	return &Session{e: e, cache: c, state: st}, nil
 }

@@ -91,6 +91,17 @@ type Backend interface {
 	Close()
 }
 
+// Preparer is implemented by backends that multiply some weight types from a layout
+// of their own (the CPU backend's tiles). The engine calls Prepare for every matrix it
+// will multiply when it loads a model, so that no request pays for the conversion.
+type Preparer interface {
+	// Prepare converts w to the backend's layout ahead of its first MatMul, and reports
+	// whether MatMul will now read the backend's copy instead of w.Data: the caller may
+	// then let the memory behind w.Data go (reading it again must still work, as a
+	// memory-mapped file's pages do). w must stay the same *Matrix with the same Data.
+	Prepare(w *Matrix) bool
+}
+
 // Factory makes a backend with the given number of threads (0 = all cores).
 type Factory func(threads int) (Backend, error)
 

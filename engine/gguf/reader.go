@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"llmbench/kernels"
 )
@@ -92,6 +93,24 @@ func (f *File) Close() error {
 		return err
 	}
 	f.data = nil
+	return nil
+}
+
+// Release tells the system that b, a part of a tensor's data (TensorData), will not
+// be read soon: the whole memory pages inside b leave the process's resident memory,
+// and are read back from the file if b is touched again. It does nothing for a File
+// made by Parse (whose bytes belong to the caller) or where files are not mapped.
+func (f *File) Release(b []byte) error {
+	if !f.mapped || len(b) == 0 {
+		return nil
+	}
+	p, d := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	if p < d || p+uintptr(len(b)) > d+uintptr(len(f.data)) {
+		return errors.New("gguf: Release of bytes outside the file's mapping")
+	}
+	if err := releasePages(b); err != nil {
+		return fmt.Errorf("gguf: release pages: %w", err)
+	}
 	return nil
 }
 

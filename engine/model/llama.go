@@ -80,6 +80,18 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	return m, nil
 }
 
+// Matrices returns every weight matrix the forward pass multiplies, each once: the
+// blocks' projections and the output (the embedding when tied; an untied embedding is
+// only read a row at a time).
+func (m *Model) Matrices() []*kernels.Matrix {
+	ws := make([]*kernels.Matrix, 0, 7*len(m.Blocks)+1)
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		ws = append(ws, b.Q, b.K, b.V, b.O, b.Gate, b.Up, b.Down)
+	}
+	return append(ws, m.Output)
+}
+
 // Cache is a pool of KV memory: per layer, Blocks×BlockSize rows of KVHeads*HeadDim
 // values in the cache type. A sequence reaches its positions through a block table
 // (Seq.Blocks); without one, position p is row p, as for a single sequence's

@@ -165,7 +165,7 @@ func BenchmarkMatMulBatch(b *testing.B) {
 					}
 				})
 			}
-			clear(c.tiles)
+			c.dropTiles()
 		}
 	}
 }

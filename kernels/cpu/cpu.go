@@ -18,9 +18,9 @@ func init() {
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
 // On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K and Q6_K
-// matrix it multiplies (as many bytes as the matrix, made on first use; see tileFmt),
-// so a model's weights take twice their size in memory until Close frees the copies
-// (the mapped file's pages are then no longer read and the kernel may drop them).
+// matrix it multiplies (as many bytes as the matrix; see tileFmt), made by Prepare at
+// load time (or on first use, unprepared) and freed by Close. MatMul never reads a
+// tiled matrix's own bytes again, so the engine releases their pages after Prepare.
 type CPU struct {
 	threads    int
 	pool       *pool
@@ -33,10 +33,12 @@ type CPU struct {
 	act        []byte // activations regrouped for the packed matmul
 	gemmScr    []gemmScratch
 	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
+	tilings    int                        // tiled copies made (tests: none after Prepare)
 	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
 	tileActKey tileActKey                 // what tileAct holds
 	work       []attnScratch              // per-worker attention scratch
-	rope       []float32                  // cos/sin pairs of one position
+	rope       []float32                  // cos/sin pairs of the positions ropeKey names
+	ropeKey    ropeKey                    // what rope holds
 	job        job                        // the arguments of the parallel step being run
 	run        func(part, worker int)
 }
@@ -93,10 +95,10 @@ func (c *CPU) Name() string { return "cpu/" + level }
 // Threads implements kernels.Backend.
 func (c *CPU) Threads() int { return c.threads }
 
-// Close implements kernels.Backend.
+// Close implements kernels.Backend; the backend must not be used afterwards.
 func (c *CPU) Close() {
 	c.pool.Close()
-	c.tiles = nil
+	c.dropTiles()
 }
 
 func f32Bytes(x []float32) []byte {
@@ -166,7 +168,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
 			} else {
 				j.kind = taskQuantize
-				c.pool.Run(n, c.run)
+				c.pool.RunWork(n, n*cols, c.run)
 			}
 			c.lastX = append(c.lastX[:0], x[:n*cols]...)
 			c.lastVT = tr.VecDotType
@@ -177,7 +179,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		c.gemmF16()
 		return
 	}
-	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && cols%f.unit == 0 {
+	if f := tileFormat(w); f != nil {
 		c.matMulTiled(f)
 		return
 	}
@@ -200,7 +202,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	}
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
-	c.pool.Run((rows+j.band-1)/j.band, c.run)
+	c.pool.RunWork((rows+j.band-1)/j.band, rows*cols*n, c.run)
 	*j = job{}
 }
 
@@ -263,30 +265,36 @@ func (c *CPU) RMSNorm(dst, x, weight []float32, eps float32) {
 }
 
 // ApplyRoPE implements kernels.Backend, computing angles in float32 by repeated
-// multiplication as ggml's rope cache does.
+// multiplication as ggml's rope cache does. The cos/sin table of the last call's
+// positions is kept: the keys take the queries' table again in every layer.
 func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.RoPE) {
 	dims := r.Dims
-	thetaScale := float32(math.Pow(float64(r.Base), -2.0/float64(dims)))
-	freqScale := r.FreqScale
-	if freqScale == 0 {
-		freqScale = 1
-	}
 	half := dims / 2
-	if cap(c.rope) < dims {
-		c.rope = make([]float32, dims)
-	}
-	cs := c.rope[:dims] // cos, sin pairs
-	for t := range n {
-		theta := float32(start + t)
-		for i := 0; i < half; i++ {
-			th := theta * freqScale
-			if r.Factors != nil {
-				th /= r.Factors[i]
-			}
-			cs[2*i] = float32(math.Cos(float64(th)))
-			cs[2*i+1] = float32(math.Sin(float64(th)))
-			theta *= thetaScale
+	key := ropeKey{start: start, n: n, dims: dims, base: r.Base, freqScale: r.FreqScale, factors: unsafe.SliceData(r.Factors), nf: len(r.Factors)}
+	if c.ropeKey != key || len(c.rope) != n*dims {
+		c.rope = grow(c.rope, n*dims)
+		thetaScale := float32(math.Pow(float64(r.Base), -2.0/float64(dims)))
+		freqScale := r.FreqScale
+		if freqScale == 0 {
+			freqScale = 1
 		}
+		for t := range n {
+			cs := c.rope[t*dims : (t+1)*dims] // cos, sin pairs
+			theta := float32(start + t)
+			for i := 0; i < half; i++ {
+				th := theta * freqScale
+				if r.Factors != nil {
+					th /= r.Factors[i]
+				}
+				cs[2*i] = float32(math.Cos(float64(th)))
+				cs[2*i+1] = float32(math.Sin(float64(th)))
+				theta *= thetaScale
+			}
+		}
+		c.ropeKey = key
+	}
+	for t := range n {
+		cs := c.rope[t*dims : (t+1)*dims]
 		for h := range heads {
 			v := x[(t*heads+h)*headDim:]
 			for i := 0; i < half; i++ {
@@ -301,6 +309,14 @@ func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.Ro
 			}
 		}
 	}
+}
+
+// ropeKey identifies the positions and parameters of the table in CPU.rope.
+type ropeKey struct {
+	start, n, dims  int
+	base, freqScale float32
+	factors         *float32
+	nf              int
 }
 
 // attnScratch is one worker's attention space.
@@ -326,7 +342,8 @@ func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
 	}
 	j := &c.job
 	*j = job{kind: taskAttend, dst: dst, q: q, attn: a}
-	c.pool.Run(a.N*a.Heads, c.run)
+	// work: a dot product and an axpy of HeadDim per (token, head, position)
+	c.pool.RunWork(a.N*a.Heads, 2*a.N*a.Heads*a.HeadDim*(a.Start+(a.N+1)/2), c.run)
 	*j = job{}
 }
 
@@ -415,7 +432,7 @@ func (c *CPU) attend(part, worker int) {
 	}
 }
 
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+func expf(x float32) float32 { return exp32(x) }
 
 // dotKV returns q·k for the head row of kv at element offset off; tmp holds a
 // dequantized Q8_0 row.
@@ -477,6 +494,10 @@ func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
 // swigluMin is the fewest elements one SwiGLU part covers.
 const swigluMin = 2048
 
+// swigluWork is an element's cost in RunWork's unit: the AVX-512 swiglu took 0.5 ns
+// per element (BenchmarkSwiGLU), eight times an F32 multiply-add in BenchmarkRunSplit.
+const swigluWork = 8
+
 // SwiGLU implements kernels.Backend, spread over the workers for large inputs (each
 // element is computed alone, so the split does not change the results).
 func (c *CPU) SwiGLU(dst, gate, up []float32) {
@@ -487,12 +508,16 @@ func (c *CPU) SwiGLU(dst, gate, up []float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up, band: (len(gate) + parts - 1) / parts}
-	c.pool.Run(parts, c.run)
+	c.pool.RunWork(parts, swigluWork*len(gate), c.run)
 	*j = job{}
 }
 
-func swiglu(dst, gate, up []float32) {
+// swiglu computes dst[i] = gate[i]·σ(gate[i])·up[i]: swigluGo, or its assembly twin
+// where the CPU has one (swiglu_amd64.go), which gives the same bits.
+var swiglu = swigluGo
+
+func swigluGo(dst, gate, up []float32) {
 	for i, g := range gate {
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		dst[i] = g / (1 + exp32(-g)) * up[i]
 	}
 }

@@ -130,9 +130,9 @@ func (c *CPU) gemmF16() {
 	c.act = grow(c.act, j.n*j.gBytes)
 	j.act = c.act
 	j.kind = taskF16Prep
-	c.pool.Run(j.n, c.run)
+	c.pool.RunWork(j.n, j.n*j.cols, c.run)
 	j.kind = taskF16Gemm
-	c.pool.Run((j.rows+f16GemmRows-1)/f16GemmRows, c.run)
+	c.pool.RunWork((j.rows+f16GemmRows-1)/f16GemmRows, j.rows*j.cols*j.n, c.run)
 	*j = job{}
 }
 

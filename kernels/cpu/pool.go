@@ -15,27 +15,41 @@ const poolSpin = 1 << 12
 // pool is a persistent set of worker goroutines. Run splits work into parts and runs
 // them on the workers and the calling goroutine; calls must not overlap.
 //
-// Each Run bumps gen; every helper, spinning or woken from its channel, takes part in
-// every Run and then decrements active, so a Run returns only after all helpers have
-// finished with it.
+// A Run is open to helpers from its start until its caller has claimed the last part
+// itself: a helper joins an open Run (state counts it) before it looks at fn and
+// parts, and the caller, once it finds no part left, closes the Run and waits only for
+// the helpers that joined. So a helper that is not running when a Run starts (its
+// core taken by another process, or still parked) never delays it: the caller does the
+// parts alone, where waiting for every helper made each step wait for the scheduler.
 type pool struct {
 	workers int
 	fn      func(part, worker int)
 	parts   int
 	next    atomic.Int64
-	gen     atomic.Uint64
-	active  atomic.Int32
-	quit    atomic.Bool
-	// parked holds the generation whose Run's caller is (about to be) blocked on done,
-	// 0 when none. Tagging it with the generation matters: a helper that finished
-	// generation N may be descheduled between its last decrement and its wake-up of the
-	// caller; by then Run N has returned and Run N+1 may be parked, and an untagged flag
-	// would let that late helper wake Run N+1 before Run N+1's helpers are done.
+	// state is the Run's generation (high 32 bits), whether it is closed (bit 31) and
+	// how many helpers joined it (low 31 bits).
+	state    atomic.Uint64
+	finished atomic.Int32 // helpers of the current Run that are done with it
+	quit     atomic.Bool
+	// parked holds parkTag of the generation whose Run's caller is (about to be)
+	// blocked on done, 0 when none. Tagging it with the generation matters: a helper that finished
+	// generation N may be descheduled before it wakes the caller; by then Run N has
+	// returned and Run N+1 may be parked, and an untagged flag would let that late
+	// helper wake Run N+1 before Run N+1's helpers are done.
 	parked  atomic.Uint64
 	done    chan struct{}
 	helpers []helper
 	once    sync.Once
 }
+
+const (
+	runClosed  = 1 << 31
+	joinedMask = runClosed - 1
+)
+
+// parkTag is parked's value for generation gen: never 0, also for generation 0 when
+// the 32-bit count wraps.
+func parkTag(gen uint64) uint64 { return gen | 1<<32 }
 
 // helper is one worker's parking state, padded to its own cache line.
 type helper struct {
@@ -57,30 +71,44 @@ func (p *pool) loop(worker int) {
 	h := &p.helpers[worker]
 	var seen uint64
 	for {
-		for spins := 0; p.gen.Load() == seen; spins++ {
+		for spins := 0; p.state.Load()>>32 == seen; spins++ {
 			if spins < poolSpin {
 				continue
 			}
 			h.parked.Store(1)
-			if p.gen.Load() != seen && h.parked.CompareAndSwap(1, 0) {
+			if p.state.Load()>>32 != seen && h.parked.CompareAndSwap(1, 0) {
 				break
 			}
-			// A wake can be late: Run N+1 bumps gen, this worker sees it, serves the
-			// whole Run and parks again before Run N+1's wakeParked finds it parked. So
-			// the loop checks gen again rather than take a wake as a new Run (taking it
-			// made this worker drain and count down a Run twice: a data race on parts
-			// and, when the count went wrong, a Run returning early or never).
+			// A wake can be late: Run N+1 starts, this worker sees it, serves it and
+			// parks again before Run N+1's wakeParked finds it parked. So the loop
+			// checks the generation again rather than take a wake as a new Run.
 			<-h.wake
 		}
 		if p.quit.Load() {
 			return
 		}
-		seen = p.gen.Load()
+		s := p.state.Load()
+		seen = s >> 32
+		if !p.join(s) {
+			continue // closed already: the caller did every part
+		}
 		p.drain(worker)
-		if p.active.Add(-1) == 0 && p.parked.CompareAndSwap(seen, 0) {
+		f := uint64(p.finished.Add(1))
+		if s := p.state.Load(); s>>32 == seen && s&runClosed != 0 && s&joinedMask == f && p.parked.CompareAndSwap(parkTag(seen), 0) {
 			p.done <- struct{}{}
 		}
 	}
+}
+
+// join adds the calling helper to the Run of state s if that Run is still open.
+func (p *pool) join(s uint64) bool {
+	gen := s >> 32
+	for ; s>>32 == gen && s&runClosed == 0; s = p.state.Load() {
+		if p.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // drain claims parts until none are left.
@@ -114,16 +142,26 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 	}
 	p.fn, p.parts = fn, parts
 	p.next.Store(0)
-	p.active.Store(int32(p.workers - 1))
-	g := p.gen.Add(1)
+	p.finished.Store(0)
+	g := (p.state.Load()>>32 + 1) & (1<<32 - 1)
+	p.state.Store(g << 32)
 	p.wakeParked()
 	p.drain(0)
-	for spins := 0; p.active.Load() != 0; spins++ {
+	// Close the Run to helpers that have not joined, then wait for those that did.
+	var joined int32
+	for {
+		s := p.state.Load()
+		if p.state.CompareAndSwap(s, s|runClosed) {
+			joined = int32(s & joinedMask)
+			break
+		}
+	}
+	for spins := 0; p.finished.Load() != joined; spins++ {
 		if spins < poolSpin {
 			continue
 		}
-		p.parked.Store(g)
-		if p.active.Load() == 0 && p.parked.CompareAndSwap(g, 0) {
+		p.parked.Store(parkTag(g))
+		if p.finished.Load() == joined && p.parked.CompareAndSwap(parkTag(g), 0) {
 			break
 		}
 		<-p.done
@@ -136,7 +174,33 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 func (p *pool) Close() {
 	p.once.Do(func() {
 		p.quit.Store(true)
-		p.gen.Add(1)
+		p.state.Add(1 << 32)
 		p.wakeParked()
 	})
+}
+
+// minParallelWork is the least work a step must carry for RunWork to hand its parts to
+// the helpers, in multiply-adds (a matrix product's rows·cols·tokens; the other steps
+// count what they do in the same unit). Below it the hand-over costs more than the
+// helper saves, and a small model's step is made of such ops: with every op split,
+// stories260K decoded at a third of its one-thread speed with two threads.
+//
+// Measured with BenchmarkRunSplit (F32 dot products in 8 parts, the caller alone vs a
+// two-thread pool; best of 3; 2-core Xeon VM with other processes running, load ~5):
+// waking a parked helper costs the caller ~7 µs (8 Ki multiply-adds: 0.67 µs alone,
+// 7.4 µs split), and a decode step's rare large ops find the helper parked; split
+// Runs lost up to 128 Ki (9.4 vs 17.0 µs) and won from 256 Ki (49 vs 43 µs; 512 Ki:
+// 324 vs 173 µs). Runs back to back, with the helper spinning, lost up to 128 Ki too.
+const minParallelWork = 256 << 10
+
+// RunWork is Run for a step of work multiply-adds in all: below minParallelWork the
+// caller runs every part itself (as worker 0, in order), so the results are the same.
+func (p *pool) RunWork(parts, work int, fn func(part, worker int)) {
+	if work < minParallelWork {
+		for i := range parts {
+			fn(i, 0)
+		}
+		return
+	}
+	p.Run(parts, fn)
 }

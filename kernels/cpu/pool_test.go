@@ -1,8 +1,10 @@
 package cpu
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestPoolStress runs many small Runs back to back, as a decode step does, and checks
@@ -31,5 +33,87 @@ func TestPoolStress(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestRunWorkThreshold checks that a step below minParallelWork runs every part on
+// the caller (worker 0) in order, and one above it still runs every part once.
+func TestRunWorkThreshold(t *testing.T) {
+	p := newPool(2)
+	defer p.Close()
+	var order []int
+	p.RunWork(8, minParallelWork-1, func(part, worker int) {
+		if worker != 0 {
+			t.Errorf("part %d of a small step ran on worker %d", part, worker)
+		}
+		order = append(order, part)
+	})
+	for i, part := range order {
+		if part != i {
+			t.Fatalf("small step ran parts in order %v", order)
+		}
+	}
+	if len(order) != 8 {
+		t.Fatalf("small step ran %d of 8 parts", len(order))
+	}
+	var counts [8]atomic.Int32
+	for range 100 {
+		p.RunWork(8, minParallelWork, func(part, worker int) { counts[part].Add(1) })
+	}
+	for i := range counts {
+		if c := counts[i].Load(); c != 100 {
+			t.Fatalf("part %d ran %d times in 100 large steps", i, c)
+		}
+	}
+}
+
+// BenchmarkRunSplit measures where splitting a step over two threads starts to pay:
+// work multiply-adds of F32 dot products in 8 parts, run by the caller alone
+// ("serial") or over a two-thread pool ("split"). In "cold" cases each Run follows
+// 50 µs of serial work, long enough for the helper to park, as a small model's
+// decode step has between the few ops large enough to split; "hot" Runs follow one
+// another. minParallelWork comes from it.
+func BenchmarkRunSplit(b *testing.B) {
+	p := newPool(2)
+	defer p.Close()
+	gap := func() {
+		for t := time.Now(); time.Since(t) < 50*time.Microsecond; {
+		}
+	}
+	for _, work := range []int{1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19} {
+		x := make([]float32, work)
+		y := make([]float32, work)
+		for i := range x {
+			x[i], y[i] = float32(i%13), float32(i%7)
+		}
+		var sink [8]float32
+		const parts = 8
+		fn := func(part, worker int) {
+			n := work / parts
+			sink[part] = dotF32s(x[part*n:(part+1)*n], y[part*n:(part+1)*n])
+		}
+		for _, cold := range []bool{false, true} {
+			for _, split := range []bool{false, true} {
+				name := fmt.Sprintf("work=%d/cold=%v/split=%v", work, cold, split)
+				b.Run(name, func(b *testing.B) {
+					var in time.Duration
+					for b.Loop() {
+						if cold {
+							gap()
+						}
+						t := time.Now()
+						if split {
+							p.Run(parts, fn)
+						} else {
+							for i := range parts {
+								fn(i, 0)
+							}
+						}
+						in += time.Since(t)
+					}
+					b.ReportMetric(float64(in.Nanoseconds())/float64(b.N), "run-ns/op")
+				})
+			}
+		}
 	}
 }

@@ -78,22 +78,42 @@ func ModelID(m workloads.BenchModel) string {
 }
 
 // OpenModel loads the model m references with opts: the built-in model, a GGUF file,
-// or a synthetic shape written once into cacheDir ("" = the user cache dir; progress,
-// when not nil, follows the writing). It returns the engine and the model's file
+// or a synthetic shape written once into cacheDir ("" = the user cache dir). progress,
+// when not nil, follows the long steps in bytes: the writing of a synthetic model
+// (WriteStep) and the weights' preparation for the backend (engine.PrepareStep). It
+// returns the engine and the model's file
 // (the built-in model's name for the built-in one), as llama-bench's model_filename.
-func OpenModel(ctx context.Context, m workloads.BenchModel, opts engine.Options, cacheDir string, progress func(done, total int64)) (*engine.Engine, string, error) {
+func OpenModel(ctx context.Context, m workloads.BenchModel, opts engine.Options, cacheDir string, progress func(step string, done, total int64)) (*engine.Engine, string, error) {
+	if progress != nil && opts.Progress == nil {
+		opts.Progress = &stepProgress{progress}
+	}
 	switch {
 	case m.Path == workloads.BuiltinModel:
 		e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
 		return e, builtin.Name, err
 	}
-	path, err := ModelFile(ctx, m, cacheDir, progress)
+	var write func(done, total int64)
+	if progress != nil {
+		write = func(done, total int64) { progress(WriteStep, done, total) }
+	}
+	path, err := ModelFile(ctx, m, cacheDir, write)
 	if err != nil {
 		return nil, "", err
 	}
 	e, err := engine.Load(ctx, path, opts)
 	return e, path, err
 }
+
+// WriteStep names OpenModel's step that writes a synthetic model.
+const WriteStep = "writing synthetic model"
+
+// stepProgress is an engine.Progress calling a function (a pointer, so that the
+// engine's Options stay comparable).
+type stepProgress struct {
+	f func(step string, done, total int64)
+}
+
+func (p *stepProgress) Progress(step string, done, total int64) { p.f(step, done, total) }
 
 // ModelFile is the GGUF file of a model that is not the built-in one: the file
 // itself, or a synthetic model written once into cacheDir ("" = the user cache dir).

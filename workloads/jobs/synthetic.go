@@ -20,19 +20,23 @@ const ProgressBytes = "bytes"
 // run progress in ProgressBytes with the time left; the log names the file once it
 // is complete.
 func (x *execution) openModel(ctx context.Context, m workloads.BenchModel, opts engine.Options) (*engine.Engine, string, error) {
-	var progress func(done, total int64)
 	id := ModelID(m)
 	if m.Shape != "" {
+		var write func(done, total int64)
 		if p, err := (synth.Cache{Dir: x.o.CacheDir}).Plan(m.Shape, m.Type, synth.DefaultSeed); err == nil && !p.Cached {
 			x.logf("synthetic model %s", p)
-			progress = x.writing(id)
+			write = x.writing(id)
 		}
+		path, err := ModelFile(ctx, m, x.o.CacheDir, write)
+		if err != nil {
+			return nil, "", err
+		}
+		x.logf("synthetic model %s: %s", id, path)
+		m = workloads.BenchModel{Path: path}
 	}
-	e, file, err := OpenModel(ctx, m, opts, x.o.CacheDir, progress)
-	if err == nil && m.Shape != "" {
-		x.logf("synthetic model %s: %s", id, file)
-	}
-	return e, file, err
+	return OpenModel(ctx, m, opts, x.o.CacheDir, func(step string, done, total int64) {
+		x.rep.Progress(float64(done), float64(total), ProgressBytes, step+" "+id)
+	})
 }
 
 // writing returns the progress callback of writing synthetic model id.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -163,6 +164,10 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		case <-t.C:
 		}
 	}
+	// The previous test's session is garbage now: hand it back to the system before
+	// this test allocates its own, so that the peak RSS below is this test's (weights,
+	// its KV cache and scratch), not the sum of both.
+	debug.FreeOSMemory()
 	sess, err := e.NewSession(need)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,97 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// TestPrepareTilesOnce checks that Prepare makes a tiled matrix's copy, that the
+// MatMuls after it make none (the tiling a load does is not paid again by the first
+// request), and that they no longer read the matrix's own bytes (so the engine may
+// release them): zeroing them after Prepare leaves the products unchanged. Types
+// without a tile format report false and are multiplied from their bytes.
+func TestPrepareTilesOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, typ := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32} {
+		c := New(2)
+		rows, cols := 40, 512
+		w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+		for range rows {
+			b, _ := randRow(rng, typ, cols, 1)
+			w.Data = append(w.Data, b...)
+		}
+		x := make([]float32, 3*cols)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		want := make([]float32, 3*rows)
+		New(1).MatMul(want, &kernels.Matrix{Type: typ, Rows: rows, Cols: cols, Data: append([]byte(nil), w.Data...)}, x, 3)
+
+		tiles := tileFormat(w) != nil
+		if got := c.Prepare(w); got != tiles {
+			t.Fatalf("%s: Prepare = %v, want %v (tile format: %v, kernels %s)", typ, got, tiles, tiles, level)
+		}
+		if tiles {
+			clear(w.Data) // MatMul must multiply the copy, not these bytes
+		}
+		made := c.tilings
+		if tiles && made != 1 {
+			t.Fatalf("%s: Prepare made %d tiled copies, want 1", typ, made)
+		}
+		for _, n := range []int{1, 3} {
+			got := make([]float32, n*rows)
+			c.MatMul(got, w, x, n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s n=%d: out[%d] = %g after Prepare, want %g", typ, n, i, got[i], want[i])
+				}
+			}
+		}
+		if c.tilings != made {
+			t.Fatalf("%s: MatMul after Prepare made %d more tiled copies", typ, c.tilings-made)
+		}
+		c.Close()
+	}
+}
+
+// TestRoPETable checks that ApplyRoPE's kept cos/sin table gives what a fresh backend
+// computes, across calls that reuse it (the keys after the queries) and calls that
+// must not (other positions, bases, scales or factors).
+func TestRoPETable(t *testing.T) {
+	c := New(1)
+	defer c.Close()
+	f := []float32{1, 2, 4, 8}
+	calls := []struct {
+		n, start int
+		r        kernels.RoPE
+	}{
+		{3, 0, kernels.RoPE{Dims: 8, Base: 10000}},
+		{3, 0, kernels.RoPE{Dims: 8, Base: 10000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 10000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000, FreqScale: 0.25}},
+		{1, 3, kernels.RoPE{Dims: 8, Base: 500000, FreqScale: 0.25, Factors: f}},
+		{1, 3, kernels.RoPE{Dims: 4, Base: 500000, NeoX: true}},
+		{2, 3, kernels.RoPE{Dims: 4, Base: 500000, NeoX: true}},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i, k := range calls {
+		x := make([]float32, k.n*2*8)
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		want := append([]float32(nil), x...)
+		fresh := New(1)
+		fresh.ApplyRoPE(want, k.n, k.start, 2, 8, &k.r)
+		fresh.Close()
+		c.ApplyRoPE(x, k.n, k.start, 2, 8, &k.r)
+		for j := range x {
+			if math.Float32bits(x[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("call %d: x[%d] = %g, fresh backend %g", i, j, x[j], want[j])
+			}
+		}
+	}
+}

@@ -1,0 +1,28 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"strings"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:noescape
+func swigluAVX512(n16 int, dst, gate, up *float32)
+
+// This file's init runs after simd_amd64.go's (files initialise in name order), so
+// level already says which instruction sets the kernels may use.
+func init() {
+	if !strings.HasPrefix(level, "avx512") || !cpu.X86.HasAVX512F {
+		return
+	}
+	swiglu = func(dst, gate, up []float32) {
+		n16 := len(gate) / 16
+		if n16 > 0 {
+			_, _ = dst[len(gate)-1], up[len(gate)-1]
+			swigluAVX512(n16, &dst[0], &gate[0], &up[0])
+		}
+		swigluGo(dst[16*n16:len(gate)], gate[16*n16:], up[16*n16:])
+	}
+}
