@@ -28,10 +28,10 @@ type CPU struct {
 	xp         []byte    // activations widened to float32 for halfKern (F16, BF16)
 	lastX      []float32 // a copy of the activations that xq holds, converted to lastVT
 	lastVT     kernels.DType
-	qGen       int    // counts conversions into xq
-	xpGen      int    // the conversion xp was prepared from (0: none)
+	qGen       int           // counts conversions into xq
+	xpGen      int           // the conversion xp was prepared from (0: none)
 	xpType     kernels.DType // and its type
-	act        []byte // activations regrouped for the packed matmul
+	act        []byte        // activations regrouped for the packed matmul
 	gemmScr    []gemmScratch
 	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
 	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
