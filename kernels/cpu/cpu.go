@@ -13,7 +13,12 @@ import (
 )
 
 func init() {
-	kernels.Register("cpu", func(threads int) (kernels.Backend, error) { return New(threads), nil })
+	kernels.Register("cpu", func(threads int) (kernels.Backend, error) {
+		if levelErr != nil {
+			return nil, levelErr
+		}
+		return New(threads), nil
+	})
 }
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.

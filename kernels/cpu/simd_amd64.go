@@ -90,7 +90,7 @@ func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 func init() {
 	x := &cpu.X86
-	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
+	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C || !allowed(capAVX2) {
 		return
 	}
 	level = "avx2"
@@ -139,7 +139,7 @@ func init() {
 		}
 	}
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
-	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI {
+	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
 		for t, k := range map[kernels.DType]struct {
