@@ -24,9 +24,9 @@ type cpuCap int
 // The ceilings LLMBENCH_CPU selects, lowest first.
 const (
 	capGo     cpuCap = iota // pure Go
-	capAVX2              // AVX2, FMA and F16C
-	capAVX512            // AVX-512 (F, VL, BW) and AVX512-VNNI
-	capBest              // whatever the CPU has, AMX included
+	capAVX2                 // AVX2, FMA and F16C
+	capAVX512               // AVX-512 (F, VL, BW) and AVX512-VNNI
+	capBest                 // whatever the CPU has, AMX included
 )
 
 // levelCap is the ceiling LLMBENCH_CPU asks for; levelErr says why its value was
