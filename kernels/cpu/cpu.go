@@ -180,17 +180,17 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 			c.qGen++
 		}
 	}
-	if hk := halfKerns[w.Type]; hk != nil && hk.gemm != nil && cols%32 == 0 {
-		j.hk = hk
-		if n > 1 {
-			c.gemmHalf()
-			*j = job{}
-			return
-		}
+	switch pathOf(w.Type, cols, n) {
+	case pathHalfGemm:
+		j.hk = halfKerns[w.Type]
+		c.gemmHalf()
+		*j = job{}
+		return
+	case pathHalfX4:
+		j.hk = halfKerns[w.Type]
 		c.widenActs()
-	}
-	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && cols%f.unit == 0 {
-		c.matMulTiled(f)
+	case pathTile:
+		c.matMulTiled(tileFmts[w.Type])
 		return
 	}
 	j.dot = tr.VecDot

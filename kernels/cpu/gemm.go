@@ -55,6 +55,10 @@ func allowed(c cpuCap) bool { return levelCap >= c }
 // faster than the kernels.Traits reference; filled from init where the CPU allows.
 var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
 
+// dotISA names, per type in fastDots, the instruction set its kernel uses ("avx2",
+// "vnni").
+var dotISA = map[kernels.DType]string{}
+
 // gemmToks is the number of tokens whose activations are regrouped together (prepActs).
 const gemmToks = 4
 

@@ -139,9 +139,13 @@ func init() {
 		}
 	}
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
+	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
+		dotISA[t] = "avx2"
+	}
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
+		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		for t, k := range map[kernels.DType]struct {
 			x4   func(int, *byte, int, *byte, *[4]float32)
 			gemm func(int, *byte, int, *byte, int, int, *[16]float32)
