@@ -23,9 +23,12 @@ run: build
 ## test: behaviour and correctness (lint, all tests, race detector where goroutines run).
 # -p 1: packages run one at a time, so timing tests never share the cores with another
 # package's heavy test (the synthetic 1B model is written by the root package's tests).
+# The kernel and engine tests run again with the AVX-512 kernels off (LLMBENCH_CPU=avx2),
+# so CI covers the AVX2 paths whatever its machine has.
 test: lint
 	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
+	LLMBENCH_CPU=avx2 $(GO) test -count=1 -short ./kernels/... ./engine/...
 
 ## bench: speed targets (Go benchmarks per kernel and shape), then llama-bench's table
 ## for synthetic llama-1b in four types, read against the measured bandwidth ceiling;

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"llmbench/engine/gguf"
+	"llmbench/kernels"
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/report"
@@ -20,7 +21,9 @@ import (
 type sysinfo struct {
 	CPU       telemetry.CPU       `json:"cpu"`
 	Bandwidth telemetry.Bandwidth `json:"read_bandwidth"`
-	Model     *sysinfoModel       `json:"model,omitempty"`
+	// Kernels are the CPU backend's kernels per weight type and phase, and why.
+	Kernels []kernels.KernelChoice `json:"kernels"`
+	Model   *sysinfoModel          `json:"model,omitempty"`
 }
 
 // sysinfoModel is the tg ceiling of one model on this machine.
@@ -63,6 +66,9 @@ func runSysinfo(ctx context.Context, args []string) error {
 		return usageErr("sysinfo", errors.New("--shape and --type go together"))
 	}
 	info := sysinfo{CPU: telemetry.CPUInfo()}
+	if info.Kernels, err = jobs.Kernels(); err != nil {
+		return err
+	}
 	path := *model
 	if *shape != "" {
 		if path, err = jobs.ModelFile(ctx, workloads.BenchModel{Shape: *shape, Type: *typ}, *cacheDir, nil); err != nil {
@@ -93,7 +99,12 @@ func runSysinfo(ctx context.Context, args []string) error {
 
 func sysinfoText(w io.Writer, s sysinfo) error {
 	var b strings.Builder
-	row := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-15s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	row := func(k, format string, a ...any) {
+		if k != "" { // "" continues the row above
+			k += ":"
+		}
+		fmt.Fprintf(&b, "%-15s %s\n", k, fmt.Sprintf(format, a...))
+	}
 	row("cpu", "%s", s.CPU.Model)
 	row("arch", "%s", s.CPU.Arch)
 	feats := strings.Join(s.CPU.Features, " ")
@@ -113,6 +124,13 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	}
 	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads; min %.2f, max %.2f)",
 		bw.GBps(), len(bw.Samples), report.BytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
+	for i, k := range s.Kernels {
+		key := ""
+		if i == 0 {
+			key = "kernels"
+		}
+		row(key, "%-5s %-7s %-15s %s; %s", k.Type, k.Phase, k.Kernel, k.Detail, k.Why)
+	}
 	if m := s.Model; m != nil {
 		row("model", "%s", m.File)
 		row("weights/token", "%s (every tensor but token_embd)", report.BytesIEC(m.WeightBytesPerToken))

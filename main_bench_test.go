@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"llmbench/kernels/cpu"
 )
 
 // benchArgs is a quick run on the built-in model.
@@ -203,14 +206,18 @@ func TestSysinfo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"cpu:", "features:", "cores:", "read bandwidth:", "GB/s (median of 3 probes summing 64.00 MiB"} {
+	want := []string{"cpu:", "features:", "cores:", "read bandwidth:", "GB/s (median of 3 probes summing 64.00 MiB", "kernels:"}
+	for _, k := range cpu.Kernels() { // every type and phase, with its kernel and reason
+		want = append(want, fmt.Sprintf("%-5s %-7s %-15s %s; %s", k.Type, k.Phase, k.Kernel, k.Detail, k.Why))
+	}
+	for _, want := range want {
 		if !strings.Contains(out, want) {
 			t.Errorf("sysinfo lacks %q:\n%s", want, out)
 		}
 	}
 	out, _, code = run(t, "sysinfo", "--bw-size", "8MiB", "--bw-probes", "1", "-o", "json", "-m", "engine/builtin/stories260K.gguf")
 	var info map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &info) != nil || info["model"] == nil {
+	if code != 0 || json.Unmarshal([]byte(out), &info) != nil || info["model"] == nil || len(info["kernels"].([]any)) != len(cpu.Kernels()) {
 		t.Errorf("sysinfo json: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{{"--bw-size", "lots"}, {"--bw-probes", "0"}, {"-o", "xml"}, {"--shape", "llama-1b"}} {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Matrix is a weight matrix stored row-major in one of the block formats: Rows rows of
@@ -100,6 +101,55 @@ type Preparer interface {
 	// then let the memory behind w.Data go (reading it again must still work, as a
 	// memory-mapped file's pages do). w must stay the same *Matrix with the same Data.
 	Prepare(w *Matrix) bool
+}
+
+// The phases KernelChoice distinguishes.
+const (
+	PhaseDecode = "decode" // one token per sequence and step
+	PhasePrompt = "prompt" // several tokens per step (a prompt, or a batch of sequences)
+)
+
+// KernelChoice names the kernel a backend runs for one weight type in one phase, and
+// why (the CPU features, or settings, that chose it).
+type KernelChoice struct {
+	Type   DType  `json:"type"`
+	Phase  string `json:"phase"`  // PhaseDecode or PhasePrompt
+	Kernel string `json:"kernel"` // a short name, such as "f16-x4"
+	Detail string `json:"detail"` // what it does, such as "4 rows × 1 token, VCVTPH2PS + FMA"
+	Why    string `json:"why"`
+}
+
+// KernelLister is implemented by backends that can say which kernels they run.
+type KernelLister interface {
+	Kernels() []KernelChoice
+}
+
+// ImplName returns b's name and, where b is a KernelLister, the kernels it runs for
+// the weight types given (decode and prompt), as in
+// "cpu/avx512vnni (F16 decode f16-x4, prompt f16-gemm)".
+func ImplName(b Backend, types []DType) string {
+	name := b.Name()
+	l, ok := b.(KernelLister)
+	if !ok || len(types) == 0 {
+		return name
+	}
+	ks := l.Kernels()
+	var parts []string
+	for _, t := range types {
+		var ph []string
+		for _, k := range ks {
+			if k.Type == t {
+				ph = append(ph, k.Phase+" "+k.Kernel)
+			}
+		}
+		if len(ph) > 0 {
+			parts = append(parts, t.String()+" "+strings.Join(ph, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, "; ") + ")"
 }
 
 // Factory makes a backend with the given number of threads (0 = all cores).

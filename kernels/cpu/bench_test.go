@@ -169,3 +169,51 @@ func BenchmarkMatMulBatch(b *testing.B) {
 		}
 	}
 }
+
+// decodeBenchBytes is the weight bytes BenchmarkDecode cycles through per case: far
+// more than the L2 caches, so that the weights come from the last-level cache or
+// memory as a decode step's do (a model's weights are read once per step).
+const decodeBenchBytes = 256 << 20
+
+// decodeTypes are the weight types BenchmarkDecode covers.
+var decodeTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_K, kernels.Q6_K}
+
+// BenchmarkDecode times decode-shaped products, one to four tokens against llama-1b's
+// matrix shapes with every core, cycling over copies of the matrix that together take
+// decodeBenchBytes, and reports the rate at which weight bytes are read ("GB/s"): a
+// type whose rate falls well below the others' (or below the machine's read
+// bandwidth) takes a slow path.
+func BenchmarkDecode(b *testing.B) {
+	c := New(0)
+	defer c.Close()
+	arena := make([]byte, decodeBenchBytes)
+	for _, typ := range decodeTypes {
+		for _, sh := range benchShapes[:3] {
+			w0 := benchMatrix(typ, sh[0], sh[1])
+			size := len(w0.Data)
+			var ws []*kernels.Matrix
+			for off := 0; off+size <= len(arena); off += size {
+				d := arena[off : off+size]
+				copy(d, w0.Data)
+				ws = append(ws, &kernels.Matrix{Type: typ, Rows: sh[0], Cols: sh[1], Data: d})
+			}
+			for n := 1; n <= 4; n++ {
+				x := benchActs(n * sh[1])
+				dst := make([]float32, n*sh[0])
+				b.Run(fmt.Sprintf("%s/%dx%d/n%d/t%d", typ, sh[0], sh[1], n, c.Threads()), func(b *testing.B) {
+					for _, w := range ws {
+						c.MatMul(dst, w, x, n) // tiled copies are made on first use
+					}
+					i := 0
+					for b.Loop() {
+						x[0]++ // new activations each step, as in decoding
+						c.MatMul(dst, ws[i%len(ws)], x, n)
+						i++
+					}
+					b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
+			}
+			clear(c.tiles)
+		}
+	}
+}

@@ -13,7 +13,12 @@ import (
 )
 
 func init() {
-	kernels.Register("cpu", func(threads int) (kernels.Backend, error) { return New(threads), nil })
+	kernels.Register("cpu", func(threads int) (kernels.Backend, error) {
+		if levelErr != nil {
+			return nil, levelErr
+		}
+		return New(threads), nil
+	})
 }
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
@@ -25,12 +30,13 @@ type CPU struct {
 	threads    int
 	pool       *pool
 	xq         []byte    // activations converted to the weights' dot-product type
-	xp         []byte    // activations in the f16x4 layout
+	xp         []byte    // activations widened to float32 for halfKern (F16, BF16)
 	lastX      []float32 // a copy of the activations that xq holds, converted to lastVT
 	lastVT     kernels.DType
-	qGen       int    // counts conversions into xq
-	xpGen      int    // the conversion xp was prepared from (0: none)
-	act        []byte // activations regrouped for the packed matmul
+	qGen       int           // counts conversions into xq
+	xpGen      int           // the conversion xp was prepared from (0: none)
+	xpType     kernels.DType // and its type
+	act        []byte        // activations regrouped for the packed matmul
 	gemmScr    []gemmScratch
 	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
 	tilings    int                        // tiled copies made (tests: none after Prepare)
@@ -52,8 +58,8 @@ const (
 	taskPrep
 	taskAttend
 	taskSwiGLU
-	taskF16Prep
-	taskF16Gemm
+	taskHalfPrep
+	taskHalfGemm
 	taskPack
 	taskTile
 )
@@ -70,6 +76,7 @@ type job struct {
 	dot              func(n int, w, x []byte) float32
 	pk               *packer
 	tf               *tileFmt
+	hk               *halfKern
 	n, cols, rows    int
 	xRow, wRow, band int
 	nb, chunks       int
@@ -120,10 +127,10 @@ func (c *CPU) step(part, worker int) {
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskAttend:
 		c.attend(part, worker)
-	case taskF16Prep:
-		prepF16x4(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
-	case taskF16Gemm:
-		c.gemmF16Rows(part, worker)
+	case taskHalfPrep:
+		j.hk.widen(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
+	case taskHalfGemm:
+		c.gemmHalfRows(part, worker)
 	case taskPack:
 		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows, &c.gemmScr[worker])
 	case taskTile:
@@ -138,9 +145,9 @@ func (c *CPU) step(part, worker int) {
 // type's dot-product format. On a CPU with AVX512-VNNI, Q4_0, Q8_0, Q4_K and Q6_K
 // weights go through their tiled copy (see tileFmt) for any number of tokens: each
 // worker takes a run of 16-row tiles and multiplies each with every group of four
-// tokens, so a step reads each weight once however many sequences it serves. F16
-// weights take gemmF16 from four tokens and f16x4 below that (the same per-output
-// order). Other types take, per band of rows, the fastest dot product for each row and
+// tokens, so a step reads each weight once however many sequences it serves. F16 and
+// BF16 weights take their halfKern: gemmHalf from two tokens and the x4 kernel for one
+// (the same per-output order). Other types take, per band of rows, the fastest dot product for each row and
 // token. Every output is computed by one worker in an order that depends on neither the
 // thread count nor the number of tokens, so a token's row is bit-identical alone or in
 // any batch.
@@ -175,12 +182,17 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 			c.qGen++
 		}
 	}
-	if w.Type == kernels.F16 && f16Gemm != nil && n >= gemmToks && cols%32 == 0 {
-		c.gemmF16()
+	switch pathOf(w.Type, cols, n) {
+	case pathHalfGemm:
+		j.hk = halfKerns[w.Type]
+		c.gemmHalf()
+		*j = job{}
 		return
-	}
-	if f := tileFormat(w); f != nil {
-		c.matMulTiled(f)
+	case pathHalfX4:
+		j.hk = halfKerns[w.Type]
+		c.widenActs()
+	case pathTile:
+		c.matMulTiled(tileFormat(w))
 		return
 	}
 	j.dot = tr.VecDot
@@ -188,18 +200,6 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		j.dot = f
 	}
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
-	if w.Type == kernels.F16 && f16x4 != nil && cols%32 == 0 {
-		// Fewer than four tokens (gemmF16 takes the rest): widen the F16 activations to
-		// float32 once per conversion.
-		if c.xpGen != c.qGen || len(c.xp) != 4*n*cols {
-			c.xp = grow(c.xp, 4*n*cols)
-			for i := range n {
-				prepF16x4(j.xq[i*j.xRow:(i+1)*j.xRow], c.xp[4*i*cols:4*(i+1)*cols])
-			}
-			c.xpGen = c.qGen
-		}
-		j.xp = c.xp
-	}
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
 	c.pool.RunWork((rows+j.band-1)/j.band, rows*cols*n, c.run)
@@ -211,7 +211,7 @@ func (c *CPU) band(part, worker int) {
 	j := &c.job
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
-	if j.xp != nil {
+	if j.hk != nil {
 		c.bandX4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
@@ -226,8 +226,9 @@ func (c *CPU) band(part, worker int) {
 	}
 }
 
-// bandX4 computes F16 rows [r0, r1) for every token with f16x4; rows past the last
-// group of four are run one at a time (stride 0). out is the worker's scratch.
+// bandX4 computes F16 or BF16 rows [r0, r1) for one token with the halfKern's x4
+// kernel; rows past the last group of four are run one at a time (stride 0). out is
+// the worker's scratch.
 func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 	j := &c.job
 	ng := j.cols / 32
@@ -238,10 +239,8 @@ func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 			k, stride = 1, 0
 		}
 		wr := j.w.Data[r*j.wRow:]
-		for i := 0; i < j.n; i++ {
-			f16x4(ng, wr, stride, j.xp[i*xb:(i+1)*xb], out)
-			copy(j.dst[i*j.rows+r:i*j.rows+r+k], out[:k])
-		}
+		j.hk.x4(ng, wr, stride, j.act[:xb], out)
+		copy(j.dst[r:r+k], out[:k])
 		r += k
 	}
 }

@@ -47,22 +47,35 @@ func fma32(a, b, c float32) float32 {
 	return r
 }
 
-// f16x4 computes four F16 rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
-// activation row prepared by prepF16x4 (float32), over n32 steps of 32 elements, or is
-// nil where the CPU lacks it.
-var f16x4 func(n32 int, w []byte, stride int, x []byte, out *[4]float32)
-
-// prepF16x4 widens one row of F16 activations to float32 (exact).
-func prepF16x4(xq, dst []byte) {
-	if widenF16Fast != nil {
-		widenF16Fast(xq, dst)
-		return
-	}
-	prepF16Go(xq, dst)
+// halfKern is the float path of one 16-bit weight type (F16 or BF16). The activations
+// are rounded to the weight type (its VecDotType), widened to float32 once per
+// conversion (exact), and multiplied with the weights widened in registers, sixteen
+// float lanes per output (element 16s+L in lane L) accumulated with fused
+// multiply-adds in element order and reduced as reduce16 does. x4 (one token, four
+// rows) and gemm (up to four tokens, four rows) sum every output in that one order, so
+// a row's product is the same whichever kernel computes it and whatever the batch.
+type halfKern struct {
+	at func(b []byte) float32 // one stored value (little-endian) as float32
+	// widen converts a row of stored activations to float32 (widenGo's output).
+	widen   func(xq, dst []byte)
+	widenGo func(xq, dst []byte)
+	// x4 computes four rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
+	// widened activation row over n32 steps of 32 elements; nil where the CPU lacks it.
+	x4 func(n32 int, w []byte, stride int, x []byte, out *[4]float32)
+	// gemm computes four rows (w[r·wstride:]) times float32 token rows x[t·xstride:]
+	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
+	// out[4t+r]; nil where the CPU lacks it.
+	gemm func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32)
 }
 
-// widenF16Fast is the assembly twin of prepF16Go, or nil where the CPU lacks it.
-var widenF16Fast func(xq, dst []byte)
+// halfKerns holds the float paths of F16 and BF16 weights; init fills in the assembly
+// kernels where the CPU has them (simd_amd64.go).
+var halfKerns = map[kernels.DType]*halfKern{
+	kernels.F16:  {at: f16At, widen: prepF16Go, widenGo: prepF16Go},
+	kernels.BF16: {at: bf16At, widen: prepBF16Go, widenGo: prepBF16Go},
+}
+
+func bf16At(b []byte) float32 { return kernels.BF16ToF32(binary.LittleEndian.Uint16(b)) }
 
 // prepF16Go widens fp16 values to float32.
 func prepF16Go(xq, dst []byte) {
@@ -72,43 +85,39 @@ func prepF16Go(xq, dst []byte) {
 	}
 }
 
-// f16x4Go is the pure-Go twin of the f16x4 kernels: per row, sixteen float lanes
-// (element 16s+L in lane L) accumulated with fused multiply-adds in element order and
-// reduced as the assembly does: the order of f16Gemm, so a row's product is the same
-// whichever kernel computes it.
-func f16x4Go(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
+// prepBF16Go widens bfloat16 values to float32.
+func prepBF16Go(xq, dst []byte) {
+	for i := range len(xq) / 2 {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(binary.LittleEndian.Uint16(xq[2*i:]))<<16)
+	}
+}
+
+// x4Go is the pure-Go twin of the x4 kernels.
+func (h *halfKern) x4Go(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 	for r := range 4 {
 		row := w[r*stride:]
 		var acc [16]float32
 		for s := range 2 * n32 {
 			for l := range 16 {
 				e := 16*s + l
-				acc[l] = fma32(f16At(row[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e:])), acc[l])
+				acc[l] = fma32(h.at(row[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e:])), acc[l])
 			}
 		}
 		out[r] = reduce16(&acc)
 	}
 }
 
-// f16Gemm computes four F16 weight rows (w[r·wstride:]) times four float32 token rows
-// (x[t·xstride:]) over n16 steps of 16 elements into out[4t+r], or is nil where the CPU
-// lacks it. MatMul runs it on four or more tokens, with the activations widened to
-// float32 once per call (see gemmF16), so a prompt's F16 products run at FMA speed.
-var f16Gemm func(n16 int, w []byte, wstride int, x []byte, xstride int, out *[16]float32)
-
-// f16GemmGo is the pure-Go twin of the f16Gemm kernels: per output, sixteen float
-// lanes (element 16s+L in lane L) accumulated with fused multiply-adds and reduced as
-// the assembly does.
-func f16GemmGo(n16 int, w []byte, wstride int, x []byte, xstride int, out *[16]float32) {
+// gemmGo is the pure-Go twin of the gemm kernels.
+func (h *halfKern) gemmGo(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
 	for t := range 4 {
-		xt := x[t*xstride:]
+		xt := x[min(t, ntok-1)*xstride:]
 		for r := range 4 {
 			wr := w[r*wstride:]
 			var acc [16]float32
 			for s := range n16 {
 				for l := range 16 {
 					e := 16*s + l
-					acc[l] = fma32(f16At(wr[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(xt[4*e:])), acc[l])
+					acc[l] = fma32(h.at(wr[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(xt[4*e:])), acc[l])
 				}
 			}
 			out[4*t+r] = reduce16(&acc)
@@ -116,57 +125,66 @@ func f16GemmGo(n16 int, w []byte, wstride int, x []byte, xstride int, out *[16]f
 	}
 }
 
-// f16GemmRows is the band of weight rows one part of gemmF16 covers.
-const f16GemmRows = 16
+// halfGemmRows is the band of weight rows one part of gemmHalf covers.
+const halfGemmRows = 16
 
-// gemmF16 is MatMul's prompt path for F16 weights: the F16 activations are widened to
-// float32 (in parallel, one part per token), then each part takes sixteen weight rows
-// and, for blocks of tokens that fit in the L2 cache, runs f16Gemm on every group of
-// four rows and four tokens. Row and token tails repeat a row or token (stride 0), so
-// every output is computed in the same order wherever it falls.
-func (c *CPU) gemmF16() {
+// widenActs makes c.xp hold the n activation rows of the current job widened to
+// float32 (once per conversion: Q, K and V, gate and up take the same activations),
+// in parallel when there are several.
+func (c *CPU) widenActs() {
 	j := &c.job
 	j.gBytes = 4 * j.cols
-	c.act = grow(c.act, j.n*j.gBytes)
-	j.act = c.act
-	j.kind = taskF16Prep
-	c.pool.RunWork(j.n, j.n*j.cols, c.run)
-	j.kind = taskF16Gemm
-	c.pool.RunWork((j.rows+f16GemmRows-1)/f16GemmRows, j.rows*j.cols*j.n, c.run)
-	*j = job{}
+	if c.xpGen != c.qGen || c.xpType != j.vtID || len(c.xp) != j.n*j.gBytes {
+		c.xp = grow(c.xp, j.n*j.gBytes)
+		j.act = c.xp
+		if j.n == 1 {
+			j.hk.widen(j.xq[:j.xRow], c.xp)
+		} else {
+			j.kind = taskHalfPrep
+			c.pool.RunWork(j.n, j.n*j.cols, c.run)
+		}
+		c.xpGen, c.xpType = c.qGen, j.vtID
+	}
+	j.act = c.xp
 }
 
-// gemmF16Rows computes one part of gemmF16.
-func (c *CPU) gemmF16Rows(part, worker int) {
+// gemmHalf is MatMul's path for F16 and BF16 weights and more than one token: each
+// part takes sixteen weight rows and, for blocks of tokens that fit in the L2 cache,
+// runs the gemm kernel on every group of four rows and (up to) four tokens, so a step
+// reads each weight once however many tokens it serves. A row tail repeats a row
+// (stride 0), so every output is computed in the same order wherever it falls.
+func (c *CPU) gemmHalf() {
+	j := &c.job
+	c.widenActs()
+	j.kind = taskHalfGemm
+	c.pool.RunWork((j.rows+halfGemmRows-1)/halfGemmRows, j.rows*j.cols*j.n, c.run)
+}
+
+// gemmHalfRows computes one part of gemmHalf.
+func (c *CPU) gemmHalfRows(part, worker int) {
 	j := &c.job
 	out := (*[16]float32)(c.gemmScr[worker].out[:16])
-	r0, r1 := part*f16GemmRows, min(j.rows, (part+1)*f16GemmRows)
+	r0, r1 := part*halfGemmRows, min(j.rows, (part+1)*halfGemmRows)
 	wRow, xRow := 2*j.cols, j.gBytes
 	tb := max(4, (256<<10)/xRow&^3) // tokens per block: 256 KiB of activations
 	for t0 := 0; t0 < j.n; t0 += tb {
 		t1 := min(j.n, t0+tb)
 		for r := r0; r < r1; r += 4 {
 			nr := min(4, r1-r)
-			for t := t0; t < t1; t += 4 {
-				nt := min(4, t1-t)
-				// Full tiles take one call; a tail takes one call per row or token
-				// (stride 0, so the kernel repeats it).
-				rc, rs, rn := 1, wRow, 4
-				if nr < 4 {
-					rc, rs, rn = nr, 0, 1
-				}
-				tc, ts, tn := 1, xRow, 4
-				if nt < 4 {
-					tc, ts, tn = nt, 0, 1
-				}
-				for a := range rc {
-					for b := range tc {
-						ra, tbb := r+a, t+b
-						f16Gemm(j.cols/16, j.w.Data[ra*wRow:], rs, j.act[tbb*xRow:], ts, out)
-						for k := range tn {
-							row := (tbb + k) * j.rows
-							copy(j.dst[row+ra:row+ra+rn], out[4*k:4*k+rn])
-						}
+			// A full group of rows takes one call per group of tokens; a tail one call
+			// per row (stride 0, so the kernel repeats it).
+			rc, rs, rn := 1, wRow, 4
+			if nr < 4 {
+				rc, rs, rn = nr, 0, 1
+			}
+			for a := range rc {
+				ra := r + a
+				for t := t0; t < t1; t += 4 {
+					nt := min(4, t1-t)
+					j.hk.gemm(j.cols/16, j.w.Data[ra*wRow:], rs, j.act[t*xRow:], xRow, nt, out)
+					for k := range nt {
+						row := (t + k) * j.rows
+						copy(j.dst[row+ra:row+ra+rn], out[4*k:4*k+rn])
 					}
 				}
 			}

@@ -8,14 +8,15 @@ import (
 	"llmbench/kernels"
 )
 
-// checkX4 compares the four-row F16 decode kernel (assembly or Go twin) with the
-// reference VecDot, and the assembly with the Go twin bit for bit.
-func checkX4(t *testing.T, seed uint64, nb int) {
+var halfTypes = []kernels.DType{kernels.F16, kernels.BF16}
+
+// checkX4 compares the four-row decode kernel of a 16-bit type (assembly and Go twin)
+// with the reference VecDot, and the assembly with the Go twin bit for bit.
+func checkX4(t *testing.T, typ kernels.DType, seed uint64, nb int) {
 	t.Helper()
-	typ := kernels.F16
-	asm, twin, grp, bs, prep := f16x4, f16x4Go, 128, 32, prepF16x4
+	h := halfKerns[typ]
 	tr := kernels.TraitsOf(typ)
-	n := nb * bs
+	n := nb * 32
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var w []byte
 	var wf [][]float32
@@ -25,14 +26,14 @@ func checkX4(t *testing.T, seed uint64, nb int) {
 		wf = append(wf, f)
 	}
 	x, xf := randRow(rng, tr.VecDotType, n, 1)
-	xp := make([]byte, nb*grp)
-	prep(x, xp)
+	xp := make([]byte, 4*n)
+	h.widen(x, xp)
 	stride := len(w) / 4
 	var tw [4]float32
-	twin(nb, w, stride, xp, &tw)
-	check := map[string]func(int, []byte, int, []byte, *[4]float32){"go": twin}
-	if asm != nil {
-		check["asm"] = asm
+	h.x4Go(nb, w, stride, xp, &tw)
+	check := map[string]func(int, []byte, int, []byte, *[4]float32){"go": h.x4Go}
+	if h.x4 != nil {
+		check["asm"] = h.x4
 	}
 	for name, k := range check {
 		for _, st := range []int{stride, 0} {
@@ -48,10 +49,8 @@ func checkX4(t *testing.T, seed uint64, nb int) {
 				if d := math.Abs(float64(got[r] - want)); d > dotBound(mag) || math.IsNaN(float64(got[r])) {
 					t.Fatalf("%s %s n=%d stride=%d row %d: %g, reference %g (bound %g)", name, typ, n, st, r, got[r], want, dotBound(mag))
 				}
-				if st != 0 {
-					if math.Float32bits(got[r]) != math.Float32bits(tw[r]) {
-						t.Fatalf("%s %s n=%d row %d: %g, Go twin %g", name, typ, n, r, got[r], tw[r])
-					}
+				if st != 0 && math.Float32bits(got[r]) != math.Float32bits(tw[r]) {
+					t.Fatalf("%s %s n=%d row %d: %g, Go twin %g", name, typ, n, r, got[r], tw[r])
 				}
 			}
 		}
@@ -59,86 +58,108 @@ func checkX4(t *testing.T, seed uint64, nb int) {
 }
 
 func TestX4Kernels(t *testing.T) {
-	for _, nb := range []int{1, 2, 8, 22} {
-		for seed := range uint64(4) {
-			checkX4(t, seed, nb)
-		}
-	}
-}
-
-func FuzzFastF16x4(f *testing.F) {
-	f.Add(uint64(1), uint16(3))
-	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16) {
-		checkX4(t, seed, int(blocks)%200+1)
-	})
-}
-
-// checkF16Gemm compares the F16 prompt kernel (assembly and Go twin) with the reference
-// F16 dot product of each row and token, over full tiles and repeated ones (stride 0).
-func checkF16Gemm(t *testing.T, seed uint64, n16 int) {
-	t.Helper()
-	n := 16 * n16
-	tr := kernels.TraitsOf(kernels.F16)
-	rng := rand.New(rand.NewPCG(seed, 13))
-	var w, xq []byte
-	var wf, xf [][]float32
-	for range 4 {
-		b, f := randRow(rng, kernels.F16, n, float32(math.Ldexp(1, int(seed%7)-3)))
-		w, wf = append(w, b...), append(wf, f)
-		b, f = randRow(rng, kernels.F16, n, 1)
-		xq, xf = append(xq, b...), append(xf, f)
-	}
-	x := make([]byte, 4*len(xq)/2)
-	prepF16x4(xq, x)
-	kerns := map[string]func(int, []byte, int, []byte, int, *[16]float32){"go": f16GemmGo}
-	if f16Gemm != nil {
-		kerns["asm"] = f16Gemm
-	}
-	var twin [16]float32
-	f16GemmGo(n16, w, 2*n, x, 4*n, &twin)
-	for name, k := range kerns {
-		for _, st := range [][2]int{{2 * n, 4 * n}, {0, 4 * n}, {2 * n, 0}, {0, 0}} {
-			var got [16]float32
-			k(n16, w, st[0], x, st[1], &got)
-			for tk := range 4 {
-				for r := range 4 {
-					ri, ti := r, tk
-					if st[0] == 0 {
-						ri = 0
-					}
-					if st[1] == 0 {
-						ti = 0
-					}
-					want := tr.VecDot(n, w[2*n*ri:2*n*(ri+1)], xq[2*n*ti:2*n*(ti+1)])
-					var mag float64
-					for i := range n {
-						mag += math.Abs(float64(wf[ri][i]) * float64(xf[ti][i]))
-					}
-					g := got[4*tk+r]
-					if d := math.Abs(float64(g - want)); d > dotBound(mag) || math.IsNaN(float64(g)) {
-						t.Fatalf("%s n=%d strides %v: out[%d][%d] = %g, reference %g", name, n, st, tk, r, g, want)
-					}
-					if math.Abs(float64(g-twin[4*ti+ri])) > 1e-6*mag+1e-7 {
-						t.Fatalf("%s n=%d strides %v: out[%d][%d] = %g, Go twin %g", name, n, st, tk, r, g, twin[4*ti+ri])
-					}
-				}
+	for _, typ := range halfTypes {
+		for _, nb := range []int{1, 2, 8, 22} {
+			for seed := range uint64(4) {
+				checkX4(t, typ, seed, nb)
 			}
 		}
 	}
 }
 
-func TestF16Gemm(t *testing.T) {
-	for _, n16 := range []int{1, 2, 16, 128, 352} {
-		for seed := range uint64(3) {
-			checkF16Gemm(t, seed, n16)
+func FuzzFastF16x4(f *testing.F) {
+	f.Add(uint64(1), uint16(3), false)
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16, bf bool) {
+		checkX4(t, halfTypes[b2i(bf)], seed, int(blocks)%200+1)
+	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkHalfGemm compares the gemm kernel of a 16-bit type (assembly and Go twin) with
+// the reference dot product of each row and token, over full tiles, repeated rows
+// (stride 0) and one to four tokens (ntok), and the assembly with the Go twin and the
+// x4 kernel bit for bit.
+func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
+	t.Helper()
+	h := halfKerns[typ]
+	n := 16 * n16
+	tr := kernels.TraitsOf(typ)
+	rng := rand.New(rand.NewPCG(seed, 13))
+	var w, xq []byte
+	var wf, xf [][]float32
+	for range 4 {
+		b, f := randRow(rng, typ, n, float32(math.Ldexp(1, int(seed%7)-3)))
+		w, wf = append(w, b...), append(wf, f)
+		b, f = randRow(rng, typ, n, 1)
+		xq, xf = append(xq, b...), append(xf, f)
+	}
+	x := make([]byte, 4*len(xq)/2)
+	h.widen(xq, x)
+	kerns := map[string]func(int, []byte, int, []byte, int, int, *[16]float32){"go": h.gemmGo}
+	if h.gemm != nil {
+		kerns["asm"] = h.gemm
+	}
+	var twin [16]float32
+	h.gemmGo(n16, w, 2*n, x, 4*n, 4, &twin)
+	for name, k := range kerns {
+		for _, ws := range []int{2 * n, 0} {
+			for ntok := 1; ntok <= 4; ntok++ {
+				var got [16]float32
+				k(n16, w, ws, x, 4*n, ntok, &got)
+				for tk := range 4 {
+					for r := range 4 {
+						ri, ti := r, min(tk, ntok-1)
+						if ws == 0 {
+							ri = 0
+						}
+						want := tr.VecDot(n, w[2*n*ri:2*n*(ri+1)], xq[2*n*ti:2*n*(ti+1)])
+						var mag float64
+						for i := range n {
+							mag += math.Abs(float64(wf[ri][i]) * float64(xf[ti][i]))
+						}
+						g := got[4*tk+r]
+						if d := math.Abs(float64(g - want)); d > dotBound(mag) || math.IsNaN(float64(g)) {
+							t.Fatalf("%s %s n=%d wstride %d ntok %d: out[%d][%d] = %g, reference %g", name, typ, n, ws, ntok, tk, r, g, want)
+						}
+						if math.Float32bits(g) != math.Float32bits(twin[4*ti+ri]) {
+							t.Fatalf("%s %s n=%d wstride %d ntok %d: out[%d][%d] = %g, Go twin %g", name, typ, n, ws, ntok, tk, r, g, twin[4*ti+ri])
+						}
+					}
+				}
+			}
+		}
+	}
+	if n%32 == 0 { // the one-token kernel sums in the same order
+		var one [4]float32
+		h.x4Go(n/32, w, 2*n, x, &one)
+		for r := range 4 {
+			if math.Float32bits(one[r]) != math.Float32bits(twin[r]) {
+				t.Fatalf("%s n=%d row %d: x4 %g, gemm %g", typ, n, r, one[r], twin[r])
+			}
+		}
+	}
+}
+
+func TestHalfGemm(t *testing.T) {
+	for _, typ := range halfTypes {
+		for _, n16 := range []int{1, 2, 16, 128, 352} {
+			for seed := range uint64(3) {
+				checkHalfGemm(t, typ, seed, n16)
+			}
 		}
 	}
 }
 
 func FuzzFastF16Gemm(f *testing.F) {
-	f.Add(uint64(1), uint16(3))
-	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
-		checkF16Gemm(t, seed, int(steps)%400+1)
+	f.Add(uint64(1), uint16(3), false)
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16, bf bool) {
+		checkHalfGemm(t, halfTypes[b2i(bf)], seed, int(steps)%400+1)
 	})
 }
 
@@ -283,7 +304,7 @@ func TestFastF16Convert(t *testing.T) {
 		}
 		w32, g32 := make([]byte, 4*n), make([]byte, 4*n)
 		prepF16Go(want, w32)
-		prepF16x4(want, g32)
+		halfKerns[kernels.F16].widen(want, g32)
 		if string(w32) != string(g32) {
 			t.Fatalf("seed %d: fast fp16 widening differs from the Go twin", seed)
 		}

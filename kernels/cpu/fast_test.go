@@ -50,7 +50,7 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	}
 }
 
-var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32}
+var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16}
 
 func TestFastDots(t *testing.T) {
 	for _, typ := range dotTypes {

@@ -2,7 +2,10 @@ package cpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"os"
+	"strings"
 
 	"llmbench/kernels"
 )
@@ -10,9 +13,51 @@ import (
 // level names the fastest instruction set the kernels use ("go", "avx2", "avx512vnni").
 var level = "go"
 
+// EnvLevel names the environment variable that caps the kernels' instruction set:
+// "go" (pure Go), "avx2" (AVX2/FMA/F16C, no AVX-512, no AMX), "avx512" (AVX-512 and
+// VNNI, no AMX); unset or empty, the best the CPU has. It is read once, at start-up.
+const EnvLevel = "LLMBENCH_CPU"
+
+// cpuCap is a ceiling on the instruction sets the kernels may use.
+type cpuCap int
+
+// The ceilings LLMBENCH_CPU selects, lowest first.
+const (
+	capGo     cpuCap = iota // pure Go
+	capAVX2                 // AVX2, FMA and F16C
+	capAVX512               // AVX-512 (F, VL, BW) and AVX512-VNNI
+	capBest                 // whatever the CPU has, AMX included
+)
+
+// levelCap is the ceiling LLMBENCH_CPU asks for; levelErr says why its value was
+// refused (the backend then refuses to start; the kernels run at capBest).
+var levelCap, levelErr = parseLevel(os.Getenv(EnvLevel))
+
+// parseLevel reads a value of LLMBENCH_CPU.
+func parseLevel(v string) (cpuCap, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return capBest, nil
+	case "go":
+		return capGo, nil
+	case "avx2":
+		return capAVX2, nil
+	case "avx512":
+		return capAVX512, nil
+	}
+	return capBest, fmt.Errorf("%s=%q: want go, avx2 or avx512 (or unset for the best the CPU has)", EnvLevel, v)
+}
+
+// allowed reports whether LLMBENCH_CPU lets the kernels use instruction sets up to c.
+func allowed(c cpuCap) bool { return levelCap >= c }
+
 // fastDots holds, per weight type, a dot product over ggml block layouts that is
 // faster than the kernels.Traits reference; filled from init where the CPU allows.
 var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
+
+// dotISA names, per type in fastDots, the instruction set its kernel uses ("avx2",
+// "vnni").
+var dotISA = map[kernels.DType]string{}
 
 // gemmToks is the number of tokens whose activations are regrouped together (prepActs).
 const gemmToks = 4

@@ -53,7 +53,13 @@ func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
 func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
-func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride int, out *[16]float32)
+func dotBF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+
+//go:noescape
+func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 //go:noescape
 func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
@@ -84,7 +90,7 @@ func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 func init() {
 	x := &cpu.X86
-	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
+	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C || !allowed(capAVX2) {
 		return
 	}
 	level = "avx2"
@@ -133,24 +139,34 @@ func init() {
 		}
 	}
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
-	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI {
+	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
+		dotISA[t] = "avx2"
+	}
+	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
-		f16x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
-			if n32 == 0 {
-				*out = [4]float32{}
-				return
+		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
+		for t, k := range map[kernels.DType]struct {
+			x4   func(int, *byte, int, *byte, *[4]float32)
+			gemm func(int, *byte, int, *byte, int, int, *[16]float32)
+		}{kernels.F16: {dotF16x4, gemmF16x4}, kernels.BF16: {dotBF16x4, gemmBF16x4}} {
+			h := halfKerns[t]
+			h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
+				if n32 == 0 {
+					*out = [4]float32{}
+					return
+				}
+				_, _ = w[3*stride+64*n32-1], x[128*n32-1]
+				k.x4(n32, &w[0], stride, &x[0], out)
 			}
-			_, _ = w[3*stride+64*n32-1], x[128*n32-1]
-			dotF16x4(n32, &w[0], stride, &x[0], out)
-		}
-		f16Gemm = func(n16 int, w []byte, wstride int, x []byte, xstride int, out *[16]float32) {
-			if n16 == 0 {
-				*out = [16]float32{}
-				return
+			h.gemm = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
+				if n16 == 0 || ntok < 1 {
+					*out = [16]float32{}
+					return
+				}
+				_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+64*n16-1]
+				k.gemm(n16, &w[0], wstride, &x[0], xstride, ntok, out)
 			}
-			_, _ = w[3*wstride+32*n16-1], x[3*xstride+64*n16-1]
-			gemmF16x4(n16, &w[0], wstride, &x[0], xstride, out)
 		}
 		quantQ8_0Fast = func(src []float32, dst []byte) {
 			nb := len(src) / 32
@@ -183,7 +199,7 @@ func init() {
 			}
 			kernels.TraitsOf(kernels.F16).FromFloat(src, dst[:2*len(src)])
 		}
-		widenF16Fast = func(xq, dst []byte) {
+		halfKerns[kernels.F16].widen = func(xq, dst []byte) {
 			n := len(xq) / 2
 			n16 := n / 16
 			if n16 > 0 {

@@ -176,7 +176,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	rec := &Record{
 		BuildCommit: b.Build, CPUInfo: b.CPUInfo, GPUInfo: b.GPUInfo,
 		Backends:      backendsName(e.Backend().Name()),
-		BackendImpl:   e.Backend().Name(),
+		BackendImpl:   kernels.ImplName(e.Backend(), facts.matTypes),
 		ModelFilename: fname, ModelType: facts.typ, ModelSize: facts.size, ModelNParams: facts.params,
 		NBatch: in.NBatch, NUBatch: in.NUBatch, NThreads: e.Backend().Threads(),
 		TypeK: in.TypeK, TypeV: in.TypeV, FlashAttn: in.FlashAttn,

@@ -8,6 +8,8 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
+	"llmbench/kernels"
+	"llmbench/kernels/cpu"
 	"llmbench/workloads"
 	"llmbench/workloads/run"
 )
@@ -60,6 +62,9 @@ func TestBenchBuiltin(t *testing.T) {
 		if r.NBatch != 2048 || r.NUBatch != 4 || r.TypeK != "f16" || r.Backends != "CPU" || r.ModelType == "" {
 			t.Errorf("%s: fields %+v", r.Name(), r)
 		}
+		if !implNamesKernel(r.BackendImpl) {
+			t.Errorf("%s: backend_impl %q names no decode kernel of cpu.Kernels()", r.Name(), r.BackendImpl)
+		}
 		if r.NGen > 0 && r.NPrompt == 0 && r.MemBandwidth() <= 0 {
 			t.Errorf("%s: no bandwidth", r.Name())
 		}
@@ -69,6 +74,20 @@ func TestBenchBuiltin(t *testing.T) {
 			t.Errorf("%s: %d records; want 2 (one per thread count)", n, names[n])
 		}
 	}
+}
+
+// implNamesKernel reports whether a record's backend_impl names the CPU backend and
+// the decode kernel it runs for one of the weight types.
+func implNamesKernel(impl string) bool {
+	if !strings.HasPrefix(impl, "cpu/") {
+		return false
+	}
+	for _, k := range cpu.Kernels() {
+		if k.Phase == kernels.PhaseDecode && strings.Contains(impl, k.Type.String()+" decode "+k.Kernel+",") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestBenchSadPaths(t *testing.T) {

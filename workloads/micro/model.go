@@ -1,12 +1,15 @@
 package micro
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"llmbench/engine"
 	"llmbench/engine/gguf"
+	"llmbench/kernels"
 )
 
 // modelFacts are the per-model figures a record carries.
@@ -14,21 +17,28 @@ type modelFacts struct {
 	typ         string // "llama 1B Q4_0", as llama.cpp's model description
 	size        uint64 // bytes of tensor data
 	params      uint64
-	weightBytes uint64  // read per generated token
-	blockParams float64 // weights of the per-layer matmuls
-	outParams   float64 // weights of the output projection
+	weightBytes uint64          // read per generated token
+	blockParams float64         // weights of the per-layer matmuls
+	outParams   float64         // weights of the output projection
+	matTypes    []kernels.DType // types of the per-layer matrices, most bytes first
 }
 
 func describe(e *engine.Engine) modelFacts {
 	f := modelFacts{weightBytes: WeightBytesPerToken(e.File)}
+	matBytes := map[kernels.DType]uint64{}
 	for i := range e.File.Tensors {
 		t := &e.File.Tensors[i]
 		f.size += t.Size
 		f.params += t.Elements()
 		if strings.HasPrefix(t.Name, "blk.") && strings.HasSuffix(t.Name, ".weight") && len(t.Shape) >= 2 && t.Shape[1] > 1 {
 			f.blockParams += float64(t.Elements())
+			if matBytes[t.Type] == 0 {
+				f.matTypes = append(f.matTypes, t.Type)
+			}
+			matBytes[t.Type] += t.Size
 		}
 	}
+	slices.SortStableFunc(f.matTypes, func(a, b kernels.DType) int { return cmp.Compare(matBytes[b], matBytes[a]) })
 	m := e.Model
 	f.outParams = float64(m.Vocab) * float64(m.Embd)
 	f.typ = fmt.Sprintf("%s %s %s", m.Arch, sizeLabel(f.params), e.File.FileType())

@@ -36,7 +36,7 @@ type Record struct {
 	SamplesNs []uint64 `json:"samples_ns"`
 
 	// llmbench's additions.
-	BackendImpl string `json:"backend_impl"` // the kernels backend and its fast path ("cpu/avx2")
+	BackendImpl string `json:"backend_impl"` // the backend and its kernels per weight type (kernels.ImplName)
 	// PeakRSS is the process's peak resident set during the test (bytes; the peak since
 	// the process started where the kernel cannot reset it).
 	PeakRSS      int64 `json:"peak_rss_bytes"`

@@ -1,0 +1,117 @@
+package cpu
+
+import (
+	"os"
+	"strings"
+
+	"llmbench/kernels"
+)
+
+// path is one of MatMul's ways through a product.
+type path int
+
+const (
+	pathRef      path = iota // the kernels.Traits reference dot product, row by row
+	pathDot                  // an assembly dot product (fastDots), row by row
+	pathHalfX4               // F16/BF16, one token: the halfKern's x4 kernel
+	pathHalfGemm             // F16/BF16, several tokens: the halfKern's gemm kernel
+	pathTile                 // the tiled copy and the tile kernels (tileFmt)
+)
+
+// pathOf returns the path MatMul takes for weights of type t with cols columns and n
+// tokens.
+func pathOf(t kernels.DType, cols, n int) path {
+	if hk := halfKerns[t]; hk != nil && hk.gemm != nil && cols%32 == 0 {
+		if n > 1 {
+			return pathHalfGemm
+		}
+		return pathHalfX4
+	}
+	if f := tileFmts[t]; f != nil && tileX4 != nil && cols%f.unit == 0 {
+		return pathTile
+	}
+	if fastDots[t] != nil {
+		return pathDot
+	}
+	return pathRef
+}
+
+// kernelTypes are the weight types Kernels describes.
+var kernelTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_K, kernels.Q6_K}
+
+// describeCols is the row length Kernels describes: a multiple of every block and
+// tile unit, as every llama-family matrix is.
+const describeCols = 4096
+
+// Kernels implements kernels.KernelLister: for each weight type, the kernel that
+// multiplies it in decode (one token) and prompt (several tokens) steps on this CPU,
+// and the CPU features (and LLMBENCH_CPU ceiling) that chose it.
+func (c *CPU) Kernels() []kernels.KernelChoice { return Kernels() }
+
+// Kernels is CPU.Kernels without a backend (the choice depends only on the CPU and
+// LLMBENCH_CPU).
+func Kernels() []kernels.KernelChoice {
+	var out []kernels.KernelChoice
+	for _, t := range kernelTypes {
+		for _, ph := range []struct {
+			name string
+			n    int
+		}{{kernels.PhaseDecode, 1}, {kernels.PhasePrompt, gemmToks}} {
+			k, d, why := describePath(t, pathOf(t, describeCols, ph.n), ph.n)
+			out = append(out, kernels.KernelChoice{Type: t, Phase: ph.name, Kernel: k, Detail: d, Why: why})
+		}
+	}
+	return out
+}
+
+// describePath names the kernel of path p for type t and n tokens, says what it does
+// and why it runs.
+func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
+	ty := strings.ToLower(t.String())
+	switch p {
+	case pathTile:
+		switch {
+		case n > 1:
+			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
+		case tileFmts[t].x1m != nil:
+			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, VPDPBUSD zmm"
+		default:
+			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
+		}
+	case pathHalfX4, pathHalfGemm:
+		widen := "VCVTPH2PS"
+		if t == kernels.BF16 {
+			widen = "VPMOVZXWD+VPSLLD"
+		}
+		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS zmm"
+		if p == pathHalfGemm {
+			kernel, detail = ty+"-gemm", "4 rows × 4 tokens, "+widen+" + VFMADD231PS zmm"
+		}
+	case pathDot:
+		kernel, detail = "dot-"+ty+"-"+dotISA[t], "one row × one token at a time"
+	default:
+		kernel, detail = "reference", "pure Go, one row × one token at a time"
+	}
+	return kernel, detail, levelWhy(t, p)
+}
+
+// levelWhy says which CPU features (and LLMBENCH_CPU ceiling) put type t on path p.
+func levelWhy(t kernels.DType, p path) string {
+	var why string
+	switch {
+	case p == pathRef && level != "go":
+		why = "no assembly kernel for " + t.String() + " at level " + level
+	case p == pathRef:
+		why = "no AVX2+FMA+F16C kernels (CPU, purego build or " + EnvLevel + ")"
+	case p == pathDot && level != "avx2":
+		why = "AVX2+FMA+F16C; no AVX-512 kernel for " + t.String()
+	case p == pathDot:
+		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
+	default:
+		why = "AVX-512 F/VL/BW + AVX512-VNNI"
+	}
+	if v := os.Getenv(EnvLevel); v != "" && levelErr == nil {
+		why += "; " + EnvLevel + "=" + v
+	}
+	return why
+}

@@ -1,0 +1,69 @@
+package cpu
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// TestKernels checks the kernel table against the dispatch level (run it under each
+// LLMBENCH_CPU value): one entry per type and phase, the kernels of the level's paths,
+// and the ceiling named in the reason when one is set.
+func TestKernels(t *testing.T) {
+	ks := (&CPU{}).Kernels()
+	seen := map[string]kernels.KernelChoice{}
+	for _, k := range ks {
+		key := k.Type.String() + "/" + k.Phase
+		if _, dup := seen[key]; dup {
+			t.Fatalf("%s listed twice", key)
+		}
+		if k.Kernel == "" || k.Detail == "" || k.Why == "" {
+			t.Fatalf("%s: empty field in %+v", key, k)
+		}
+		seen[key] = k
+	}
+	if len(seen) != 2*len(kernelTypes) {
+		t.Fatalf("%d entries, want decode and prompt for %d types", len(seen), len(kernelTypes))
+	}
+	want := map[string]map[string]string{ // level → type/phase → kernel
+		"go":   {"F16/decode": "reference", "Q4_0/prompt": "reference", "BF16/decode": "reference"},
+		"avx2": {"F16/decode": "dot-f16-avx2", "F16/prompt": "dot-f16-avx2", "Q4_K/decode": "dot-q4_k-avx2", "BF16/prompt": "reference"},
+		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
+			"Q4_0/decode": "tile-q4_0-x1m", "Q8_0/decode": "tile-q8_0-x1", "Q6_K/prompt": "tile-q6_k-x4", "F32/decode": "dot-f32-avx2"},
+	}[level]
+	if want == nil {
+		t.Fatalf("level %q has no expectations", level)
+	}
+	for key, k := range want {
+		if got := seen[key].Kernel; got != k {
+			t.Errorf("level %s: %s kernel %q, want %q", level, key, got, k)
+		}
+	}
+	if v := os.Getenv(EnvLevel); v != "" {
+		for _, k := range ks {
+			if !strings.Contains(k.Why, EnvLevel+"="+v) {
+				t.Fatalf("%s/%s: reason %q does not name %s=%s", k.Type, k.Phase, k.Why, EnvLevel, v)
+			}
+		}
+	}
+}
+
+// TestImplName checks backend_impl's text for a model's weight types.
+func TestImplName(t *testing.T) {
+	c := New(1)
+	defer c.Close()
+	got := kernels.ImplName(c, []kernels.DType{kernels.Q4_K, kernels.Q6_K})
+	if !strings.HasPrefix(got, c.Name()+" (Q4_K decode ") || !strings.Contains(got, "; Q6_K decode ") || !strings.Contains(got, ", prompt ") {
+		t.Fatalf("ImplName = %q", got)
+	}
+	for _, k := range c.Kernels() {
+		if k.Type == kernels.Q4_K && !strings.Contains(got, k.Phase+" "+k.Kernel) {
+			t.Fatalf("ImplName = %q, lacks %s %s", got, k.Phase, k.Kernel)
+		}
+	}
+	if got := kernels.ImplName(c, nil); got != c.Name() {
+		t.Fatalf("ImplName without types = %q, want %q", got, c.Name())
+	}
+}
