@@ -30,11 +30,12 @@ const amxMinToks = 8
 // amxKernelName names the AMX prompt kernel in kernel-choice listings.
 const amxKernelName = "amx-int8 tiled"
 
-// amxScratch is one worker's space for the AMX kernels: the two blocks' int32 result
-// tiles (2×1 KiB), the two blocks' unpacked Q4_0 weight tiles (2×512 bytes), 64-byte
-// aligned within buf, and the 16×16 outputs of a call, token-major.
+// amxScratch is one worker's space for the AMX kernels: two buffers (the kernels are
+// pipelined over them) of a unit's two int32 result tiles (2×1 KiB) and its two
+// unpacked Q4_0 weight tiles (2×512 bytes), 64-byte aligned within buf, and the 16×16
+// outputs of a call, token-major.
 type amxScratch struct {
-	buf [3072 + 64]byte
+	buf [2*3072 + 64]byte
 	out [amxToks * tileRows]float32
 }
 

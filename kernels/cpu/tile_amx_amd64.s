@@ -53,8 +53,9 @@
 
 // AMX_ENTER loads the tile configuration and a kernel's arguments: CX units, SI tile,
 // DI activation blocks (16·32 bytes of quants, then 16 float32 d, 16 int32 starting
-// sums, 16 float32 min sums: 704 bytes), AX the scratch tiles, DX and BX the row
-// strides 32 and 64; Z0–Z15 (token 0–15's accumulators over the 16 rows) are zeroed.
+// sums, 16 float32 min sums: 704 bytes), AX and R13 the two scratch buffers, DX and
+// BX the row strides 32 and 64; Z0–Z15 (token 0–15's accumulators over the 16 rows)
+// are zeroed.
 #define AMX_ENTER \
 	MOVQ cfg+32(FP), AX \
 	LDTILECFG_AX \
@@ -62,6 +63,7 @@
 	MOVQ tile+8(FP), SI \
 	MOVQ act+16(FP), DI \
 	MOVQ scr+24(FP), AX \
+	LEAQ 3072(AX), R13 \
 	MOVQ $32, DX \
 	MOVQ $64, BX \
 	VPXORD Z0, Z0, Z0 \
@@ -104,18 +106,18 @@
 	VZEROUPPER \
 	RET
 
-// FST applies one token's block sums (row t of the result tile at c(AX)) to its
+// FST applies one token's block sums (row t of the result tile at c(R13)) to its
 // accumulator ACC, as the VNNI kernels' FMA4 does: sum = start + Σq·y (int32),
 // ACC = fma(float(sum), ws·d, ACC), with the rows' scales ws in Z16 and the block's
 // tail (d, then starting sums) at R12.
 #define FST(c, t, ACC, A, B) \
-	VMOVDQU32 (c+64*t)(AX), A \
+	VMOVDQU32 (c+64*t)(R13), A \
 	VPADDD.BCST (64+4*t)(R12), A, A \
 	VCVTDQ2PS A, A \
 	VMULPS.BCST (4*t)(R12), Z16, B \
 	VFMADD231PS B, A, ACC
 
-// FSTAGE applies a block's result tile at c(AX) to all sixteen tokens.
+// FSTAGE applies a block's result tile at c(R13) to all sixteen tokens.
 #define FSTAGE(c) \
 	FST(c, 0, Z0, Z17, Z18) \
 	FST(c, 1, Z1, Z19, Z20) \
@@ -134,10 +136,18 @@
 	FST(c, 14, Z14, Z21, Z22) \
 	FST(c, 15, Z15, Z23, Z24)
 
-// AMX_PAIR multiplies the unit's two blocks (tmm4/tmm5 loaded with their weights)
-// with sixteen tokens, stores the block sums at 0(AX) and 1024(AX), applies them with
-// the fp16 row scales at s0(SI) and s1(SI), and steps DI to the next unit.
-#define AMX_PAIR(s0, s1) \
+// The kernels are software-pipelined over units (pairs of blocks): while the float
+// part of unit u runs (AMX_FLOAT, reading its block sums from the scratch buffer at
+// R13), the tile part of unit u+1 (AMX_TILES) loads, multiplies and stores into the
+// other buffer (AX); the two are swapped after each unit. A buffer is 3 KiB: the two
+// blocks' result tiles at 0 and 1024, the two unpacked Q4_0 weight tiles at 2048 and
+// 2560. SI and DI point at unit u+1's weights and activations while unit u's float part
+// runs, which reaches back by one unit.
+
+// AMX_TILES multiplies the unit's two blocks (tmm4/tmm5 loaded with their weights,
+// activations at DI) with sixteen tokens and stores the block sums at 0(AX) and
+// 1024(AX).
+#define AMX_TILES \
 	TILELOADD_T2_DI \
 	TILEZERO_T0 \
 	TDPBSUD_T0_T2_T4 \
@@ -145,33 +155,55 @@
 	TILELOADD_T3_DI704 \
 	TILEZERO_T1 \
 	TDPBSUD_T1_T3_T5 \
-	TILESTORED_AX1024_T1 \
-	VCVTPH2PS s0(SI), Z16 \
-	LEAQ 512(DI), R12 \
+	TILESTORED_AX1024_T1
+
+// AMX_FLOAT applies the previous unit's block sums (at R13) with its fp16 row scales
+// at s0−ub(SI) and s1−ub(SI) (ub: the unit's bytes) and its activation tails.
+#define AMX_FLOAT(s0, s1, ub) \
+	VCVTPH2PS (s0-ub)(SI), Z16 \
+	LEAQ (512-1408)(DI), R12 \
 	FSTAGE(0) \
-	VCVTPH2PS s1(SI), Z16 \
-	LEAQ 1216(DI), R12 \
-	FSTAGE(1024) \
-	ADDQ $1408, DI
+	VCVTPH2PS (s1-ub)(SI), Z16 \
+	LEAQ (1216-1408)(DI), R12 \
+	FSTAGE(1024)
+
+// AMX_STEP steps SI and DI to the next unit and swaps the scratch buffers.
+#define AMX_STEP(ub) \
+	ADDQ $ub, SI \
+	ADDQ $1408, DI \
+	XCHGQ AX, R13
+
+// Q8LOADB loads a Q8_0 unit's two weight tiles (tile.go: per pair of blocks, 2×8
+// chunks of 64 bytes, chunk c holding row r's quants 4c…4c+3 at 4r, which is tile B's
+// layout as it is) into tmm4 and tmm5.
+#define Q8LOADB \
+	PREFETCHT0 1088(SI) \
+	PREFETCHT0 1152(SI) \
+	TILELOADD_T4_SI \
+	TILELOADD_T5_SI512
 
 // func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
 //
-// Q8_0 tiles (tile.go: per pair of blocks, 2×8 chunks of 64 bytes, chunk c holding
-// row r's quants 4c…4c+3 at 4r, which is tile B's layout as it is; then 2×16 fp16
-// scales) times sixteen tokens.
+// Q8_0 tiles (two blocks of quants, then 2×16 fp16 scales: 1088 bytes a unit) times
+// sixteen tokens.
 TEXT ·amxQ8x16(SB), NOSPLIT, $0-48
 	AMX_ENTER
 	TESTQ CX, CX
 	JZ amxq8_done
+	Q8LOADB
+	AMX_TILES
+	AMX_STEP(1088)
+	DECQ CX
+	JZ amxq8_last
 amxq8_loop:
-	PREFETCHT0 1088(SI)
-	PREFETCHT0 1152(SI)
-	TILELOADD_T4_SI
-	TILELOADD_T5_SI512
-	AMX_PAIR(1024, 1056)
-	ADDQ $1088, SI
+	Q8LOADB
+	AMX_TILES
+	AMX_FLOAT(1024, 1056, 1088)
+	AMX_STEP(1088)
 	DECQ CX
 	JNZ amxq8_loop
+amxq8_last:
+	AMX_FLOAT(1024, 1056, 1088)
 amxq8_done:
 	AMX_LEAVE
 
@@ -185,34 +217,46 @@ amxq8_done:
 	VMOVDQU64 Z25, (b+64*c)(AX) \
 	VMOVDQU64 Z26, (b+256+64*c)(AX)
 
+// Q4LOADB splits a Q4_0 unit's nibbles (tile.go: per pair of blocks, 2×4 words of
+// nibbles, then 2×16 fp16 scales) into tile B's bytes at 2048(AX) and 2560(AX) and
+// loads them into tmm4 and tmm5.
+#define Q4LOADB \
+	PREFETCHT0 576(SI) \
+	PREFETCHT0 640(SI) \
+	Q4SPLIT(0, 2048, 0) \
+	Q4SPLIT(0, 2048, 1) \
+	Q4SPLIT(0, 2048, 2) \
+	Q4SPLIT(0, 2048, 3) \
+	Q4SPLIT(256, 2560, 0) \
+	Q4SPLIT(256, 2560, 1) \
+	Q4SPLIT(256, 2560, 2) \
+	Q4SPLIT(256, 2560, 3) \
+	TILELOADD_T4_AX2048 \
+	TILELOADD_T5_AX2560
+
 // func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
 //
-// Q4_0 tiles (per pair of blocks: 2×4 words of nibbles, then 2×16 fp16 scales) times
-// sixteen tokens; each block's nibbles are split into tile B's bytes at 2048(AX) and
-// 2560(AX).
+// Q4_0 tiles (576 bytes a unit) times sixteen tokens.
 TEXT ·amxQ4x16(SB), NOSPLIT, $0-48
 	AMX_ENTER
 	MOVL $0x0F0F0F0F, R9
 	VPBROADCASTD R9, Z31
 	TESTQ CX, CX
 	JZ amxq4_done
+	Q4LOADB
+	AMX_TILES
+	AMX_STEP(576)
+	DECQ CX
+	JZ amxq4_last
 amxq4_loop:
-	PREFETCHT0 576(SI)
-	PREFETCHT0 640(SI)
-	Q4SPLIT(0, 2048, 0)
-	Q4SPLIT(0, 2048, 1)
-	Q4SPLIT(0, 2048, 2)
-	Q4SPLIT(0, 2048, 3)
-	Q4SPLIT(256, 2560, 0)
-	Q4SPLIT(256, 2560, 1)
-	Q4SPLIT(256, 2560, 2)
-	Q4SPLIT(256, 2560, 3)
-	TILELOADD_T4_AX2048
-	TILELOADD_T5_AX2560
-	AMX_PAIR(512, 544)
-	ADDQ $576, SI
+	Q4LOADB
+	AMX_TILES
+	AMX_FLOAT(512, 544, 576)
+	AMX_STEP(576)
 	DECQ CX
 	JNZ amxq4_loop
+amxq4_last:
+	AMX_FLOAT(512, 544, 576)
 amxq4_done:
 	AMX_LEAVE
 
