@@ -11,14 +11,16 @@ import (
 // AMX (Advanced Matrix Extensions) prompt path: where the CPU has AMX-INT8 and the OS
 // grants its tile-data state, Q4_0 and Q8_0 products of amxMinToks tokens or more run
 // through the same tiled weights as the VNNI kernels (tileFmt, unchanged) sixteen
-// tokens at a time. One TDPBSUD per block multiplies sixteen tokens' signed activation
-// bytes (tile A: 16 rows × bs bytes) with sixteen weight rows' unsigned quants (tile B:
-// the tile format's 4-byte-interleaved chunks, bs/4 rows × 64 bytes, loaded as they are
-// for Q8_0 and after splitting the nibbles for Q4_0) into 16×16 exact int32 block sums.
-// These are the integers the VNNI kernels form, so the float part that follows, the
-// same instructions in the same order per output (see tileFmt), gives the VNNI path's
-// results bit for bit: a token's row is the same whichever path, batch size or thread
-// count computes it.
+// tokens at a time. Per block, TDPBSUD multiplies sixteen tokens' signed activation
+// bytes (tile A: 16 rows × bs bytes) with sixteen weight rows' unsigned quants q+k
+// (tile B: the tile format's 4-byte-interleaved chunks, bs/4 rows × 64 bytes, loaded
+// as they are for Q8_0 and after splitting the nibbles for Q4_0), and TDPBSSD adds
+// tile A times a constant tile of −k, so each of the 16×16 int32 results is the
+// token's starting sum −k·Σy plus Σ(q+k)·y: exactly the integer the VNNI kernels form.
+// The float part that follows is the VNNI kernels' (float(sum), times ws·d, fused into
+// the accumulator; see tileFmt), so the AMX path gives the VNNI path's results bit for
+// bit: a token's row is the same whichever path, batch size or thread count computes
+// it.
 
 // amxToks is the number of tokens an AMX kernel call takes (the rows of tile A).
 const amxToks = 16
@@ -47,7 +49,12 @@ func (s *amxScratch) tiles() *byte {
 
 // amxKernels holds the AMX kernels per weight type (empty where the CPU lacks AMX-INT8
 // or AVX-512); they are callable only once the OS has granted the tile state (amxReady).
-var amxKernels = map[*tileFmt]func(nu int, tile, act, scr, cfg *byte, out *[amxToks * tileRows]float32){}
+var amxKernels = map[*tileFmt]amxKernel{}
+
+// amxKernel is an AMX kernel: nu units of a tile times sixteen tokens' activation
+// blocks into out (token-major), with scr the worker's aligned tile buffers and cfg
+// the kernel's constants (the tile configuration first).
+type amxKernel func(nu int, tile, act, scr, cfg *byte, out *[amxToks * tileRows]float32)
 
 var (
 	// amxOn reports whether MatMul takes the AMX kernels (tests switch it).

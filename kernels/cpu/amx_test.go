@@ -49,7 +49,7 @@ func amxModes() []bool {
 }
 
 // TestAMXEncodings checks the byte-encoded AMX instructions of tile_amx_amd64.s: the
-// probe runs each of them (LDTILECFG, TILEZERO, the TILELOADDs, TDPBSUD, the
+// probe runs each of them (LDTILECFG, TILEZERO, the TILELOADDs, TDPBSUD, TDPBSSD, the
 // TILESTOREDs, TILERELEASE) and its int32 results must equal a Go matrix product, and,
 // where GNU objdump is installed, the disassembly of the probe and of the kernels must
 // name exactly the instructions the comments say they encode.
@@ -70,11 +70,16 @@ func TestAMXEncodings(t *testing.T) {
 	for i := range bq {
 		bq[i] = byte(rng.Uint32())
 	}
+	cfg := newAMXConsts(0)
+	kt := cfg[64:] // tmm6: random signed bytes here
+	for i := range kt {
+		kt[i] = byte(rng.Uint32())
+	}
 	for _, q4 := range []bool{false, true} {
 		for i := range scr[:2048] { // garbage the result area: TILEZERO must clear it
 			scr[i] = 0xA5
 		}
-		amxProbe(&a[0], &b[0], &scr[0], &amxCfg[0], q4)
+		amxProbe(&a[0], &b[0], &scr[0], &cfg[0], q4)
 		for k := range 2 {
 			aa := a[704*k:]
 			bs := [][]byte{b[512*k:]}
@@ -88,6 +93,9 @@ func TestAMXEncodings(t *testing.T) {
 						for kk := range 32 {
 							want += int32(int8(aa[32*m+kk])) * int32(bb[64*(kk/4)+4*n+kk%4])
 						}
+					}
+					for kk := range 32 { // TDPBSSD: signed times signed
+						want += int32(int8(aa[32*m+kk])) * int32(int8(kt[64*(kk/4)+4*n+kk%4]))
 					}
 					got := int32(binary.LittleEndian.Uint32(scr[1024*k+64*m+4*n:]))
 					if got != want {
@@ -119,12 +127,13 @@ func checkObjdump(t *testing.T) {
 		t.Logf("objdump failed (%v): encodings checked by their results only", err)
 		return
 	}
-	probe := []string{"ldtilecfg (%rax)", "tilezero %tmm0", "tilezero %tmm1",
+	probe := []string{"ldtilecfg (%rax)", "tileloadd 0x40(%rax,%rbx,1),%tmm6", "tilezero %tmm0", "tilezero %tmm1",
 		"tileloadd (%rdi,%rdx,1),%tmm2", "tileloadd 0x2c0(%rdi,%rdx,1),%tmm3",
 		"tileloadd (%rsi,%rbx,1),%tmm4", "tileloadd 0x200(%rsi,%rbx,1),%tmm5",
 		"tdpbsud %tmm4,%tmm2,%tmm0", "tdpbsud %tmm5,%tmm3,%tmm1",
 		"tileloadd 0x800(%rax,%rbx,1),%tmm4", "tileloadd 0xa00(%rax,%rbx,1),%tmm5",
 		"tdpbsud %tmm4,%tmm2,%tmm0", "tdpbsud %tmm5,%tmm3,%tmm1",
+		"tdpbssd %tmm6,%tmm2,%tmm0", "tdpbssd %tmm6,%tmm3,%tmm1",
 		"tilestored %tmm0,(%rax,%rbx,1)", "tilestored %tmm1,0x400(%rax,%rbx,1)", "tilerelease"}
 	known := map[string]bool{}
 	for _, ins := range probe {

@@ -44,6 +44,16 @@
 // 1024(AX)(BX*1), tmm1: ModRM 10 001 100 = 8C, SIB 18, disp32 0x400.
 #define TILESTORED_AX1024_T1 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x8C; BYTE $0x18; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00
 
+// TILELOADD tmm6, 64(AX)(BX*1): ModRM 01 110 100 = 74 (mod 01: 8-bit displacement),
+// SIB 18, disp8 0x40.
+#define TILELOADD_T6_AX64 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x74; BYTE $0x18; BYTE $0x40
+
+// TDPBSSD tmm_dst, tmm_a, tmm_b (signed · signed): VEX.128.F2.0F38.W0 5E (pp 11).
+// tmm0, tmm2, tmm6: byte 2 = 0 1001 0 11 = 4B, ModRM 11 000 010 = C2.
+#define TDPBSSD_T0_T2_T6 BYTE $0xC4; BYTE $0xE2; BYTE $0x4B; BYTE $0x5E; BYTE $0xC2
+// tmm1, tmm3, tmm6: byte 2 4B, ModRM 11 001 011 = CB.
+#define TDPBSSD_T1_T3_T6 BYTE $0xC4; BYTE $0xE2; BYTE $0x4B; BYTE $0x5E; BYTE $0xCB
+
 // TDPBSUD tmm_dst, tmm_a, tmm_b (dst += signed bytes of a · unsigned bytes of b, four
 // at a time into int32): VEX.128.F3.0F38.W0 5E, ModRM 11 dst a, vvvv = inverted b.
 // tmm0, tmm2, tmm4: byte 2 = 0 1011 0 10 = 5A, ModRM 11 000 010 = C2.
@@ -51,21 +61,22 @@
 // tmm1, tmm3, tmm5: byte 2 = 0 1010 0 10 = 52, ModRM 11 001 011 = CB.
 #define TDPBSUD_T1_T3_T5 BYTE $0xC4; BYTE $0xE2; BYTE $0x52; BYTE $0x5E; BYTE $0xCB
 
-// AMX_ENTER loads the tile configuration and a kernel's arguments: CX units, SI tile,
+// AMX_ENTER loads the tile configuration, tmm6 (−k) and a kernel's arguments: CX units, SI tile,
 // DI activation blocks (16·32 bytes of quants, then 16 float32 d, 16 int32 starting
 // sums, 16 float32 min sums: 704 bytes), AX and R13 the two scratch buffers, DX and
 // BX the row strides 32 and 64; Z0–Z15 (token 0–15's accumulators over the 16 rows)
 // are zeroed.
 #define AMX_ENTER \
 	MOVQ cfg+32(FP), AX \
+	MOVQ $64, BX \
 	LDTILECFG_AX \
+	TILELOADD_T6_AX64 \
 	MOVQ nu+0(FP), CX \
 	MOVQ tile+8(FP), SI \
 	MOVQ act+16(FP), DI \
 	MOVQ scr+24(FP), AX \
 	LEAQ 3072(AX), R13 \
 	MOVQ $32, DX \
-	MOVQ $64, BX \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VPXORD Z2, Z2, Z2 \
@@ -106,14 +117,12 @@
 	VZEROUPPER \
 	RET
 
-// FST applies one token's block sums (row t of the result tile at c(R13)) to its
-// accumulator ACC, as the VNNI kernels' FMA4 does: sum = start + Σq·y (int32),
+// FST applies one token's block sums (row t of the result tile at c(R13): start +
+// Σq·y, int32) to its accumulator ACC, as the VNNI kernels' FMA4 does:
 // ACC = fma(float(sum), ws·d, ACC), with the rows' scales ws in Z16 and the block's
-// tail (d, then starting sums) at R12.
+// tail (d first) at R12.
 #define FST(c, t, ACC, A, B) \
-	VMOVDQU32 (c+64*t)(R13), A \
-	VPADDD.BCST (64+4*t)(R12), A, A \
-	VCVTDQ2PS A, A \
+	VCVTDQ2PS (c+64*t)(R13), A \
 	VMULPS.BCST (4*t)(R12), Z16, B \
 	VFMADD231PS B, A, ACC
 
@@ -145,16 +154,18 @@
 // runs, which reaches back by one unit.
 
 // AMX_TILES multiplies the unit's two blocks (tmm4/tmm5 loaded with their weights,
-// activations at DI) with sixteen tokens and stores the block sums at 0(AX) and
-// 1024(AX).
+// activations at DI) with sixteen tokens, adds the starting sums (tmm6) and stores
+// the block sums at 0(AX) and 1024(AX).
 #define AMX_TILES \
 	TILELOADD_T2_DI \
 	TILEZERO_T0 \
 	TDPBSUD_T0_T2_T4 \
+	TDPBSSD_T0_T2_T6 \
 	TILESTORED_AX_T0 \
 	TILELOADD_T3_DI704 \
 	TILEZERO_T1 \
 	TDPBSUD_T1_T3_T5 \
+	TDPBSSD_T1_T3_T6 \
 	TILESTORED_AX1024_T1
 
 // AMX_FLOAT applies the previous unit's block sums (at R13) with its fp16 row scales
@@ -319,12 +330,13 @@ amxq4_done:
 // func amxProbe(a, b, scr, cfg *byte, q4 bool)
 TEXT ·amxProbe(SB), NOSPLIT, $0-33
 	MOVQ cfg+24(FP), AX
+	MOVQ $64, BX
 	LDTILECFG_AX
+	TILELOADD_T6_AX64
 	MOVQ a+0(FP), DI
 	MOVQ b+8(FP), SI
 	MOVQ scr+16(FP), AX
 	MOVQ $32, DX
-	MOVQ $64, BX
 	TILEZERO_T0
 	TILEZERO_T1
 	TILELOADD_T2_DI
@@ -335,12 +347,14 @@ TEXT ·amxProbe(SB), NOSPLIT, $0-33
 	TDPBSUD_T1_T3_T5
 	MOVB q4+32(FP), CX
 	TESTB CX, CX
-	JZ probe_store
+	JZ probe_start
 	TILELOADD_T4_AX2048
 	TILELOADD_T5_AX2560
 	TDPBSUD_T0_T2_T4
 	TDPBSUD_T1_T3_T5
-probe_store:
+probe_start:
+	TDPBSSD_T0_T2_T6
+	TDPBSSD_T1_T3_T6
 	TILESTORED_AX_T0
 	TILESTORED_AX1024_T1
 	TILERELEASE
