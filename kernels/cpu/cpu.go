@@ -81,6 +81,7 @@ type job struct {
 	xRow, wRow, band int
 	nb, chunks       int
 	groups, gBytes   int
+	gsz              int // tokens per activation group: gemmToks, or amxToks on the AMX path
 	q                []float32
 	attn             *kernels.Attention
 }
@@ -124,7 +125,7 @@ func (c *CPU) step(part, worker int) {
 	case taskBand:
 		c.band(part, worker)
 	case taskPrep:
-		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
+		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.gsz, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskAttend:
 		c.attend(part, worker)
 	case taskHalfPrep:

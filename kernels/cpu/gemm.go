@@ -164,6 +164,7 @@ type gemmScratch struct {
 	q      []byte
 	sc, mn []float32
 	out    [64]float32
+	amx    amxScratch // the AMX kernels' tile buffers and outputs
 }
 
 // grow returns b resized to n elements, reusing its memory when it is large enough.
@@ -174,24 +175,25 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// prepActs regroups tokens [4g, 4g+4) of the quantized activations xq (rows of xRow
-// bytes in format vt; rows past n are zero) into the tile kernels' layout: per block of
-// bs elements, the four tokens' bs signed bytes, then their float32 scales d, their
-// int32 starting sums −k·Σy and their float32 min sums d·Σy.
-func prepActs(dst, xq []byte, xRow, n, g int, vt kernels.DType, bs, cols int, k int32) {
+// prepActs regroups tokens [gsz·g, gsz·g+gsz) of the quantized activations xq (rows
+// of xRow bytes in format vt; rows past n are zero) into the tile kernels' layout: per
+// block of bs elements, the gsz tokens' bs signed bytes, then their float32 scales d,
+// their int32 starting sums −k·Σy and their float32 min sums d·Σy (gsz·(bs+12) bytes).
+// The VNNI kernels take groups of gemmToks tokens, the AMX ones of amxToks.
+func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32) {
 	nb := cols / bs
-	blk := 4*bs + 48
+	blk := gsz * (bs + 12)
 	for b := 0; b < nb; b++ {
 		a := dst[b*blk : (b+1)*blk]
-		tail := a[4*bs:]
-		for t := 0; t < gemmToks; t++ {
-			tok := 4*g + t
+		tail := a[gsz*bs:]
+		for t := 0; t < gsz; t++ {
+			tok := gsz*g + t
 			y := a[t*bs : (t+1)*bs]
 			if tok >= n {
 				clear(y)
 				binary.LittleEndian.PutUint32(tail[4*t:], 0)
-				binary.LittleEndian.PutUint32(tail[16+4*t:], 0)
-				binary.LittleEndian.PutUint32(tail[32+4*t:], 0)
+				binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], 0)
+				binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], 0)
 				continue
 			}
 			row := xq[tok*xRow : (tok+1)*xRow]
@@ -215,8 +217,8 @@ func prepActs(dst, xq []byte, xRow, n, g int, vt kernels.DType, bs, cols int, k 
 				}
 			}
 			binary.LittleEndian.PutUint32(tail[4*t:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(tail[16+4*t:], uint32(-k*sum))
-			binary.LittleEndian.PutUint32(tail[32+4*t:], math.Float32bits(d*float32(sum)))
+			binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], uint32(-k*sum))
+			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(d*float32(sum)))
 		}
 	}
 }

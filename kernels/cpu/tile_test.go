@@ -34,7 +34,7 @@ func tileCase(rng *rand.Rand, typ kernels.DType, nb, rows, ntok int) (f *tileFmt
 		vtr.FromFloat(x, xq[t*xRow:(t+1)*xRow])
 	}
 	act = make([]byte, cols/f.pk.bs*(4*f.pk.bs+48))
-	prepActs(act, xq, xRow, ntok, 0, vt, f.pk.bs, cols, f.pk.k)
+	prepActs(act, xq, xRow, ntok, 0, gemmToks, vt, f.pk.bs, cols, f.pk.k)
 	return f, tile, act
 }
 
@@ -48,7 +48,7 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 	rng := rand.New(rand.NewPCG(seed, 11))
 	f, tile, act := tileCase(rng, typ, nb, rows, ntok)
 	want := make([]float32, 64)
-	tileGo(f, nb, tile, act, 4, want)
+	tileGo(f, nb, tile, act, gemmToks, 4, want)
 	var got [64]float32
 	tileX4(f, nb, tile, act, &got)
 	for i := range got {
@@ -98,8 +98,9 @@ func FuzzFastTile(f *testing.F) {
 }
 
 // TestMatMulBatchInvariant checks that every token's row of a product is bit-identical
-// whatever the number of tokens multiplied with it (1…70) and the thread count, so a
-// sequence decodes to the same logits alone or batched with others.
+// whatever the number of tokens multiplied with it (1…70), the thread count and the
+// kernel (VNNI, and AMX where the CPU and OS allow it), so a sequence decodes to the
+// same logits alone or batched with others.
 func TestMatMulBatchInvariant(t *testing.T) {
 	const maxN = 70
 	for _, typ := range dotTypes {
@@ -121,19 +122,23 @@ func TestMatMulBatchInvariant(t *testing.T) {
 				c.MatMul(want[i*rows:(i+1)*rows], w, x[i*cols:(i+1)*cols], 1)
 				c.Close()
 			}
-			for _, threads := range []int{1, 2, 3} {
-				c := New(threads)
-				dst := make([]float32, maxN*rows)
-				for n := 1; n <= maxN; n++ {
-					c.MatMul(dst, w, x, n)
-					for i := range n * rows {
-						if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
-							c.Close()
-							t.Fatalf("threads=%d n=%d: token %d row %d = %g, alone %g", threads, n, i/rows, i%rows, dst[i], want[i])
+			defer func(on bool) { amxOn = on }(amxOn)
+			for _, amx := range amxModes() { // AMX takes n ≥ amxMinToks where it runs
+				amxOn = amx
+				for _, threads := range []int{1, 2, 3} {
+					c := New(threads)
+					dst := make([]float32, maxN*rows)
+					for n := 1; n <= maxN; n++ {
+						c.MatMul(dst, w, x, n)
+						for i := range n * rows {
+							if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+								c.Close()
+								t.Fatalf("amx=%v threads=%d n=%d: token %d row %d = %g, alone %g", amx, threads, n, i/rows, i%rows, dst[i], want[i])
+							}
 						}
 					}
+					c.Close()
 				}
-				c.Close()
 			}
 		})
 	}
