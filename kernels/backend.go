@@ -37,6 +37,23 @@ type Attention struct {
 	Blocks         []int32 // block table: the cache block of positions i*BlockSize…; nil = contiguous
 	BlockSize      int     // positions per block (used with Blocks)
 	Flash          bool    // fused (online-softmax) attention instead of materialised scores
+	// Partition, when > 0, sends every query row whose context (Start+t+1 positions for
+	// row t) is at least PartitionMin positions to partitioned attention: the context is
+	// cut into partitions of Partition positions, each partition's running maximum, sum
+	// and unnormalised output are computed apart (in parallel, the query heads of one
+	// key/value head together), then reduced. The other rows take the one-pass path
+	// (Flash or plain). The choice is made per row from its own context length, so a
+	// row's output does not depend on the rows it shares a call with.
+	Partition, PartitionMin int
+}
+
+// VarSeq is one sequence of a varlen attention call (several sequences of different
+// query and context lengths at once): N new tokens at positions Start…Start+N-1 whose
+// cache rows the block table Blocks gives (nil: position p is row p). The call's
+// Attention gives everything else; its own N, Start and Blocks are ignored.
+type VarSeq struct {
+	N, Start int
+	Blocks   []int32
 }
 
 // Row returns the cache row that holds the sequence's position p.
