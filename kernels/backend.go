@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Matrix is a weight matrix stored row-major in one of the block formats: Rows rows of
@@ -83,6 +84,30 @@ type KVView struct {
 	F32  []float32
 	F16  []uint16
 	Q8   []byte
+}
+
+// CrossoverPoint is one context length measured by a partition calibration: the
+// time of one decode row's attention on the one-pass path and on the partitioned path.
+type CrossoverPoint struct {
+	Ctx                  int
+	OnePass, Partitioned time.Duration
+}
+
+// Crossover is a measured partition crossover: From is the shortest measured context
+// from which partitioned attention was faster at that length and at every longer one
+// measured (0: never faster, partitions stay off); Points are the measurements.
+type Crossover struct {
+	From   int
+	Points []CrossoverPoint
+}
+
+// PartitionCalibrator is implemented by backends with partitioned attention
+// (Attention.Partition): MeasureCrossover times one decode row of a's head layout,
+// cache type and one-pass path (a.Flash) at context lengths up to maxCtx, on the
+// backend's threads, one-pass and partitioned (partitions of part positions)
+// alternately, and returns the crossover.
+type PartitionCalibrator interface {
+	MeasureCrossover(a *Attention, part, maxCtx int) Crossover
 }
 
 // Backend is the compute contract the engine runs on. Activations are host float32
