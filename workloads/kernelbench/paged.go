@@ -248,26 +248,28 @@ func (c PagedCase) scaled(s int) PagedCase {
 	return c
 }
 
-// pagedKV is the suite's KV cache: one pool of rows for each head size, filled with
-// unit-normal values, shared by every case (each lays its sequences over it).
+// pagedKV is the suite's KV cache: a pool of key rows and one of value rows for each
+// head size, filled with unit-normal values, shared by every case (each lays its
+// sequences over shuffled blocks of it).
 type pagedKV struct {
 	rows  int
-	views map[int]kernels.KVView // by head size
+	views map[[2]int]kernels.KVView // by head size and K (0) or V (1)
 }
 
 func newPagedKV(rows int) *pagedKV {
-	return &pagedKV{rows: rows, views: map[int]kernels.KVView{}}
+	return &pagedKV{rows: rows, views: map[[2]int]kernels.KVView{}}
 }
 
-// view returns (making on first use) the pool for head size hd.
-func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
-	if v, ok := p.views[hd]; ok {
+// view returns (making on first use) the key (which 0) or value (1) pool for head
+// size hd.
+func (p *pagedKV) view(o PagedOptions, hd, which int) kernels.KVView {
+	if v, ok := p.views[[2]int{hd, which}]; ok {
 		return v
 	}
 	n := p.rows * o.KVHeads * hd
-	rng := rand.New(rand.NewPCG(uint64(hd), 1))
-	// A table of random values, repeated at random offsets: filling hundreds of MiB
-	// one random value at a time would take longer than the cases.
+	rng := rand.New(rand.NewPCG(uint64(hd), uint64(which)))
+	// A table of random values copied from random offsets: filling hundreds of MiB one
+	// random value at a time would take longer than the cases.
 	table := make([]float32, 1<<16)
 	for i := range table {
 		table[i] = float32(rng.NormFloat64())
@@ -279,10 +281,10 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		}
 	}
 	v := kernels.KVView{Type: o.KVType}
+	buf := make([]float32, 1<<15)
 	switch o.KVType {
 	case kernels.F16:
 		v.F16 = make([]uint16, n)
-		buf := make([]float32, 1<<15)
 		for i := 0; i < n; i += len(buf) {
 			b := buf[:min(len(buf), n-i)]
 			fill(b)
@@ -292,7 +294,6 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		}
 	case kernels.Q8_0:
 		v.Q8 = make([]byte, n/32*34)
-		buf := make([]float32, 1<<15)
 		for i := 0; i < n; i += len(buf) {
 			b := buf[:min(len(buf), n-i)]
 			fill(b)
@@ -302,20 +303,18 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		v.F32 = make([]float32, n)
 		fill(v.F32)
 	}
-	p.views[hd] = v
+	p.views[[2]int{hd, which}] = v
 	return v
 }
 
-// attention returns the suite's Attention for the head size of big or not (one
-// pool serves as keys and values: the timings do not depend on the values).
+// attention returns the suite's Attention for the head size of big or not.
 func (p *pagedKV) attention(o PagedOptions, big bool) kernels.Attention {
 	hd := o.HeadDim
 	if big {
 		hd *= 2
 	}
-	v := p.view(o, hd)
 	return kernels.Attention{Heads: o.Heads, KVHeads: o.KVHeads, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd))),
-		K: v, V: v, BlockSize: o.BlockSize, Flash: o.Flash}
+		K: p.view(o, hd, 0), V: p.view(o, hd, 1), BlockSize: o.BlockSize, Flash: o.Flash}
 }
 
 // runPagedCase times one case.
