@@ -78,8 +78,8 @@ func (c PagedCase) Shape() string {
 // PagedOptions configures RunPaged; zero fields take the defaults.
 type PagedOptions struct {
 	Threads int // 0 = every core
-	// Reps is the timings of each path per case, alternating paths; the fastest
-	// counts. 0 = 3.
+	// Reps is the fewest timings of each path per case, alternating paths (short
+	// cases take more, see pagedBudget); the fastest counts. 0 = 3.
 	Reps int
 	// Heads, KVHeads and HeadDim are the head layout; 0 = 32, 4 and 64 (TinyLlama
 	// 1.1B, a llama-1b-like model). decode-big-head doubles HeadDim.
@@ -185,7 +185,7 @@ type PagedReport struct {
 // RunPaged runs the suite's cases (o.Cases, all when nil), calling progress (may be
 // nil) before each case and once at the end (done == total). Every case times the
 // one-pass and partitioned paths (and the automatic choice when it mixes them)
-// alternately o.Reps times (after one untimed call each) over one paged KV cache of random values (blocks of
+// alternately at least o.Reps times (after one untimed call each) over one paged KV cache of random values (blocks of
 // o.BlockSize in shuffled order), checks the two paths agree within PagedTolerance,
 // and the report's checks say whether the automatic choice stayed within AutoSlack of
 // the better path on every case and whether partitions won on the single long
@@ -317,6 +317,15 @@ func (p *pagedKV) attention(o PagedOptions, big bool) kernels.Attention {
 		K: p.view(o, hd, 0), V: p.view(o, hd, 1), BlockSize: o.BlockSize, Flash: o.Flash}
 }
 
+// pagedBudget and pagedMaxReps set the timings of a case beyond PagedOptions.Reps:
+// as many as fit in pagedBudget per path (judged by the warm-up call), at most
+// pagedMaxReps, so that short cases are timed often enough for their best to be
+// reliable on a busy machine.
+const (
+	pagedBudget  = time.Second
+	pagedMaxReps = 25
+)
+
 // runPagedCase times one case.
 func runPagedCase(c *cpu.CPU, o PagedOptions, kv *pagedKV, pc PagedCase, from int) PagedResult {
 	a := kv.attention(o, pc.BigHead)
@@ -351,11 +360,15 @@ func runPagedCase(c *cpu.CPU, o PagedOptions, kv *pagedKV, pc PagedCase, from in
 	if res.AutoRows != 0 && res.AutoRows != res.Rows {
 		n = 3
 	}
+	var slowest time.Duration
 	for p := range n { // warm up: scratch grown, caches and pages touched
+		t0 := time.Now()
 		c.AttendVarlen(outs[p], q, &paths[p], seqs)
+		slowest = max(slowest, time.Since(t0))
 	}
+	reps := max(o.Reps, min(pagedMaxReps, int(pagedBudget/max(slowest, 1))))
 	best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
-	for range o.Reps {
+	for range reps {
 		for p := range n {
 			t0 := time.Now()
 			c.AttendVarlen(outs[p], q, &paths[p], seqs)
@@ -480,7 +493,7 @@ func WritePagedTable(w io.Writer, r *PagedReport) error {
 	if o.Scale > 1 {
 		scale = fmt.Sprintf("lengths divided by %d", o.Scale)
 	}
-	fmt.Fprintf(w, "%s, %d threads; %d q heads / %d kv heads of %d (big-head %d), %s cache, blocks of %d; after = partitions of %d, before = one-pass %s; best of %d alternating; %s\n",
+	fmt.Fprintf(w, "%s, %d threads; %d q heads / %d kv heads of %d (big-head %d), %s cache, blocks of %d; after = partitions of %d, before = one-pass %s; best of ≥ %d alternating; %s\n",
 		r.Backend, o.Threads, o.Heads, o.KVHeads, o.HeadDim, 2*o.HeadDim, strings.ToLower(o.KVType.String()), o.BlockSize, o.Partition, path, o.Reps, scale)
 	if len(r.Crossover.Points) > 0 {
 		var pts []string
