@@ -32,6 +32,7 @@ func (e *Engine) NewSession(ctx int) (*Session, error) {
 	// needs no activations for a full batch.
 	st := e.Model.NewState(min(e.opts.Batch, ctx))
 	st.Flash = e.opts.FlashAttn
+	e.part.apply(st)
 	return &Session{e: e, cache: c, state: st}, nil
 }
 

@@ -1,0 +1,454 @@
+package cpu
+
+// Attention kernels (moved here from cpu.go): the one-pass paths (plain and flash, one
+// pass per query row and head), the partitioned path (per query row, key/value head and
+// partition of the context, then a reduce) and the varlen call that runs many
+// sequences of different query and context lengths at once.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"llmbench/kernels"
+)
+
+// attnPlan lists the rows and work units of one attention call. Rows are numbered
+// across the call's sequences in order (row r's queries and outputs start at
+// r*Heads*HeadDim); each row goes to the one-pass path (plain) or the partitioned
+// path (part).
+type attnPlan struct {
+	seqs    []kernels.Attention // per sequence: the call's Attention with its N, Start and Blocks
+	qOff    []int               // the first row of each sequence
+	rowSeq  []int32             // the sequence of each row
+	plain   []int32             // rows of the one-pass path
+	part    []int32             // rows of the partitioned path
+	partOff []int               // units of part[:i] (len(part)+1 entries); see partUnit
+	slotOff []int               // partial results of part[:i]: Heads×partitions per row
+	one     [1]kernels.VarSeq   // Attend's single sequence
+	// Per partitioned row, head and partition (slot slotOff[i]+h*partitions+p): the
+	// partition's maximum score, sum of exponentials and unnormalised output (HeadDim
+	// values at slot*HeadDim).
+	pMax []float32
+	pSum []float64
+	pAcc []float32
+}
+
+// partsOf returns the partitions of size positions that a context of ctx positions
+// takes.
+func partsOf(ctx, size int) int { return (ctx + size - 1) / size }
+
+// Attend implements kernels.Backend: causal attention for each new token and head.
+// Rows whose context reaches a.PartitionMin (with a.Partition > 0) take the
+// partitioned path (see AttendVarlen); the others take the one-pass path, parallel over
+// (token, head) pairs. The plain one-pass path materialises the scores of the whole
+// context and sums the softmax in float64; the flash path (a.Flash) walks the context
+// in tiles of 64 positions with an online softmax (running maximum and sum), so its
+// scratch does not grow with the context. Every path reads the cache through the block
+// table a block at a time (a.Span), so a paged cache gives the contiguous cache's
+// outputs bit for bit.
+func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
+	c.ap.one[0] = kernels.VarSeq{N: a.N, Start: a.Start, Blocks: a.Blocks}
+	c.AttendVarlen(dst, q, a, c.ap.one[:])
+	c.ap.one[0] = kernels.VarSeq{}
+}
+
+// AttendVarlen is Attend for several sequences in one call (varlen prefill and batched
+// decode): seqs give each sequence's new tokens, first position and block table, a
+// the rest (heads, scale, the cache, the path). q and dst hold the sequences' rows one
+// after another. All work units of all sequences go to the pool together; each row's
+// output is computed as Attend computes it alone, bit for bit.
+//
+// The partitioned path works per (row, key/value head, partition of a.Partition
+// positions): the query heads that share the key/value head walk the partition
+// together in tiles of 64 positions with an online softmax (each K and V row is read
+// once for the group), leaving their maximum, float64 sum and unnormalised output; a
+// reduce per row then rescales the partitions to the common maximum and divides by the
+// total. A single partition is the flash path's arithmetic exactly; more partitions
+// agree with it to rounding (the sums are regrouped).
+func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernels.VarSeq) {
+	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
+		panic(fmt.Sprintf("cpu: Q8_0 KV cache needs a head size that is a multiple of 32, not %d", a.HeadDim))
+	}
+	if a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.Partition < 0 {
+		panic(fmt.Sprintf("cpu: attention with %d heads over %d KV heads, partition %d", a.Heads, a.KVHeads, a.Partition))
+	}
+	pl := &c.ap
+	pl.seqs = grow(pl.seqs, len(seqs))
+	pl.qOff = grow(pl.qOff, len(seqs))
+	pl.plain, pl.part = pl.plain[:0], pl.part[:0]
+	pl.partOff, pl.slotOff = append(pl.partOff[:0], 0), append(pl.slotOff[:0], 0)
+	gqa := a.Heads / a.KVHeads
+	rows := 0
+	for _, s := range seqs {
+		rows += s.N
+	}
+	pl.rowSeq = grow(pl.rowSeq, rows)
+	rows = 0
+	plainCtx := 0 // positions the plain rows attend over
+	for i, s := range seqs {
+		sa := &pl.seqs[i]
+		*sa = *a
+		sa.N, sa.Start, sa.Blocks = s.N, s.Start, s.Blocks
+		pl.qOff[i] = rows
+		for t := range s.N {
+			r := int32(rows + t)
+			pl.rowSeq[r] = int32(i)
+			if ctx := s.Start + t + 1; a.Partition > 0 && ctx >= a.PartitionMin {
+				np := partsOf(ctx, a.Partition)
+				pl.part = append(pl.part, r)
+				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*subgroups(gqa, a.KVHeads*np, c.threads)*np)
+				pl.slotOff = append(pl.slotOff, pl.slotOff[len(pl.slotOff)-1]+a.Heads*np)
+			} else {
+				pl.plain = append(pl.plain, r)
+				plainCtx += ctx
+			}
+		}
+		rows += s.N
+	}
+	if len(q) < rows*a.Heads*a.HeadDim || len(dst) < rows*a.Heads*a.HeadDim {
+		panic(fmt.Sprintf("cpu: attention over %d rows of %d heads of %d: q has %d, dst %d", rows, a.Heads, a.HeadDim, len(q), len(dst)))
+	}
+	j := &c.job
+	*j = job{dst: dst, q: q, attn: a}
+	if len(pl.plain) > 0 {
+		j.kind = taskAttend
+		// work: a dot product and an axpy of HeadDim per (row, head, position)
+		c.pool.RunWork(len(pl.plain)*a.Heads, 2*a.Heads*a.HeadDim*plainCtx, c.run)
+	}
+	if units := pl.partOff[len(pl.part)]; units > 0 {
+		slots := pl.slotOff[len(pl.part)]
+		pl.pMax = grow(pl.pMax, slots)
+		pl.pSum = grow(pl.pSum, slots)
+		pl.pAcc = grow(pl.pAcc, slots*a.HeadDim)
+		j.kind = taskAttendPart
+		c.pool.Run(units, c.run)
+		j.kind = taskReduce
+		c.pool.Run(len(pl.part), c.run)
+	}
+	*j = job{}
+	clear(pl.seqs) // keep no cache alive
+}
+
+// row returns the sequence of row r (its Attention) and r's index within it.
+func (pl *attnPlan) row(r int32) (*kernels.Attention, int) {
+	s := pl.rowSeq[r]
+	return &pl.seqs[s], int(r) - pl.qOff[s]
+}
+
+// attnScratch is one worker's attention space.
+type attnScratch struct {
+	scores []float32
+	kv     []float32 // one dequantized Q8_0 head row
+	acc    []float32
+}
+
+// flashTile is the number of positions the fused attention path scores at a time.
+const flashTile = 64
+
+// attend runs the one-pass path for one (row, head) pair.
+func (c *CPU) attend(part, worker int) {
+	j := &c.job
+	pl := &c.ap
+	heads := j.attn.Heads
+	r, h := pl.plain[part/heads], part%heads
+	a, t := pl.row(r)
+	pos := a.Start + t
+	ws := &c.work[worker]
+	qh := j.q[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
+	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
+	kvStride := a.KVHeads * a.HeadDim
+	out := j.dst[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
+	ws.kv = grow(ws.kv, a.HeadDim)
+	if !a.Flash {
+		ws.scores = grow(ws.scores, pos+1)
+		s := ws.scores
+		maxv := float32(math.Inf(-1))
+		for p := 0; p <= pos; {
+			r, n := a.Span(p, pos+1)
+			for i := range n {
+				s[p+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
+				maxv = max(maxv, s[p+i])
+			}
+			p += n
+		}
+		var sum float64
+		for p, v := range s {
+			e := expf(v - maxv)
+			s[p] = e
+			sum += float64(e)
+		}
+		inv := float32(1 / sum)
+		clear(out)
+		for p := 0; p <= pos; {
+			r, n := a.Span(p, pos+1)
+			for i, w := range s[p : p+n] {
+				axpyKV(out, w*inv, &a.V, (r+i)*kvStride+off, ws.kv)
+			}
+			p += n
+		}
+		return
+	}
+	ws.scores = grow(ws.scores, flashTile)
+	ws.acc = grow(ws.acc, a.HeadDim)
+	acc := ws.acc
+	clear(acc)
+	m := float32(math.Inf(-1))
+	var sum float64
+	for p0 := 0; p0 <= pos; p0 += flashTile {
+		p1 := min(pos+1, p0+flashTile)
+		s := ws.scores[:p1-p0]
+		tm := float32(math.Inf(-1))
+		for p := p0; p < p1; {
+			r, n := a.Span(p, p1)
+			for i := range n {
+				v := dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
+				s[p-p0+i] = v
+				tm = max(tm, v)
+			}
+			p += n
+		}
+		if tm > m {
+			if sum != 0 {
+				r := expf(m - tm)
+				sum *= float64(r)
+				for i := range acc {
+					acc[i] *= r
+				}
+			}
+			m = tm
+		}
+		for p := p0; p < p1; {
+			r, n := a.Span(p, p1)
+			for i, v := range s[p-p0 : p-p0+n] {
+				e := expf(v - m)
+				sum += float64(e)
+				axpyKV(acc, e, &a.V, (r+i)*kvStride+off, ws.kv)
+			}
+			p += n
+		}
+	}
+	inv := float32(1 / sum)
+	for i, v := range acc {
+		out[i] = v * inv
+	}
+}
+
+func expf(x float32) float32 { return exp32(x) }
+
+// dotKV returns q·k for the head row of kv at element offset off; tmp holds a
+// dequantized Q8_0 row.
+func dotKV(q []float32, kv *kernels.KVView, off int, tmp []float32) float32 {
+	switch kv.Type {
+	case kernels.F16:
+		return dotF16s(q, kv.F16[off:off+len(q)])
+	case kernels.Q8_0:
+		return dotQ8KV(q, kv.Q8[off/32*34:(off+len(q))/32*34])
+	}
+	return dotF32s(q, kv.F32[off:off+len(q)])
+}
+
+// axpyKV adds w times the head row of kv at element offset off to out.
+func axpyKV(out []float32, w float32, kv *kernels.KVView, off int, tmp []float32) {
+	switch kv.Type {
+	case kernels.F16:
+		axpyF16s(out, w, kv.F16[off:off+len(out)])
+	case kernels.Q8_0:
+		axpyQ8KV(out, w, kv.Q8[off/32*34:(off+len(out))/32*34], tmp)
+	default:
+		axpyF32s(out, w, kv.F32[off:off+len(out)])
+	}
+}
+
+// dotQ8KV returns Σ q[i]·k[i] for Q8_0 blocks k: per block, the float sum of q·quant
+// times the block scale.
+func dotQ8KV(q []float32, k []byte) float32 {
+	var s float32
+	for b := 0; b < len(q)/32; b++ {
+		blk := k[34*b : 34*b+34]
+		qs := q[32*b : 32*b+32]
+		var t0, t1, t2, t3 float32
+		for i := 0; i < 32; i += 4 {
+			t0 += qs[i] * float32(int8(blk[2+i]))
+			t1 += qs[i+1] * float32(int8(blk[3+i]))
+			t2 += qs[i+2] * float32(int8(blk[4+i]))
+			t3 += qs[i+3] * float32(int8(blk[5+i]))
+		}
+		s += (t0 + t1 + t2 + t3) * f16At(blk)
+	}
+	return s
+}
+
+// axpyQ8KV adds w times the Q8_0 blocks v to out, dequantizing through tmp.
+func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
+	tmp = tmp[:len(out)]
+	for b := 0; b < len(out)/32; b++ {
+		blk := v[34*b : 34*b+34]
+		d := f16At(blk) * w
+		t := tmp[32*b : 32*b+32]
+		for i := range t {
+			t[i] = float32(int8(blk[2+i])) * d
+		}
+	}
+	axpyF32s(out, 1, tmp)
+}
+
+// subgroups returns into how many subgroups the gqa query heads of a key/value head
+// are split on the partitioned path, for a row with units (key/value heads ×
+// partitions) units before the split: the fewest (a divisor of gqa) that gives at
+// least four units per thread, so that a short row still spreads over the threads.
+// Each head's arithmetic is the same in any subgroup, so the split changes no result.
+func subgroups(gqa, units, threads int) int {
+	for d := 1; d < gqa; d++ {
+		if gqa%d == 0 && units*d >= 4*threads {
+			return d
+		}
+	}
+	return gqa
+}
+
+// partUnit returns unit u's partitioned row (its index in pl.part), key/value head,
+// subgroup of that head's query heads, partition, and the row's partition and
+// subgroup counts. A row's units are ordered by key/value head, then subgroup, then
+// partition.
+func (pl *attnPlan) partUnit(u, heads, kvHeads int) (i, g, sub, p, np, sg int) {
+	i = sort.Search(len(pl.part), func(i int) bool { return pl.partOff[i+1] > u })
+	np = (pl.slotOff[i+1] - pl.slotOff[i]) / heads
+	sg = (pl.partOff[i+1] - pl.partOff[i]) / (kvHeads * np)
+	local := u - pl.partOff[i]
+	g, local = local/(sg*np), local%(sg*np)
+	return i, g, local / np, local % np, np, sg
+}
+
+// attendPart runs one unit of the partitioned path: a subgroup of the query heads of
+// one key/value head of one row over one partition of its context, leaving the
+// partition's maximum, sum and unnormalised output per head in the plan's slots.
+func (c *CPU) attendPart(u, worker int) {
+	j := &c.job
+	pl := &c.ap
+	i, g, sub, p, np, sg := pl.partUnit(u, j.attn.Heads, j.attn.KVHeads)
+	r := pl.part[i]
+	a, t := pl.row(r)
+	hd := a.HeadDim
+	w := a.Heads / a.KVHeads / sg // query heads in the unit
+	h0 := g*(a.Heads/a.KVHeads) + sub*w
+	ctx := a.Start + t + 1
+	p0, p1 := p*a.Partition, min(ctx, (p+1)*a.Partition)
+	ws := &c.work[worker]
+	ws.kv = grow(ws.kv, hd)
+	ws.scores = grow(ws.scores, w*flashTile)
+	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
+	off := g * hd
+	kvStride := a.KVHeads * hd
+	// The unit's heads' slots are slot0, slot0+np, …: head k's accumulator is
+	// pAcc[(slot0+k*np)*hd:][:hd].
+	slot0 := pl.slotOff[i] + h0*np + p
+	for k := range w {
+		s := slot0 + k*np
+		pl.pMax[s], pl.pSum[s] = float32(math.Inf(-1)), 0
+		clear(pl.pAcc[s*hd : (s+1)*hd])
+	}
+	scores := ws.scores[:w*flashTile]
+	for t0 := p0; t0 < p1; t0 += flashTile {
+		t1 := min(p1, t0+flashTile)
+		for pos := t0; pos < t1; {
+			row, n := a.Span(pos, t1)
+			for k := range n {
+				ro := (row+k)*kvStride + off
+				if a.K.Type == kernels.F16 {
+					kr := a.K.F16[ro : ro+hd]
+					for hh := range w {
+						scores[hh*flashTile+pos-t0+k] = dotF16s(qg[hh*hd:(hh+1)*hd], kr) * a.Scale
+					}
+					continue
+				}
+				for hh := range w {
+					scores[hh*flashTile+pos-t0+k] = dotKV(qg[hh*hd:(hh+1)*hd], &a.K, ro, ws.kv) * a.Scale
+				}
+			}
+			pos += n
+		}
+		for hh := range w {
+			sl := slot0 + hh*np
+			m, sum, acc := pl.pMax[sl], pl.pSum[sl], pl.pAcc[sl*hd:(sl+1)*hd]
+			s := scores[hh*flashTile:][:t1-t0]
+			tm := float32(math.Inf(-1))
+			for _, v := range s {
+				tm = max(tm, v)
+			}
+			if tm > m {
+				if sum != 0 {
+					f := expf(m - tm)
+					sum *= float64(f)
+					for k := range acc {
+						acc[k] *= f
+					}
+				}
+				m = tm
+			}
+			for k, v := range s {
+				e := expf(v - m)
+				s[k] = e
+				sum += float64(e)
+			}
+			pl.pMax[sl], pl.pSum[sl] = m, sum
+		}
+		for pos := t0; pos < t1; {
+			row, n := a.Span(pos, t1)
+			for k := range n {
+				ro := (row+k)*kvStride + off
+				if a.V.Type == kernels.F16 {
+					vr := a.V.F16[ro : ro+hd]
+					for hh := range w {
+						sl := (slot0 + hh*np) * hd
+						axpyF16s(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], vr)
+					}
+					continue
+				}
+				for hh := range w {
+					sl := (slot0 + hh*np) * hd
+					axpyKV(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], &a.V, ro, ws.kv)
+				}
+			}
+			pos += n
+		}
+	}
+}
+
+// reducePart combines the partitions of the partitioned row pl.part[i] for every
+// head: each partition's sum and output are rescaled by exp(its maximum − the
+// overall maximum), summed in partition order, and the output divided by the total.
+func (c *CPU) reducePart(i int) {
+	j := &c.job
+	pl := &c.ap
+	a := j.attn
+	r := int(pl.part[i])
+	hd := a.HeadDim
+	np := (pl.slotOff[i+1] - pl.slotOff[i]) / a.Heads
+	for h := range a.Heads {
+		base := pl.slotOff[i] + h*np
+		out := j.dst[(r*a.Heads+h)*hd:][:hd]
+		if np == 1 { // the flash path's arithmetic
+			inv := float32(1 / pl.pSum[base])
+			for k, v := range pl.pAcc[base*hd:][:hd] {
+				out[k] = v * inv
+			}
+			continue
+		}
+		mx := float32(math.Inf(-1))
+		for p := range np {
+			mx = max(mx, pl.pMax[base+p])
+		}
+		clear(out)
+		var total float64
+		for p := range np {
+			f := expf(pl.pMax[base+p] - mx)
+			total += pl.pSum[base+p] * float64(f)
+			axpyF32s(out, f, pl.pAcc[(base+p)*hd:][:hd])
+		}
+		inv := float32(1 / total)
+		for k := range out {
+			out[k] *= inv
+		}
+	}
+}
