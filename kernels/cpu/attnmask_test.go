@@ -163,7 +163,9 @@ func kernelsFor(c *CPU, p *AttnProblem, f MaskFunc, causal bool, mb, mh, block i
 	bm := c.NewBlockMap(f, mb, mh, p.Sq, p.Skv, block)
 	ks := []attnKernel{
 		{"dense", func(c *CPU, o, lse []float32, p *AttnProblem) { c.AttnDense(o, lse, p, dm) },
-			func(c *CPU, g AttnGrads, p *AttnProblem, o, lse, dO []float32) { c.AttnDenseBackward(g, p, dm, o, lse, dO) }},
+			func(c *CPU, g AttnGrads, p *AttnProblem, o, lse, dO []float32) {
+				c.AttnDenseBackward(g, p, dm, o, lse, dO)
+			}},
 		{"block-sparse", func(c *CPU, o, lse []float32, p *AttnProblem) { c.AttnBlockSparse(o, lse, p, bm) },
 			func(c *CPU, g AttnGrads, p *AttnProblem, o, lse, dO []float32) {
 				c.AttnBlockSparseBackward(g, p, bm, o, lse, dO)
