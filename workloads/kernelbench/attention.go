@@ -127,7 +127,7 @@ func runAttentionMasks(ctx context.Context, spec workloads.KernelSpec, obs Obser
 		}
 		results = append(results, res)
 		rep.Sections = append(rep.Sections, sec)
-		obs(Event{Done: 3 * (i + 1), Total: total, Section: &rep.Sections[len(rep.Sections)-1]})
+		obs(Event{Done: 3 * (i + 1), Total: total, Case: m.Name + " done", Section: &rep.Sections[len(rep.Sections)-1]})
 	}
 	rep.Partial = len(results) < len(selected)
 	if spec.Check && !rep.Partial {
