@@ -165,16 +165,19 @@ const (
 )
 
 // BlockMap is the block structure of a mask (flex attention's BlockMask): the kind of
-// every Size×Size tile and, per query block, the key blocks that are not empty. B or H
-// of 1 broadcast over batches or heads.
+// every Size×Size tile, per query block the key blocks that are not empty, and the
+// mask of every partial tile as a bitmap (kept while the map is computed, as the mask
+// is evaluated at every position anyway, so a partial tile tests one bit per position
+// instead of calling the mask function). B or H of 1 broadcast over batches or heads.
 type BlockMap struct {
 	B, H, Sq, Skv, Size int
 	NQ, NK              int         // query and key blocks
 	Kinds               []BlockKind // [B][H][NQ][NK]
-	// Mask is the function the map was computed from; partial tiles call it.
-	Mask MaskFunc
 	// live[(b·H+h)·NQ+qb] lists the non-empty key blocks of a query block.
 	live [][]int32
+	// bits[tile] is a partial tile's mask, bit i·Size+j for query q0+i and key k0+j
+	// (nil for the other tiles).
+	bits [][]uint64
 }
 
 // NewBlockMap computes the block map of mask f over [B][H][Sq][Skv] with square
@@ -185,17 +188,22 @@ func (c *CPU) NewBlockMap(f MaskFunc, B, H, Sq, Skv, size int) *BlockMap {
 		panic("cpu: block size below 1")
 	}
 	nq, nk := (Sq+size-1)/size, (Skv+size-1)/size
-	m := &BlockMap{B: B, H: H, Sq: Sq, Skv: Skv, Size: size, NQ: nq, NK: nk, Mask: f,
-		Kinds: make([]BlockKind, B*H*nq*nk), live: make([][]int32, B*H*nq)}
+	m := &BlockMap{B: B, H: H, Sq: Sq, Skv: Skv, Size: size, NQ: nq, NK: nk,
+		Kinds: make([]BlockKind, B*H*nq*nk), live: make([][]int32, B*H*nq), bits: make([][]uint64, B*H*nq*nk)}
+	words := (size*size + 63) / 64
 	c.pool.Run(B*H*nq, func(part, _ int) {
 		b, h, qb := part/(H*nq), part/nq%H, part%nq
 		kinds := m.Kinds[part*nk:][:nk]
+		bits := make([]uint64, words)
 		for kb := range kinds {
 			some, all := false, true
+			clear(bits)
 			for q := qb * size; q < min(Sq, (qb+1)*size); q++ {
 				for kv := kb * size; kv < min(Skv, (kb+1)*size); kv++ {
 					if f(b, h, q, kv) {
 						some = true
+						bit := (q-qb*size)*size + kv - kb*size
+						bits[bit>>6] |= 1 << (bit & 63)
 					} else {
 						all = false
 					}
@@ -206,6 +214,8 @@ func (c *CPU) NewBlockMap(f MaskFunc, B, H, Sq, Skv, size int) *BlockMap {
 				kinds[kb] = BlockFull
 			case some:
 				kinds[kb] = BlockPartial
+				m.bits[part*nk+kb] = bits
+				bits = make([]uint64, words)
 			}
 			if some {
 				m.live[part] = append(m.live[part], int32(kb))
@@ -256,13 +266,17 @@ type tilePlan interface {
 	size() int
 	// blocks appends the non-empty key blocks of query block qb to dst.
 	blocks(b, h, qb int, dst []tileRef) []tileRef
-	allow(b, h, q, kv int) bool
+	// allow says whether query q may see key kv in partial tile t, bit being the
+	// position's index i·size+j inside the tile.
+	allow(t *tileRef, q, kv, bit int) bool
 }
 
-// tileRef is a key block to visit and whether it needs the mask.
+// tileRef is a key block to visit, whether it needs the mask, and the mask of a
+// partial tile of a block map.
 type tileRef struct {
 	kb      int
 	partial bool
+	bits    []uint64
 }
 
 // causalPlan is causal attention (kv ≤ q, torch's is_causal) in tiles of n: the
@@ -280,10 +294,10 @@ func (c causalPlan) blocks(_, _, qb int, dst []tileRef) []tileRef {
 	return dst
 }
 
-func (causalPlan) allow(_, _, q, kv int) bool { return kv <= q }
+func (causalPlan) allow(_ *tileRef, q, kv, _ int) bool { return kv <= q }
 
-// mapPlan is a block map: empty tiles skipped, the mask function called on partial
-// tiles only.
+// mapPlan is a block map: empty tiles skipped, the mask applied on partial tiles
+// only (from their bitmaps).
 type mapPlan struct{ m *BlockMap }
 
 func (p mapPlan) size() int { return p.m.Size }
@@ -293,12 +307,12 @@ func (p mapPlan) blocks(b, h, qb int, dst []tileRef) []tileRef {
 	row := (b*p.m.H+h)*p.m.NQ + qb
 	kinds := p.m.Kinds[row*p.m.NK:][:p.m.NK]
 	for _, kb := range p.m.live[row] {
-		dst = append(dst, tileRef{kb: int(kb), partial: kinds[kb] == BlockPartial})
+		dst = append(dst, tileRef{kb: int(kb), partial: kinds[kb] == BlockPartial, bits: p.m.bits[row*p.m.NK+int(kb)]})
 	}
 	return dst
 }
 
-func (p mapPlan) allow(b, h, q, kv int) bool { return p.m.Mask(b, h, q, kv) }
+func (mapPlan) allow(t *tileRef, _, _, bit int) bool { return t.bits[bit>>6]>>(bit&63)&1 != 0 }
 
 // attnScratchF holds one worker's space for the masked attention kernels.
 type attnScratchF struct {
@@ -332,8 +346,8 @@ func (c *CPU) AttnCausal(o, lse []float32, p *AttnProblem, block int) {
 }
 
 // AttnBlockSparse is the block-sparse ("flex") kernel: as AttnCausal but the tiles
-// come from bm: empty tiles are skipped, partial tiles call bm.Mask per position, full
-// tiles are computed without the mask.
+// come from bm: empty tiles are skipped, partial tiles apply the mask per position
+// (from the tile's bitmap), full tiles are computed without the mask.
 func (c *CPU) AttnBlockSparse(o, lse []float32, p *AttnProblem, bm *BlockMap) {
 	checkOut(p, o, lse)
 	if err := bm.check(p); err != nil {
@@ -361,7 +375,8 @@ func flashForward[P tilePlan](c *CPU, o, lse []float32, p *AttnProblem, plan P) 
 		qs := p.Q[(head*p.Sq+q0)*d:]
 		ks, vs := p.K[head*p.Skv*d:][:p.Skv*d], p.V[head*p.Skv*d:][:p.Skv*d]
 		ws.tiles = plan.blocks(b, h, qb, ws.tiles[:0])
-		for _, t := range ws.tiles {
+		for ti := range ws.tiles {
+			t := &ws.tiles[ti]
 			k0, k1 := t.kb*n, min(p.Skv, (t.kb+1)*n)
 			s := ws.s[:k1-k0]
 			for i := range rows {
@@ -369,7 +384,7 @@ func flashForward[P tilePlan](c *CPU, o, lse []float32, p *AttnProblem, plan P) 
 				tm := negInf
 				for j := range s {
 					kv := k0 + j
-					if t.partial && !plan.allow(b, h, qi, kv) {
+					if t.partial && !plan.allow(t, qi, kv, i*n+j) {
 						s[j] = negInf
 						continue
 					}
@@ -529,7 +544,8 @@ func flashBackward[P tilePlan](c *CPU, g AttnGrads, p *AttnProblem, plan P, o, l
 		for qb := range nq {
 			q0, q1 := qb*n, min(p.Sq, (qb+1)*n)
 			ws.tiles = plan.blocks(b, h, qb, ws.tiles[:0])
-			for _, t := range ws.tiles {
+			for ti := range ws.tiles {
+				t := &ws.tiles[ti]
 				k0, k1 := t.kb*n, min(p.Skv, (t.kb+1)*n)
 				for qi := q0; qi < q1; qi++ {
 					if ls[qi] == negInf {
@@ -537,7 +553,7 @@ func flashBackward[P tilePlan](c *CPU, g AttnGrads, p *AttnProblem, plan P, o, l
 					}
 					qv, do, dqv := qs[qi*d:][:d], dos[qi*d:][:d], dq[qi*d:][:d]
 					for kv := k0; kv < k1; kv++ {
-						if t.partial && !plan.allow(b, h, qi, kv) {
+						if t.partial && !plan.allow(t, qi, kv, (qi-q0)*n+kv-k0) {
 							continue
 						}
 						kr := ks[kv*d:][:d]

@@ -114,20 +114,25 @@ func runAttentionMasks(ctx context.Context, spec workloads.KernelSpec, obs Obser
 		FLOPFormula,
 	}}
 	var results []MaskResult
-	total := 3 * len(selected)
+	steps := spec.Reps + 1 // a warmup round, then the timed rounds
+	total := steps * len(selected)
 	var err error
 	for i, m := range selected {
 		var res MaskResult
 		var sec Section
-		res, sec, err = measureMask(ctx, c, spec, m, base, dO, func(done int, impl string) {
-			obs(Event{Done: 3*i + done, Total: total, Case: m.Name + " · " + impl})
+		res, sec, err = measureMask(ctx, c, spec, m, base, dO, func(round int) {
+			label := m.Name + " · warmup"
+			if round > 0 {
+				label = fmt.Sprintf("%s · round %d/%d", m.Name, round, spec.Reps)
+			}
+			obs(Event{Done: steps*i + round, Total: total, Case: label})
 		})
 		if err != nil {
 			break
 		}
 		results = append(results, res)
 		rep.Sections = append(rep.Sections, sec)
-		obs(Event{Done: 3 * (i + 1), Total: total, Case: m.Name + " done", Section: &rep.Sections[len(rep.Sections)-1]})
+		obs(Event{Done: steps * (i + 1), Total: total, Case: m.Name + " done", Section: &rep.Sections[len(rep.Sections)-1]})
 	}
 	rep.Partial = len(results) < len(selected)
 	if spec.Check && !rep.Partial {
@@ -138,8 +143,12 @@ func runAttentionMasks(ctx context.Context, spec workloads.KernelSpec, obs Obser
 }
 
 // measureMask times the three kernels on mask m and checks block-sparse against
-// dense. progress(done, impl) says which implementation starts.
-func measureMask(ctx context.Context, c *cpu.CPU, spec workloads.KernelSpec, m Mask, base cpu.AttnProblem, dO []float32, progress func(int, string)) (MaskResult, Section, error) {
+// dense. The kernels take turns: a warmup round, then spec.Reps rounds in each of
+// which every kernel runs its forward and its backward pass once (the starting
+// kernel rotating), so that the load of other processes falls on all three alike
+// and the ratios between them hold on a shared machine. progress(round) says which
+// round starts (0: the warmup).
+func measureMask(ctx context.Context, c *cpu.CPU, spec workloads.KernelSpec, m Mask, base cpu.AttnProblem, dO []float32, progress func(int)) (MaskResult, Section, error) {
 	v := m.build(spec)
 	f := v.mask
 	if f == nil {
@@ -158,19 +167,18 @@ func measureMask(ctx context.Context, c *cpu.CPU, spec workloads.KernelSpec, m M
 	modded.Mod = v.mod
 	type impl struct {
 		name    string
-		p       *cpu.AttnProblem
 		density float64
 		fwd     func(o, lse []float32)
 		bwd     func(g cpu.AttnGrads, o, lse []float32)
 	}
 	impls := []impl{
-		{ImplCausal, &plain, 0.5,
+		{ImplCausal, 0.5,
 			func(o, lse []float32) { c.AttnCausal(o, lse, &plain, spec.BlockSize) },
 			func(g cpu.AttnGrads, o, lse []float32) { c.AttnCausalBackward(g, &plain, spec.BlockSize, o, lse, dO) }},
-		{ImplDense, &modded, density,
+		{ImplDense, density,
 			func(o, lse []float32) { c.AttnDense(o, lse, &modded, dm) },
 			func(g cpu.AttnGrads, o, lse []float32) { c.AttnDenseBackward(g, &modded, dm, o, lse, dO) }},
-		{ImplSparse, &modded, density,
+		{ImplSparse, density,
 			func(o, lse []float32) { c.AttnBlockSparse(o, lse, &modded, bm) },
 			func(g cpu.AttnGrads, o, lse []float32) { c.AttnBlockSparseBackward(g, &modded, bm, o, lse, dO) }},
 	}
@@ -180,40 +188,44 @@ func measureMask(ctx context.Context, c *cpu.CPU, spec workloads.KernelSpec, m M
 	}
 	kept := map[string]outs{}
 	b, h, s, d := base.B, base.H, base.Sq, base.D
-	for i, im := range impls {
+	bufs := make([]outs, len(impls))
+	lses := make([][]float32, len(impls))
+	fwdMs, bwdMs := make([][]float64, len(impls)), make([][]float64, len(impls))
+	for i := range impls {
+		bufs[i] = outs{make([]float32, len(base.Q)), cpu.AttnGrads{DQ: make([]float32, len(base.Q)), DK: make([]float32, len(base.K)), DV: make([]float32, len(base.V))}}
+		lses[i] = make([]float32, b*h*s)
+	}
+	for round := range spec.Reps + 1 {
 		if err := ctx.Err(); err != nil {
 			return res, Section{}, err
 		}
-		progress(i, im.name)
-		o, lse := make([]float32, len(base.Q)), make([]float32, b*h*s)
-		g := cpu.AttnGrads{DQ: make([]float32, len(base.Q)), DK: make([]float32, len(base.K)), DV: make([]float32, len(base.V))}
-		fwd := timeRuns(spec.Reps, func() { im.fwd(o, lse) })
-		bwd := timeRuns(spec.Reps, func() { im.bwd(g, o, lse) })
-		r := Impl{Name: im.name, FwdRunsMs: fwd, BwdRunsMs: bwd, FwdMs: median(fwd), BwdMs: median(bwd)}
+		progress(round)
+		for j := range impls {
+			i := (j + round) % len(impls)
+			im := impls[i]
+			t0 := time.Now()
+			im.fwd(bufs[i].o, lses[i])
+			t1 := time.Now()
+			im.bwd(bufs[i].g, bufs[i].o, lses[i])
+			t2 := time.Now()
+			if round > 0 {
+				fwdMs[i] = append(fwdMs[i], float64(t1.Sub(t0).Nanoseconds())/1e6)
+				bwdMs[i] = append(bwdMs[i], float64(t2.Sub(t1).Nanoseconds())/1e6)
+			}
+		}
+	}
+	for i, im := range impls {
+		r := Impl{Name: im.name, FwdRunsMs: fwdMs[i], BwdRunsMs: bwdMs[i], FwdMs: median(fwdMs[i]), BwdMs: median(bwdMs[i])}
 		r.FwdTFLOPS = FwdFLOPs(b, h, s, s, d, im.density) / (r.FwdMs * 1e-3) / 1e12
 		r.BwdTFLOPS = BwdFLOPs(b, h, s, s, d, im.density) / (r.BwdMs * 1e-3) / 1e12
 		res.Impls = append(res.Impls, r)
-		if im.name != ImplCausal {
-			kept[im.name] = outs{o, g}
-		}
+		kept[im.name] = bufs[i]
 	}
 	de, sp := kept[ImplDense], kept[ImplSparse]
 	res.FwdErr = RelErr(sp.o, de.o)
 	res.BwdErr = max(RelErr(sp.g.DQ, de.g.DQ), RelErr(sp.g.DK, de.g.DK), RelErr(sp.g.DV, de.g.DV))
 	res.Correct = res.FwdErr <= CorrectnessBound && res.BwdErr <= CorrectnessBound
 	return res, maskSection(res, spec, mb), nil
-}
-
-// timeRuns runs f once to warm up, then reps times, and returns each timed run in ms.
-func timeRuns(reps int, f func()) []float64 {
-	f()
-	out := make([]float64, reps)
-	for i := range out {
-		t0 := time.Now()
-		f()
-		out[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
-	}
-	return out
 }
 
 func median(x []float64) float64 {
