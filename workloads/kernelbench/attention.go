@@ -310,7 +310,10 @@ func Picture(bm *cpu.BlockMap) string {
 
 // sparseChecks is the acceptance check: on each checked mask measured, block-sparse
 // beats dense + mask, forward and backward, by at least half the ideal ratio
-// 1/(1 − sparsity).
+// 1/(1 − sparsity). The ratio is of each kernel's fastest round: other processes'
+// load only ever adds time, and on a shared machine a round's time can triple, so
+// the fastest round is the estimate of the kernel's own time (the tables show the
+// median).
 func sparseChecks(results []MaskResult) []Check {
 	var out []Check
 	for _, r := range results {
@@ -327,11 +330,12 @@ func sparseChecks(results []MaskResult) []Check {
 				sparse = im
 			}
 		}
-		fw, bw := dense.FwdMs/sparse.FwdMs, dense.BwdMs/sparse.BwdMs
+		fw := slices.Min(dense.FwdRunsMs) / slices.Min(sparse.FwdRunsMs)
+		bw := slices.Min(dense.BwdRunsMs) / slices.Min(sparse.BwdRunsMs)
 		out = append(out, Check{Name: r.Mask + " block-sparse vs dense + mask",
 			Pass: fw >= ideal/2 && bw >= ideal/2,
-			Detail: fmt.Sprintf("sparsity %.2f%%, ideal %.2f×, bound %.2f×: FW %.2f×, BW %.2f×",
-				100*r.Sparsity, ideal, ideal/2, fw, bw)})
+			Detail: fmt.Sprintf("sparsity %.2f%%, ideal %.2f×, bound %.2f×: FW %.2f×, BW %.2f× (fastest of %d rounds each)",
+				100*r.Sparsity, ideal, ideal/2, fw, bw, len(dense.FwdRunsMs))})
 	}
 	if len(out) == 0 {
 		out = append(out, Check{Name: "block-sparse vs dense + mask", Detail: "none of the checked masks (" + strings.Join(CheckedMasks, ", ") + ") ran"})
