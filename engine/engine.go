@@ -33,6 +33,20 @@ type Options struct {
 	// FlashAttn selects the fused attention path (llama-bench's -fa): scores are never
 	// materialised for the whole context; results agree with the plain path.
 	FlashAttn bool
+	// Partitions chooses partitioned paged attention (see PartitionMode): auto (the
+	// default) partitions a row whose own context reaches the crossover measured on
+	// this machine at this thread count; off and on force the choice (as does the
+	// PartitionsEnv environment variable under auto).
+	Partitions PartitionMode
+	// PartitionFrom, under PartitionsAuto, fixes the crossover (a context length in
+	// positions) instead of measuring it. 0 = measured (or stored).
+	PartitionFrom int
+	// PartitionSize is the positions of one partition. 0 = PartitionSize.
+	PartitionSize int
+	// CalibrationDir is where measured crossovers are kept, one file per backend,
+	// thread count, head layout, cache type and path. "" = llmbench/calibration under
+	// the user's cache directory.
+	CalibrationDir string
 	// MaxNumSeqs bounds the sequences Generate runs at once in one batch (vLLM's
 	// --max-num-seqs); requests beyond it, or beyond the KV blocks free, wait, first come
 	// first served. 0 = DefaultMaxNumSeqs.
@@ -100,6 +114,7 @@ type Engine struct {
 	be    kernels.Backend
 	opts  Options
 	kv    KVCacheInfo
+	part  PartitionInfo
 	mu    sync.Mutex // held for each use of the backend (a scheduler step, Session.Eval)
 	sched *scheduler
 }
@@ -182,7 +197,12 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts, kv: kv}
+	part, err := choosePartitions(m, be, &opts)
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts, kv: kv, part: part}
 	e.sched = newScheduler(e)
 	return e, nil
 }

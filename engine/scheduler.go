@@ -224,6 +224,7 @@ func (s *scheduler) loop() {
 	o, kv := s.e.opts, s.e.kv
 	s.state = s.e.Model.NewState(o.MaxNumBatchedTokens)
 	s.state.Flash = o.FlashAttn
+	s.e.part.apply(s.state)
 	var err error
 	if s.cache, err = s.e.Model.NewPagedCache(kv.Blocks, kv.BlockSize, kv.Type); err != nil {
 		err = fmt.Errorf("engine: KV cache: %w", err)

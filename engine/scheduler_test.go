@@ -82,6 +82,11 @@ func testPrompts(e *Engine, n int, seed uint64) [][]int32 {
 // difference is allowed only where, at the first step that differs, the solo run's
 // top two logits are within 1e-4 (batched matmuls may sum in another order than
 // single-token ones); such cases are logged.
+// The partitions cases run every row partitioned (partitions of 16 positions, so rows
+// past 16 have several) and the automatic choice with its crossover forced to 24
+// positions (rows on both paths within one sequence, sequences on different paths in
+// one step): the choice depends on a row's own context only, so batching must not
+// change answers on either path.
 func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 	tiny := ""
 	if !testing.Short() {
@@ -95,14 +100,22 @@ func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 		name, path  string
 		seqs, batch int
 		gen         int
+		part        Options // the partition options
 	}{
-		{"stories260K/16x512", "", 16, 512, 32},
-		{"stories260K/8x24", "", 8, 24, 32},
-		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12},
+		{"stories260K/16x512", "", 16, 512, 32, Options{}},
+		{"stories260K/8x24", "", 8, 24, 32, Options{}},
+		{"stories260K/8x24/partitions-on", "", 8, 24, 32, Options{Partitions: PartitionsOn, PartitionSize: 16}},
+		{"stories260K/16x64/partitions-from-24", "", 16, 64, 32, Options{PartitionFrom: 24, PartitionSize: 16}},
+		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, Options{}},
+		{"llama-tiny-Q4_0/16x64/partitions-from-24", tiny, 16, 64, 12, Options{PartitionFrom: 24, PartitionSize: 16}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			opts := Options{Threads: 2, MaxNumSeqs: c.seqs, MaxNumBatchedTokens: c.batch}
+			opts := Options{Threads: 2, MaxNumSeqs: c.seqs, MaxNumBatchedTokens: c.batch,
+				Partitions: c.part.Partitions, PartitionFrom: c.part.PartitionFrom, PartitionSize: c.part.PartitionSize}
+			if c.part == (Options{}) {
+				opts.Partitions = PartitionsOff // the one-pass path alone (auto is covered above)
+			}
 			var e *Engine
 			var err error
 			switch {

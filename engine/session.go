@@ -30,6 +30,7 @@ func (e *Engine) NewSession(ctx int) (*Session, error) {
 	}
 	st := e.Model.NewState(e.opts.Batch)
 	st.Flash = e.opts.FlashAttn
+	e.part.apply(st)
 	return &Session{e: e, cache: c, state: st}, nil
 }
 

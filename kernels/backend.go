@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Matrix is a weight matrix stored row-major in one of the block formats: Rows rows of
@@ -37,6 +38,23 @@ type Attention struct {
 	Blocks         []int32 // block table: the cache block of positions i*BlockSize…; nil = contiguous
 	BlockSize      int     // positions per block (used with Blocks)
 	Flash          bool    // fused (online-softmax) attention instead of materialised scores
+	// Partition, when > 0, sends every query row whose context (Start+t+1 positions for
+	// row t) is at least PartitionMin positions to partitioned attention: the context is
+	// cut into partitions of Partition positions, each partition's running maximum, sum
+	// and unnormalised output are computed apart (in parallel, the query heads of one
+	// key/value head together), then reduced. The other rows take the one-pass path
+	// (Flash or plain). The choice is made per row from its own context length, so a
+	// row's output does not depend on the rows it shares a call with.
+	Partition, PartitionMin int
+}
+
+// VarSeq is one sequence of a varlen attention call (several sequences of different
+// query and context lengths at once): N new tokens at positions Start…Start+N-1 whose
+// cache rows the block table Blocks gives (nil: position p is row p). The call's
+// Attention gives everything else; its own N, Start and Blocks are ignored.
+type VarSeq struct {
+	N, Start int
+	Blocks   []int32
 }
 
 // Row returns the cache row that holds the sequence's position p.
@@ -66,6 +84,30 @@ type KVView struct {
 	F32  []float32
 	F16  []uint16
 	Q8   []byte
+}
+
+// CrossoverPoint is one context length measured by a partition calibration: the
+// time of one decode row's attention on the one-pass path and on the partitioned path.
+type CrossoverPoint struct {
+	Ctx                  int
+	OnePass, Partitioned time.Duration
+}
+
+// Crossover is a measured partition crossover: From is the shortest measured context
+// from which partitioned attention was faster at that length and at every longer one
+// measured (0: never faster, partitions stay off); Points are the measurements.
+type Crossover struct {
+	From   int
+	Points []CrossoverPoint
+}
+
+// PartitionCalibrator is implemented by backends with partitioned attention
+// (Attention.Partition): MeasureCrossover times one decode row of a's head layout,
+// cache type and one-pass path (a.Flash) at context lengths up to maxCtx, on the
+// backend's threads, one-pass and partitioned (partitions of part positions)
+// alternately, and returns the crossover.
+type PartitionCalibrator interface {
+	MeasureCrossover(a *Attention, part, maxCtx int) Crossover
 }
 
 // Backend is the compute contract the engine runs on. Activations are host float32

@@ -189,13 +189,16 @@ func storeKV(kv *kernels.KVView, off int, src []float32) {
 // State holds the activations of one forward pass for up to Batch tokens, reused
 // between calls so a steady decode allocates nothing.
 type State struct {
-	Batch                 int
-	Flash                 bool // use the fused attention path (llama-bench's -fa 1)
-	x, h, q, k, v, att, o []float32
-	gate, up              []float32
-	logits                []float32         // grown to the rows asked for
-	attn                  kernels.Attention // reused so that a step allocates nothing
-	one                   [1]Seq            // Forward's batch of one
+	Batch int
+	Flash bool // use the fused attention path (llama-bench's -fa 1)
+	// Partition and PartitionMin are kernels.Attention's: rows whose context reaches
+	// PartitionMin take partitioned attention of Partition positions (0: none).
+	Partition, PartitionMin int
+	x, h, q, k, v, att, o   []float32
+	gate, up                []float32
+	logits                  []float32         // grown to the rows asked for
+	attn                    kernels.Attention // reused so that a step allocates nothing
+	one                     [1]Seq            // Forward's batch of one
 }
 
 // NewState allocates activations for batches of up to batch tokens.
@@ -288,7 +291,8 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
 	attn := &st.attn
 	*attn = kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash}
+		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash,
+		Partition: st.Partition, PartitionMin: st.PartitionMin}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
 		be.RMSNorm(h, x, L.AttnNorm, m.NormEps)

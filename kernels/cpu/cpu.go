@@ -36,6 +36,7 @@ type CPU struct {
 	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
 	tileActKey tileActKey                 // what tileAct holds
 	work       []attnScratch              // per-worker attention scratch
+	ap         attnPlan                   // the rows and work units of the attention call being run
 	rope       []float32                  // cos/sin pairs of one position
 	job        job                        // the arguments of the parallel step being run
 	run        func(part, worker int)
@@ -49,6 +50,8 @@ const (
 	taskBand
 	taskPrep
 	taskAttend
+	taskAttendPart
+	taskReduce
 	taskSwiGLU
 	taskF16Prep
 	taskF16Gemm
@@ -118,6 +121,10 @@ func (c *CPU) step(part, worker int) {
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskAttend:
 		c.attend(part, worker)
+	case taskAttendPart:
+		c.attendPart(part, worker)
+	case taskReduce:
+		c.reducePart(part)
 	case taskF16Prep:
 		prepF16x4(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
 	case taskF16Gemm:
@@ -301,177 +308,6 @@ func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.Ro
 			}
 		}
 	}
-}
-
-// attnScratch is one worker's attention space.
-type attnScratch struct {
-	scores []float32
-	kv     []float32 // one dequantized Q8_0 head row
-	acc    []float32
-}
-
-// flashTile is the number of positions the fused attention path scores at a time.
-const flashTile = 64
-
-// Attend implements kernels.Backend: causal attention for each new token and head,
-// parallel over (token, head) pairs. The plain path materialises the scores of the
-// whole context and sums the softmax in float64; the flash path (a.Flash) walks the
-// context in tiles of 64 positions with an online softmax (running maximum and sum),
-// so its scratch does not grow with the context. Both read the cache through the block
-// table a block at a time (a.Span), so a paged cache gives the contiguous cache's
-// outputs bit for bit.
-func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
-	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
-		panic(fmt.Sprintf("cpu: Q8_0 KV cache needs a head size that is a multiple of 32, not %d", a.HeadDim))
-	}
-	j := &c.job
-	*j = job{kind: taskAttend, dst: dst, q: q, attn: a}
-	c.pool.Run(a.N*a.Heads, c.run)
-	*j = job{}
-}
-
-func (c *CPU) attend(part, worker int) {
-	j := &c.job
-	a := j.attn
-	t, h := part/a.Heads, part%a.Heads
-	pos := a.Start + t
-	ws := &c.work[worker]
-	qh := j.q[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
-	kvStride := a.KVHeads * a.HeadDim
-	out := j.dst[(t*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-	ws.kv = grow(ws.kv, a.HeadDim)
-	if !a.Flash {
-		ws.scores = grow(ws.scores, pos+1)
-		s := ws.scores
-		maxv := float32(math.Inf(-1))
-		for p := 0; p <= pos; {
-			r, n := a.Span(p, pos+1)
-			for i := range n {
-				s[p+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
-				maxv = max(maxv, s[p+i])
-			}
-			p += n
-		}
-		var sum float64
-		for p, v := range s {
-			e := expf(v - maxv)
-			s[p] = e
-			sum += float64(e)
-		}
-		inv := float32(1 / sum)
-		clear(out)
-		for p := 0; p <= pos; {
-			r, n := a.Span(p, pos+1)
-			for i, w := range s[p : p+n] {
-				axpyKV(out, w*inv, &a.V, (r+i)*kvStride+off, ws.kv)
-			}
-			p += n
-		}
-		return
-	}
-	ws.scores = grow(ws.scores, flashTile)
-	ws.acc = grow(ws.acc, a.HeadDim)
-	acc := ws.acc
-	clear(acc)
-	m := float32(math.Inf(-1))
-	var sum float64
-	for p0 := 0; p0 <= pos; p0 += flashTile {
-		p1 := min(pos+1, p0+flashTile)
-		s := ws.scores[:p1-p0]
-		tm := float32(math.Inf(-1))
-		for p := p0; p < p1; {
-			r, n := a.Span(p, p1)
-			for i := range n {
-				v := dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
-				s[p-p0+i] = v
-				tm = max(tm, v)
-			}
-			p += n
-		}
-		if tm > m {
-			if sum != 0 {
-				r := expf(m - tm)
-				sum *= float64(r)
-				for i := range acc {
-					acc[i] *= r
-				}
-			}
-			m = tm
-		}
-		for p := p0; p < p1; {
-			r, n := a.Span(p, p1)
-			for i, v := range s[p-p0 : p-p0+n] {
-				e := expf(v - m)
-				sum += float64(e)
-				axpyKV(acc, e, &a.V, (r+i)*kvStride+off, ws.kv)
-			}
-			p += n
-		}
-	}
-	inv := float32(1 / sum)
-	for i, v := range acc {
-		out[i] = v * inv
-	}
-}
-
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
-// dotKV returns q·k for the head row of kv at element offset off; tmp holds a
-// dequantized Q8_0 row.
-func dotKV(q []float32, kv *kernels.KVView, off int, tmp []float32) float32 {
-	switch kv.Type {
-	case kernels.F16:
-		return dotF16s(q, kv.F16[off:off+len(q)])
-	case kernels.Q8_0:
-		return dotQ8KV(q, kv.Q8[off/32*34:(off+len(q))/32*34])
-	}
-	return dotF32s(q, kv.F32[off:off+len(q)])
-}
-
-// axpyKV adds w times the head row of kv at element offset off to out.
-func axpyKV(out []float32, w float32, kv *kernels.KVView, off int, tmp []float32) {
-	switch kv.Type {
-	case kernels.F16:
-		axpyF16s(out, w, kv.F16[off:off+len(out)])
-	case kernels.Q8_0:
-		axpyQ8KV(out, w, kv.Q8[off/32*34:(off+len(out))/32*34], tmp)
-	default:
-		axpyF32s(out, w, kv.F32[off:off+len(out)])
-	}
-}
-
-// dotQ8KV returns Σ q[i]·k[i] for Q8_0 blocks k: per block, the float sum of q·quant
-// times the block scale.
-func dotQ8KV(q []float32, k []byte) float32 {
-	var s float32
-	for b := 0; b < len(q)/32; b++ {
-		blk := k[34*b : 34*b+34]
-		qs := q[32*b : 32*b+32]
-		var t0, t1, t2, t3 float32
-		for i := 0; i < 32; i += 4 {
-			t0 += qs[i] * float32(int8(blk[2+i]))
-			t1 += qs[i+1] * float32(int8(blk[3+i]))
-			t2 += qs[i+2] * float32(int8(blk[4+i]))
-			t3 += qs[i+3] * float32(int8(blk[5+i]))
-		}
-		s += (t0 + t1 + t2 + t3) * f16At(blk)
-	}
-	return s
-}
-
-// axpyQ8KV adds w times the Q8_0 blocks v to out, dequantizing through tmp.
-func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
-	tmp = tmp[:len(out)]
-	for b := 0; b < len(out)/32; b++ {
-		blk := v[34*b : 34*b+34]
-		d := f16At(blk) * w
-		t := tmp[32*b : 32*b+32]
-		for i := range t {
-			t[i] = float32(int8(blk[2+i])) * d
-		}
-	}
-	axpyF32s(out, 1, tmp)
 }
 
 // swigluMin is the fewest elements one SwiGLU part covers.
