@@ -20,7 +20,7 @@ func defineKernels(fs *flag.FlagSet) *kernelsFlags {
 	a := &kernelsFlags{}
 	s := &a.spec
 	fs.StringVar(&s.Suite, "suite", workloads.SuiteAttentionMasks, "`suite` to run: "+strings.Join(workloads.KernelSuites, ", "))
-	fs.Var(benchStrings{&s.Cases}, "cases", "run only these `cases`, comma-separated (attention-masks: causal, alibi, sliding_window, prefix_lm, document, softcap, softcap_approx)")
+	fs.Var(benchStrings{&s.Cases}, "cases", "run only these `cases`, comma-separated (attention-masks: causal, alibi, sliding_window, prefix_lm, document, softcap, softcap_approx; paged-attention: decode-small, decode-long, varlen-light, …)")
 	fs.IntVar(&s.Batch, "batch", workloads.DefaultKernelBatch, "attention batch size B")
 	fs.IntVar(&s.Heads, "heads", workloads.DefaultKernelHeads, "attention heads H")
 	fs.IntVar(&s.SeqLen, "seq-len", workloads.DefaultKernelSeqLen, "sequence length S (queries and keys)")
@@ -36,7 +36,7 @@ func defineKernels(fs *flag.FlagSet) *kernelsFlags {
 		fs.IntVar(&s.Reps, n, workloads.DefaultKernelReps, "timed repetitions per case after one warmup (the median counts)")
 	}
 	fs.Uint64Var(&s.Seed, "seed", 0, "seed of the random inputs and document lengths")
-	fs.BoolVar(&s.Check, "check", false, "fail (exit 1) unless block-sparse beats dense + mask by half the ideal 1/(1 − sparsity) on the sliding_window and document masks")
+	fs.BoolVar(&s.Check, "check", false, "fail (exit 1) when an acceptance check fails: attention-masks: block-sparse beats dense + mask by half the ideal 1/(1 − sparsity) on the sliding_window and document masks; paged-attention: the paths agree, the automatic choice is within 5 % of the better path, partitions win a single sequence of ≥ 8192")
 	a.tf, a.of = addTelemetryFlags(fs), addOutputFlags(fs)
 	return a
 }

@@ -56,7 +56,11 @@ func TestKernelsCommand(t *testing.T) {
 	if _, stderr, code := runEnv(t, env, append(kernelsArgs[:1:1], "--cases", "causal", "--seq-len", "64", "--heads", "1", "--head-dim", "8", "--block-size", "16", "-r", "1", "--check")...); code != 1 || !strings.Contains(stderr, "acceptance check failed") {
 		t.Errorf("--check without its masks: exit %d\n%s", code, stderr)
 	}
-	for _, bad := range [][]string{{"kernels", "--suite", "flash"}, {"kernels", "--cases", "diagonal"}, {"kernels", "--heads", "-1"}} {
+	if out, stderr, code := runEnv(t, env, "kernels", "--suite", "paged-attention", "--cases", "decode-small", "-r", "1"); code != 0 ||
+		!strings.Contains(out, "Paged Attention") || !strings.Contains(out, "decode-small | decode") {
+		t.Errorf("paged-attention: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, bad := range [][]string{{"kernels", "--suite", "flash"}, {"kernels", "--cases", "diagonal"}, {"kernels", "--heads", "-1"}, {"kernels", "--suite", "paged-attention", "--cases", "decode-huge"}} {
 		if _, stderr, code := runEnv(t, env, bad...); code != 2 || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", bad, code, stderr)
 		}

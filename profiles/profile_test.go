@@ -145,7 +145,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"attention-masks", "power-sweep", "quant-compare", "sharegpt-concurrency"} {
+	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}

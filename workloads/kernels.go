@@ -13,9 +13,11 @@ type KernelSpec struct {
 	// Suite names the suite: attention-masks or paged-attention.
 	Suite string `yaml:"suite" json:"suite"`
 	// Cases limits the suite to these cases (attention-masks: mask names such as
-	// causal, sliding_window, document); empty: all of them.
+	// causal, sliding_window, document; paged-attention: case names such as
+	// decode-long); empty: all of them.
 	Cases []string `yaml:"cases,omitempty" json:"cases,omitempty"`
-	// Batch, Heads, SeqLen and HeadDim are the attention shape (attention-masks).
+	// Batch, Heads, SeqLen and HeadDim are the attention shape (attention-masks; the
+	// paged-attention cases have their own shapes).
 	Batch   int `yaml:"batch,omitempty" json:"batch,omitempty"`
 	Heads   int `yaml:"heads,omitempty" json:"heads,omitempty"`
 	SeqLen  int `yaml:"seq_len,omitempty" json:"seq_len,omitempty"`
@@ -34,9 +36,11 @@ type KernelSpec struct {
 	Reps int `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	// Seed seeds the random inputs and the document lengths.
 	Seed uint64 `yaml:"seed,omitempty" json:"seed,omitempty"`
-	// Check fails the run when the suite's acceptance bound is not met
+	// Check fails the run when the suite's acceptance checks do not pass
 	// (attention-masks: block-sparse over dense at least half the ideal speed-up on
-	// the sliding-window and document masks).
+	// the sliding-window and document masks; paged-attention: the paths agree, the
+	// automatic choice within 5 % of the better path, partitions winning the long
+	// single-sequence decodes).
 	Check bool `yaml:"check,omitempty" json:"check,omitempty"`
 }
 

@@ -31,7 +31,8 @@ type Report struct {
 	Checks []Check `json:"checks,omitempty"`
 	// Notes are lines printed after the sections (sizes, FLOP formula, thread count).
 	Notes []string `json:"notes,omitempty"`
-	// Data is the suite's typed results (attention-masks: []MaskResult).
+	// Data is the suite's typed results (attention-masks: []MaskResult;
+	// paged-attention: PagedReport).
 	Data json.RawMessage `json:"data,omitempty"`
 	// Partial is set when the run stopped before every case finished.
 	Partial bool `json:"partial,omitempty"`
@@ -103,6 +104,7 @@ type Suite struct {
 // suites are the suites by name. A new suite adds one entry here.
 var suites = []Suite{
 	{Name: workloads.SuiteAttentionMasks, Description: "attention-gym's mask comparison: fused causal, dense + mask and block-sparse attention, forward and backward", Run: runAttentionMasks},
+	{Name: workloads.SuitePagedAttention, Description: "vllm-metal's paged-attention comparison: partitioned vs one-pass decode and varlen prefill, and the automatic choice", Run: runPagedSuite},
 }
 
 // Suites lists the suites this build runs.
@@ -131,10 +133,19 @@ func Validate(spec workloads.KernelSpec) error {
 	if _, err := Lookup(spec.Suite); err != nil {
 		return fmt.Errorf("--suite: %w", err)
 	}
-	if spec.Suite == workloads.SuiteAttentionMasks {
-		for _, c := range spec.Cases {
+	for _, c := range spec.Cases {
+		switch spec.Suite {
+		case workloads.SuiteAttentionMasks:
 			if _, err := maskByName(c); err != nil {
 				return fmt.Errorf("--cases: %w", err)
+			}
+		case workloads.SuitePagedAttention:
+			if !slices.ContainsFunc(pagedCases, func(p PagedCase) bool { return p.Name == c }) {
+				var names []string
+				for _, p := range pagedCases {
+					names = append(names, p.Name)
+				}
+				return fmt.Errorf("--cases: no paged-attention case %q (cases: %s)", c, strings.Join(names, ", "))
 			}
 		}
 	}

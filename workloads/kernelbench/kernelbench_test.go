@@ -229,3 +229,38 @@ func TestRelErr(t *testing.T) {
 		t.Errorf("NaN: %v", e)
 	}
 }
+
+// TestPagedSuiteWired runs the smallest paged-attention case through the suite table: one
+// section with the published columns, the checks as notes, or as checks under Check.
+func TestPagedSuiteWired(t *testing.T) {
+	spec := workloads.KernelSpec{Suite: workloads.SuitePagedAttention, Cases: []string{"decode-small"}, Reps: 1, Threads: 2}.WithDefaults()
+	var sections int
+	rep, err := Run(context.Background(), spec, func(e Event) {
+		if e.Section != nil {
+			sections++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sections) != 1 || sections != 1 || len(rep.Sections[0].Table.Rows) != 1 || rep.Sections[0].Table.Rows[0][0] != "decode-small" {
+		t.Fatalf("sections %+v", rep.Sections)
+	}
+	text := rep.Text()
+	if !strings.Contains(text, "case         | mode") || !strings.Contains(text, "check ") || len(rep.Checks) != 0 || strings.Count(text, "check ") != len(rep.Notes) {
+		t.Errorf("text:\n%s\nchecks %v notes %v", text, rep.Checks, rep.Notes)
+	}
+	var pr PagedReport
+	if err := json.Unmarshal(rep.Data, &pr); err != nil || len(pr.Results) != 1 {
+		t.Errorf("data: %v %+v", err, pr)
+	}
+	spec.Check = true
+	rep, _ = Run(context.Background(), spec, nil)
+	if rep == nil || len(rep.Checks) == 0 {
+		t.Errorf("Check: no checks")
+	}
+	spec.Cases = []string{"decode-huge"}
+	if err := Validate(spec); err == nil || !strings.Contains(err.Error(), `no paged-attention case "decode-huge"`) {
+		t.Errorf("bad case: %v", err)
+	}
+}
