@@ -109,7 +109,7 @@ func runAttentionMasks(ctx context.Context, spec workloads.KernelSpec, obs Obser
 		Scale: float32(1 / math.Sqrt(float64(d)))}
 	dO := randn(n)
 	rep := &Report{Spec: spec, Notes: []string{
-		fmt.Sprintf("shape: B=%d H=%d S=%d D=%d, float32, block %d, %d threads (%s), median of %d runs after a warmup",
+		fmt.Sprintf("shape: B=%d H=%d S=%d D=%d, float32, block %d, %d threads (%s); times: the median of %d rounds after a warmup round, the three kernels taking turns",
 			b, h, s, d, spec.BlockSize, c.Threads(), c.Name(), spec.Reps),
 		FLOPFormula,
 	}}
