@@ -239,7 +239,7 @@ func TestMaskedAttention(t *testing.T) {
 					mh = p.H
 				}
 				errs := checkKernels(t, c, p, f, mname == "causal", mb, mh, 32, rng)
-				t.Logf("max relative error fwd/bwd: %v", fmtErrs(errs))
+				t.Logf("%-30s max relative error fwd/bwd:%s", mname+"/"+modName, fmtErrs(errs))
 			})
 		}
 	}
