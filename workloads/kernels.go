@@ -93,13 +93,13 @@ func (s KernelSpec) Validate() error {
 		return fmt.Errorf("--suite: %q is not one of %s", s.Suite, strings.Join(KernelSuites, ", "))
 	}
 	for _, v := range []struct {
-		name string
-		v    int
-	}{{"--batch", s.Batch}, {"--heads", s.Heads}, {"--seq-len", s.SeqLen}, {"--head-dim", s.HeadDim},
-		{"--block-size", s.BlockSize}, {"--window", s.Window}, {"--prefix-len", s.PrefixLen},
-		{"--documents", s.Documents}, {"-r", s.Reps}, {"-t", s.Threads + 1}} {
-		if v.v < 1 {
-			return fmt.Errorf("%s: %d is below the minimum", v.name, v.v)
+		name   string
+		v, min int
+	}{{"--batch", s.Batch, 1}, {"--heads", s.Heads, 1}, {"--seq-len", s.SeqLen, 1}, {"--head-dim", s.HeadDim, 1},
+		{"--block-size", s.BlockSize, 1}, {"--window", s.Window, 1}, {"--prefix-len", s.PrefixLen, 1},
+		{"--documents", s.Documents, 1}, {"-r", s.Reps, 1}, {"-t", s.Threads, 0}} {
+		if v.v < v.min {
+			return fmt.Errorf("%s: %d is below the minimum (%d)", v.name, v.v, v.min)
 		}
 	}
 	if s.Documents > s.SeqLen {
