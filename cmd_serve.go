@@ -129,6 +129,7 @@ func banner(e *engine.Engine, id string, tmpl server.Template, queue int, withKe
 	}
 	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
 	fmt.Fprintln(os.Stderr, e.KVCache())
+	fmt.Fprintln(os.Stderr, e.Partitions())
 	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", addr)
 
 }

@@ -93,9 +93,9 @@ type CrossoverPoint struct {
 	OnePass, Partitioned time.Duration
 }
 
-// Crossover is a measured partition crossover: From is the shortest measured context
-// from which partitioned attention was faster at that length and at every longer one
-// measured (0: never faster, partitions stay off); Points are the measurements.
+// Crossover is a measured partition crossover: rows whose context reaches From take
+// partitions (0: none); From is the measured length (or never) whose choice loses the
+// least time over the Points, the measurements.
 type Crossover struct {
 	From   int
 	Points []CrossoverPoint

@@ -23,10 +23,12 @@ type attnPlan struct {
 	rowSeq  []int32             // the sequence of each row
 	plain   []int32             // rows of the one-pass path
 	part    []int32             // rows of the partitioned path
-	partOff []int               // units of part[:i] (len(part)+1 entries); a row has KVHeads×partitions units
+	partOff []int               // units of part[:i] (len(part)+1 entries); see partUnit
+	slotOff []int               // partial results of part[:i]: Heads×partitions per row
 	one     [1]kernels.VarSeq   // Attend's single sequence
-	// Per unit and query head of its group: the partition's maximum score, sum of
-	// exponentials and unnormalised output (HeadDim values).
+	// Per partitioned row, head and partition (slot slotOff[i]+h*partitions+p): the
+	// partition's maximum score, sum of exponentials and unnormalised output (HeadDim
+	// values at slot*HeadDim).
 	pMax []float32
 	pSum []float64
 	pAcc []float32
@@ -74,7 +76,9 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	pl := &c.ap
 	pl.seqs = grow(pl.seqs, len(seqs))
 	pl.qOff = grow(pl.qOff, len(seqs))
-	pl.plain, pl.part, pl.partOff = pl.plain[:0], pl.part[:0], append(pl.partOff[:0], 0)
+	pl.plain, pl.part = pl.plain[:0], pl.part[:0]
+	pl.partOff, pl.slotOff = append(pl.partOff[:0], 0), append(pl.slotOff[:0], 0)
+	gqa := a.Heads / a.KVHeads
 	rows := 0
 	for _, s := range seqs {
 		rows += s.N
@@ -90,8 +94,10 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 			r := int32(rows + t)
 			pl.rowSeq[r] = int32(i)
 			if ctx := s.Start + t + 1; a.Partition > 0 && ctx >= a.PartitionMin {
+				np := partsOf(ctx, a.Partition)
 				pl.part = append(pl.part, r)
-				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*partsOf(ctx, a.Partition))
+				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*subgroups(gqa, a.KVHeads*np, c.threads)*np)
+				pl.slotOff = append(pl.slotOff, pl.slotOff[len(pl.slotOff)-1]+a.Heads*np)
 			} else {
 				pl.plain = append(pl.plain, r)
 			}
@@ -108,10 +114,10 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 		c.pool.Run(len(pl.plain)*a.Heads, c.run)
 	}
 	if units := pl.partOff[len(pl.part)]; units > 0 {
-		gqa := a.Heads / a.KVHeads
-		pl.pMax = grow(pl.pMax, units*gqa)
-		pl.pSum = grow(pl.pSum, units*gqa)
-		pl.pAcc = grow(pl.pAcc, units*gqa*a.HeadDim)
+		slots := pl.slotOff[len(pl.part)]
+		pl.pMax = grow(pl.pMax, slots)
+		pl.pSum = grow(pl.pSum, slots)
+		pl.pAcc = grow(pl.pAcc, slots*a.HeadDim)
 		j.kind = taskAttendPart
 		c.pool.Run(units, c.run)
 		j.kind = taskReduce
@@ -284,81 +290,121 @@ func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
 	axpyF32s(out, 1, tmp)
 }
 
-// partUnit returns the partitioned row of unit u (its index in pl.part), the
-// key/value head and the partition, and the row's partition count.
-func (pl *attnPlan) partUnit(u int, kvHeads int) (i, g, p, np int) {
-	i = sort.Search(len(pl.part), func(i int) bool { return pl.partOff[i+1] > u })
-	np = (pl.partOff[i+1] - pl.partOff[i]) / kvHeads
-	local := u - pl.partOff[i]
-	return i, local / np, local % np, np
+// subgroups returns into how many subgroups the gqa query heads of a key/value head
+// are split on the partitioned path, for a row with units (key/value heads ×
+// partitions) units before the split: the fewest (a divisor of gqa) that gives at
+// least four units per thread, so that a short row still spreads over the threads.
+// Each head's arithmetic is the same in any subgroup, so the split changes no result.
+func subgroups(gqa, units, threads int) int {
+	for d := 1; d < gqa; d++ {
+		if gqa%d == 0 && units*d >= 4*threads {
+			return d
+		}
+	}
+	return gqa
 }
 
-// attendPart runs one unit of the partitioned path: the query heads of one key/value
-// head of one row over one partition of its context, leaving the partition's maximum,
-// sum and unnormalised output per head in the plan.
+// partUnit returns unit u's partitioned row (its index in pl.part), key/value head,
+// subgroup of that head's query heads, partition, and the row's partition and
+// subgroup counts. A row's units are ordered by key/value head, then subgroup, then
+// partition.
+func (pl *attnPlan) partUnit(u, heads, kvHeads int) (i, g, sub, p, np, sg int) {
+	i = sort.Search(len(pl.part), func(i int) bool { return pl.partOff[i+1] > u })
+	np = (pl.slotOff[i+1] - pl.slotOff[i]) / heads
+	sg = (pl.partOff[i+1] - pl.partOff[i]) / (kvHeads * np)
+	local := u - pl.partOff[i]
+	g, local = local/(sg*np), local%(sg*np)
+	return i, g, local / np, local % np, np, sg
+}
+
+// attendPart runs one unit of the partitioned path: a subgroup of the query heads of
+// one key/value head of one row over one partition of its context, leaving the
+// partition's maximum, sum and unnormalised output per head in the plan's slots.
 func (c *CPU) attendPart(u, worker int) {
 	j := &c.job
 	pl := &c.ap
-	i, g, p, _ := pl.partUnit(u, j.attn.KVHeads)
+	i, g, sub, p, np, sg := pl.partUnit(u, j.attn.Heads, j.attn.KVHeads)
 	r := pl.part[i]
 	a, t := pl.row(r)
-	hd, gqa := a.HeadDim, a.Heads/a.KVHeads
+	hd := a.HeadDim
+	w := a.Heads / a.KVHeads / sg // query heads in the unit
+	h0 := g*(a.Heads/a.KVHeads) + sub*w
 	ctx := a.Start + t + 1
 	p0, p1 := p*a.Partition, min(ctx, (p+1)*a.Partition)
 	ws := &c.work[worker]
 	ws.kv = grow(ws.kv, hd)
-	ws.scores = grow(ws.scores, gqa*flashTile)
-	qg := j.q[(int(r)*a.Heads+g*gqa)*hd:][:gqa*hd]
+	ws.scores = grow(ws.scores, w*flashTile)
+	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
 	off := g * hd
 	kvStride := a.KVHeads * hd
-	m, sum := pl.pMax[u*gqa:][:gqa], pl.pSum[u*gqa:][:gqa]
-	acc := pl.pAcc[u*gqa*hd:][:gqa*hd]
-	clear(acc)
-	clear(sum)
-	for hh := range m {
-		m[hh] = float32(math.Inf(-1))
+	// The unit's heads' slots are slot0, slot0+np, …: head k's accumulator is
+	// pAcc[(slot0+k*np)*hd:][:hd].
+	slot0 := pl.slotOff[i] + h0*np + p
+	for k := range w {
+		s := slot0 + k*np
+		pl.pMax[s], pl.pSum[s] = float32(math.Inf(-1)), 0
+		clear(pl.pAcc[s*hd : (s+1)*hd])
 	}
+	scores := ws.scores[:w*flashTile]
 	for t0 := p0; t0 < p1; t0 += flashTile {
 		t1 := min(p1, t0+flashTile)
 		for pos := t0; pos < t1; {
 			row, n := a.Span(pos, t1)
 			for k := range n {
 				ro := (row+k)*kvStride + off
-				for hh := range gqa {
-					ws.scores[hh*flashTile+pos-t0+k] = dotKV(qg[hh*hd:(hh+1)*hd], &a.K, ro, ws.kv) * a.Scale
+				if a.K.Type == kernels.F16 {
+					kr := a.K.F16[ro : ro+hd]
+					for hh := range w {
+						scores[hh*flashTile+pos-t0+k] = dotF16s(qg[hh*hd:(hh+1)*hd], kr) * a.Scale
+					}
+					continue
+				}
+				for hh := range w {
+					scores[hh*flashTile+pos-t0+k] = dotKV(qg[hh*hd:(hh+1)*hd], &a.K, ro, ws.kv) * a.Scale
 				}
 			}
 			pos += n
 		}
-		for hh := range gqa {
-			s := ws.scores[hh*flashTile:][:t1-t0]
+		for hh := range w {
+			sl := slot0 + hh*np
+			m, sum, acc := pl.pMax[sl], pl.pSum[sl], pl.pAcc[sl*hd:(sl+1)*hd]
+			s := scores[hh*flashTile:][:t1-t0]
 			tm := float32(math.Inf(-1))
 			for _, v := range s {
 				tm = max(tm, v)
 			}
-			if tm > m[hh] {
-				if sum[hh] != 0 {
-					f := expf(m[hh] - tm)
-					sum[hh] *= float64(f)
-					ah := acc[hh*hd : (hh+1)*hd]
-					for k := range ah {
-						ah[k] *= f
+			if tm > m {
+				if sum != 0 {
+					f := expf(m - tm)
+					sum *= float64(f)
+					for k := range acc {
+						acc[k] *= f
 					}
 				}
-				m[hh] = tm
+				m = tm
 			}
 			for k, v := range s {
-				e := expf(v - m[hh])
+				e := expf(v - m)
 				s[k] = e
-				sum[hh] += float64(e)
+				sum += float64(e)
 			}
+			pl.pMax[sl], pl.pSum[sl] = m, sum
 		}
 		for pos := t0; pos < t1; {
 			row, n := a.Span(pos, t1)
 			for k := range n {
 				ro := (row+k)*kvStride + off
-				for hh := range gqa {
-					axpyKV(acc[hh*hd:(hh+1)*hd], ws.scores[hh*flashTile+pos-t0+k], &a.V, ro, ws.kv)
+				if a.V.Type == kernels.F16 {
+					vr := a.V.F16[ro : ro+hd]
+					for hh := range w {
+						sl := (slot0 + hh*np) * hd
+						axpyF16s(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], vr)
+					}
+					continue
+				}
+				for hh := range w {
+					sl := (slot0 + hh*np) * hd
+					axpyKV(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], &a.V, ro, ws.kv)
 				}
 			}
 			pos += n
@@ -374,30 +420,28 @@ func (c *CPU) reducePart(i int) {
 	pl := &c.ap
 	a := j.attn
 	r := int(pl.part[i])
-	hd, gqa := a.HeadDim, a.Heads/a.KVHeads
-	np := (pl.partOff[i+1] - pl.partOff[i]) / a.KVHeads
+	hd := a.HeadDim
+	np := (pl.slotOff[i+1] - pl.slotOff[i]) / a.Heads
 	for h := range a.Heads {
-		base := pl.partOff[i] + (h/gqa)*np
-		hh := h % gqa
+		base := pl.slotOff[i] + h*np
 		out := j.dst[(r*a.Heads+h)*hd:][:hd]
 		if np == 1 { // the flash path's arithmetic
-			inv := float32(1 / pl.pSum[base*gqa+hh])
-			for k, v := range pl.pAcc[(base*gqa+hh)*hd:][:hd] {
+			inv := float32(1 / pl.pSum[base])
+			for k, v := range pl.pAcc[base*hd:][:hd] {
 				out[k] = v * inv
 			}
 			continue
 		}
 		mx := float32(math.Inf(-1))
 		for p := range np {
-			mx = max(mx, pl.pMax[(base+p)*gqa+hh])
+			mx = max(mx, pl.pMax[base+p])
 		}
 		clear(out)
 		var total float64
 		for p := range np {
-			slot := (base+p)*gqa + hh
-			f := expf(pl.pMax[slot] - mx)
-			total += pl.pSum[slot] * float64(f)
-			axpyF32s(out, f, pl.pAcc[slot*hd:][:hd])
+			f := expf(pl.pMax[base+p] - mx)
+			total += pl.pSum[base+p] * float64(f)
+			axpyF32s(out, f, pl.pAcc[(base+p)*hd:][:hd])
 		}
 		inv := float32(1 / total)
 		for k := range out {

@@ -8,6 +8,7 @@ import (
 	"llmbench/kernels"
 )
 
+// TestCrossoverFrom checks the crossover fit on made-up points.
 func TestCrossoverFrom(t *testing.T) {
 	pt := func(ctx int, one, part time.Duration) kernels.CrossoverPoint {
 		return kernels.CrossoverPoint{Ctx: ctx, OnePass: one, Partitioned: part}
@@ -19,9 +20,13 @@ func TestCrossoverFrom(t *testing.T) {
 		{nil, 0},
 		{[]kernels.CrossoverPoint{pt(128, 1, 2), pt(256, 2, 3)}, 0},
 		{[]kernels.CrossoverPoint{pt(128, 1, 2), pt(256, 3, 2), pt(512, 5, 4)}, 256},
-		{[]kernels.CrossoverPoint{pt(128, 2, 1), pt(256, 2, 3), pt(512, 5, 4)}, 512}, // faster at 128 alone does not count
+		// From 128 loses 50 % at 256; from 512 loses 100 % at 128 and 50 % at 256.
+		{[]kernels.CrossoverPoint{pt(128, 2, 1), pt(256, 2, 3), pt(512, 5, 4)}, 128},
 		{[]kernels.CrossoverPoint{pt(128, 2, 1), pt(256, 3, 2)}, 128},
-		{[]kernels.CrossoverPoint{pt(128, 2, 1), pt(256, 2, 3)}, 0},
+		// One noisy point among many does not move the crossover.
+		{[]kernels.CrossoverPoint{pt(128, 10, 20), pt(256, 10, 20), pt(512, 10, 9), pt(1024, 10, 9), pt(2048, 10, 11), pt(4096, 10, 5)}, 512},
+		{[]kernels.CrossoverPoint{pt(128, 10, 11), pt(256, 10, 11), pt(512, 10, 12), pt(1024, 20, 19), pt(2048, 10, 11)}, 0}, // 5 % won at 1024, 10 % lost at 2048
+		{[]kernels.CrossoverPoint{pt(128, 10, 10), pt(256, 10, 10)}, 0},                                                      // a tie: no partitions
 	} {
 		if got := crossoverFrom(c.pts); got != c.want {
 			t.Errorf("crossoverFrom(%v) = %d, want %d", c.pts, got, c.want)

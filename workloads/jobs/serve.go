@@ -124,6 +124,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 			Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
+		x.logf("%s", e.Partitions())
 		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
 			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
 		return be, nil

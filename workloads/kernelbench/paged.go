@@ -78,8 +78,8 @@ func (c PagedCase) Shape() string {
 // PagedOptions configures RunPaged; zero fields take the defaults.
 type PagedOptions struct {
 	Threads int // 0 = every core
-	// Reps is the timings of each path per case, alternating paths; the fastest
-	// counts. 0 = 3.
+	// Reps is the fewest timings of each path per case, alternating paths (short
+	// cases take more, see pagedBudget); the fastest counts. 0 = 3.
 	Reps int
 	// Heads, KVHeads and HeadDim are the head layout; 0 = 32, 4 and 64 (TinyLlama
 	// 1.1B, a llama-1b-like model). decode-big-head doubles HeadDim.
@@ -185,7 +185,7 @@ type PagedReport struct {
 // RunPaged runs the suite's cases (o.Cases, all when nil), calling progress (may be
 // nil) before each case and once at the end (done == total). Every case times the
 // one-pass and partitioned paths (and the automatic choice when it mixes them)
-// alternately o.Reps times (after one untimed call each) over one paged KV cache of random values (blocks of
+// alternately at least o.Reps times (after one untimed call each) over one paged KV cache of random values (blocks of
 // o.BlockSize in shuffled order), checks the two paths agree within PagedTolerance,
 // and the report's checks say whether the automatic choice stayed within AutoSlack of
 // the better path on every case and whether partitions won on the single long
@@ -248,26 +248,28 @@ func (c PagedCase) scaled(s int) PagedCase {
 	return c
 }
 
-// pagedKV is the suite's KV cache: one pool of rows for each head size, filled with
-// unit-normal values, shared by every case (each lays its sequences over it).
+// pagedKV is the suite's KV cache: a pool of key rows and one of value rows for each
+// head size, filled with unit-normal values, shared by every case (each lays its
+// sequences over shuffled blocks of it).
 type pagedKV struct {
 	rows  int
-	views map[int]kernels.KVView // by head size
+	views map[[2]int]kernels.KVView // by head size and K (0) or V (1)
 }
 
 func newPagedKV(rows int) *pagedKV {
-	return &pagedKV{rows: rows, views: map[int]kernels.KVView{}}
+	return &pagedKV{rows: rows, views: map[[2]int]kernels.KVView{}}
 }
 
-// view returns (making on first use) the pool for head size hd.
-func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
-	if v, ok := p.views[hd]; ok {
+// view returns (making on first use) the key (which 0) or value (1) pool for head
+// size hd.
+func (p *pagedKV) view(o PagedOptions, hd, which int) kernels.KVView {
+	if v, ok := p.views[[2]int{hd, which}]; ok {
 		return v
 	}
 	n := p.rows * o.KVHeads * hd
-	rng := rand.New(rand.NewPCG(uint64(hd), 1))
-	// A table of random values, repeated at random offsets: filling hundreds of MiB
-	// one random value at a time would take longer than the cases.
+	rng := rand.New(rand.NewPCG(uint64(hd), uint64(which)))
+	// A table of random values copied from random offsets: filling hundreds of MiB one
+	// random value at a time would take longer than the cases.
 	table := make([]float32, 1<<16)
 	for i := range table {
 		table[i] = float32(rng.NormFloat64())
@@ -279,10 +281,10 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		}
 	}
 	v := kernels.KVView{Type: o.KVType}
+	buf := make([]float32, 1<<15)
 	switch o.KVType {
 	case kernels.F16:
 		v.F16 = make([]uint16, n)
-		buf := make([]float32, 1<<15)
 		for i := 0; i < n; i += len(buf) {
 			b := buf[:min(len(buf), n-i)]
 			fill(b)
@@ -292,7 +294,6 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		}
 	case kernels.Q8_0:
 		v.Q8 = make([]byte, n/32*34)
-		buf := make([]float32, 1<<15)
 		for i := 0; i < n; i += len(buf) {
 			b := buf[:min(len(buf), n-i)]
 			fill(b)
@@ -302,21 +303,28 @@ func (p *pagedKV) view(o PagedOptions, hd int) kernels.KVView {
 		v.F32 = make([]float32, n)
 		fill(v.F32)
 	}
-	p.views[hd] = v
+	p.views[[2]int{hd, which}] = v
 	return v
 }
 
-// attention returns the suite's Attention for the head size of big or not (one
-// pool serves as keys and values: the timings do not depend on the values).
+// attention returns the suite's Attention for the head size of big or not.
 func (p *pagedKV) attention(o PagedOptions, big bool) kernels.Attention {
 	hd := o.HeadDim
 	if big {
 		hd *= 2
 	}
-	v := p.view(o, hd)
 	return kernels.Attention{Heads: o.Heads, KVHeads: o.KVHeads, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd))),
-		K: v, V: v, BlockSize: o.BlockSize, Flash: o.Flash}
+		K: p.view(o, hd, 0), V: p.view(o, hd, 1), BlockSize: o.BlockSize, Flash: o.Flash}
 }
+
+// pagedBudget and pagedMaxReps set the timings of a case beyond PagedOptions.Reps:
+// as many as fit in pagedBudget per path (judged by the warm-up call), at most
+// pagedMaxReps, so that short cases are timed often enough for their best to be
+// reliable on a busy machine.
+const (
+	pagedBudget  = time.Second
+	pagedMaxReps = 25
+)
 
 // runPagedCase times one case.
 func runPagedCase(c *cpu.CPU, o PagedOptions, kv *pagedKV, pc PagedCase, from int) PagedResult {
@@ -352,11 +360,15 @@ func runPagedCase(c *cpu.CPU, o PagedOptions, kv *pagedKV, pc PagedCase, from in
 	if res.AutoRows != 0 && res.AutoRows != res.Rows {
 		n = 3
 	}
+	var slowest time.Duration
 	for p := range n { // warm up: scratch grown, caches and pages touched
+		t0 := time.Now()
 		c.AttendVarlen(outs[p], q, &paths[p], seqs)
+		slowest = max(slowest, time.Since(t0))
 	}
+	reps := max(o.Reps, min(pagedMaxReps, int(pagedBudget/max(slowest, 1))))
 	best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
-	for range o.Reps {
+	for range reps {
 		for p := range n {
 			t0 := time.Now()
 			c.AttendVarlen(outs[p], q, &paths[p], seqs)
@@ -481,7 +493,7 @@ func WritePagedTable(w io.Writer, r *PagedReport) error {
 	if o.Scale > 1 {
 		scale = fmt.Sprintf("lengths divided by %d", o.Scale)
 	}
-	fmt.Fprintf(w, "%s, %d threads; %d q heads / %d kv heads of %d (big-head %d), %s cache, blocks of %d; after = partitions of %d, before = one-pass %s; best of %d alternating; %s\n",
+	fmt.Fprintf(w, "%s, %d threads; %d q heads / %d kv heads of %d (big-head %d), %s cache, blocks of %d; after = partitions of %d, before = one-pass %s; best of ≥ %d alternating; %s\n",
 		r.Backend, o.Threads, o.Heads, o.KVHeads, o.HeadDim, 2*o.HeadDim, strings.ToLower(o.KVType.String()), o.BlockSize, o.Partition, path, o.Reps, scale)
 	if len(r.Crossover.Points) > 0 {
 		var pts []string
