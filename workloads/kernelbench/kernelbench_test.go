@@ -255,9 +255,9 @@ func TestPagedSuiteWired(t *testing.T) {
 		t.Errorf("data: %v %+v", err, pr)
 	}
 	spec.Check = true
-	rep, _ = Run(context.Background(), spec, nil)
-	if rep == nil || len(rep.Checks) == 0 {
-		t.Errorf("Check: no checks")
+	rep, _ = pagedReport(spec, &pr)
+	if len(rep.Checks) != len(pr.Checks) || len(rep.Checks) == 0 || len(rep.Notes) != 0 {
+		t.Errorf("Check: checks %v, notes %v", rep.Checks, rep.Notes)
 	}
 	spec.Cases = []string{"decode-huge"}
 	if err := Validate(spec); err == nil || !strings.Contains(err.Error(), `no paged-attention case "decode-huge"`) {

@@ -22,12 +22,21 @@ func runPagedSuite(ctx context.Context, spec workloads.KernelSpec, obs Observer)
 	if pr == nil {
 		return nil, err
 	}
+	rep, werr := pagedReport(spec, pr)
+	if err == nil {
+		err = werr
+	}
+	n := len(pr.Results)
+	obs(Event{Done: n, Total: n, Case: "done", Section: &rep.Sections[0]})
+	return rep, err
+}
+
+// pagedReport turns a paged-attention run into the suite's Report.
+func pagedReport(spec workloads.KernelSpec, pr *PagedReport) (*Report, error) {
 	table := *pr
 	table.Checks = nil // the report prints them (Trailer)
 	var b strings.Builder
-	if werr := WritePagedTable(&b, &table); werr != nil && err == nil {
-		err = werr
-	}
+	err := WritePagedTable(&b, &table)
 	const title = "Paged Attention"
 	numeric := make([]bool, len(PagedColumns))
 	for i := 3; i <= 6; i++ {
@@ -47,7 +56,5 @@ func runPagedSuite(ctx context.Context, spec workloads.KernelSpec, obs Observer)
 		rep.Notes = append(rep.Notes, fmt.Sprintf("check %s: %s: %s", mark, c.Name, c.Detail))
 	}
 	rep.Data, _ = json.Marshal(pr)
-	n := len(pr.Results)
-	obs(Event{Done: n, Total: n, Case: "done", Section: &rep.Sections[0]})
 	return rep, err
 }
