@@ -323,6 +323,27 @@ func TestTanhApprox(t *testing.T) {
 	}
 }
 
+// TestSoftmaxExp measures softmaxExp against math.Exp over [−87, 0] (and a little
+// above 0, where a backward pass can land by rounding) and checks SoftmaxExpMaxRelErr
+// bounds it; below −87 it is 0.
+func TestSoftmaxExp(t *testing.T) {
+	var worst, at float64
+	for i := -870_000; i <= 1000; i++ {
+		x := float32(i) * 1e-4
+		r := math.Exp(float64(x))
+		if e := math.Abs(float64(softmaxExp(x))-r) / r; e > worst {
+			worst, at = e, float64(x)
+		}
+	}
+	t.Logf("max relative error %.3g at x = %.4f", worst, at)
+	if worst > SoftmaxExpMaxRelErr {
+		t.Errorf("max relative error %.3g at %g exceeds SoftmaxExpMaxRelErr %.3g", worst, at, SoftmaxExpMaxRelErr)
+	}
+	if softmaxExp(-88) != 0 || softmaxExp(float32(math.Inf(-1))) != 0 {
+		t.Error("softmaxExp below −87 is not 0")
+	}
+}
+
 // TestBlockMap checks the tile kinds of a mask against a direct count and the
 // sparsity against the share of empty tiles, with lengths that leave ragged edges.
 func TestBlockMap(t *testing.T) {
