@@ -36,7 +36,11 @@ test: lint
 ## TTFT within 1 ms p50 and 3 ms p99 of the server's at 256 streams; the in-process median ITL
 ## within 10 % of the engine's median decode step); and the in-process batching sweep
 ## (issue 7), which fails under 1.8× (output tok/s at concurrency 16 vs 1); the paged-attention
-## table (issue 13: partitions win B=1 kv ≥ 8192 at 2 threads, the automatic choice within 5 %).
+## table (issue 13: partitions win B=1 kv ≥ 8192 at 2 threads, the automatic choice within 5 %);
+## attention-gym's mask tables (llmbench kernels, B=1 H=4 S=2048 D=64), then the block-sparse
+## acceptance: on the sliding-window and document masks at S=4096 (window 512: 85 % of the 128²
+## tiles skipped, as attention-gym's 1024 at 8192) block-sparse must beat dense + mask by half
+## the ideal 1/(1 − sparsity), forward and backward, or the line fails.
 BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
@@ -48,6 +52,8 @@ bench: build
 	./scripts/tui-vs-headless.sh 3
 	./scripts/batching-sweep.sh
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -timeout 20m -run 'TestPagedAcceptance' ./workloads/kernelbench/
+	./$(BIN) kernels --suite attention-masks
+	./$(BIN) kernels --suite attention-masks --cases sliding_window,document --seq-len 4096 --window 512 -r 5 --check
 
 ## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
 lint:

@@ -123,7 +123,7 @@ func Parse(name string, data []byte) (*Profile, error) {
 	}
 	var p Profile
 	if valueOf(root, "runs") != nil {
-		for _, k := range []string{"bench", "serve"} {
+		for _, k := range []string{"bench", "serve", "kernels"} {
 			if valueOf(root, k) != nil {
 				return nil, fmt.Errorf("%s:%d: give either runs: or one run's keys at the top level, not both", name, keyLine(root, k))
 			}

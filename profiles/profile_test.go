@@ -34,7 +34,12 @@ func TestParseErrors(t *testing.T) {
 		{"models item key", "bench:\n  models:\n    - {shape: llama-tiny, typ: Q4_0}\n",
 			`p.yaml:3: unknown key "typ" in bench.models (did you mean "type"?)`},
 		{"schema", "schema: 2\nbench: {n_gen: [4]}\n", `p.yaml:1: schema 2 is not supported`},
-		{"neither", "name: x\n", `p.yaml:1: run "x": give bench: or serve:`},
+		{"neither", "name: x\n", `p.yaml:1: run "x": give bench:, serve: or kernels:`},
+		{"two kinds", "bench: {n_gen: [4]}\nkernels: {suite: attention-masks}\n", "give one of bench:, serve: and kernels:, not several"},
+		{"kernels suite", "kernels: {suite: flash}\n", `kernels: suite: "flash" is not one of attention-masks, paged-attention`},
+		{"kernels mask", "kernels: {suite: attention-masks, cases: [causal, diagonal]}\n", `kernels: cases: no mask "diagonal"`},
+		{"kernels key", "kernels: {suite: attention-masks, seqlen: 4}\n", `unknown key "seqlen" in kernels (did you mean "seq_len"?)`},
+		{"kernels sweep", "kernels: {suite: attention-masks}\npower_limit_w: [300]\n", "are for serve and bench runs"},
 		{"both forms", "runs:\n  - bench: {n_gen: [4]}\nbench: {n_gen: [4]}\n", "not both"},
 		{"bad device", "device: tpu\nbench: {n_gen: [4]}\n", `p.yaml:1: run: device: "tpu" is not auto`},
 		{"bad spec", "bench: {n_gen: [4], n_batch: [0]}\n", "p.yaml:1: run: bench.n_batch[0]: 0 is out of range (minimum 1)"},
@@ -140,13 +145,16 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"power-sweep", "quant-compare", "sharegpt-concurrency"} {
+	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}
 	}
 	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "quant-compare") {
 		t.Errorf("unknown built-in: %v", err)
+	}
+	if k, _ := Builtin("attention-masks"); k.Runs[0].Kernels == nil || k.Runs[0].Kernels.Suite != "attention-masks" || k.Runs[0].Kind() != "kernels" {
+		t.Errorf("attention-masks: %+v", k.Runs[0])
 	}
 	p, _ := Builtin("power-sweep")
 	if r := p.Runs[0]; r.Device != "fake" || len(r.PowerLimitW) < 2 {

@@ -15,6 +15,7 @@ import (
 	"llmbench/engine/synth"
 	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/report"
 	"llmbench/workloads/serving"
 )
@@ -114,11 +115,11 @@ func runError(name string, n *yaml.Node, r *Run, p *problem) error {
 
 // check reports the first value of r that cannot run, defaults applied.
 func runCheck(r *Run) *problem {
-	switch {
-	case r.Bench == nil && r.Serve == nil:
-		return bad("", "give bench: or serve:")
-	case r.Bench != nil && r.Serve != nil:
-		return bad("", "give bench: or serve:, not both")
+	switch n := btoi(r.Bench != nil) + btoi(r.Serve != nil) + btoi(r.Kernels != nil); {
+	case n == 0:
+		return bad("", "give bench:, serve: or kernels:")
+	case n > 1:
+		return bad("", "give one of bench:, serve: and kernels:, not several")
 	}
 	switch r.Device {
 	case "", "auto", "nvml", "fake", "none":
@@ -139,7 +140,24 @@ func runCheck(r *Run) *problem {
 		}
 		return checkBench(r.Bench)
 	}
+	if r.Kernels != nil {
+		if r.Sweep != nil || len(r.PowerLimitW) > 0 {
+			return bad("sweep", "sweep: and power_limit_w: are for serve and bench runs, not kernels")
+		}
+		if err := kernelbench.Validate(*r.Kernels); err != nil {
+			return bad("kernels", "%s", strings.NewReplacer("--seq-len", "seq_len", "--head-dim", "head_dim", "--block-size", "block_size",
+				"--prefix-len", "prefix_len", "--cases", "cases", "--suite", "suite", "-r", "repetitions", "-t", "threads", "--", "").Replace(err.Error()))
+		}
+		return nil
+	}
 	return runCheckServe(r)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkBench checks a bench section value by value.

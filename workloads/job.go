@@ -11,13 +11,15 @@ import (
 // BuiltinModel names the built-in model (stories260K) in a bench spec.
 const BuiltinModel = "builtin:" + builtin.Name
 
-// Job is one experiment: a llama-bench style bench or a serving benchmark, with its
-// sweep and the telemetry it runs under. It is what a profile's run holds, what the
+// Job is one experiment: a llama-bench style bench, a serving benchmark (with its
+// sweep) or a kernel benchmark, and the telemetry it runs under. It is what a profile's run holds, what the
 // results store keeps to run it again, and what every front end hands workloads/jobs.
 type Job struct {
 	Name  string     `yaml:"name,omitempty" json:"name,omitempty"`
 	Bench *BenchSpec `yaml:"bench,omitempty" json:"bench,omitempty"`
 	Serve *ServeSpec `yaml:"serve,omitempty" json:"serve,omitempty"`
+	// Kernels is a kernel benchmark (`llmbench kernels`).
+	Kernels *KernelSpec `yaml:"kernels,omitempty" json:"kernels,omitempty"`
 	// Sweep lists the serving points (the cross product of its lists); empty lists
 	// keep the serve spec's single value.
 	Sweep *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
@@ -35,10 +37,13 @@ type Sweep struct {
 	MaxConcurrency []int  `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 }
 
-// Kind returns "bench" or "serve-bench".
+// Kind returns "bench", "kernels" or "serve-bench".
 func (j Job) Kind() string {
-	if j.Bench != nil {
+	switch {
+	case j.Bench != nil:
 		return "bench"
+	case j.Kernels != nil:
+		return "kernels"
 	}
 	return "serve-bench"
 }
@@ -82,10 +87,17 @@ func (j Job) Title() string {
 	if j.Bench != nil {
 		return "bench · " + j.ModelNames()
 	}
+	if j.Kernels != nil {
+		return "kernels · " + j.Kernels.Suite
+	}
+	if j.Serve == nil {
+		return "empty job"
+	}
 	return "serve-bench · " + j.ModelNames() + " · " + j.Serve.Dataset.Name
 }
 
-// ModelNames names the model(s) the job's spec asks for, until its result names them.
+// ModelNames names the model(s) the job's spec asks for, until its result names them
+// ("" for a kernel benchmark, which runs no model).
 func (j Job) ModelNames() string {
 	var ms []string
 	add := func(s string) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/report"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
@@ -37,7 +38,8 @@ type Terminal struct {
 }
 
 // Headless runs job without the TUI, through the same Workload the TUI runs: vLLM's
-// blocks (serve) or llama-bench's table (bench) on t.Stdout as they are made,
+// blocks (serve), llama-bench's table (bench) or the suite's sections, notes and
+// checks (kernels) on t.Stdout as they are made,
 // progress and the log on t.Stderr. An interrupted run returns context.Canceled
 // after printing what it measured.
 func Headless(ctx context.Context, job workloads.Job, o Options, t Terminal) (*result.Stored, error) {
@@ -77,6 +79,8 @@ func Headless(ctx context.Context, job workloads.Job, o Options, t Terminal) (*r
 				err = perr
 			}
 		}
+	case doc.Kernels != nil:
+		fmt.Fprint(t.Stdout, doc.Kernels.Trailer())
 	case len(doc.Serving) > 1 || len(doc.Serving) == 1 && len(job.PowerLimitW) > 1:
 		if err == nil || done.Partial {
 			report.VLLMSweepTable(t.Stdout, doc.Serving)
@@ -131,6 +135,8 @@ func (p *printer) output(data any) {
 		report.VLLMPreamble(w, &serving.Result{Spec: d.Spec})
 		fmt.Fprintln(w, "Starting main benchmark run...")
 		p.tenth = -1
+	case kernelbench.Section:
+		fmt.Fprint(w, d.Text)
 	case PointDone:
 		report.VLLMFailures(w, d.Result)
 		report.VLLMBlock(w, d.Result)
@@ -143,21 +149,21 @@ func (p *printer) progress(e run.Progress) {
 		return
 	}
 	w := p.t.Stderr
-	if e.Unit != "requests" && e.Unit != "tests" { // loading, writing a model
+	if e.Unit != "requests" && e.Unit != "tests" && e.Unit != "cases" { // loading, writing a model
 		if p.t.Progress == ProgressBar {
 			fmt.Fprintf(w, "\r\x1b[K%s: %3.0f%%|%s| %s", p.kind, 100*e.Done/e.Total, bar(e.Done, e.Total, 20), e.Label)
 			p.drawn = true
 		}
 		return
 	}
-	if p.kind == "bench" {
+	if p.kind == "bench" || p.kind == "kernels" {
 		step := min(int(e.Done)+1, int(e.Total))
 		if p.t.Progress == ProgressBar {
-			fmt.Fprintf(w, "\r\x1b[Kbench: %3.0f%%|%s| %d/%.0f %s%s", 100*e.Done/max(e.Total, 1), bar(e.Done, e.Total, 20), step, e.Total, e.Label, p.live)
+			fmt.Fprintf(w, "\r\x1b[K%s: %3.0f%%|%s| %d/%.0f %s%s", p.kind, 100*e.Done/max(e.Total, 1), bar(e.Done, e.Total, 20), step, e.Total, e.Label, p.live)
 			p.drawn = true
 			return
 		}
-		if line := fmt.Sprintf("bench: [%d/%.0f] %s", step, e.Total, e.Label); line != p.last {
+		if line := fmt.Sprintf("%s: [%d/%.0f] %s", p.kind, step, e.Total, e.Label); line != p.last {
 			fmt.Fprintln(w, line)
 			p.last = line
 		}

@@ -18,6 +18,7 @@ import (
 
 	"llmbench/engine"
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/report"
 	"llmbench/workloads/result"
@@ -110,6 +111,8 @@ func Check(job workloads.Job, o Options) error {
 			}
 		}
 		return micro.Validate(*job.Bench)
+	case job.Kernels != nil:
+		return kernelbench.Validate(*job.Kernels)
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
 			return err
@@ -129,7 +132,7 @@ func Check(job workloads.Job, o Options) error {
 		}
 		return nil
 	}
-	return errors.New("jobs: the job has neither bench nor serve")
+	return errors.New("jobs: the job has no bench, serve or kernels section")
 }
 
 // Workload is job as one run.Workload: Run executes every point, keeps the run in
@@ -143,9 +146,12 @@ func Workload(job workloads.Job, o Options) run.Workload {
 		x.logf("telemetry: %s", o.Device.Note)
 		var doc result.Document
 		var err error
-		if job.Bench != nil {
+		switch {
+		case job.Bench != nil:
 			doc, err = x.bench(ctx)
-		} else {
+		case job.Kernels != nil:
+			doc, err = x.kernels(ctx)
+		default:
 			doc, err = x.serve(ctx)
 		}
 		return x.finish(doc, err)
@@ -207,7 +213,7 @@ func kept(job workloads.Job) workloads.Job {
 // that measured nothing is neither kept nor exported. It returns the stored result
 // and runErr, else the first export error.
 func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, error) {
-	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0
+	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0 || doc.Kernels != nil && len(doc.Kernels.Sections) > 0
 	doc.Title, doc.Started, doc.Env = x.job.Title(), x.started, x.env
 	stored := &result.Stored{Doc: doc}
 	canceled := runErr != nil && errors.Is(runErr, context.Canceled)

@@ -1,21 +1,47 @@
 package jobs
 
 import (
-	"llmbench/kernels"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"llmbench/workloads/kernelbench"
+	"llmbench/workloads/result"
 )
 
-// Kernels lists, per weight type and phase (decode, prompt), the kernel the engine's
-// default backend ("cpu") runs on this machine and the CPU features that chose it, for
-// `llmbench sysinfo`. It is nil where the backend cannot say; the error is the
-// backend's refusal to start (such as an unknown LLMBENCH_CPU value).
-func Kernels() ([]kernels.KernelChoice, error) {
-	be, err := kernels.Select("cpu", 1)
-	if err != nil {
-		return nil, err
+// ErrCheckFailed is returned (wrapped) by a kernel job whose acceptance checks did
+// not all pass; the run is kept and exported all the same.
+var ErrCheckFailed = errors.New("acceptance check failed")
+
+// kernels runs a kernel benchmark: progress per case, each section published (a
+// headless front end prints it) and kept in the store as it completes.
+func (x *execution) kernels(ctx context.Context) (result.Document, error) {
+	spec := x.job.Kernels.WithDefaults()
+	rec := x.keep()
+	sections := 0
+	rep, err := kernelbench.Run(ctx, spec, func(e kernelbench.Event) {
+		if e.Section != nil {
+			if rec != nil {
+				rec.KernelSection(sections, *e.Section)
+			}
+			sections++
+			x.rep.Output(*e.Section)
+		}
+		x.rep.Progress(float64(e.Done), float64(e.Total), "cases", e.Case)
+	})
+	if rep == nil {
+		if err == nil {
+			err = errors.New("kernels: no result")
+		}
+		return result.Document{}, err
 	}
-	defer be.Close()
-	if l, ok := be.(kernels.KernelLister); ok {
-		return l.Kernels(), nil
+	if failed := rep.Failed(); err == nil && len(failed) > 0 {
+		var names []string
+		for _, c := range failed {
+			names = append(names, c.Name)
+		}
+		err = fmt.Errorf("kernels: %w: %s", ErrCheckFailed, strings.Join(names, "; "))
 	}
-	return nil, nil
+	return result.Document{Kernels: rep, Partial: rep.Partial}, err
 }

@@ -70,7 +70,7 @@ func Export(path string, d result.Document) error {
 	if err != nil {
 		return err
 	}
-	if d.Bench == nil && len(d.Serving) == 0 {
+	if d.Bench == nil && len(d.Serving) == 0 && d.Kernels == nil {
 		return fmt.Errorf("export %s: the run has no results", path)
 	}
 	dir, base := filepath.Split(path)
@@ -144,6 +144,9 @@ func DocumentMarkdown(w io.Writer, d result.Document) error {
 			return err
 		}
 	}
+	if d.Kernels != nil {
+		kernelsMarkdown(&b, d.Kernels)
+	}
 	if len(d.Serving) > 1 {
 		b.WriteString("## Sweep\n\n```text\n")
 		if err := VLLMSweepTable(&b, d.Serving); err != nil {
@@ -191,6 +194,9 @@ func servingPointLabel(r *serving.Result) string {
 // sweep point with vLLM's saved-result names (latencies in ms) plus run_partial.
 func DocumentCSV(w io.Writer, d result.Document) error {
 	partial := d.IsPartial()
+	if d.Kernels != nil {
+		return kernelsCSV(w, d.Kernels, partial)
+	}
 	if d.Bench != nil {
 		return lbCSV(w, d.Bench, lbField{"run_partial", lbBool, func(*micro.Record) any { return partial }})
 	}
@@ -348,6 +354,8 @@ func DocumentJSON(w io.Writer, d result.Document) error {
 		o.set("read_bandwidth_gbs", lbOpt(d.Bench.ReadBandwidth/1e9, d.Bench.ReadBandwidth > 0))
 		o.set("telemetry_note", d.Bench.TelemetryNote)
 		o.set("metric_definitions", benchDefinitions)
+	} else if d.Kernels != nil {
+		kernelsJSON(&o, d.Kernels)
 	} else {
 		o.set("kind", "serving")
 		points := make([]json.RawMessage, len(d.Serving))

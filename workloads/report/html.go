@@ -100,6 +100,9 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 	if d.Bench != nil {
 		kind = "bench"
 	}
+	if d.Kernels != nil {
+		kind = "kernels · " + d.Kernels.Spec.Suite
+	}
 	meta := kind
 	if !d.Started.IsZero() {
 		meta += " · started " + d.Started.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -113,6 +116,9 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 	}
 	if len(d.Serving) > 0 {
 		servingHTML(&p, d.Serving)
+	}
+	if d.Kernels != nil {
+		kernelsHTML(&p, d.Kernels)
 	}
 	if len(d.Env) > 0 {
 		p.b.WriteString("<h2>Environment</h2>\n<div class=\"scroll\"><table class=\"env\">\n")

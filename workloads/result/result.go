@@ -12,13 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
 	"llmbench/workloads/telemetry"
 )
 
 // Document is one finished (or partial) run as every exporter sees it: what ran, where,
-// and what it measured. Exactly one of Bench and Serving is set. The results store
+// and what it measured. Exactly one of Bench, Serving and Kernels is set. The results store
 // (workloads/store) keeps the same parts, so an export of a stored run equals the export made
 // when it ran.
 type Document struct {
@@ -33,6 +35,8 @@ type Document struct {
 	Bench *micro.Result
 	// Serving holds a serve-bench run: one result per sweep point, in sweep order.
 	Serving []*serving.Result
+	// Kernels holds a kernel benchmark's report.
+	Kernels *kernelbench.Report
 	// Partial is set when the run was cancelled or crashed before it finished.
 	Partial bool
 }
@@ -45,6 +49,9 @@ type KV struct {
 // IsPartial reports whether the run, or any part of it, stopped before it finished.
 func (d Document) IsPartial() bool {
 	if d.Partial {
+		return true
+	}
+	if d.Kernels != nil && d.Kernels.Partial {
 		return true
 	}
 	if d.Bench != nil && (d.Bench.Partial || slices.ContainsFunc(d.Bench.Records, func(r micro.Record) bool { return r.Partial })) {
@@ -77,7 +84,7 @@ func (d Document) Version() string {
 type Summary struct {
 	Title    string
 	Started  time.Time
-	Kind     string // "bench" or "serve-bench"
+	Kind     string // "bench", "serve-bench" or "kernels"
 	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
 	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
 	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
@@ -110,6 +117,14 @@ func Summarize(d Document) Summary {
 		if s.Headline == "" {
 			s.Headline = "no test finished"
 		}
+	case d.Kernels != nil:
+		k := d.Kernels.Spec
+		s.Kind, s.Model = "kernels", "cpu"
+		s.Workload = fmt.Sprintf("%s B=%d H=%d S=%d D=%d", k.Suite, k.Batch, k.Heads, k.SeqLen, k.HeadDim)
+		if k.Suite != workloads.SuiteAttentionMasks {
+			s.Workload = k.Suite
+		}
+		s.Headline = d.Kernels.Headline()
 	case len(d.Serving) > 0:
 		s.Kind = "serve-bench"
 		first := d.Serving[0]

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
@@ -123,14 +124,16 @@ func (m *meta) entry() Entry {
 
 // sample is one line of samples.jsonl.
 type sample struct {
-	Kind string `json:"kind"` // "bench", "point" or "request"
-	Key  int    `json:"key"`  // bench: test number; point/request: sweep point
+	Kind string `json:"kind"` // "bench", "point", "request" or "kernels"
+	Key  int    `json:"key"`  // bench: test number; point/request: sweep point; kernels: section
 	// bench: the test's record so far (the last line of a key wins).
 	Bench *micro.Record `json:"bench,omitempty"`
 	// point: the serving point's spec and what it measured.
 	Point *pointHeader `json:"point,omitempty"`
 	// request: one finished request.
 	Request *metrics.Record `json:"request,omitempty"`
+	// kernels: one finished section of a kernel benchmark.
+	Section *kernelbench.Section `json:"section,omitempty"`
 }
 
 type pointHeader struct {
@@ -353,6 +356,11 @@ func (w *Writer) Point(key int, head *serving.Result) {
 // Request records one finished request of serving point key.
 func (w *Writer) Request(key int, rec metrics.Record) {
 	w.append(sample{Kind: "request", Key: key, Request: &rec})
+}
+
+// KernelSection records section key of a kernel benchmark once it is complete.
+func (w *Writer) KernelSection(key int, sec kernelbench.Section) {
+	w.append(sample{Kind: "kernels", Key: key, Section: &sec})
 }
 
 // Finish ends the record: doc (the exact final result) is written whole, and the
@@ -606,6 +614,16 @@ func readSamples(path string) ([]sample, error) {
 
 // rebuild fills doc from the samples of an unfinished run.
 func rebuild(doc *result.Document, r workloads.Job, samples []sample) {
+	if r.Kernels != nil {
+		rep := &kernelbench.Report{Spec: r.Kernels.WithDefaults(), Partial: true}
+		for _, s := range samples {
+			if s.Kind == "kernels" && s.Section != nil {
+				rep.Sections = append(rep.Sections, *s.Section)
+			}
+		}
+		doc.Kernels = rep
+		return
+	}
 	if r.Bench != nil {
 		res := &micro.Result{Spec: r.Bench.WithDefaults(), Partial: true}
 		byKey := map[int]micro.Record{}
@@ -674,13 +692,14 @@ func rebuild(doc *result.Document, r workloads.Job, samples []sample) {
 // storedDoc is result.json: a Document with the serving summaries left out (they
 // are recomputed from the raw records on load, so they always agree with them).
 type storedDoc struct {
-	Schema  int             `json:"schema"`
-	Title   string          `json:"title"`
-	Started time.Time       `json:"started"`
-	Env     []result.KV     `json:"env"`
-	Partial bool            `json:"partial"`
-	Bench   *micro.Result   `json:"bench,omitempty"`
-	Serving []storedServing `json:"serving,omitempty"`
+	Schema  int                 `json:"schema"`
+	Title   string              `json:"title"`
+	Started time.Time           `json:"started"`
+	Env     []result.KV         `json:"env"`
+	Partial bool                `json:"partial"`
+	Bench   *micro.Result       `json:"bench,omitempty"`
+	Serving []storedServing     `json:"serving,omitempty"`
+	Kernels *kernelbench.Report `json:"kernels,omitempty"`
 }
 
 // storedServing hides serving.Result's Summary: the outer field dominates the
@@ -691,7 +710,7 @@ type storedServing struct {
 }
 
 func marshalDoc(d result.Document) ([]byte, error) {
-	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench}
+	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels}
 	for _, r := range d.Serving {
 		sd.Serving = append(sd.Serving, storedServing{Result: r})
 	}
@@ -712,7 +731,7 @@ func unmarshalDoc(b []byte) (result.Document, error) {
 	if sd.Schema > StoreSchema {
 		return result.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
 	}
-	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench}
+	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels}
 	for _, s := range sd.Serving {
 		if s.Result == nil {
 			continue
@@ -750,6 +769,9 @@ func jobOf(d result.Document) (workloads.Job, error) {
 	case d.Bench != nil:
 		spec := d.Bench.Spec
 		return workloads.Job{Name: d.Title, Bench: &spec}, nil
+	case d.Kernels != nil:
+		spec := d.Kernels.Spec
+		return workloads.Job{Name: d.Title, Kernels: &spec}, nil
 	case len(d.Serving) > 0:
 		var concs []int
 		var rates []workloads.Rate

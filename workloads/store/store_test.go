@@ -1,16 +1,19 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
@@ -381,5 +384,70 @@ func TestSyncErrorsAreReported(t *testing.T) {
 	w.mu.Unlock()
 	if err := w.Finish(result.Document{}, nil); err == nil {
 		t.Fatal("Finish dropped the failed sync and close")
+	}
+}
+
+// kernelsDoc is a finished kernel benchmark's document.
+func kernelsDoc() (workloads.Job, result.Document) {
+	spec := workloads.KernelSpec{Suite: workloads.SuiteAttentionMasks, SeqLen: 256, Cases: []string{"causal"}}
+	sec := kernelbench.Section{Title: "Causal Mask", Text: "box\ntable\n",
+		Table: &kernelbench.Table{Columns: []string{"Operation", "FW Time (ms)"}, Numeric: []bool{false, true}, Rows: [][]string{{"block-sparse", "1.5"}}}}
+	rep := &kernelbench.Report{Spec: spec.WithDefaults(), Sections: []kernelbench.Section{sec},
+		Checks: []kernelbench.Check{{Name: "c", Pass: true, Detail: "d"}}, Notes: []string{"n"}, Data: json.RawMessage(`[{"mask":"causal"}]`)}
+	return workloads.Job{Kernels: &spec}, result.Document{Kernels: rep}
+}
+
+// TestStoreKernels: a kernel run is kept section by section, loads back exactly once
+// finished, rebuilds its sections (partial) from the samples when it never finished,
+// and keeps its job to run again.
+func TestStoreKernels(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	job, doc := kernelsDoc()
+	w, err := s.Create(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.KernelSection(0, doc.Kernels.Sections[0])
+	if err := w.Finish(doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kernels != nil { // the store indents the suite's JSON
+		var b bytes.Buffer
+		if err := json.Compact(&b, got.Kernels.Data); err != nil {
+			t.Fatal(err)
+		}
+		got.Kernels.Data = b.Bytes()
+	}
+	if got.Kernels == nil || got.Partial || !reflect.DeepEqual(got.Kernels, doc.Kernels) {
+		t.Fatalf("loaded %+v, want %+v", got.Kernels, doc.Kernels)
+	}
+	if k, err := keptJob(t, s, w.ID()); err != nil || k.Kernels == nil || k.Kernels.SeqLen != 256 || k.Kind() != "kernels" {
+		t.Fatalf("kept job %+v, %v", k, err)
+	}
+	list, _ := s.List()
+	if len(list) != 1 || list[0].Kind != "kernels" || !strings.Contains(list[0].Headline, "checks 1/1 passed") {
+		t.Errorf("history %+v", list)
+	}
+
+	w2, _ := s.Create(job, nil)
+	w2.KernelSection(0, doc.Kernels.Sections[0])
+	if err := w2.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	part, err := s.Load(w2.ID())
+	if err != nil || part.Kernels == nil || !part.Partial || len(part.Kernels.Sections) != 1 || part.Kernels.Sections[0].Title != "Causal Mask" {
+		t.Fatalf("rebuilt %+v, %v", part.Kernels, err)
+	}
+
+	id, err := s.Save(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := keptJob(t, s, id); err != nil || k.Kernels == nil || k.Kernels.Suite != workloads.SuiteAttentionMasks {
+		t.Fatalf("saved job %+v, %v", k, err)
 	}
 }

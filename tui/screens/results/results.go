@@ -103,6 +103,8 @@ func (m *Model) Show(doc result.Document, id string, config *setup.Config, faile
 	switch {
 	case doc.Bench != nil && len(doc.Bench.Records) > 0:
 		err = report.LlamaBenchMarkdown(&b, doc.Bench)
+	case doc.Kernels != nil:
+		err = report.KernelsText(&b, doc.Kernels)
 	case len(doc.Serving) > 1:
 		err = report.VLLMSweepTable(&b, doc.Serving)
 		for _, p := range doc.Serving {

@@ -12,6 +12,7 @@ import (
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
@@ -59,5 +60,16 @@ func TestViews(t *testing.T) {
 				t.Errorf("→ did not scroll to the t/s figures:\n%s", m.View())
 			}
 		}
+	}
+}
+
+// TestKernelsView: a kernel benchmark's report shows as its printed text.
+func TestKernelsView(t *testing.T) {
+	m := New(theme.New(theme.ASCII), nil)
+	m.SetSize(120, 30)
+	rep := &kernelbench.Report{Sections: []kernelbench.Section{{Title: "Causal Mask", Text: kernelbench.Box("Causal Mask") + "Correctness check passed ✅\n"}}}
+	m.Show(result.Document{Title: "kernels · attention-masks", Kernels: rep}, "", nil, nil, time.Second)
+	if v := m.View(); !strings.Contains(v, "Correctness check passed") || !strings.Contains(v, "Causal Mask") {
+		t.Errorf("view:\n%s", v)
 	}
 }
