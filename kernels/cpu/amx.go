@@ -71,9 +71,9 @@ func amxFor(f *tileFmt, n int) bool {
 // amxGate reports whether LLMBENCH_CPU allows AMX: "go", "avx2" and "avx512" switch it
 // off; unset or "amx" (the best the CPU has) leave it on.
 func amxGate() (ok bool, why string) {
-	switch v := os.Getenv("LLMBENCH_CPU"); v {
-	case "go", "avx2", "avx512":
-		return false, "LLMBENCH_CPU=" + v
+	v := os.Getenv(EnvLevel)
+	if c, err := parseLevel(v); err != nil || c < capBest {
+		return false, EnvLevel + "=" + v
 	}
 	return true, ""
 }

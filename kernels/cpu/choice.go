@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -70,6 +71,9 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 	ty := strings.ToLower(t.String())
 	switch p {
 	case pathTile:
+		if name, why := amxPromptKernel(t); n > 1 && name != "" {
+			return name, fmt.Sprintf("16-row tiles × 16 tokens, TDPBSSD/TDPBUSD (from %d tokens; fewer: tile-%s-x4)", amxMinToks, ty), why
+		}
 		switch {
 		case n > 1:
 			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"

@@ -36,7 +36,7 @@ var levelCap, levelErr = parseLevel(os.Getenv(EnvLevel))
 // parseLevel reads a value of LLMBENCH_CPU.
 func parseLevel(v string) (cpuCap, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "":
+	case "", "amx":
 		return capBest, nil
 	case "go":
 		return capGo, nil
@@ -45,7 +45,7 @@ func parseLevel(v string) (cpuCap, error) {
 	case "avx512":
 		return capAVX512, nil
 	}
-	return capBest, fmt.Errorf("%s=%q: want go, avx2 or avx512 (or unset for the best the CPU has)", EnvLevel, v)
+	return capBest, fmt.Errorf("%s=%q: want go, avx2, avx512 or amx (or unset for the best the CPU has)", EnvLevel, v)
 }
 
 // allowed reports whether LLMBENCH_CPU lets the kernels use instruction sets up to c.

@@ -8,13 +8,13 @@ import (
 )
 
 func TestParseLevel(t *testing.T) {
-	for v, want := range map[string]cpuCap{"": capBest, "go": capGo, "avx2": capAVX2, "AVX512": capAVX512, " avx2 ": capAVX2} {
+	for v, want := range map[string]cpuCap{"": capBest, "go": capGo, "avx2": capAVX2, "AVX512": capAVX512, " avx2 ": capAVX2, "amx": capBest} {
 		got, err := parseLevel(v)
 		if err != nil || got != want {
 			t.Errorf("parseLevel(%q) = %v, %v; want %v", v, got, err, want)
 		}
 	}
-	for _, v := range []string{"avx", "amx", "avx512vnni", "sse"} {
+	for _, v := range []string{"avx", "amx512", "avx512vnni", "sse"} {
 		_, err := parseLevel(v)
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), EnvLevel) {
 			t.Errorf("parseLevel(%q): error %v, want one line naming %s", v, err, EnvLevel)
