@@ -60,7 +60,7 @@ func TestKernelsCommand(t *testing.T) {
 		!strings.Contains(out, "Paged Attention") || !strings.Contains(out, "decode-small | decode") {
 		t.Errorf("paged-attention: exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, bad := range [][]string{{"kernels", "--suite", "flash"}, {"kernels", "--cases", "diagonal"}, {"kernels", "--heads", "-1"}, {"kernels", "--suite", "paged-attention", "--cases", "decode-huge"}} {
+	for _, bad := range [][]string{{"kernels", "--suite", "flash"}, {"kernels", "--cases", "diagonal"}, {"kernels", "--heads", "-1"}, {"kernels", "--suite", "paged-attention", "--cases", "decode-huge"}, {"kernels", "--device", "fake", "--power-limit", "300"}} {
 		if _, stderr, code := runEnv(t, env, bad...); code != 2 || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", bad, code, stderr)
 		}

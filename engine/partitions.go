@@ -24,6 +24,10 @@ const PartitionSize = 512
 // with longer contexts follow the longest measured length.
 const CalibrationMaxCtx = 16384
 
+// calibrationVersion is part of a stored calibration's key: bump it when the kernels
+// or the measurement change, so that older measurements are not reused.
+const calibrationVersion = 1
+
 // PartitionsEnv names the environment variable that, when Options.Partitions is
 // PartitionsAuto and Options.PartitionFrom is 0, forces the choice: "off", "on",
 // "auto", or a context length (the crossover, no measurement).
@@ -131,8 +135,8 @@ func choosePartitions(m *model.Model, be kernels.Backend, o *Options) (Partition
 	a := kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, K: kernels.KVView{Type: o.KVType},
 		BlockSize: o.BlockSize, Flash: o.FlashAttn}
 	maxCtx := min(o.Context, CalibrationMaxCtx)
-	key := fmt.Sprintf("%s threads=%d cpus=%d heads=%d/%d head-dim=%d kv=%s flash=%v block=%d partition=%d max-ctx=%d",
-		be.Name(), be.Threads(), runtime.NumCPU(), m.Heads, m.KVHeads, m.HeadDim, o.KVType, o.FlashAttn, o.BlockSize, p.Size, maxCtx)
+	key := fmt.Sprintf("v%d %s threads=%d cpus=%d heads=%d/%d head-dim=%d kv=%s flash=%v block=%d partition=%d max-ctx=%d",
+		calibrationVersion, be.Name(), be.Threads(), runtime.NumCPU(), m.Heads, m.KVHeads, m.HeadDim, o.KVType, o.FlashAttn, o.BlockSize, p.Size, maxCtx)
 	file := calibrationFile(o.CalibrationDir, key)
 	if x, ok := loadCalibration(file, key); ok {
 		p.From, p.Source, p.Calibration = x.From, "stored calibration "+file, &x

@@ -87,6 +87,15 @@ type KVView struct {
 	Q8   []byte
 }
 
+// VarlenAttender is implemented by backends that run the attention of several
+// sequences sharing one cache in one call: q and dst hold the sequences' rows one after
+// another, a gives the heads, scale, cache and path, seqs each sequence's tokens, first
+// position and block table. Each row's output must equal Attend's for its sequence
+// alone, bit for bit.
+type VarlenAttender interface {
+	AttendVarlen(dst, q []float32, a *Attention, seqs []VarSeq)
+}
+
 // CrossoverPoint is one context length measured by a partition calibration: the
 // time of one decode row's attention on the one-pass path and on the partitioned path.
 type CrossoverPoint struct {

@@ -208,6 +208,7 @@ type State struct {
 	Partition, PartitionMin int
 	x, h, q, k, v, att, o   []float32
 	gate, up                []float32
+	vseqs                   []kernels.VarSeq  // a step's sequences for one varlen attention call
 	logits                  []float32         // grown to the rows asked for
 	attn                    kernels.Attention // reused so that a step allocates nothing
 	one                     [1]Seq            // Forward's batch of one
@@ -301,6 +302,24 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	q, k, v := st.q[:n*qDim], st.k[:n*kvDim], st.v[:n*kvDim]
 	att, o := st.att[:n*qDim], st.o[:n*e]
 	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
+	// Sequences sharing one cache (the scheduler's steps) take one varlen attention call
+	// per layer where the backend has it: one parallel step instead of one per sequence,
+	// the same outputs.
+	varlen, _ := be.(kernels.VarlenAttender)
+	for i := range seqs {
+		if seqs[i].Cache != seqs[0].Cache {
+			varlen = nil
+		}
+	}
+	if len(seqs) < 2 {
+		varlen = nil
+	}
+	if varlen != nil {
+		st.vseqs = st.vseqs[:0]
+		for i := range seqs {
+			st.vseqs = append(st.vseqs, kernels.VarSeq{N: len(seqs[i].Tokens), Start: seqs[i].Start, Blocks: seqs[i].Blocks})
+		}
+	}
 	attn := &st.attn
 	*attn = kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash,
@@ -328,8 +347,14 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			attn.Blocks, attn.BlockSize = s.Blocks, s.Cache.BlockSize
 			storeRows(&attn.K, attn, start, kvDim, sk)
 			storeRows(&attn.V, attn, start, kvDim, sv)
-			be.Attend(att[row*qDim:(row+sn)*qDim], sq, attn)
+			if varlen == nil {
+				be.Attend(att[row*qDim:(row+sn)*qDim], sq, attn)
+			}
 			row += sn
+		}
+		if varlen != nil {
+			attn.N, attn.Start, attn.Blocks = 0, 0, nil
+			varlen.AttendVarlen(att, q, attn, st.vseqs)
 		}
 		be.MatMul(o, L.O, att, n)
 		addInto(x, o)
@@ -341,6 +366,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		addInto(x, o)
 	}
 	attn.K, attn.V, attn.Blocks = kernels.KVView{}, kernels.KVView{}, nil // keep no cache alive
+	clear(st.vseqs)
 	// Gather the rows that need logits into h and normalise them there.
 	hOut := h[:nOut*e]
 	if all {

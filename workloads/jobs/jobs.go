@@ -112,6 +112,9 @@ func Check(job workloads.Job, o Options) error {
 		}
 		return micro.Validate(*job.Bench)
 	case job.Kernels != nil:
+		if len(job.PowerLimitW) > 0 || job.Sweep != nil {
+			return errors.New("--power-limit and sweeps are for bench and serve-bench runs, not kernels")
+		}
 		return kernelbench.Validate(*job.Kernels)
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
