@@ -270,6 +270,10 @@ func prepareWeights(ctx context.Context, be kernels.Backend, f *gguf.File, m *mo
 // releases the backend and the model file.
 func (e *Engine) Close() error {
 	e.sched.close()
+	// A Session.Eval still running holds mu: wait for it before the backend unmaps its
+	// weight copies and the file goes.
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.be.Close()
 	return e.File.Close()
 }

@@ -35,6 +35,6 @@ func releasePages(b []byte) error {
 		return nil
 	}
 	r := b[lo-p : hi-p]
-	_ = unix.Madvise(r, unix.MADV_NOHUGEPAGE) // advice only: EINVAL without THP
+	noHugePages(r)
 	return unix.Madvise(r, unix.MADV_DONTNEED)
 }

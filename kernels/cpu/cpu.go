@@ -48,6 +48,9 @@ type CPU struct {
 	ropeKey    ropeKey                    // what rope holds
 	job        job                        // the arguments of the parallel step being run
 	run        func(part, worker int)
+
+	lastPtr *float32 // the previous MatMul's activations (their address)
+	repeats repeats  // activations passed to consecutive MatMuls: worth keeping in lastX
 }
 
 // task names the parallel steps that job describes.
@@ -178,6 +181,11 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 		c.xq = grow(c.xq, n*j.xRow)
 		j.xq = c.xq
 		// Q, K and V (and gate and up) take the same activations: convert them once.
+		if p := unsafe.SliceData(x); p == c.lastPtr {
+			c.repeats.add(p)
+		} else {
+			c.lastPtr = p
+		}
 		if c.lastVT != tr.VecDotType || len(c.lastX) != n*cols || !bytes.Equal(f32Bytes(c.lastX), f32Bytes(x[:n*cols])) {
 			if n == 1 {
 				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
@@ -185,8 +193,7 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 				j.kind = taskQuantize
 				c.pool.RunWork(n, n*cols, c.run)
 			}
-			c.lastX = append(c.lastX[:0], x[:n*cols]...)
-			c.lastVT = tr.VecDotType
+			c.keepX(x[:n*cols], tr.VecDotType)
 			c.qGen++
 		}
 	}
@@ -212,6 +219,43 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	j.kind = taskBand
 	c.pool.RunWork((rows+j.band-1)/j.band, rows*cols*n, c.run)
 	*j = job{}
+}
+
+// keepX records that xq holds x converted to vt. It copies x to lastX (so that the
+// next MatMul can find its activations unchanged) only when x's slice has been passed
+// to two MatMuls in a row before (Q, K, V; gate, up): the others (the FFN's down
+// input, 512×5632 floats in a prefill batch) are never multiplied twice, and copying
+// them only made lastX that large. Which copies are kept changes no result, only
+// whether an unchanged input is converted again.
+func (c *CPU) keepX(x []float32, vt kernels.DType) {
+	c.lastVT = vt
+	if !c.repeats.has(unsafe.SliceData(x)) {
+		c.lastX = c.lastX[:0]
+		return
+	}
+	c.lastX = append(c.lastX[:0], x...)
+}
+
+// repeats remembers the last few activation addresses seen in consecutive MatMuls.
+type repeats struct {
+	ptrs [4]*float32
+	next int
+}
+
+func (r *repeats) has(p *float32) bool {
+	for _, q := range r.ptrs {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *repeats) add(p *float32) {
+	if !r.has(p) {
+		r.ptrs[r.next] = p
+		r.next = (r.next + 1) % len(r.ptrs)
+	}
 }
 
 // band computes one band of weight rows for every token, tiles of 16 tokens at a time.

@@ -6,7 +6,8 @@ import (
 )
 
 // TestExp32 compares exp32 with float64 math.Exp over float32 inputs across the
-// whole range where e^x is a float32 (every 61st bit pattern, both signs) and the
+// whole range where e^x is a float32 (every 61st bit pattern, both signs; every 601st
+// with -short) and the
 // edge cases: the relative error stays within exp32MaxRelErr where e^x is normal, and
 // within one subnormal step below; 0, +Inf and NaN where they belong.
 func TestExp32(t *testing.T) {
@@ -40,7 +41,11 @@ func TestExp32(t *testing.T) {
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32} {
 		check(x)
 	}
-	for b := uint32(0); b < 0x7f800000; b += 61 {
+	stride := uint32(61)
+	if testing.Short() {
+		stride = 601
+	}
+	for b := uint32(0); b < 0x7f800000; b += stride {
 		x := math.Float32frombits(b)
 		if x > 90 {
 			break
@@ -148,4 +153,33 @@ func BenchmarkSwiGLU(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzSwiGLU checks swiglu (the assembly kernel where there is one) against swigluGo
+// bit for bit, and exp32 against math.Exp within exp32MaxRelErr, on arbitrary float32
+// bit patterns: sixteen gates (one kernel step) plus a tail of one.
+func FuzzSwiGLU(f *testing.F) {
+	f.Add(uint32(0x3f800000), uint32(0xc2c80000), uint32(0x7fc00000))
+	f.Add(uint32(0x42b17218), uint32(0xc2cff1b5), uint32(0x00000001))
+	f.Fuzz(func(t *testing.T, a, b, c uint32) {
+		gate := make([]float32, 17)
+		up := make([]float32, 17)
+		for i := range gate {
+			gate[i] = math.Float32frombits(a + uint32(i)*b)
+			up[i] = math.Float32frombits(c ^ uint32(i))
+		}
+		got, want := make([]float32, 17), make([]float32, 17)
+		swiglu(got, gate, up)
+		swigluGo(want, gate, up)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("gate %g up %g: %g, twin %g", gate[i], up[i], got[i], want[i])
+			}
+		}
+		x := math.Float32frombits(a)
+		e, w := float64(exp32(x)), math.Exp(float64(x))
+		if w >= 0x1p-126 && w <= math.MaxFloat32 && math.Abs(e-w) > exp32MaxRelErr*w {
+			t.Fatalf("exp32(%g) = %g, math.Exp %g", x, e, w)
+		}
+	})
 }

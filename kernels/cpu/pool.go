@@ -40,6 +40,7 @@ type pool struct {
 	done    chan struct{}
 	helpers []helper
 	once    sync.Once
+	splits  int // Runs handed to the helpers (tests: which steps went parallel)
 }
 
 const (
@@ -140,6 +141,7 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 		}
 		return
 	}
+	p.splits++
 	p.fn, p.parts = fn, parts
 	p.next.Store(0)
 	p.finished.Store(0)

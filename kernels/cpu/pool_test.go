@@ -2,9 +2,12 @@ package cpu
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"llmbench/kernels"
 )
 
 // TestPoolStress runs many small Runs back to back, as a decode step does, and checks
@@ -115,5 +118,48 @@ func BenchmarkRunSplit(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestSmallOpsStaySerial runs a decode step's ops at stories260K's and
+// TinyStories-656K's shapes on two threads and checks that none is handed to the
+// helper (an op too small to split runs on one thread), while a llama-1b-sized
+// product is.
+func TestSmallOpsStaySerial(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	// mat multiplies a prepared rows×cols matrix (tiling it is load work, not a step's).
+	mat := func(typ kernels.DType, rows, cols int) {
+		w := benchMatrix(typ, rows, cols)
+		before := c.pool.splits
+		c.Prepare(w)
+		c.pool.splits = before
+		c.MatMul(make([]float32, rows), w, benchActs(cols), 1)
+	}
+	for _, s := range []struct {
+		typ                                 kernels.DType
+		embd, ff, vocab, heads, kvHeads, hd int
+	}{
+		{kernels.F32, 64, 172, 512, 8, 4, 8},     // stories260K
+		{kernels.Q8_0, 128, 384, 2048, 8, 4, 16}, // TinyStories-656K Q8_0
+		{kernels.F16, 128, 384, 1024, 8, 4, 16},  // an F16 step below its output product
+	} {
+		before := c.pool.splits
+		mat(s.typ, s.embd, s.embd)
+		mat(s.typ, s.ff, s.embd)
+		mat(s.typ, s.embd, s.ff)
+		mat(s.typ, s.vocab, s.embd)
+		rng := rand.New(rand.NewPCG(1, 1))
+		q, a, _, _ := attnCase(rng, kernels.F16, 1, 95, s.heads, s.kvHeads, s.hd)
+		c.Attend(make([]float32, len(q)), q, a)
+		c.SwiGLU(make([]float32, s.ff), make([]float32, s.ff), make([]float32, s.ff))
+		if n := c.pool.splits - before; n != 0 {
+			t.Errorf("%s embd %d: %d of a decode step's ops were split over the threads", s.typ, s.embd, n)
+		}
+	}
+	before := c.pool.splits
+	mat(kernels.F32, 2048, 2048)
+	if c.pool.splits == before {
+		t.Error("a 2048x2048 product ran on one thread")
 	}
 }

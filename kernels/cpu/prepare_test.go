@@ -95,3 +95,58 @@ func TestRoPETable(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedActivations runs a layer's pattern of products three times — Q, K and V
+// on the same activations h, then a down product on a wider g — changing h and g in
+// place between layers. Every product must equal a fresh backend's; h's conversion must
+// be reused within a layer once h is known to repeat (K and V from the second layer
+// on); and g, never passed twice in a row, must not be kept (lastX never grows to it).
+func TestRepeatedActivations(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	const embd, ff, n = 128, 512, 3
+	rng := rand.New(rand.NewPCG(7, 8))
+	mk := func(rows, cols int) *kernels.Matrix {
+		w := &kernels.Matrix{Type: kernels.Q8_0, Rows: rows, Cols: cols}
+		for range rows {
+			b, _ := randRow(rng, kernels.Q8_0, cols, 1)
+			w.Data = append(w.Data, b...)
+		}
+		return w
+	}
+	wq, wk, wv, wd := mk(embd, embd), mk(64, embd), mk(64, embd), mk(embd, ff)
+	h, g := make([]float32, n*embd), make([]float32, n*ff)
+	check := func(w *kernels.Matrix, x []float32) {
+		t.Helper()
+		got, want := make([]float32, n*w.Rows), make([]float32, n*w.Rows)
+		c.MatMul(got, w, x, n)
+		fresh := New(1)
+		fresh.MatMul(want, w, x, n)
+		fresh.Close()
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("out[%d] = %g, fresh backend %g", i, got[i], want[i])
+			}
+		}
+	}
+	for layer := range 3 {
+		for i := range h {
+			h[i] = float32(rng.NormFloat64())
+		}
+		for i := range g {
+			g[i] = float32(rng.NormFloat64())
+		}
+		gen := c.qGen
+		check(wq, h)
+		check(wk, h)
+		check(wv, h)
+		convs := c.qGen - gen
+		if want := 1; layer > 0 && convs != want {
+			t.Errorf("layer %d: h converted %d times for Q, K and V, want %d", layer, convs, want)
+		}
+		check(wd, g)
+		if cap(c.lastX) >= len(g) {
+			t.Fatalf("layer %d: lastX grew to %d floats for activations never repeated", layer, cap(c.lastX))
+		}
+	}
+}

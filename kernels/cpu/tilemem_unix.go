@@ -18,7 +18,7 @@ func allocTiles(n int) []byte {
 	if err != nil {
 		return make([]byte, n)
 	}
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // advice only: EINVAL where THP is absent
+	adviseHugePages(b)
 	return b[:n:n]
 }
 
