@@ -2,19 +2,15 @@
 
 package cpu
 
-import (
-	"strings"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 //go:noescape
 func swigluAVX512(n16 int, dst, gate, up *float32)
 
-// This file's init runs after simd_amd64.go's (files initialise in name order), so
-// level already says which instruction sets the kernels may use.
+// The AVX-512 swiglu runs where the CPU has AVX-512 F and LLMBENCH_CPU allows it
+// (levelCap is set before any init runs).
 func init() {
-	if !strings.HasPrefix(level, "avx512") || !cpu.X86.HasAVX512F {
+	if !allowed(capAVX512) || !cpu.X86.HasAVX512F {
 		return
 	}
 	swiglu = func(dst, gate, up []float32) {
