@@ -217,7 +217,11 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
-	c.pool.RunWork((rows+j.band-1)/j.band, rows*cols*n, c.run)
+	work := rows * cols * n
+	if tr.BlockSize > 1 { // integer dot products: as cheap per multiply-add as the tiles'
+		work /= tileWorkDiv
+	}
+	c.pool.RunWork((rows+j.band-1)/j.band, work, c.run)
 	*j = job{}
 }
 
