@@ -101,16 +101,20 @@ func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 		seqs, batch int
 		gen         int
 		part        Options // the partition options
+		long        bool    // skipped in -short mode (the crossover case covers both paths)
 	}{
-		{"stories260K/16x512", "", 16, 512, 32, Options{}},
-		{"stories260K/8x24", "", 8, 24, 32, Options{}},
-		{"stories260K/8x24/partitions-on", "", 8, 24, 32, Options{Partitions: PartitionsOn, PartitionSize: 16}},
-		{"stories260K/16x64/partitions-from-24", "", 16, 64, 32, Options{PartitionFrom: 24, PartitionSize: 16}},
-		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, Options{}},
-		{"llama-tiny-Q4_0/16x64/partitions-from-24", tiny, 16, 64, 12, Options{PartitionFrom: 24, PartitionSize: 16}},
+		{"stories260K/16x512", "", 16, 512, 32, Options{}, false},
+		{"stories260K/8x24", "", 8, 24, 32, Options{}, false},
+		{"stories260K/8x24/partitions-on", "", 8, 24, 32, Options{Partitions: PartitionsOn, PartitionSize: 16}, true},
+		{"stories260K/16x64/partitions-from-24", "", 16, 64, 32, Options{PartitionFrom: 24, PartitionSize: 16}, false},
+		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, Options{}, false},
+		{"llama-tiny-Q4_0/16x64/partitions-from-24", tiny, 16, 64, 12, Options{PartitionFrom: 24, PartitionSize: 16}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.long && testing.Short() {
+				t.Skip("covered by the crossover case in -short mode")
+			}
 			opts := Options{Threads: 2, MaxNumSeqs: c.seqs, MaxNumBatchedTokens: c.batch,
 				Partitions: c.part.Partitions, PartitionFrom: c.part.PartitionFrom, PartitionSize: c.part.PartitionSize}
 			if c.part == (Options{}) {

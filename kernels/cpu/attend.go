@@ -336,7 +336,7 @@ func (c *CPU) attendPart(u, worker int) {
 	p0, p1 := p*a.Partition, min(ctx, (p+1)*a.Partition)
 	ws := &c.work[worker]
 	ws.kv = grow(ws.kv, hd)
-	ws.scores = grow(ws.scores, w*flashTile)
+	ws.scores = grow(ws.scores, flashTile)
 	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
 	off := g * hd
 	kvStride := a.KVHeads * hd
@@ -348,34 +348,35 @@ func (c *CPU) attendPart(u, worker int) {
 		pl.pMax[s], pl.pSum[s] = float32(math.Inf(-1)), 0
 		clear(pl.pAcc[s*hd : (s+1)*hd])
 	}
-	scores := ws.scores[:w*flashTile]
+	// Head by head within each tile of 64 positions (the tile's K and V rows stay in
+	// L1 between the heads), each head exactly as the flash path computes it.
 	for t0 := p0; t0 < p1; t0 += flashTile {
 		t1 := min(p1, t0+flashTile)
-		for pos := t0; pos < t1; {
-			row, n := a.Span(pos, t1)
-			for k := range n {
-				ro := (row+k)*kvStride + off
-				if a.K.Type == kernels.F16 {
-					kr := a.K.F16[ro : ro+hd]
-					for hh := range w {
-						scores[hh*flashTile+pos-t0+k] = dotF16s(qg[hh*hd:(hh+1)*hd], kr) * a.Scale
-					}
-					continue
-				}
-				for hh := range w {
-					scores[hh*flashTile+pos-t0+k] = dotKV(qg[hh*hd:(hh+1)*hd], &a.K, ro, ws.kv) * a.Scale
-				}
-			}
-			pos += n
-		}
+		s := ws.scores[:t1-t0]
 		for hh := range w {
+			qh := qg[hh*hd : (hh+1)*hd]
 			sl := slot0 + hh*np
-			m, sum, acc := pl.pMax[sl], pl.pSum[sl], pl.pAcc[sl*hd:(sl+1)*hd]
-			s := scores[hh*flashTile:][:t1-t0]
+			acc := pl.pAcc[sl*hd : (sl+1)*hd]
 			tm := float32(math.Inf(-1))
-			for _, v := range s {
-				tm = max(tm, v)
+			for pos := t0; pos < t1; {
+				row, n := a.Span(pos, t1)
+				sc := s[pos-t0 : pos-t0+n]
+				if a.K.Type == kernels.F16 {
+					for k := range sc {
+						ro := (row+k)*kvStride + off
+						sc[k] = dotF16s(qh, a.K.F16[ro:ro+hd]) * a.Scale
+					}
+				} else {
+					for k := range sc {
+						sc[k] = dotKV(qh, &a.K, (row+k)*kvStride+off, ws.kv) * a.Scale
+					}
+				}
+				for _, v := range sc {
+					tm = max(tm, v)
+				}
+				pos += n
 			}
+			m, sum := pl.pMax[sl], pl.pSum[sl]
 			if tm > m {
 				if sum != 0 {
 					f := expf(m - tm)
@@ -386,31 +387,21 @@ func (c *CPU) attendPart(u, worker int) {
 				}
 				m = tm
 			}
-			for k, v := range s {
-				e := expf(v - m)
-				s[k] = e
-				sum += float64(e)
+			for pos := t0; pos < t1; {
+				row, n := a.Span(pos, t1)
+				for k, v := range s[pos-t0 : pos-t0+n] {
+					e := expf(v - m)
+					sum += float64(e)
+					ro := (row+k)*kvStride + off
+					if a.V.Type == kernels.F16 {
+						axpyF16s(acc, e, a.V.F16[ro:ro+hd])
+					} else {
+						axpyKV(acc, e, &a.V, ro, ws.kv)
+					}
+				}
+				pos += n
 			}
 			pl.pMax[sl], pl.pSum[sl] = m, sum
-		}
-		for pos := t0; pos < t1; {
-			row, n := a.Span(pos, t1)
-			for k := range n {
-				ro := (row+k)*kvStride + off
-				if a.V.Type == kernels.F16 {
-					vr := a.V.F16[ro : ro+hd]
-					for hh := range w {
-						sl := (slot0 + hh*np) * hd
-						axpyF16s(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], vr)
-					}
-					continue
-				}
-				for hh := range w {
-					sl := (slot0 + hh*np) * hd
-					axpyKV(pl.pAcc[sl:sl+hd], scores[hh*flashTile+pos-t0+k], &a.V, ro, ws.kv)
-				}
-			}
-			pos += n
 		}
 	}
 }

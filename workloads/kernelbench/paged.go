@@ -79,8 +79,11 @@ func (c PagedCase) Shape() string {
 type PagedOptions struct {
 	Threads int // 0 = every core
 	// Reps is the fewest timings of each path per case, alternating paths (short
-	// cases take more, see pagedBudget); the fastest counts. 0 = 3.
+	// cases take more, see Budget); the fastest counts. 0 = 3.
 	Reps int
+	// Budget is the time per path and case that short cases fill with more timings
+	// (at most pagedMaxReps); 0 = pagedBudget, negative = Reps timings only.
+	Budget time.Duration
 	// Heads, KVHeads and HeadDim are the head layout; 0 = 32, 4 and 64 (TinyLlama
 	// 1.1B, a llama-1b-like model). decode-big-head doubles HeadDim.
 	Heads, KVHeads, HeadDim int
@@ -104,6 +107,9 @@ func (o PagedOptions) withDefaults() PagedOptions {
 		o.Threads = runtime.NumCPU()
 	}
 	o.Reps = pagedOr(o.Reps, 3)
+	if o.Budget == 0 {
+		o.Budget = pagedBudget
+	}
 	o.Heads, o.KVHeads, o.HeadDim = pagedOr(o.Heads, 32), pagedOr(o.KVHeads, 4), pagedOr(o.HeadDim, 64)
 	if o.KVType == kernels.F32 && !o.KVTypeSet {
 		o.KVType = kernels.F16
@@ -318,9 +324,9 @@ func (p *pagedKV) attention(o PagedOptions, big bool) kernels.Attention {
 }
 
 // pagedBudget and pagedMaxReps set the timings of a case beyond PagedOptions.Reps:
-// as many as fit in pagedBudget per path (judged by the warm-up call), at most
-// pagedMaxReps, so that short cases are timed often enough for their best to be
-// reliable on a busy machine.
+// as many as fit in the budget (default pagedBudget) per path, judged by the warm-up
+// call, at most pagedMaxReps, so that short cases are timed often enough for their
+// best to be reliable on a busy machine.
 const (
 	pagedBudget  = time.Second
 	pagedMaxReps = 25
@@ -366,7 +372,10 @@ func runPagedCase(c *cpu.CPU, o PagedOptions, kv *pagedKV, pc PagedCase, from in
 		c.AttendVarlen(outs[p], q, &paths[p], seqs)
 		slowest = max(slowest, time.Since(t0))
 	}
-	reps := max(o.Reps, min(pagedMaxReps, int(pagedBudget/max(slowest, 1))))
+	reps := o.Reps
+	if o.Budget > 0 {
+		reps = max(reps, min(pagedMaxReps, int(o.Budget/max(slowest, 1))))
+	}
 	best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
 	for range reps {
 		for p := range n {

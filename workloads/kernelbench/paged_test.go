@@ -15,7 +15,7 @@ import (
 // published, both paths agreeing, the automatic choice's rows, the table's layout.
 func TestPagedSuite(t *testing.T) {
 	var seen []string
-	r, err := RunPaged(context.Background(), PagedOptions{Threads: 2, Reps: 1, Scale: 64, PartitionFrom: 64, Partition: 16},
+	r, err := RunPaged(context.Background(), PagedOptions{Threads: 2, Reps: 1, Budget: -1, Scale: 64, PartitionFrom: 64, Partition: 16},
 		func(done, total int, name string) {
 			if total != len(pagedCases) {
 				t.Errorf("progress total %d, want %d", total, len(pagedCases))
@@ -108,7 +108,7 @@ func TestPagedCasesPublished(t *testing.T) {
 // TestPagedMeasuredCrossoverAndCancel runs two small cases with the crossover
 // measured, and a cancelled run.
 func TestPagedMeasuredCrossoverAndCancel(t *testing.T) {
-	r, err := RunPaged(context.Background(), PagedOptions{Threads: 2, Reps: 1, Scale: 32, KVType: kernels.Q8_0, Cases: []string{"decode-small", "varlen-light"}}, nil)
+	r, err := RunPaged(context.Background(), PagedOptions{Threads: 2, Reps: 1, Budget: -1, Scale: 64, Heads: 4, KVHeads: 2, HeadDim: 32, KVType: kernels.Q8_0, Cases: []string{"decode-small", "varlen-light"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
