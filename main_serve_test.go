@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -71,6 +74,9 @@ func startServe(t *testing.T, args ...string) string {
 		}
 		if !strings.Contains(stderr(), "chat template: plain (no tokenizer.chat_template") {
 			t.Errorf("startup does not say which chat template:\n%s", stderr())
+		}
+		if !strings.Contains(stderr(), " waiting (") || !strings.Contains(stderr(), "; 429 beyond)") {
+			t.Errorf("startup does not state the queue bound:\n%s", stderr())
 		}
 		if !strings.Contains(stderr(), "KV cache: ") || !strings.Contains(stderr(), " blocks of ") {
 			t.Errorf("startup does not describe the KV cache pool:\n%s", stderr())
@@ -166,5 +172,87 @@ func TestEngineOptions(t *testing.T) {
 		if _, err := jobs.EngineOptions(es); err == nil {
 			t.Errorf("%+v: no error", es)
 		}
+	}
+}
+
+// TestServeQueue sends more concurrent requests than the engine runs plus the old
+// fixed queue (16 + 64) to `llmbench serve` with its defaults: every one completes,
+// none is refused. Then, with --max-queue 1 and one slot, two requests whose bodies
+// trickle hold both places and a third gets 429 with OpenAI's error object.
+func TestServeQueue(t *testing.T) {
+	const clients = 240
+	base := startServe(t, "-t", "2", "--quiet")
+	var wg sync.WaitGroup
+	codes := make(chan int, clients)
+	hc := &http.Client{Timeout: 60 * time.Second}
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"prompt":"Once upon a time %d","max_tokens":2,"temperature":0}`, i)
+			r, err := hc.Post(base+"/v1/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			codes <- r.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	n := map[int]int{}
+	for c := range codes {
+		n[c]++
+	}
+	if n[200] != clients {
+		t.Errorf("%d concurrent requests: status counts %v, want all 200", clients, n)
+	}
+
+	// An explicit small bound: one running, one waiting.
+	base = startServe(t, "-t", "2", "--quiet", "--max-num-seqs", "1", "--max-queue", "1")
+	host := strings.TrimPrefix(base, "http://")
+	for range 2 {
+		c, err := net.DialTimeout("tcp", host, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"prompt\":", host)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if metricValue(string(b), "llmbench_num_requests_waiting") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two trickling requests never held their places:\n%s", b)
+		}
+	}
+	r, err := hc.Post(base+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"hi","max_tokens":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var e struct {
+		Error *struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    string  `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
+		t.Fatal(err)
+	}
+	if r.StatusCode != http.StatusTooManyRequests || e.Error == nil || e.Error.Type != "rate_limit_error" || e.Error.Code != "queue_full" || e.Error.Message == "" {
+		t.Errorf("beyond --max-queue 1: %d %+v, want 429 with an OpenAI error object", r.StatusCode, e.Error)
 	}
 }
