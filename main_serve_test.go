@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"llmbench/engine"
 	"llmbench/kernels"
@@ -99,7 +104,8 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	r.Body.Close()
 	cmd := exec.Command(binPath, "serve-bench", "--backend", "openai", "--base-url", base, "--num-prompts", "8",
-		"--random-input-len", "16", "--random-output-len", "8", "--ready-check-timeout-sec", "10")
+		"--random-input-len", "16", "--random-output-len", "8",
+		"--ready-check-timeout-sec", "0") // no ready-check request: /metrics then counts exactly what the report served
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k1")
 	out, err := cmd.Output()
 	if err != nil {
@@ -125,6 +131,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
+	checkVLLMMetrics(t, b, "stories260K", 8, outputTokens(t, string(out)))
 	for _, name := range []string{"llmbench_kv_cache_blocks_total", "llmbench_prefix_cache_queries_total"} {
 		if v := metricValue(string(b), name); v <= 0 {
 			t.Errorf("/metrics %s = %v, want > 0:\n%s", name, v, b)
@@ -254,5 +261,98 @@ func TestServeQueue(t *testing.T) {
 	}
 	if r.StatusCode != http.StatusTooManyRequests || e.Error == nil || e.Error.Type != "rate_limit_error" || e.Error.Code != "queue_full" || e.Error.Message == "" {
 		t.Errorf("beyond --max-queue 1: %d %+v, want 429 with an OpenAI error object", r.StatusCode, e.Error)
+	}
+}
+
+// outputTokens reads "Total generated tokens:" from serve-bench's report.
+func outputTokens(t *testing.T, report string) float64 {
+	t.Helper()
+	for _, ln := range strings.Split(report, "\n") {
+		if rest, ok := strings.CutPrefix(ln, "Total generated tokens:"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("%q: %v", ln, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no generated tokens in the report:\n%s", report)
+	return 0
+}
+
+// checkVLLMMetrics parses a /metrics page with Prometheus' own parser and checks that
+// every vLLM metric is there with its type and labels, and that the counts agree with
+// what was served: requests finished and tokens generated.
+func checkVLLMMetrics(t *testing.T, page []byte, modelName string, requests int, tokens float64) {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v\n%s", err, page)
+	}
+	want := map[string]dto.MetricType{
+		"vllm:num_requests_running": dto.MetricType_GAUGE, "vllm:num_requests_waiting": dto.MetricType_GAUGE, "vllm:kv_cache_usage_perc": dto.MetricType_GAUGE,
+		"vllm:prompt_tokens_total": dto.MetricType_COUNTER, "vllm:generation_tokens_total": dto.MetricType_COUNTER,
+		"vllm:request_success_total": dto.MetricType_COUNTER, "vllm:prefix_cache_queries_total": dto.MetricType_COUNTER,
+		"vllm:prefix_cache_hits_total": dto.MetricType_COUNTER, "vllm:num_preemptions_total": dto.MetricType_COUNTER,
+		"vllm:time_to_first_token_seconds": dto.MetricType_HISTOGRAM, "vllm:inter_token_latency_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:e2e_request_latency_seconds": dto.MetricType_HISTOGRAM, "vllm:request_queue_time_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:request_prefill_time_seconds": dto.MetricType_HISTOGRAM, "vllm:request_decode_time_seconds": dto.MetricType_HISTOGRAM,
+	}
+	for name, typ := range want {
+		f := fams[name]
+		if f == nil {
+			t.Errorf("/metrics lacks %s", name)
+			continue
+		}
+		if f.GetType() != typ {
+			t.Errorf("%s: type %v, want %v", name, f.GetType(), typ)
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			wantLabels := 1
+			if name == "vllm:request_success_total" {
+				wantLabels = 2
+				if labels["finished_reason"] == "" {
+					t.Errorf("%s without finished_reason: %v", name, labels)
+				}
+			}
+			if labels["model_name"] != modelName || len(labels) != wantLabels {
+				t.Errorf("%s: labels %v, want model_name=%q", name, labels, modelName)
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	one := func(name string) *dto.Metric { return fams[name].GetMetric()[0] }
+	if got := one("vllm:generation_tokens_total").GetCounter().GetValue(); got != tokens {
+		t.Errorf("vllm:generation_tokens_total = %v, want the %v tokens served", got, tokens)
+	}
+	if got := one("vllm:prompt_tokens_total").GetCounter().GetValue(); got <= 0 {
+		t.Errorf("vllm:prompt_tokens_total = %v", got)
+	}
+	var done float64
+	for _, m := range fams["vllm:request_success_total"].GetMetric() {
+		done += m.GetCounter().GetValue()
+	}
+	if done != float64(requests) {
+		t.Errorf("vllm:request_success_total sums to %v, want %d", done, requests)
+	}
+	for _, name := range []string{"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds",
+		"vllm:request_prefill_time_seconds", "vllm:request_decode_time_seconds"} {
+		if h := one(name).GetHistogram(); h.GetSampleCount() != uint64(requests) {
+			t.Errorf("%s: %d observations, want %d", name, h.GetSampleCount(), requests)
+		}
+	}
+	// Every request's tokens after its first have a gap before them.
+	if got := one("vllm:inter_token_latency_seconds").GetHistogram().GetSampleCount(); float64(got) != tokens-float64(requests) {
+		t.Errorf("vllm:inter_token_latency_seconds: %d observations, want %v", got, tokens-float64(requests))
+	}
+	if got := one("vllm:kv_cache_usage_perc").GetGauge().GetValue(); got < 0 || got > 1 {
+		t.Errorf("vllm:kv_cache_usage_perc = %v, want a fraction", got)
 	}
 }

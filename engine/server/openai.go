@@ -100,7 +100,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		defer cancel()
 	}
 	if err := tk.wait(ctx); err != nil {
-		s.m.reasons["abort"].Add(1)
+		s.m.finished("abort", time.Since(arrival), 0, 0, 0)
 		if errors.Is(err, context.DeadlineExceeded) {
 			writeAPIError(w, &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: "request timed out waiting in the queue"})
 		}
@@ -126,8 +126,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	case err == nil:
 		finish = "length"
 	}
-	s.m.e2eSum.Add(int64(time.Since(arrival)))
-	s.m.e2eCount.Add(1)
+	e2e := time.Since(arrival)
 	if finish == "" { // cancelled, timed out, the client left, or the engine failed
 		reason, aerr := "abort", (*apiError)(nil)
 		switch {
@@ -140,7 +139,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		default:
 			reason, aerr = "error", &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 		}
-		s.m.reasons[reason].Add(1)
+		s.m.finished(reason, e2e, o.ttft, st.PromptTime, st.GenTime)
 		s.logf("%s %s %s: %s after %d tokens: %v", clientIP(r), r.Method, r.URL.Path, reason, o.tokens, err)
 		if aerr != nil {
 			if j.stream {
@@ -152,7 +151,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		return
 	}
-	s.m.reasons[finish].Add(1)
+	s.m.finished(finish, e2e, o.ttft, st.PromptTime, st.GenTime)
 	if !o.stop.hit {
 		o.tail += o.stop.flush()
 	}
@@ -229,6 +228,8 @@ type output struct {
 	tail    string          // text held for the final chunk
 	final   bool            // the last token has been seen: later text goes to tail
 	tokens  int             // generated tokens so far
+	ttft    time.Duration   // arrival to the first token (0 until it comes)
+	last    time.Time       // when the latest token was emitted
 	werr    error           // the first write error (the client left)
 }
 
@@ -240,10 +241,17 @@ func (o *output) emit(t engine.Token) error {
 	if t.ID >= 0 {
 		o.tokens++
 		o.s.m.tokens(0, 1)
-		if o.tokens == 1 {
-			o.s.m.ttftSum.Add(int64(time.Since(o.arrival)))
-			o.s.m.ttftCount.Add(1)
+		at := t.At
+		if at.IsZero() {
+			at = time.Now()
 		}
+		if o.tokens == 1 {
+			o.ttft = max(at.Sub(o.arrival), time.Nanosecond)
+			o.s.m.firstToken(o.ttft)
+		} else {
+			o.s.m.vITL.Observe(at.Sub(o.last).Seconds())
+		}
+		o.last = at
 	}
 	out, hit := o.stop.push(t.Text)
 	if hit {

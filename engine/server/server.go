@@ -112,7 +112,7 @@ type Server struct {
 	waiting atomic.Int64  // requests admitted and not yet running (their body may still be read)
 	held    atomic.Int64  // running + waiting: at most MaxRunning + MaxQueue
 	stats   StatsReporter // nil when Gen does not report
-	m       counters
+	m       *counters
 	mux     *http.ServeMux
 	start   time.Time
 }
@@ -149,10 +149,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, queueBy: queueBy, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), start: time.Now()}
 	s.stats, _ = cfg.Gen.(StatsReporter)
-	s.m.reasons = map[string]*atomic.Int64{}
-	for _, r := range finishReasons {
-		s.m.reasons[r] = new(atomic.Int64)
-	}
+	s.m = newCounters(s)
 	s.mux.HandleFunc("/v1/completions", s.auth(s.post(s.completions)))
 	s.mux.HandleFunc("/v1/chat/completions", s.auth(s.post(s.chat)))
 	s.mux.HandleFunc("/v1/models", s.auth(s.get(s.models)))

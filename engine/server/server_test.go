@@ -598,7 +598,7 @@ func scrape(t *testing.T, base string) map[string]float64 {
 		if _, err := fmt.Sscan(m[3], &v); err != nil {
 			t.Fatalf("/metrics line %q: value: %v", ln, err)
 		}
-		labels := regexp.MustCompile(`model_name="(?:[^"\\]|\\.)*",?`).ReplaceAllString(m[2], "")
+		labels := regexp.MustCompile(`,?model_name="(?:[^"\\]|\\.)*",?`).ReplaceAllString(m[2], "")
 		if labels == "{}" {
 			labels = ""
 		}
