@@ -126,6 +126,6 @@ func banner(e *engine.Engine, id string, tmpl server.Template, srv *server.Serve
 	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting (%s; 429 beyond); %s\n",
 		eo.MaxNumSeqs, eo.MaxNumBatchedTokens, srv.Config().MaxQueue, srv.QueueSizing(), auth)
 	fmt.Fprintln(os.Stderr, e.KVCache())
-	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", addr)
+	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /v1/models/{id}, /tokenize, /detokenize, /health, /metrics)\n", addr)
 
 }

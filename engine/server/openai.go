@@ -375,25 +375,12 @@ func newID(chat bool) string {
 
 // parse reads and validates a request body.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job, *apiError) {
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	rc.SetReadDeadline(time.Time{}) // a stream may outlive any read deadline
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-				Message: fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit)}
-		}
-		return nil, badRequest("reading the request body: %v", err)
-	}
 	var q request
-	if err := json.Unmarshal(data, &q); err != nil {
-		return nil, badRequest("malformed JSON body: %v", err)
+	if aerr := s.readJSON(w, r, &q); aerr != nil {
+		return nil, aerr
 	}
-	if q.Model != "" && q.Model != s.cfg.Model {
-		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", q.Model, s.cfg.Model)}
+	if aerr := s.checkModel(q.Model); aerr != nil {
+		return nil, aerr
 	}
 	j := &job{chat: chat, stream: q.Stream}
 	if q.StreamOptions != nil {
@@ -486,6 +473,39 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	}
 	j.req.Sampling = p
 	return j, nil
+}
+
+// readJSON reads a request body, within the body limit and timeout, into v.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	rc.SetReadDeadline(time.Time{}) // a stream may outlive any read deadline
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+				Message: fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit)}
+		}
+		return badRequest("reading the request body: %v", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return badRequest("malformed JSON body: %v", err)
+	}
+	return nil
+}
+
+// checkModel refuses a model name other than the served one (empty: the served one).
+func (s *Server) checkModel(name string) *apiError {
+	if name != "" && name != s.cfg.Model {
+		return modelNotFound(name, s.cfg.Model)
+	}
+	return nil
+}
+
+func modelNotFound(name, served string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist; this server serves %q", name, served)}
 }
 
 func isNone(raw json.RawMessage) bool {

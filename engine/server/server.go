@@ -1,6 +1,7 @@
 // Package server is llmbench's OpenAI-compatible HTTP server: /v1/completions and
-// /v1/chat/completions (streamed as server-sent events or not), /v1/models, /health and
-// /metrics in the Prometheus text format.
+// /v1/chat/completions (streamed as server-sent events or not), /v1/models and
+// /v1/models/{id}, /tokenize and /detokenize (vLLM's and llama-server's shapes), /health
+// and /metrics (Prometheus, with vLLM's metric names beside ours).
 //
 // The server generates through a small Generator interface: the engine, whose
 // continuous-batching scheduler runs up to its --max-num-seqs requests in one batch and
@@ -153,6 +154,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/completions", s.auth(s.post(s.completions)))
 	s.mux.HandleFunc("/v1/chat/completions", s.auth(s.post(s.chat)))
 	s.mux.HandleFunc("/v1/models", s.auth(s.get(s.models)))
+	s.mux.HandleFunc("/v1/models/{id...}", s.auth(s.get(s.model)))
+	s.mux.HandleFunc("/tokenize", s.auth(s.post(s.tokenize)))
+	s.mux.HandleFunc("/detokenize", s.auth(s.post(s.detokenize)))
 	s.mux.HandleFunc("/health", s.get(s.health))
 	s.mux.HandleFunc("/metrics", s.get(s.metrics))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -277,12 +281,27 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+// modelObject is the served model as OpenAI's model object (with vLLM's root and
+// max_model_len).
+func (s *Server) modelObject() map[string]any {
 	m := map[string]any{"id": s.cfg.Model, "object": "model", "created": s.start.Unix(), "owned_by": "llmbench", "root": s.cfg.Root}
 	if s.cfg.Context > 0 {
 		m["max_model_len"] = s.cfg.Context
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{m}})
+	return m
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+}
+
+// model is GET /v1/models/{id}: the served model, or OpenAI's 404 for another id.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.cfg.Model {
+		writeAPIError(w, modelNotFound(id, s.cfg.Model))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
 // apiError is an error answered as OpenAI's {"error":{…}} object.
