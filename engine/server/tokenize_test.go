@@ -78,7 +78,9 @@ func TestTokenizeDetokenize(t *testing.T) {
 		{"/detokenize", `{"tokens":"abc"}`, 400},
 		{"/detokenize", `{}`, 400},
 	} {
-		var e struct{ Error *struct{ Message, Type string } }
+		var e struct {
+			Error *struct{ Message, Type string }
+		}
 		decodeAs(t, post(t, hs.URL+c.path, c.body), c.status, &e)
 		if e.Error == nil || e.Error.Message == "" || e.Error.Type == "" {
 			t.Errorf("%s %s: %+v, want an OpenAI error", c.path, c.body, e)
@@ -103,7 +105,9 @@ func TestModelByID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e struct{ Error *struct{ Message, Type, Code string } }
+		var e struct {
+			Error *struct{ Message, Type, Code string }
+		}
 		decodeAs(t, r, 404, &e)
 		if e.Error == nil || e.Error.Code != "model_not_found" || e.Error.Type != "invalid_request_error" {
 			t.Errorf("/v1/models/%s: %+v, want OpenAI's model_not_found", id, e.Error)
