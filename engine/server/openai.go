@@ -47,7 +47,8 @@ type request struct {
 	N                 *int            `json:"n"`
 	BestOf            *int            `json:"best_of"`
 	Echo              bool            `json:"echo"`
-	Logprobs          json.RawMessage `json:"logprobs"`
+	Logprobs          json.RawMessage `json:"logprobs"`     // completions: an integer (top count); chat: a bool
+	TopLogprobs       *int            `json:"top_logprobs"` // chat
 	FrequencyPenalty  *float64        `json:"frequency_penalty"`
 	PresencePenalty   *float64        `json:"presence_penalty"`
 	RepetitionPenalty *float64        `json:"repetition_penalty"`
@@ -150,9 +151,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 			}
 			text := o.text.String() + o.tail
 			if chat {
-				choices = append(choices, chatChoice{Index: o.index, Message: &chatDelta{Role: "assistant", Content: &text}, FinishReason: finish})
+				choices = append(choices, chatChoice{Index: o.index, Message: &chatDelta{Role: "assistant", Content: &text}, Logprobs: o.takeLogprobs(), FinishReason: finish})
 			} else {
-				choices = append(choices, textChoice{Index: o.index, Text: text, FinishReason: finish})
+				choices = append(choices, textChoice{Index: o.index, Text: text, Logprobs: o.takeLogprobs(), FinishReason: finish})
 			}
 		}
 	}
@@ -287,6 +288,8 @@ type output struct {
 	tokens       int             // generated tokens so far
 	ttft         time.Duration   // arrival to the first token (0 until it comes)
 	last         time.Time       // when the latest token was emitted
+	lps          []logprobEntry  // the tokens' log-probabilities not yet sent (Request.Logprobs)
+	offset       int             // text bytes of the tokens so far (completions' text_offset)
 }
 
 // emit receives each token from the generator.
@@ -308,6 +311,10 @@ func (o *output) emit(t engine.Token) error {
 			o.s.m.vITL.Observe(at.Sub(o.last).Seconds())
 		}
 		o.last = at
+		if o.j.req.Logprobs {
+			o.lps = append(o.lps, logprobEntry{tok: t, offset: o.offset})
+		}
+		o.offset += len(t.Text)
 	}
 	out, hit := o.stop.push(t.Text)
 	if hit {
@@ -356,9 +363,9 @@ func (o *output) chunk(text, finish string) {
 		if text != "" {
 			d.Content = &text
 		}
-		choice = chatChoice{Index: o.index, Delta: d, FinishReason: fr}
+		choice = chatChoice{Index: o.index, Delta: d, Logprobs: o.takeLogprobs(), FinishReason: fr}
 	} else {
-		choice = textChoice{Index: o.index, Text: text, FinishReason: fr}
+		choice = textChoice{Index: o.index, Text: text, Logprobs: o.takeLogprobs(), FinishReason: fr}
 	}
 	o.event(o.envelope([]any{choice}, o.streamUsage()))
 }
@@ -455,8 +462,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		return nil, badRequest("best_of = %d: only 1 is supported", *q.BestOf)
 	case q.Echo:
 		return nil, badRequest("echo is not supported")
-	case len(q.Logprobs) > 0 && !isNone(q.Logprobs):
-		return nil, badRequest("logprobs are not supported")
+	}
+	if aerr := parseLogprobs(&q, chat, &j.req); aerr != nil {
+		return nil, aerr
 	}
 
 	// The prompt.
