@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -355,4 +356,26 @@ func checkVLLMMetrics(t *testing.T, page []byte, modelName string, requests int,
 	if got := one("vllm:kv_cache_usage_perc").GetGauge().GetValue(); got < 0 || got > 1 {
 		t.Errorf("vllm:kv_cache_usage_perc = %v, want a fraction", got)
 	}
+}
+
+// TestServeOpenAINode runs the official OpenAI Node client (npm openai, which .ci/run
+// installs under tools/openai-node) against `llmbench serve` on loopback: models,
+// completions and chat, streamed and not, n, logprobs, an array prompt, include_usage,
+// and the typed errors of a bad model, a bad body and an oversized body.
+func TestServeOpenAINode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the OpenAI Node client check is skipped")
+	}
+	if _, err := os.Stat("tools/openai-node/node_modules/openai/package.json"); err != nil {
+		t.Skip("npm openai is not installed (npm install --prefix tools/openai-node --no-save --no-package-lock openai@5, as .ci/run does): the OpenAI Node client check is skipped")
+	}
+	base := startServe(t, "-t", "2", "--quiet", "--max-body", "65536")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "tools/openai-node/check.mjs", base, "stories260K").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "all ok") {
+		t.Fatalf("OpenAI Node client: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }
