@@ -218,6 +218,16 @@ func TestServeQueue(t *testing.T) {
 	if n[200] != clients {
 		t.Errorf("%d concurrent requests: status counts %v, want all 200", clients, n)
 	}
+	// The acceptance run: vLLM's client at 512 concurrent requests, 2,048
+	// prompts, short outputs (about 4 s here on the built-in model).
+	if !testing.Short() {
+		out, err := exec.Command(binPath, "serve-bench", "--backend", "openai", "--base-url", base, "--max-concurrency", "512",
+			"--num-prompts", "2048", "--random-input-len", "16", "--random-output-len", "8", "--ready-check-timeout-sec", "0").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Successful requests:                     2048 ") ||
+			(strings.Contains(string(out), "Failed requests") && !strings.Contains(string(out), "Failed requests:                         0 ")) {
+			t.Errorf("serve-bench --max-concurrency 512 --num-prompts 2048: %v\n%s", err, out)
+		}
+	}
 
 	// An explicit small bound: one running, one waiting.
 	base = startServe(t, "-t", "2", "--quiet", "--max-num-seqs", "1", "--max-queue", "1")
