@@ -31,10 +31,6 @@ func runServe(ctx context.Context, args []string) error {
 	if a.apiKey == "" {
 		a.apiKey = os.Getenv("LLMBENCH_API_KEY")
 	}
-	queue := a.maxQueue
-	if queue == 0 {
-		queue = -1 // server.Config: negative = nobody waits
-	}
 	var tmpl server.Template
 	if a.tmplName != "" {
 		t, err := server.TemplateByName(a.tmplName)
@@ -76,7 +72,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	srv, err := server.New(server.Config{
 		Gen: e, Tok: e.Tok, Model: id, Root: e.Source, Context: e.Options().SeqContext, Template: tmpl,
-		APIKey: a.apiKey, MaxBody: a.maxBody, MaxQueue: queue, MaxRunning: e.Options().MaxNumSeqs, RequestTimeout: a.timeout, Log: logger,
+		APIKey: a.apiKey, MaxBody: a.maxBody, MaxQueue: a.maxQueue, MaxRunning: e.Options().MaxNumSeqs, RequestTimeout: a.timeout, Log: logger,
 	})
 	if err != nil {
 		return err
@@ -87,7 +83,7 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	banner(e, id, tmpl, queue, a.apiKey != "", ln.Addr())
+	banner(e, id, tmpl, srv, a.apiKey != "", ln.Addr())
 	return serveUntil(ctx, hs, ln, srv)
 }
 
@@ -119,7 +115,7 @@ func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener, srv *serv
 }
 
 // banner tells stderr what the server serves and how.
-func banner(e *engine.Engine, id string, tmpl server.Template, queue int, withKey bool, addr net.Addr) {
+func banner(e *engine.Engine, id string, tmpl server.Template, srv *server.Server, withKey bool, addr net.Addr) {
 	eo := e.Options()
 	fmt.Fprintf(os.Stderr, "model: %s as %q (%s, %d threads, context %d per request)\n", e.Source, id, e.Backend().Name(), e.Backend().Threads(), eo.SeqContext)
 	fmt.Fprintf(os.Stderr, "chat template: %s (%s)\n", tmpl.Name, tmpl.Source)
@@ -127,9 +123,10 @@ func banner(e *engine.Engine, id string, tmpl server.Template, queue int, withKe
 	if withKey {
 		auth = "API key required"
 	}
-	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting; %s\n", eo.MaxNumSeqs, eo.MaxNumBatchedTokens, max(queue, 0), auth)
+	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting (%s; 429 beyond); %s\n",
+		eo.MaxNumSeqs, eo.MaxNumBatchedTokens, srv.Config().MaxQueue, srv.QueueSizing(), auth)
 	fmt.Fprintln(os.Stderr, e.KVCache())
 	fmt.Fprintln(os.Stderr, e.Partitions())
-	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)\n", addr)
+	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /v1/models/{id}, /tokenize, /detokenize, /health, /metrics)\n", addr)
 
 }

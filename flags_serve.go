@@ -42,7 +42,7 @@ func defineServe(fs *flag.FlagSet) *serveArgs {
 	fs.StringVar(&a.host, "host", "127.0.0.1", "address to listen on (0.0.0.0 exposes the server to the network)")
 	fs.IntVar(&a.port, "port", 8080, "port to listen on (0: any free port, printed at startup)")
 	fs.StringVar(&a.apiKey, "api-key", "", "require Authorization: Bearer `KEY` on /v1/ requests (default: $LLMBENCH_API_KEY, else none)")
-	fs.IntVar(&a.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait for the engine; beyond it the server answers 429 (0: none wait)")
+	fs.IntVar(&a.maxQueue, "max-queue", 0, "requests that may wait for the engine; beyond it the server answers 429 (0: derived from the memory available, shown at start; -1: none wait)")
 	fs.Int64Var(&a.maxBody, "max-body", server.DefaultMaxBody, "request body limit in `bytes` (413 beyond)")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "limit on one request, queueing and generation (0 = none)")
 	fs.IntVar(&a.threads, "t", 0, "threads (0 = all cores)")

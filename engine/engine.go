@@ -291,6 +291,11 @@ type Request struct {
 	MaxTokens int     // tokens to generate; ≤ 0 means until end of sequence or context
 	Sampling  sample.Params
 	IgnoreEOS bool // keep generating past end-of-sequence tokens
+	// Logprobs asks for each generated token's log-probability (Token.Logprob) and
+	// its TopLogprobs most likely alternatives (Token.Top), from the log-softmax of
+	// the logits the token was sampled from (before penalties and temperature).
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Token is one generated token as it is emitted.
@@ -304,6 +309,10 @@ type Token struct {
 	// handed it over (Options.Clock). A consumer that takes tokens late (several at
 	// once) still sees when each was produced.
 	At time.Time
+	// Logprob and Top are the token's log-probability and the most likely tokens
+	// (Request.Logprobs; zero and nil otherwise).
+	Logprob float32
+	Top     []sample.TokenLogprob
 }
 
 // Stats are the measurements of one Generate call. Times are on the monotonic clock.
@@ -417,7 +426,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 				// character), so that no token index is emitted twice.
 				text += dec.Flush()
 			}
-			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at}); err != nil {
+			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at, Logprob: ev.logprob, Top: ev.top}); err != nil {
 				return st, err
 			}
 			if ev.stop != "" {

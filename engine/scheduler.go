@@ -86,10 +86,12 @@ func (e *Engine) ResetPrefixCache() {
 // the time it was emitted and, on the last one, why generation stopped) or an error
 // that ends the request.
 type event struct {
-	id   int32
-	at   time.Time
-	stop string
-	err  error
+	id      int32
+	at      time.Time
+	stop    string
+	err     error
+	logprob float32               // Request.Logprobs
+	top     []sample.TokenLogprob // Request.TopLogprobs
 }
 
 // outbox carries events from the scheduler goroutine to one Generate call without
@@ -480,6 +482,9 @@ func (s *scheduler) step() (decoded bool) {
 		q.toks = append(q.toks, id)
 		gen := len(q.toks) - q.nPrompt
 		ev := event{id: id}
+		if q.req.Logprobs {
+			ev.logprob, ev.top = sample.Logprobs(l, id, q.req.TopLogprobs)
+		}
 		switch {
 		case s.e.Tok.IsEOG(id) && !q.req.IgnoreEOS:
 			ev.stop = "eos"

@@ -20,6 +20,9 @@ import (
 // maxStops bounds the stop strings of one request.
 const maxStops = 16
 
+// maxChoices bounds the generations of one request: prompts × n.
+const maxChoices = 128
+
 // request is the body of /v1/completions and /v1/chat/completions: OpenAI's fields plus
 // vLLM's extensions (top_k, min_p, ignore_eos, repetition_penalty,
 // stream_options.continuous_usage_stats). Unknown fields are ignored.
@@ -44,7 +47,8 @@ type request struct {
 	N                 *int            `json:"n"`
 	BestOf            *int            `json:"best_of"`
 	Echo              bool            `json:"echo"`
-	Logprobs          json.RawMessage `json:"logprobs"`
+	Logprobs          json.RawMessage `json:"logprobs"`     // completions: an integer (top count); chat: a bool
+	TopLogprobs       *int            `json:"top_logprobs"` // chat
 	FrequencyPenalty  *float64        `json:"frequency_penalty"`
 	PresencePenalty   *float64        `json:"presence_penalty"`
 	RepetitionPenalty *float64        `json:"repetition_penalty"`
@@ -58,11 +62,21 @@ type chatMessage struct {
 // job is a parsed, validated request ready for admission.
 type job struct {
 	chat                          bool
-	req                           engine.Request
-	promptTokens                  int
+	req                           engine.Request // the sampling and limits; the prompts are in prompts
+	prompts                       []prompt
+	n                             int // choices per prompt
 	stops                         []string
 	stream                        bool
 	includeUsage, continuousUsage bool
+}
+
+// prompt is one prompt of a request: its text or tokens, its token count (0 when the
+// engine tokenizes) and the max_tokens left to it by the context.
+type prompt struct {
+	text      string
+	ids       []int32
+	tokens    int
+	maxTokens int
 }
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) }
@@ -100,21 +114,73 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		defer cancel()
 	}
 	if err := tk.wait(ctx); err != nil {
-		s.m.reasons["abort"].Add(1)
+		s.m.finished("abort", time.Since(arrival), 0, 0, 0)
 		if errors.Is(err, context.DeadlineExceeded) {
 			writeAPIError(w, &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: "request timed out waiting in the queue"})
 		}
 		return
 	}
-	s.m.tokens(j.promptTokens, 0)
-	o := &output{s: s, w: w, j: j, arrival: arrival, created: arrival.Unix(), stop: stopper{stops: j.stops}}
-	o.id = newID(chat)
+	c := &conn{s: s, w: w, j: j, id: newID(chat), created: arrival.Unix()}
 	if j.stream {
-		o.open()
+		c.open()
 	}
-	st, err := s.cfg.Gen.Generate(ctx, j.req, o.emit)
-	if j.promptTokens == 0 {
-		j.promptTokens = st.PromptTokens
+	var usage usageBody
+	var choices []any
+	for i, p := range j.prompts {
+		s.m.tokens(p.tokens, 0)
+		for k := range j.n {
+			req := j.req
+			req.Prompt, req.Tokens, req.MaxTokens = p.text, p.ids, p.maxTokens
+			req.Sampling.Seed += uint64(k) // the n samples of a prompt differ, reproducibly under a seed
+			o := &output{conn: c, index: i*j.n + k, promptTokens: p.tokens, maxTokens: p.maxTokens, arrival: arrival, stop: stopper{stops: j.stops}}
+			if j.stream && chat {
+				empty := ""
+				o.event(o.envelope([]any{chatChoice{Index: o.index, Delta: &chatDelta{Role: "assistant", Content: &empty}}}, o.streamUsage()))
+			}
+			finish, ok := s.generate(ctx, r, o, req)
+			if !ok {
+				return
+			}
+			if k == 0 {
+				usage.PromptTokens += o.promptTokens
+			}
+			usage.CompletionTokens += o.tokens
+			if j.stream {
+				o.chunk(o.tail, finish)
+				continue
+			}
+			text := o.text.String() + o.tail
+			if chat {
+				choices = append(choices, chatChoice{Index: o.index, Message: &chatDelta{Role: "assistant", Content: &text}, Logprobs: o.takeLogprobs(), FinishReason: finish})
+			} else {
+				choices = append(choices, textChoice{Index: o.index, Text: text, Logprobs: o.takeLogprobs(), FinishReason: finish})
+			}
+		}
+	}
+	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	s.logf("%s %s %s: 200 %d+%d tokens, %d choices, %v", clientIP(r), r.Method, r.URL.Path, usage.PromptTokens, usage.CompletionTokens,
+		len(j.prompts)*j.n, time.Since(arrival).Round(time.Millisecond))
+	if j.stream {
+		if j.includeUsage {
+			c.event(c.envelope([]any{}, &usage))
+		}
+		c.done()
+		return
+	}
+	body := c.envelope(choices, &usage)
+	if chat {
+		body.Object = "chat.completion"
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// generate runs one choice into o and returns its finish reason; when it fails (the
+// client left, a timeout, an engine error) it answers the error, if there is still
+// someone to tell, and returns false: the request ends there.
+func (s *Server) generate(ctx context.Context, r *http.Request, o *output, req engine.Request) (string, bool) {
+	st, err := s.cfg.Gen.Generate(ctx, req, o.emit)
+	if o.promptTokens == 0 {
+		o.promptTokens = st.PromptTokens
 		s.m.tokens(st.PromptTokens, 0)
 	}
 	finish := ""
@@ -126,55 +192,37 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	case err == nil:
 		finish = "length"
 	}
-	s.m.e2eSum.Add(int64(time.Since(arrival)))
-	s.m.e2eCount.Add(1)
-	if finish == "" { // cancelled, timed out, the client left, or the engine failed
-		reason, aerr := "abort", (*apiError)(nil)
-		switch {
-		case o.werr != nil || r.Context().Err() != nil:
-		case errors.Is(err, context.DeadlineExceeded):
-			aerr = &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: fmt.Sprintf("request timed out after %v", s.cfg.RequestTimeout)}
-		case errors.Is(err, engine.ErrContextFull):
-			reason, aerr = "error", badRequest("%v", err)
-			aerr.Code = "context_length_exceeded"
-		default:
-			reason, aerr = "error", &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
+	e2e := time.Since(o.arrival)
+	if finish != "" {
+		s.m.finished(finish, e2e, o.ttft, st.PromptTime, st.GenTime)
+		if !o.stop.hit {
+			o.tail += o.stop.flush()
 		}
-		s.m.reasons[reason].Add(1)
-		s.logf("%s %s %s: %s after %d tokens: %v", clientIP(r), r.Method, r.URL.Path, reason, o.tokens, err)
-		if aerr != nil {
-			if j.stream {
-				o.event(errorBody(aerr.Type, aerr.Code, aerr.Message))
-				o.done()
-			} else {
-				writeAPIError(w, aerr)
-			}
+		return finish, true
+	}
+	// Cancelled, timed out, the client left, or the engine failed.
+	reason, aerr := "abort", (*apiError)(nil)
+	switch {
+	case o.werr != nil || r.Context().Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		aerr = &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "timeout", Message: fmt.Sprintf("request timed out after %v", s.cfg.RequestTimeout)}
+	case errors.Is(err, engine.ErrContextFull):
+		reason, aerr = "error", badRequest("%v", err)
+		aerr.Code = "context_length_exceeded"
+	default:
+		reason, aerr = "error", &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
+	}
+	s.m.finished(reason, e2e, o.ttft, st.PromptTime, st.GenTime)
+	s.logf("%s %s %s: %s after %d tokens: %v", clientIP(r), r.Method, r.URL.Path, reason, o.tokens, err)
+	if aerr != nil {
+		if o.j.stream {
+			o.event(errorBody(aerr.Type, aerr.Code, aerr.Message))
+			o.done()
+		} else {
+			writeAPIError(o.w, aerr)
 		}
-		return
 	}
-	s.m.reasons[finish].Add(1)
-	if !o.stop.hit {
-		o.tail += o.stop.flush()
-	}
-	usage := &usageBody{PromptTokens: j.promptTokens, CompletionTokens: o.tokens, TotalTokens: j.promptTokens + o.tokens}
-	s.logf("%s %s %s: 200 %d+%d tokens, finish %s, %v", clientIP(r), r.Method, r.URL.Path, j.promptTokens, o.tokens, finish, time.Since(arrival).Round(time.Millisecond))
-	if j.stream {
-		o.chunk(o.tail, finish)
-		if j.includeUsage {
-			o.event(o.envelope([]any{}, usage))
-		}
-		o.done()
-		return
-	}
-	text := o.text.String() + o.tail
-	var body *envelope
-	if chat {
-		body = o.envelope([]any{chatChoice{Message: &chatDelta{Role: "assistant", Content: &text}, FinishReason: finish}}, usage)
-		body.Object = "chat.completion"
-	} else {
-		body = o.envelope([]any{textChoice{Text: text, FinishReason: finish}}, usage)
-	}
-	writeJSON(w, http.StatusOK, body)
+	return "", false
 }
 
 // envelope is the outer object of every answer and chunk, in OpenAI's field order.
@@ -215,21 +263,33 @@ type usageBody struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// output carries one request's answer: the streamed chunks or the collected text.
-type output struct {
+// conn carries one request's answer: its stream of chunks or its body.
+type conn struct {
 	s       *Server
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	j       *job
 	id      string
-	arrival time.Time
 	created int64
-	stop    stopper
-	text    strings.Builder // the answer so far (non-streamed)
-	tail    string          // text held for the final chunk
-	final   bool            // the last token has been seen: later text goes to tail
-	tokens  int             // generated tokens so far
-	werr    error           // the first write error (the client left)
+	werr    error // the first write error (the client left)
+}
+
+// output is one choice of an answer: its streamed chunks or its collected text.
+type output struct {
+	*conn
+	index        int // the choice's index: prompt × n + sample
+	promptTokens int
+	maxTokens    int
+	arrival      time.Time
+	stop         stopper
+	text         strings.Builder // the answer so far (non-streamed)
+	tail         string          // text held for the final chunk
+	final        bool            // the last token has been seen: later text goes to tail
+	tokens       int             // generated tokens so far
+	ttft         time.Duration   // arrival to the first token (0 until it comes)
+	last         time.Time       // when the latest token was emitted
+	lps          []logprobEntry  // the tokens' log-probabilities not yet sent (Request.Logprobs)
+	offset       int             // text bytes of the tokens so far (completions' text_offset)
 }
 
 // emit receives each token from the generator.
@@ -240,10 +300,21 @@ func (o *output) emit(t engine.Token) error {
 	if t.ID >= 0 {
 		o.tokens++
 		o.s.m.tokens(0, 1)
-		if o.tokens == 1 {
-			o.s.m.ttftSum.Add(int64(time.Since(o.arrival)))
-			o.s.m.ttftCount.Add(1)
+		at := t.At
+		if at.IsZero() {
+			at = time.Now()
 		}
+		if o.tokens == 1 {
+			o.ttft = max(at.Sub(o.arrival), time.Nanosecond)
+			o.s.m.firstToken(o.ttft)
+		} else {
+			o.s.m.vITL.Observe(at.Sub(o.last).Seconds())
+		}
+		o.last = at
+		if o.j.req.Logprobs {
+			o.lps = append(o.lps, logprobEntry{tok: t, offset: o.offset})
+		}
+		o.offset += len(t.Text)
 	}
 	out, hit := o.stop.push(t.Text)
 	if hit {
@@ -251,7 +322,7 @@ func (o *output) emit(t engine.Token) error {
 		o.final = true
 		return errStopString
 	}
-	if m := o.j.req.MaxTokens; m > 0 && o.tokens >= m {
+	if m := o.maxTokens; m > 0 && o.tokens >= m {
 		// The last token: its text goes out with finish_reason in the final chunk,
 		// as vLLM does, rather than in a chunk of its own followed by an empty one.
 		o.final = true
@@ -267,19 +338,16 @@ func (o *output) emit(t engine.Token) error {
 	return o.werr
 }
 
-// open starts the event stream; a chat stream begins with a role-only delta.
-func (o *output) open() {
-	h := o.w.Header()
+// open starts the event stream (each chat choice then begins with a role-only delta).
+func (c *conn) open() {
+	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	o.w.WriteHeader(http.StatusOK)
-	o.rc = http.NewResponseController(o.w)
-	if o.j.chat {
-		empty := ""
-		o.event(o.envelope([]any{chatChoice{Delta: &chatDelta{Role: "assistant", Content: &empty}}}, o.streamUsage()))
-	} else {
-		o.rc.Flush()
+	c.w.WriteHeader(http.StatusOK)
+	c.rc = http.NewResponseController(c.w)
+	if !c.j.chat {
+		c.rc.Flush()
 	}
 }
 
@@ -295,9 +363,9 @@ func (o *output) chunk(text, finish string) {
 		if text != "" {
 			d.Content = &text
 		}
-		choice = chatChoice{Delta: d, FinishReason: fr}
+		choice = chatChoice{Index: o.index, Delta: d, Logprobs: o.takeLogprobs(), FinishReason: fr}
 	} else {
-		choice = textChoice{Text: text, FinishReason: fr}
+		choice = textChoice{Index: o.index, Text: text, Logprobs: o.takeLogprobs(), FinishReason: fr}
 	}
 	o.event(o.envelope([]any{choice}, o.streamUsage()))
 }
@@ -307,23 +375,23 @@ func (o *output) chunk(text, finish string) {
 func (o *output) streamUsage() any {
 	switch {
 	case o.j.continuousUsage:
-		return &usageBody{PromptTokens: o.j.promptTokens, CompletionTokens: o.tokens, TotalTokens: o.j.promptTokens + o.tokens}
+		return &usageBody{PromptTokens: o.promptTokens, CompletionTokens: o.tokens, TotalTokens: o.promptTokens + o.tokens}
 	case o.j.includeUsage:
 		return json.RawMessage("null")
 	}
 	return nil
 }
 
-func (o *output) envelope(choices []any, usage any) *envelope {
+func (c *conn) envelope(choices []any, usage any) *envelope {
 	obj := "text_completion"
-	if o.j.chat {
+	if c.j.chat {
 		obj = "chat.completion.chunk"
 	}
-	return &envelope{ID: o.id, Object: obj, Created: o.created, Model: o.s.cfg.Model, Choices: choices, Usage: usage}
+	return &envelope{ID: c.id, Object: obj, Created: c.created, Model: c.s.cfg.Model, Choices: choices, Usage: usage}
 }
 
 // event writes one server-sent event and flushes it.
-func (o *output) event(v any) {
+func (o *conn) event(v any) {
 	if o.werr != nil {
 		return
 	}
@@ -346,7 +414,7 @@ func (o *output) event(v any) {
 	}
 }
 
-func (o *output) done() {
+func (o *conn) done() {
 	if o.werr != nil {
 		return
 	}
@@ -367,25 +435,12 @@ func newID(chat bool) string {
 
 // parse reads and validates a request body.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job, *apiError) {
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	rc.SetReadDeadline(time.Time{}) // a stream may outlive any read deadline
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-				Message: fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit)}
-		}
-		return nil, badRequest("reading the request body: %v", err)
-	}
 	var q request
-	if err := json.Unmarshal(data, &q); err != nil {
-		return nil, badRequest("malformed JSON body: %v", err)
+	if aerr := s.readJSON(w, r, &q); aerr != nil {
+		return nil, aerr
 	}
-	if q.Model != "" && q.Model != s.cfg.Model {
-		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", q.Model, s.cfg.Model)}
+	if aerr := s.checkModel(q.Model); aerr != nil {
+		return nil, aerr
 	}
 	j := &job{chat: chat, stream: q.Stream}
 	if q.StreamOptions != nil {
@@ -395,15 +450,21 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		j.includeUsage = q.StreamOptions.IncludeUsage
 		j.continuousUsage = q.StreamOptions.ContinuousUsageStats && q.StreamOptions.IncludeUsage
 	}
+	j.n = 1
+	if q.N != nil {
+		if *q.N < 1 || *q.N > maxChoices {
+			return nil, badRequest("n = %d: must be in [1, %d]", *q.N, maxChoices)
+		}
+		j.n = *q.N
+	}
 	switch {
-	case q.N != nil && *q.N != 1:
-		return nil, badRequest("n = %d: only n = 1 is supported", *q.N)
 	case q.BestOf != nil && *q.BestOf != 1:
 		return nil, badRequest("best_of = %d: only 1 is supported", *q.BestOf)
 	case q.Echo:
 		return nil, badRequest("echo is not supported")
-	case len(q.Logprobs) > 0 && !isNone(q.Logprobs):
-		return nil, badRequest("logprobs are not supported")
+	}
+	if aerr := parseLogprobs(&q, chat, &j.req); aerr != nil {
+		return nil, aerr
 	}
 
 	// The prompt.
@@ -415,37 +476,24 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		if aerr != nil {
 			return nil, aerr
 		}
-		j.req.Prompt = text
+		j.prompts = []prompt{{text: text}}
 	} else {
 		if q.Messages != nil {
 			return nil, badRequest("completions take prompt, not messages (use /v1/chat/completions)")
 		}
-		text, ids, aerr := parsePrompt(q.Prompt)
+		ps, aerr := parsePrompt(q.Prompt)
 		if aerr != nil {
 			return nil, aerr
 		}
-		j.req.Prompt, j.req.Tokens = text, ids
+		j.prompts = ps
 	}
-	if j.req.Tokens != nil {
-		if len(j.req.Tokens) == 0 {
-			return nil, badRequest("prompt: empty token list")
-		}
-		if s.cfg.Tok == nil {
-			return nil, badRequest("prompt: token ids are not supported by this server")
-		}
-		for _, id := range j.req.Tokens {
-			if id < 0 || int(id) >= s.cfg.Tok.VocabSize() {
-				return nil, badRequest("prompt: token id %d outside the vocabulary of %d", id, s.cfg.Tok.VocabSize())
-			}
-		}
-	} else if s.cfg.Tok != nil {
-		j.req.Tokens = s.cfg.Tok.Encode(j.req.Prompt, true, true)
+	if len(j.prompts)*j.n > maxChoices {
+		return nil, badRequest("%d prompts × n = %d: at most %d choices in one request", len(j.prompts), j.n, maxChoices)
 	}
-	j.promptTokens = len(j.req.Tokens)
-	if s.cfg.Context > 0 && j.promptTokens >= s.cfg.Context {
-		e := badRequest("this model's maximum context length is %d tokens; the prompt has %d", s.cfg.Context, j.promptTokens)
-		e.Code = "context_length_exceeded"
-		return nil, e
+	for i := range j.prompts {
+		if aerr := s.tokenizePrompt(&j.prompts[i], len(j.prompts) > 1, i); aerr != nil {
+			return nil, aerr
+		}
 	}
 
 	// Length, stop strings, sampling.
@@ -461,10 +509,14 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	case !chat:
 		j.req.MaxTokens = 16 // OpenAI's default for completions
 	}
-	if room := s.cfg.Context - j.promptTokens; s.cfg.Context > 0 && j.req.MaxTokens > room {
-		// More than the context leaves (up to 2^63-1): clamped, so generation ends at the
-		// context with finish_reason "length", as it would have anyway.
-		j.req.MaxTokens = room
+	for i := range j.prompts {
+		p := &j.prompts[i]
+		p.maxTokens = j.req.MaxTokens
+		if room := s.cfg.Context - p.tokens; s.cfg.Context > 0 && p.maxTokens > room {
+			// More than the context leaves (up to 2^63-1): clamped, so generation ends at the
+			// context with finish_reason "length", as it would have anyway.
+			p.maxTokens = room
+		}
 	}
 	stops, aerr := parseStop(q.Stop)
 	if aerr != nil {
@@ -480,6 +532,39 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	return j, nil
 }
 
+// readJSON reads a request body, within the body limit and timeout, into v.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	rc.SetReadDeadline(time.Time{}) // a stream may outlive any read deadline
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+				Message: fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit)}
+		}
+		return badRequest("reading the request body: %v", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return badRequest("malformed JSON body: %v", err)
+	}
+	return nil
+}
+
+// checkModel refuses a model name other than the served one (empty: the served one).
+func (s *Server) checkModel(name string) *apiError {
+	if name != "" && name != s.cfg.Model {
+		return modelNotFound(name, s.cfg.Model)
+	}
+	return nil
+}
+
+func modelNotFound(name, served string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist; this server serves %q", name, served)}
+}
+
 func isNone(raw json.RawMessage) bool {
 	switch strings.TrimSpace(string(raw)) {
 	case "null", "false", "0":
@@ -488,35 +573,73 @@ func isNone(raw json.RawMessage) bool {
 	return false
 }
 
-// parsePrompt accepts a string, a list of one string, a list of token ids or a list of
-// one list of token ids.
-func parsePrompt(raw json.RawMessage) (string, []int32, *apiError) {
+// parsePrompt accepts OpenAI's four shapes of prompt: a string, a list of strings, a
+// list of token ids or a list of lists of token ids (one choice, or n, per prompt).
+func parsePrompt(raw json.RawMessage) ([]prompt, *apiError) {
 	if len(raw) == 0 || isNone(raw) {
-		return "", nil, badRequest("prompt is required")
+		return nil, badRequest("prompt is required")
 	}
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return text, nil, nil
+		return []prompt{{text: text}}, nil
 	}
+	var out []prompt
 	var texts []string
-	if json.Unmarshal(raw, &texts) == nil {
-		if len(texts) != 1 {
-			return "", nil, badRequest("prompt: %d prompts in one request; send one", len(texts))
-		}
-		return texts[0], nil, nil
-	}
 	var ids []int32
-	if json.Unmarshal(raw, &ids) == nil {
-		return "", ids, nil
-	}
 	var lists [][]int32
-	if json.Unmarshal(raw, &lists) == nil {
-		if len(lists) != 1 {
-			return "", nil, badRequest("prompt: %d prompts in one request; send one", len(lists))
+	switch {
+	case json.Unmarshal(raw, &texts) == nil:
+		for _, t := range texts {
+			out = append(out, prompt{text: t})
 		}
-		return "", lists[0], nil
+	case json.Unmarshal(raw, &ids) == nil:
+		out = []prompt{{ids: ids}}
+		if ids == nil {
+			out[0].ids = []int32{}
+		}
+	case json.Unmarshal(raw, &lists) == nil:
+		for _, l := range lists {
+			out = append(out, prompt{ids: append([]int32{}, l...)})
+		}
+	default:
+		return nil, badRequest("prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids")
 	}
-	return "", nil, badRequest("prompt must be a string, a list of one string or a list of token ids")
+	if len(out) == 0 {
+		return nil, badRequest("prompt: an empty list")
+	}
+	return out, nil
+}
+
+// tokenizePrompt checks a prompt's token ids, or tokenizes its text when the server
+// has a tokenizer, and checks that it fits in the context. many: name the prompt's
+// index i in errors.
+func (s *Server) tokenizePrompt(p *prompt, many bool, i int) *apiError {
+	name := "prompt"
+	if many {
+		name = fmt.Sprintf("prompt[%d]", i)
+	}
+	if p.ids != nil {
+		if len(p.ids) == 0 {
+			return badRequest("%s: empty token list", name)
+		}
+		if s.cfg.Tok == nil {
+			return badRequest("%s: token ids are not supported by this server", name)
+		}
+		for _, id := range p.ids {
+			if id < 0 || int(id) >= s.cfg.Tok.VocabSize() {
+				return badRequest("%s: token id %d outside the vocabulary of %d", name, id, s.cfg.Tok.VocabSize())
+			}
+		}
+	} else if s.cfg.Tok != nil {
+		p.ids = s.cfg.Tok.Encode(p.text, true, true)
+	}
+	p.tokens = len(p.ids)
+	if s.cfg.Context > 0 && p.tokens >= s.cfg.Context {
+		e := badRequest("this model's maximum context length is %d tokens; %s has %d", s.cfg.Context, name, p.tokens)
+		e.Code = "context_length_exceeded"
+		return e
+	}
+	return nil
 }
 
 func parseStop(raw json.RawMessage) ([]string, *apiError) {

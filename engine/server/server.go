@@ -1,6 +1,7 @@
 // Package server is llmbench's OpenAI-compatible HTTP server: /v1/completions and
-// /v1/chat/completions (streamed as server-sent events or not), /v1/models, /health and
-// /metrics in the Prometheus text format.
+// /v1/chat/completions (streamed as server-sent events or not), /v1/models and
+// /v1/models/{id}, /tokenize and /detokenize (vLLM's and llama-server's shapes), /health
+// and /metrics (Prometheus, with vLLM's metric names beside ours).
 //
 // The server generates through a small Generator interface: the engine, whose
 // continuous-batching scheduler runs up to its --max-num-seqs requests in one batch and
@@ -52,9 +53,37 @@ type StatsReporter interface {
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxQueue = 64
-	DefaultMaxBody  = 4 << 20
+	DefaultMaxBody = 4 << 20
+	// QueueMemFraction is the share of the available memory that the requests waiting
+	// in the server's queue may take, by QueueBound's estimate of a waiting request.
+	QueueMemFraction = 0.05
+	// MinQueue is the queue bound when the available memory is unknown or small, and
+	// MaxQueueBound the largest bound QueueBound derives.
+	MinQueue      = 64
+	MaxQueueBound = 1 << 16
+	// waitFixedBytes is what a waiting request holds whatever its prompt: its
+	// goroutine's stack, the connection's buffers, the parsed request.
+	waitFixedBytes = 64 << 10
+	// waitBytesPerToken is what a waiting request holds per prompt token: the body,
+	// the prompt text decoded from it and the token ids.
+	waitBytesPerToken = 24
 )
+
+// QueueBound derives how many requests may wait for a generation slot from the
+// memory available (bytes; 0 = unknown) and a request's context in tokens (0 =
+// unknown, taken as 4096): QueueMemFraction of the memory over the most one waiting
+// request holds, between MinQueue and MaxQueueBound. how says so in words.
+func QueueBound(avail int64, context int) (n int, how string) {
+	if context <= 0 {
+		context = 4096
+	}
+	per := int64(waitFixedBytes + waitBytesPerToken*context)
+	if avail <= 0 {
+		return MinQueue, "the available memory is unknown"
+	}
+	n = int(min(max(int64(QueueMemFraction*float64(avail))/per, MinQueue), MaxQueueBound))
+	return n, fmt.Sprintf("%.0f %% of the %.1f GiB available, %d KiB a waiting request", 100*QueueMemFraction, float64(avail)/(1<<30), per>>10)
+}
 
 // Config configures New.
 type Config struct {
@@ -66,7 +95,7 @@ type Config struct {
 	Template   Template  // chat template; the zero value is the plain fallback
 	APIKey     string    // when set, /v1/ requests need "Authorization: Bearer APIKey"
 	MaxBody    int64     // request body limit in bytes (413 beyond); 0 = DefaultMaxBody
-	MaxQueue   int       // requests that may wait for a slot (429 beyond, before the body is read); 0 = DefaultMaxQueue, < 0 = none
+	MaxQueue   int       // requests that may wait for a slot (429 beyond, before the body is read); 0 = QueueBound of the memory available, < 0 = none
 	MaxRunning int       // Generate calls at once (the engine's MaxNumSeqs); 0 = 1
 	// RequestTimeout bounds a request from admission to its last token; 0 = none.
 	RequestTimeout time.Duration
@@ -78,12 +107,13 @@ type Config struct {
 // Server is the HTTP server state: the admission queue and the counters of /metrics.
 type Server struct {
 	cfg     Config
+	queueBy string // how MaxQueue was set, for the startup line
 	slots   chan struct{}
 	running atomic.Int64  // requests holding a generation slot
 	waiting atomic.Int64  // requests admitted and not yet running (their body may still be read)
 	held    atomic.Int64  // running + waiting: at most MaxRunning + MaxQueue
 	stats   StatsReporter // nil when Gen does not report
-	m       counters
+	m       *counters
 	mux     *http.ServeMux
 	start   time.Time
 }
@@ -99,9 +129,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
+	queueBy := "set by --max-queue"
 	switch {
 	case cfg.MaxQueue == 0:
-		cfg.MaxQueue = DefaultMaxQueue
+		cfg.MaxQueue, queueBy = QueueBound(engine.MemAvailable(), cfg.Context)
 	case cfg.MaxQueue < 0:
 		cfg.MaxQueue = 0
 	}
@@ -117,15 +148,15 @@ func New(cfg Config) (*Server, error) {
 	if _, err := cfg.Template.Render(nil); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), start: time.Now()}
+	s := &Server{cfg: cfg, queueBy: queueBy, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), start: time.Now()}
 	s.stats, _ = cfg.Gen.(StatsReporter)
-	s.m.reasons = map[string]*atomic.Int64{}
-	for _, r := range finishReasons {
-		s.m.reasons[r] = new(atomic.Int64)
-	}
+	s.m = newCounters(s)
 	s.mux.HandleFunc("/v1/completions", s.auth(s.post(s.completions)))
 	s.mux.HandleFunc("/v1/chat/completions", s.auth(s.post(s.chat)))
 	s.mux.HandleFunc("/v1/models", s.auth(s.get(s.models)))
+	s.mux.HandleFunc("/v1/models/{id...}", s.auth(s.get(s.model)))
+	s.mux.HandleFunc("/tokenize", s.auth(s.post(s.tokenize)))
+	s.mux.HandleFunc("/detokenize", s.auth(s.post(s.detokenize)))
 	s.mux.HandleFunc("/health", s.get(s.health))
 	s.mux.HandleFunc("/metrics", s.get(s.metrics))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -139,6 +170,10 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 // Config returns the configuration in force (defaults filled in).
 func (s *Server) Config() Config { return s.cfg }
+
+// QueueSizing says how Config().MaxQueue was chosen: derived from the memory
+// available (QueueBound's words) or set.
+func (s *Server) QueueSizing() string { return s.queueBy }
 
 // Drain waits until no request is running or waiting, or ctx ends: after the HTTP
 // server has shut down, so that the generator is not closed under a generation.
@@ -246,12 +281,27 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+// modelObject is the served model as OpenAI's model object (with vLLM's root and
+// max_model_len).
+func (s *Server) modelObject() map[string]any {
 	m := map[string]any{"id": s.cfg.Model, "object": "model", "created": s.start.Unix(), "owned_by": "llmbench", "root": s.cfg.Root}
 	if s.cfg.Context > 0 {
 		m["max_model_len"] = s.cfg.Context
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{m}})
+	return m
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+}
+
+// model is GET /v1/models/{id}: the served model, or OpenAI's 404 for another id.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.cfg.Model {
+		writeAPIError(w, modelNotFound(id, s.cfg.Model))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
 }
 
 // apiError is an error answered as OpenAI's {"error":{…}} object.

@@ -377,12 +377,14 @@ func TestErrors(t *testing.T) {
 		{"too large", "/v1/completions", `{"prompt":"` + strings.Repeat("a", 600) + `"}`, key, 413, "request_too_large"},
 		{"malformed", "/v1/completions", `{"prompt":`, key, 400, ""},
 		{"no prompt", "/v1/completions", `{}`, key, 400, ""},
-		{"two prompts", "/v1/completions", `{"prompt":["a","b"]}`, key, 400, ""},
+		{"no prompts", "/v1/completions", `{"prompt":[]}`, key, 400, ""},
+		{"bad token in a list", "/v1/completions", `{"prompt":[[1],[1,99999]]}`, key, 400, ""},
+		{"too many choices", "/v1/completions", `{"prompt":["a","b"],"n":65}`, key, 400, ""},
 		{"bad token", "/v1/completions", `{"prompt":[1,99999]}`, key, 400, ""},
 		{"temperature", "/v1/completions", `{"prompt":"x","temperature":-1}`, key, 400, ""},
 		{"top_p", "/v1/completions", `{"prompt":"x","top_p":0}`, key, 400, ""},
 		{"max_tokens", "/v1/completions", `{"prompt":"x","max_tokens":0}`, key, 400, ""},
-		{"n", "/v1/completions", `{"prompt":"x","n":2}`, key, 400, ""},
+		{"n 0", "/v1/completions", `{"prompt":"x","n":0}`, key, 400, ""},
 		{"stream_options", "/v1/completions", `{"prompt":"x","stream_options":{"include_usage":true}}`, key, 400, ""},
 		{"wrong model", "/v1/completions", `{"model":"gpt-4","prompt":"x"}`, key, 404, "model_not_found"},
 		{"no messages", "/v1/chat/completions", `{"messages":[]}`, key, 400, ""},
@@ -598,7 +600,7 @@ func scrape(t *testing.T, base string) map[string]float64 {
 		if _, err := fmt.Sscan(m[3], &v); err != nil {
 			t.Fatalf("/metrics line %q: value: %v", ln, err)
 		}
-		labels := regexp.MustCompile(`model_name="(?:[^"\\]|\\.)*",?`).ReplaceAllString(m[2], "")
+		labels := regexp.MustCompile(`,?model_name="(?:[^"\\]|\\.)*",?`).ReplaceAllString(m[2], "")
 		if labels == "{}" {
 			labels = ""
 		}
