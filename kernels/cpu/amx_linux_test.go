@@ -32,7 +32,7 @@ func BenchmarkMatMulAMX(b *testing.B) {
 			for _, on := range modes {
 				b.Run(fmt.Sprintf("%s/%dx%d/amx=%v", typ, sh[0], sh[1], on), func(b *testing.B) {
 					setAMX(b, on)
-					c := New(benchThreads)
+					c := New(2)
 					defer c.Close()
 					c.MatMul(dst, w, x, n) // tile the weights
 					b.SetBytes(int64(len(w.Data)) * n)
