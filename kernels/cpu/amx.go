@@ -54,9 +54,10 @@ func (s *amxScratch) tiles() *byte {
 var amxKernels = map[*tileFmt]amxKernel{}
 
 // amxKernel is an AMX kernel: nu units of a tile times sixteen tokens' activation
-// blocks into out (token-major), with scr the worker's aligned tile buffers and cfg
-// the kernel's constants (the tile configuration first).
-type amxKernel func(nu int, tile, act, scr, cfg *byte, out *[amxToks * tileRows]float32)
+// blocks, token t's sixteen outputs stored at out + t·ostride bytes, with scr the
+// worker's aligned tile buffers and cfg the kernel's constants (the tile
+// configuration first).
+type amxKernel func(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 
 var (
 	// amxOn reports whether MatMul takes the AMX kernels (tests switch it).
@@ -94,8 +95,9 @@ func amxPromptKernel(t kernels.DType) (name, why string) {
 }
 
 // tileX16 runs a tile of nu units against sixteen tokens' activation blocks (prepared
-// in groups of amxToks) into s.out, token-major (out[16t+r]); nil without AMX kernels.
-var tileX16 func(f *tileFmt, nu int, tile, act []byte, s *amxScratch)
+// in groups of amxToks): token t's sixteen outputs go to dst[t·stride:], or, with dst
+// nil, to s.out[16t:]; nil without AMX kernels.
+var tileX16 func(f *tileFmt, nu int, tile, act []byte, s *amxScratch, dst []float32, stride int)
 
 // amxEnable asks the OS for the AMX tile state and, once granted, installs the AMX
 // kernels (they do not change amxOn); tests call it to force AMX on where LLMBENCH_CPU

@@ -94,26 +94,35 @@
 	VPXORD Z14, Z14, Z14 \
 	VPXORD Z15, Z15, Z15
 
-// AMX_LEAVE releases the tiles, stores the sixteen accumulators token-major and returns.
+// AMX_LEAVE releases the tiles, stores token t's accumulator at out + t·ostride and
+// returns.
 #define AMX_LEAVE \
 	TILERELEASE \
 	MOVQ out+40(FP), R9 \
+	MOVQ ostride+48(FP), R10 \
 	VMOVUPS Z0, (R9) \
-	VMOVUPS Z1, 64(R9) \
-	VMOVUPS Z2, 128(R9) \
-	VMOVUPS Z3, 192(R9) \
-	VMOVUPS Z4, 256(R9) \
-	VMOVUPS Z5, 320(R9) \
-	VMOVUPS Z6, 384(R9) \
-	VMOVUPS Z7, 448(R9) \
-	VMOVUPS Z8, 512(R9) \
-	VMOVUPS Z9, 576(R9) \
-	VMOVUPS Z10, 640(R9) \
-	VMOVUPS Z11, 704(R9) \
-	VMOVUPS Z12, 768(R9) \
-	VMOVUPS Z13, 832(R9) \
-	VMOVUPS Z14, 896(R9) \
-	VMOVUPS Z15, 960(R9) \
+	VMOVUPS Z1, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z2, (R9) \
+	VMOVUPS Z3, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z4, (R9) \
+	VMOVUPS Z5, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z6, (R9) \
+	VMOVUPS Z7, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z8, (R9) \
+	VMOVUPS Z9, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z10, (R9) \
+	VMOVUPS Z11, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z12, (R9) \
+	VMOVUPS Z13, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z14, (R9) \
+	VMOVUPS Z15, (R9)(R10*1) \
 	VZEROUPPER \
 	RET
 
@@ -247,11 +256,11 @@
 	TILELOADD_T4_SI \
 	TILELOADD_T5_SI512
 
-// func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
+// func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 //
 // Q8_0 tiles (two blocks of quants, then 2×16 fp16 scales: 1088 bytes a unit) times
 // sixteen tokens.
-TEXT ·amxQ8x16(SB), NOSPLIT, $0-48
+TEXT ·amxQ8x16(SB), NOSPLIT, $0-56
 	AMX_ENTER
 	TESTQ CX, CX
 	JZ amxq8_done
@@ -299,10 +308,10 @@ amxq8_done:
 	TILELOADD_T4_AX2048 \
 	TILELOADD_T5_AX2560
 
-// func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
+// func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 //
 // Q4_0 tiles (576 bytes a unit) times sixteen tokens.
-TEXT ·amxQ4x16(SB), NOSPLIT, $0-48
+TEXT ·amxQ4x16(SB), NOSPLIT, $0-56
 	AMX_ENTER
 	MOVL $0x0F0F0F0F, R9
 	VPBROADCASTD R9, Z31
