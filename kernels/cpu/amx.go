@@ -9,12 +9,12 @@ import (
 )
 
 // AMX (Advanced Matrix Extensions) prompt path: where the CPU has AMX-INT8 and the OS
-// grants its tile-data state, Q4_0 and Q8_0 products of amxMinToks tokens or more run
+// grants its tile-data state, Q4_0, Q8_0 and Q4_K products of amxMinToks tokens or more run
 // through the same tiled weights as the VNNI kernels (tileFmt, unchanged) sixteen
 // tokens at a time. Per block, TDPBSUD multiplies sixteen tokens' signed activation
 // bytes (tile A: 16 rows × bs bytes) with sixteen weight rows' unsigned quants q+k
 // (tile B: the tile format's 4-byte-interleaved chunks, bs/4 rows × 64 bytes, loaded
-// as they are for Q8_0 and after splitting the nibbles for Q4_0), and TDPBSSD adds
+// as they are for Q8_0 and after splitting the nibbles for Q4_0 and Q4_K), and TDPBSSD adds
 // tile A times a constant tile of −k, so each of the 16×16 int32 results is the
 // token's starting sum −k·Σy plus Σ(q+k)·y: exactly the integer the VNNI kernels form.
 // The float part that follows is the VNNI kernels' (float(sum), times ws·d, fused into

@@ -17,7 +17,7 @@ import (
 )
 
 // amxTypes are the weight types with AMX kernels.
-var amxTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0}
+var amxTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K}
 
 // needAMX makes the AMX kernels callable (asking the OS for the tile state, as a run
 // with LLMBENCH_CPU=avx512 never does) or skips t, saying why.

@@ -17,6 +17,9 @@ func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 //go:noescape
 func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 
+//go:noescape
+func amxQ4Kx16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
+
 // amxProbe runs the kernels' AMX instruction encodings once (see the .s file): the
 // tile configuration and tmm6 are loaded from cfg (amxConsts' layout), tmm0 and tmm1
 // zeroed, tmm2/tmm3 loaded from a and a+704 (rows 32 bytes apart), tmm4/tmm5 from b
@@ -83,7 +86,9 @@ func enableAMX() error {
 		return err
 	}
 	consts := map[*tileFmt]*amxConsts{}
-	for t, k := range map[kernels.DType]amxKernel{kernels.Q8_0: amxQ8x16, kernels.Q4_0: amxQ4x16} {
+	for t, k := range map[kernels.DType]amxKernel{
+		kernels.Q8_0: amxQ8x16, kernels.Q4_0: amxQ4x16, kernels.Q4_K: amxQ4Kx16,
+	} {
 		f := tileFmts[t]
 		amxKernels[f], consts[f] = k, newAMXConsts(f.pk.k)
 	}
