@@ -17,10 +17,10 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkMatMulAMX times 512-token products (a prompt's) of llama-1b-shaped matrices
-// of each type with an AMX kernel with the AMX path off (VNNI) and on, alternating in one process; the
-// reported rate is weight bytes times tokens, tok/s the tokens per second and cpu-ms/op
-// the process's CPU time per product (steadier than wall time while other processes
-// share the cores).
+// of each type with an AMX kernel, with the AMX path off (VNNI) and on, alternating in
+// one process; the reported rate is weight bytes times tokens, tok/s the tokens per
+// second and cpu-ms/op the process's CPU time per product (steadier than wall time
+// while other processes share the cores).
 func BenchmarkMatMulAMX(b *testing.B) {
 	const n = 512
 	modes := amxModes()
