@@ -16,11 +16,11 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkMatMulAMX times 512-token products (a prompt's) of llama-1b-shaped Q4_0 and
-// Q8_0 matrices with the AMX path off (VNNI) and on, alternating in one process; the
-// reported rate is weight bytes times tokens, tok/s the tokens per second and cpu-ms/op
-// the process's CPU time per product (steadier than wall time while other processes
-// share the cores).
+// BenchmarkMatMulAMX times 512-token products (a prompt's) of llama-1b-shaped matrices
+// of each type with an AMX kernel, with the AMX path off (VNNI) and on, alternating in
+// one process; the reported rate is weight bytes times tokens, tok/s the tokens per
+// second and cpu-ms/op the process's CPU time per product (steadier than wall time
+// while other processes share the cores).
 func BenchmarkMatMulAMX(b *testing.B) {
 	const n = 512
 	modes := amxModes()
@@ -32,7 +32,7 @@ func BenchmarkMatMulAMX(b *testing.B) {
 			for _, on := range modes {
 				b.Run(fmt.Sprintf("%s/%dx%d/amx=%v", typ, sh[0], sh[1], on), func(b *testing.B) {
 					setAMX(b, on)
-					c := New(2) // the threads of the pp512 runs
+					c := New(2)
 					defer c.Close()
 					c.MatMul(dst, w, x, n) // tile the weights
 					b.SetBytes(int64(len(w.Data)) * n)

@@ -17,7 +17,7 @@ import (
 )
 
 // amxTypes are the weight types with AMX kernels.
-var amxTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0}
+var amxTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K}
 
 // needAMX makes the AMX kernels callable (asking the OS for the tile state, as a run
 // with LLMBENCH_CPU=avx512 never does) or skips t, saying why.
@@ -189,7 +189,7 @@ func checkAMXTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok i
 	want := make([]float32, amxToks*tileRows)
 	tileGo(f, nb, tile, act, amxToks, amxToks, want)
 	var s amxScratch
-	tileX16(f, nb, tile, act, &s)
+	tileX16(f, nb, tile, act, &s, nil, 0)
 	for i, v := range s.out {
 		if math.Float32bits(v) != math.Float32bits(want[i]) {
 			t.Fatalf("%s nb=%d rows=%d ntok=%d seed=%d: token %d row %d = %g, twin %g", typ, nb, rows, ntok, seed, i/16, i%16, v, want[i])

@@ -363,7 +363,8 @@ func (c *CPU) tileBand(part, worker int) {
 // tileBandAMX is tileBand on the AMX path for tiles [t0, t1): groups of sixteen tokens
 // in the outer loop, so that a group's activations are reused from cache for every
 // tile of the band and each token's outputs are written in one run (the other order,
-// sixteen scattered 64-byte writes per kernel call, cost a third of the kernel's time).
+// sixteen scattered 64-byte writes per kernel call, cost a third of the kernel's time);
+// full tiles of full groups are stored by the kernel straight into dst.
 func (c *CPU) tileBandAMX(t0, t1 int, s *gemmScratch) {
 	j := &c.job
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
@@ -374,7 +375,12 @@ func (c *CPU) tileBandAMX(t0, t1 int, s *gemmScratch) {
 		for ti := t0; ti < t1; ti++ {
 			r0 := ti * tileRows
 			nr := min(tileRows, j.rows-r0)
-			tileX16(j.tf, nu, j.xp[ti*tb:(ti+1)*tb], act, &s.amx)
+			tile := j.xp[ti*tb : (ti+1)*tb]
+			if nt == amxToks && nr == tileRows { // straight into dst
+				tileX16(j.tf, nu, tile, act, &s.amx, j.dst[amxToks*g*j.rows+r0:], j.rows)
+				continue
+			}
+			tileX16(j.tf, nu, tile, act, &s.amx, nil, 0)
 			for t := range nt {
 				row := (amxToks*g + t) * j.rows
 				copy(j.dst[row+r0:row+r0+nr], s.amx.out[16*t:16*t+nr])

@@ -12,10 +12,13 @@ import (
 // type's amxConsts.
 
 //go:noescape
-func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *[amxToks * tileRows]float32)
+func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 
 //go:noescape
-func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *[amxToks * tileRows]float32)
+func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
+
+//go:noescape
+func amxQ4Kx16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 
 // amxProbe runs the kernels' AMX instruction encodings once (see the .s file): the
 // tile configuration and tmm6 are loaded from cfg (amxConsts' layout), tmm0 and tmm1
@@ -83,17 +86,25 @@ func enableAMX() error {
 		return err
 	}
 	consts := map[*tileFmt]*amxConsts{}
-	for t, k := range map[kernels.DType]amxKernel{kernels.Q8_0: amxQ8x16, kernels.Q4_0: amxQ4x16} {
+	for t, k := range map[kernels.DType]amxKernel{
+		kernels.Q8_0: amxQ8x16, kernels.Q4_0: amxQ4x16, kernels.Q4_K: amxQ4Kx16,
+	} {
 		f := tileFmts[t]
 		amxKernels[f], consts[f] = k, newAMXConsts(f.pk.k)
 	}
-	tileX16 = func(f *tileFmt, nu int, tile, act []byte, s *amxScratch) {
+	tileX16 = func(f *tileFmt, nu int, tile, act []byte, s *amxScratch, dst []float32, stride int) {
+		if dst == nil {
+			dst, stride = s.out[:], tileRows
+		}
+		_ = dst[(amxToks-1)*stride+tileRows-1]
 		if nu == 0 {
-			s.out = [amxToks * tileRows]float32{}
+			for t := range amxToks {
+				clear(dst[t*stride : t*stride+tileRows])
+			}
 			return
 		}
 		_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*amxToks*(f.pk.bs+12)-1]
-		amxKernels[f](nu, &tile[0], &act[0], s.tiles(), &consts[f][0], &s.out)
+		amxKernels[f](nu, &tile[0], &act[0], s.tiles(), &consts[f][0], &dst[0], 4*stride)
 	}
 	return nil
 }

@@ -94,26 +94,35 @@
 	VPXORD Z14, Z14, Z14 \
 	VPXORD Z15, Z15, Z15
 
-// AMX_LEAVE releases the tiles, stores the sixteen accumulators token-major and returns.
+// AMX_LEAVE releases the tiles, stores token t's accumulator at out + t·ostride and
+// returns.
 #define AMX_LEAVE \
 	TILERELEASE \
 	MOVQ out+40(FP), R9 \
+	MOVQ ostride+48(FP), R10 \
 	VMOVUPS Z0, (R9) \
-	VMOVUPS Z1, 64(R9) \
-	VMOVUPS Z2, 128(R9) \
-	VMOVUPS Z3, 192(R9) \
-	VMOVUPS Z4, 256(R9) \
-	VMOVUPS Z5, 320(R9) \
-	VMOVUPS Z6, 384(R9) \
-	VMOVUPS Z7, 448(R9) \
-	VMOVUPS Z8, 512(R9) \
-	VMOVUPS Z9, 576(R9) \
-	VMOVUPS Z10, 640(R9) \
-	VMOVUPS Z11, 704(R9) \
-	VMOVUPS Z12, 768(R9) \
-	VMOVUPS Z13, 832(R9) \
-	VMOVUPS Z14, 896(R9) \
-	VMOVUPS Z15, 960(R9) \
+	VMOVUPS Z1, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z2, (R9) \
+	VMOVUPS Z3, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z4, (R9) \
+	VMOVUPS Z5, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z6, (R9) \
+	VMOVUPS Z7, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z8, (R9) \
+	VMOVUPS Z9, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z10, (R9) \
+	VMOVUPS Z11, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z12, (R9) \
+	VMOVUPS Z13, (R9)(R10*1) \
+	LEAQ (R9)(R10*2), R9 \
+	VMOVUPS Z14, (R9) \
+	VMOVUPS Z15, (R9)(R10*1) \
 	VZEROUPPER \
 	RET
 
@@ -247,11 +256,11 @@
 	TILELOADD_T4_SI \
 	TILELOADD_T5_SI512
 
-// func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
+// func amxQ8x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 //
 // Q8_0 tiles (two blocks of quants, then 2×16 fp16 scales: 1088 bytes a unit) times
 // sixteen tokens.
-TEXT ·amxQ8x16(SB), NOSPLIT, $0-48
+TEXT ·amxQ8x16(SB), NOSPLIT, $0-56
 	AMX_ENTER
 	TESTQ CX, CX
 	JZ amxq8_done
@@ -299,10 +308,10 @@ amxq8_done:
 	TILELOADD_T4_AX2048 \
 	TILELOADD_T5_AX2560
 
-// func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *[256]float32)
+// func amxQ4x16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
 //
 // Q4_0 tiles (576 bytes a unit) times sixteen tokens.
-TEXT ·amxQ4x16(SB), NOSPLIT, $0-48
+TEXT ·amxQ4x16(SB), NOSPLIT, $0-56
 	AMX_ENTER
 	MOVL $0x0F0F0F0F, R9
 	VPBROADCASTD R9, Z31
@@ -325,6 +334,94 @@ amxq4_loop:
 amxq4_last:
 	AMX_FLOAT(512, 544, 576)
 amxq4_done:
+	AMX_LEAVE
+
+// FSTK is FST followed by the min term of a Q4_K sub-block, as the VNNI kernels' MIN4
+// does: ACC = fma(wm, m, ACC), with the rows' min factors −dmin·m in Z30 and token t's
+// min sum d·Σy at 128+4t(R12).
+#define FSTK(c, t, ACC, A, B) \
+	FST(c, t, ACC, A, B) \
+	VFMADD231PS.BCST (128+4*t)(R12), Z30, ACC
+
+// FSTAGEK is FSTAGE with FSTK.
+#define FSTAGEK(c) \
+	FSTK(c, 0, Z0, Z17, Z18) \
+	FSTK(c, 1, Z1, Z19, Z20) \
+	FSTK(c, 2, Z2, Z21, Z22) \
+	FSTK(c, 3, Z3, Z23, Z24) \
+	FSTK(c, 4, Z4, Z17, Z18) \
+	FSTK(c, 5, Z5, Z19, Z20) \
+	FSTK(c, 6, Z6, Z21, Z22) \
+	FSTK(c, 7, Z7, Z23, Z24) \
+	FSTK(c, 8, Z8, Z17, Z18) \
+	FSTK(c, 9, Z9, Z19, Z20) \
+	FSTK(c, 10, Z10, Z21, Z22) \
+	FSTK(c, 11, Z11, Z23, Z24) \
+	FSTK(c, 12, Z12, Z17, Z18) \
+	FSTK(c, 13, Z13, Z19, Z20) \
+	FSTK(c, 14, Z14, Z21, Z22) \
+	FSTK(c, 15, Z15, Z23, Z24)
+
+// Q4K_SUB applies sub-block j's block sums (at c(R13), activation tail at t(DI)): row
+// scales d·sc into Z16 and min factors −dmin·m into Z30 (as the VNNI kernels'
+// Q4K_SCALES: sc and m bytes at 64+16j(SI) and 192+16j(SI), d in Z28, −dmin in Z29),
+// then FSTAGEK.
+#define Q4K_SUB(j, c, t) \
+	VPMOVZXBD (64+16*j)(SI), Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS Z28, Z16, Z16 \
+	VPMOVZXBD (192+16*j)(SI), Z30 \
+	VCVTDQ2PS Z30, Z30 \
+	VMULPS Z29, Z30, Z30 \
+	LEAQ t(DI), R12 \
+	FSTAGEK(c)
+
+// Q4K_PAIR runs sub-blocks j and j1 = j+1 (a macro argument is pasted as text, so the
+// caller spells j1 out) of the super-block at SI (nibbles at 320+256j, laid out as a
+// Q4_0 block's) against sixteen tokens (DI) and steps DI past them.
+#define Q4K_PAIR(j, j1) \
+	Q4SPLIT(320+256*j, 2048, 0) \
+	Q4SPLIT(320+256*j, 2048, 1) \
+	Q4SPLIT(320+256*j, 2048, 2) \
+	Q4SPLIT(320+256*j, 2048, 3) \
+	Q4SPLIT(576+256*j, 2560, 0) \
+	Q4SPLIT(576+256*j, 2560, 1) \
+	Q4SPLIT(576+256*j, 2560, 2) \
+	Q4SPLIT(576+256*j, 2560, 3) \
+	TILELOADD_T4_AX2048 \
+	TILELOADD_T5_AX2560 \
+	AMX_TILES \
+	MOVQ AX, R13 \
+	Q4K_SUB(j, 0, 512) \
+	Q4K_SUB(j1, 1024, 1216) \
+	ADDQ $1408, DI
+
+// func amxQ4Kx16(nu int, tile, act, scr, cfg *byte, out *float32, ostride int)
+//
+// Q4_K tiles (tile.go: per 256-element super-block, 16 fp16 d, 16 fp16 dmin, 8×16 scale
+// bytes, 8×16 min bytes, eight 32-element sub-blocks of Q4_0-style nibbles; 2368 bytes)
+// times sixteen tokens. Not pipelined: each pair of sub-blocks is split, multiplied and
+// applied in turn (k = 0, so tmm6 is zero and TDPBSSD adds nothing).
+TEXT ·amxQ4Kx16(SB), NOSPLIT, $0-56
+	AMX_ENTER
+	MOVL $0x0F0F0F0F, R9
+	VPBROADCASTD R9, Z31
+	MOVL $0x80000000, R9
+	VPBROADCASTD R9, Z27
+	TESTQ CX, CX
+	JZ amxq4k_done
+amxq4k_loop:
+	VCVTPH2PS (SI), Z28
+	VCVTPH2PS 32(SI), Z29
+	VPXORD Z27, Z29, Z29
+	Q4K_PAIR(0, 1)
+	Q4K_PAIR(2, 3)
+	Q4K_PAIR(4, 5)
+	Q4K_PAIR(6, 7)
+	ADDQ $2368, SI
+	DECQ CX
+	JNZ amxq4k_loop
+amxq4k_done:
 	AMX_LEAVE
 
 // func amxProbe(a, b, scr, cfg *byte, q4 bool)
