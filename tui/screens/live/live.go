@@ -184,6 +184,9 @@ type Model struct {
 
 	lastSnap   metrics.LiveSnapshot
 	lastSnapAt time.Duration
+	// peak is the largest 1-s bucket of output tokens so far (Results' peak), over
+	// every sweep point; pointPeak that of the points before this one.
+	peak, pointPeak float64
 	reps       map[string][]float64 // bench: t/s per repetition by test
 	order      []string
 }
@@ -372,8 +375,16 @@ func meanStd(v []float64) (mean, std float64) {
 }
 
 func (m *Model) addLive(at time.Duration, s metrics.LiveSnapshot) {
-	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 && m.lastSnapAt > 0 {
-		m.thr.Push(float64(s.OutputTokens-m.lastSnap.OutputTokens) / dt)
+	// tokens since the last snapshot (the run's start for the first); a sweep's next
+	// point counts from zero again
+	prev := m.lastSnap.OutputTokens
+	if s.OutputTokens < prev {
+		prev, m.pointPeak = 0, m.peak
+	}
+	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 {
+		m.thr.Push(float64(s.OutputTokens-prev) / dt)
+		m.peak = max(m.pointPeak, s.PeakOutputTokensPerS, m.peak)
+		m.thr.SetPeak(m.peak)
 	}
 	m.lastSnap, m.lastSnapAt = s, at
 	m.prog.Failed = s.Failed
