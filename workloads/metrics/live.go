@@ -149,9 +149,9 @@ type LiveSnapshot struct {
 	// PeakOutputTokensPerS is the largest 1-s bucket of output tokens from the start
 	// of sending: Summary's PeakOutputTokensPerS (tokens, not chunks) so far.
 	PeakOutputTokensPerS float64
-	TTFTP50, TTFTP99    float64
-	ITLP50, ITLP99      float64
-	E2ELP50, E2ELP99    float64
+	TTFTP50, TTFTP99     float64
+	ITLP50, ITLP99       float64
+	E2ELP50, E2ELP99     float64
 	// Dists holds the live distributions by metric name (ttft, tpot, itl, e2el) for
 	// histogram views.
 	Dists map[string]LiveDist
@@ -224,7 +224,7 @@ func (l *Live) Snapshot() LiveSnapshot {
 	return LiveSnapshot{
 		Done: l.done, Failed: l.failed, Total: l.total, OutputTokens: l.outputTokens + int64(math.Round(l.streamed)),
 		PeakOutputTokensPerS: peak,
-		TTFTP50: q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
+		TTFTP50:              q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
 		ITLP50: q(l.itl, 50), ITLP99: q(l.itl, 99),
 		E2ELP50: q(l.e2el, 50), E2ELP99: q(l.e2el, 99),
 		Dists: map[string]LiveDist{"ttft": l.coarse["ttft"].dist(l.ttft), "tpot": l.coarse["tpot"].dist(l.tpot),

@@ -187,8 +187,8 @@ type Model struct {
 	// peak is the largest 1-s bucket of output tokens so far (Results' peak), over
 	// every sweep point; pointPeak that of the points before this one.
 	peak, pointPeak float64
-	reps       map[string][]float64 // bench: t/s per repetition by test
-	order      []string
+	reps            map[string][]float64 // bench: t/s per repetition by test
+	order           []string
 }
 
 // New returns an idle Live screen; Start begins a run on it.
