@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -59,6 +62,11 @@ func openWorkbench(ctx context.Context, st *store.Store, dev *jobs.Device, dir s
 		Queue:  queue,
 		SaveProfile: func(c setup.Config, path string) error {
 			return profiles.Save(path, tui.ProfileOf(c))
+		},
+		Power: setup.Power(dev.PowerRange()),
+		Detect: func(url string) (string, error) {
+			hc := &http.Client{Timeout: 3 * time.Second}
+			return jobs.FirstModel(ctx, hc, strings.TrimRight(url, "/"), nil)
 		},
 	}
 	if st != nil {

@@ -128,7 +128,7 @@ func jsonText(v any) string {
 func TestTUIAndHeadlessRunTheSameJob(t *testing.T) {
 	configs := []setup.Config{
 		{Kind: setup.Bench, Model: workloads.BenchModel{Path: setup.Builtin}, Prompt: 16, Gen: 8, Reps: 2, Threads: 1},
-		{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "random", Prompts: 6, Concurrency: 2, Rate: math.Inf(1)},
+		{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "random", Prompts: 6, Concurrency: []int{2}, Rate: []float64{math.Inf(1)}, InputLen: 128, OutputLen: 64},
 	}
 	for _, c := range configs {
 		t.Run(c.Kind.String(), func(t *testing.T) {

@@ -93,7 +93,7 @@ func TestTUIEndToEnd(t *testing.T) {
 		keys("Down")
 	}
 	keys("BSpace", "1")
-	s = waitFor("Estimated: 2 tests × 1 reps", 5*time.Second)
+	s = waitFor("Estimated: 2 tests × 1 rep ", 5*time.Second)
 	shows(s, "enter run")
 	keys("Enter")
 	waitFor("[Live]", 10*time.Second)
@@ -117,7 +117,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	keys("Up", "Up", "Up", "Right")
 	waitFor("◂ serve-bench ▸", 5*time.Second)
 	keys("Down", "Down", "BSpace", "BSpace", "BSpace", "2", "0")
-	waitFor("Estimated: 20 requests", 5*time.Second)
+	waitFor("Estimated: 1 point × 20 requests", 5*time.Second)
 	keys("Enter")
 	s = waitFor("requests ·", 30*time.Second)
 	if !strings.Contains(s, "serve-bench") {

@@ -68,6 +68,12 @@ type Options struct {
 	// A run that is stopped (esc), fails or cannot be built holds the queue: `n`
 	// (offered on Results) starts the next one; quitting drops the rest.
 	Queue []QueuedRun
+	// Power is the GPU's power-limit range for Setup's power field (and why limits
+	// cannot be set, when they cannot).
+	Power setup.Power
+	// Detect asks an external server at url for the model it serves (its first in
+	// /v1/models), shown on Setup; nil: Setup does not ask.
+	Detect func(url string) (string, error)
 }
 
 // QueuedRun is one run of Options.Queue: its title and how to build its workload
@@ -139,6 +145,8 @@ func New(o Options) Model {
 		compare: compare.New(t), history: history.New(t, o.Store),
 	}
 	m.history.Note = note
+	m.setup.SetPower(o.Power)
+	m.setup.SetDetect(o.Detect)
 	m.queue, m.queueTotal = o.Queue, len(o.Queue)
 	m.resize(80, 24)
 	return m
@@ -182,6 +190,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		return m.paste(msg)
+	case setup.DetectMsg:
+		var cmd tea.Cmd
+		m.setup, cmd = m.setup.Update(msg)
+		return m, cmd
 	case setup.RunMsg:
 		return m.start(msg.Config)
 	case queueMsg:
@@ -260,6 +274,23 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.compare, cmd = m.compare.Update(k)
 	case ScreenHistory:
 		m.history, cmd = m.history.Update(k)
+	}
+	return m, cmd
+}
+
+// paste hands a paste to the screen's text field, if one takes text now.
+func (m Model) paste(p tea.PasteMsg) (tea.Model, tea.Cmd) {
+	if !m.capturing() {
+		return m, nil
+	}
+	var cmd tea.Cmd
+	switch m.screen {
+	case ScreenSetup:
+		m.setup, cmd = m.setup.Update(p)
+	case ScreenResults:
+		m.results, cmd = m.results.Update(p)
+	case ScreenHistory:
+		m.history, cmd = m.history.Update(p)
 	}
 	return m, cmd
 }
@@ -477,7 +508,12 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// global returns the footer's keys that work on every screen; while a field takes
+// text, q, ? and tab type into it, so only ctrl+c is offered.
 func (m Model) global() []key.Binding {
+	if m.capturing() {
+		return []key.Binding{key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+	}
 	return []key.Binding{m.Keys.Next, m.Keys.Help, m.Keys.Quit}
 }
 

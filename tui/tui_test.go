@@ -87,15 +87,21 @@ func TestQTypesIntoPath(t *testing.T) {
 	for range 20 { // to the bottom, then back up to the path field
 		m, _ = update(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-	for range 5 {
+	for range 7 {
 		m, _ = update(t, m, up)
 	}
 	m, cmd := update(t, m, qKey)
 	if cmd != nil {
 		t.Fatal("q quit while typing a path")
 	}
-	if !strings.Contains(m.Render(), "path: q_") {
-		t.Errorf("q not typed:\n%s", m.Render())
+	out := m.Render()
+	if !strings.Contains(out, "path: q_") {
+		t.Errorf("q not typed:\n%s", out)
+	}
+	// the footer shows the field's keys, not q quit, ? help or tab
+	footer := out[strings.LastIndex(out, "\n")+1:]
+	if !strings.Contains(footer, "ctrl+w") || strings.Contains(footer, "q quit") || strings.Contains(footer, "? help") {
+		t.Errorf("footer on a text field: %q", footer)
 	}
 }
 

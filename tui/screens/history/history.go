@@ -164,6 +164,11 @@ func (m Model) current() (Run, bool) {
 
 // Update handles the keys.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if p, ok := msg.(tea.PasteMsg); ok && m.filtering {
+		m.filter += strings.TrimSpace(p.Content)
+		m.apply()
+		return m, nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil

@@ -166,12 +166,12 @@ func (m Model) defaultName(ext string) string {
 
 // Update scrolls, runs the screen's keys and edits a path prompt.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.prompt != nil {
+		return m.promptKey(msg), nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil
-	}
-	if m.prompt != nil {
-		return m.promptKey(k), nil
 	}
 	n := len(strings.Split(m.text, "\n"))
 	switch {
@@ -212,20 +212,21 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) promptKey(k tea.KeyPressMsg) Model {
+func (m Model) promptKey(msg tea.Msg) Model {
 	p := *m.prompt
-	p.Model = &prompt.Model{Label: p.Label, Text: p.Text}
+	cp := *p.Model
+	p.Model = &cp
 	m.prompt = &p
-	if k.String() == "tab" {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "tab" {
 		if p.what == "export" { // cycle the format
 			exts := report.ExportFormats()
 			cur := filepath.Ext(p.Text)
 			i := (slices.Index(exts, cur) + 1) % len(exts)
-			p.Text = strings.TrimSuffix(p.Text, cur) + exts[i]
+			p.SetText(strings.TrimSuffix(p.Text, cur) + exts[i])
 		}
 		return m
 	}
-	switch p.Update(k) {
+	switch p.Update(msg) {
 	case prompt.Cancelled:
 		m.prompt, m.note = nil, "cancelled"
 	case prompt.Submitted:
