@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"llmbench/workloads/power"
