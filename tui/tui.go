@@ -246,11 +246,14 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case m.showHelp:
 		if key.Matches(k, m.help.Keys.Close) {
 			m.showHelp = false
+			return m, nil
 		}
-		return m, nil
+		var cmd tea.Cmd
+		m.help, cmd = m.help.Update(k)
+		return m, cmd
 	case key.Matches(k, m.Keys.Help) && !capturing:
 		m.showHelp = true
-		m.help.Groups = m.helpGroups()
+		m.help.Open(m.helpGroups())
 		return m, nil
 	case key.Matches(k, m.Keys.Next) && !capturing:
 		m.show((m.screen + 1) % Screen(len(tabNames)))
@@ -571,6 +574,9 @@ func (m Model) Render() string {
 	switch {
 	case m.showHelp:
 		here = []key.Binding{m.help.Keys.Close}
+		if m.help.Scrolls() {
+			here = append(here, m.help.Keys.Scroll)
+		}
 	case m.screen == ScreenSetup:
 		here = m.setup.FooterNow()
 	case m.screen == ScreenLive:

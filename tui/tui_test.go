@@ -196,7 +196,7 @@ func TestStartError(t *testing.T) {
 // TestGolden renders every screen through the root (header, body, error line,
 // footer) at 80×24 and 160×48.
 func TestGolden(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range golden.Sizes {
 		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
 		m := newRootWith(Options{Store: fixture.NewStore(fixture.BenchDoc("bench · stories260K", 1, 0), fixture.BenchDoc("bench · stories260K · 1 thread", 1.3, 2))})
 		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
@@ -484,5 +484,26 @@ func TestNoColor(t *testing.T) {
 	}
 	if out := m.Render(); !strings.Contains(out, "▀") || !strings.Contains(out, "▒") || !strings.Contains(out, "significant") {
 		t.Errorf("Compare without colour lost its glyphs or words:\n%s", out)
+	}
+}
+
+// TestHelpScrolls: at 60×15 the key list is taller than the screen: the title says
+// so, the footer offers ↑↓, and ↓ brings its last line (ctrl+c) into view.
+func TestHelpScrolls(t *testing.T) {
+	m := newRoot(nil)
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 60, Height: 15})
+	m, _ = update(t, m, helpKey)
+	out := m.Render()
+	if strings.Contains(out, "ctrl+c") || !strings.Contains(out, "↑↓ scroll") {
+		t.Fatalf("help at 60×15 before scrolling:\n%s", out)
+	}
+	for range 30 {
+		m, _ = update(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	if out := m.Render(); !strings.Contains(out, "ctrl+c") {
+		t.Errorf("↓ does not scroll the help to its end:\n%s", out)
+	}
+	if m, _ = update(t, m, esc); m.showHelp {
+		t.Error("esc does not close the help")
 	}
 }

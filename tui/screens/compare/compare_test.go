@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 	}
 	for name, docs := range cases {
 		m := newCompare(t, docs...)
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			m.SetSize(sz[0], sz[1]-3)
 			v := m.View()
 			golden.Assert(t, fmt.Sprintf("%s_%dx%d", name, sz[0], sz[1]), v)

@@ -73,6 +73,8 @@ type Model struct {
 func New(t theme.Theme, store Store) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), store: store, w: 80, h: 21}
 	m.tab = table.New(t, " ", "when", "type", "workload", "model", "partial", "headline")
+	// narrow terminals leave out the workload and type before the headline figure
+	m.tab.Priority = []int{0, 6, 1, 5, 4, 2, 3}
 	m.tab.Cursor = true
 	m.Reload()
 	return m
@@ -312,7 +314,11 @@ func (m Model) View() string {
 	case m.status != "":
 		head += " · " + m.status
 	}
-	filter := t.Dim.Render(" / filter")
+	filter := " / filter"
+	if h := slices.DeleteFunc(m.tab.Hidden(), func(s string) bool { return s == "" }); len(h) > 0 && len(m.runs) > 0 {
+		filter += fmt.Sprintf(" · %d columns hidden · %s · a wider terminal shows them", len(h), strings.Join(h, ", "))
+	}
+	filter = t.Dim.Render(filter)
 	if m.filtering {
 		filter = " filter: " + m.filter + "_"
 	} else if m.filter != "" {

@@ -63,7 +63,7 @@ func press(t *testing.T, m history.Model, keys ...string) (history.Model, tea.Ms
 func TestGolden(t *testing.T) {
 	m := history.New(theme.New(theme.ASCII), store())
 	m, _ = press(t, m, "down", "space", "down", "down", "space")
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range golden.Sizes {
 		m.SetSize(sz[0], sz[1]-3)
 		v := m.View()
 		golden.Assert(t, fmt.Sprintf("history_%dx%d", sz[0], sz[1]), v)

@@ -87,7 +87,7 @@ func TestGolden(t *testing.T) {
 		{"serve_ttft", true, serveEvents(), nil},
 		{"serve_itl", true, serveEvents(), []tea.KeyPressMsg{{Code: 'i', Text: "i"}}},
 	} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			var m Model
 			if tc.name == "idle" {
 				m = New(theme.New(theme.ASCII))
@@ -303,7 +303,7 @@ func BenchmarkView(b *testing.B) {
 		serving bool
 		events  []run.Event
 	}{{"bench", false, benchEvents()}, {"serve", true, serveEvents()}} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			b.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), func(b *testing.B) {
 				m := scripted(&testing.T{}, tc.serving, tc.events...)
 				m.theme = theme.New(theme.Color)

@@ -180,10 +180,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, m.Keys.Down):
 		m.offset = min(max(0, n-(m.h-3)), m.offset+1)
 	case key.Matches(k, m.Keys.Left):
-		m.col = max(0, m.col-m.w/2)
+		m.col = max(0, m.col-1)
 	case key.Matches(k, m.Keys.Right):
-		if m.col+m.w-2 < m.widest() {
-			m.col += m.w / 2
+		if _, more := fitColumns(m.text, m.w-2, m.col); more {
+			m.col++
 		}
 	case !m.has:
 		m.note = "✗ no run to act on yet"
@@ -261,26 +261,27 @@ func (m Model) Footer() []key.Binding {
 	return []key.Binding{m.Keys.Export, m.Keys.Save, m.Keys.Compare, m.Keys.Again, m.Keys.Up, m.Keys.Left}
 }
 
-func (m Model) widest() int {
-	w := 0
-	for _, l := range strings.Split(m.text, "\n") {
-		w = max(w, len([]rune(l)))
-	}
-	return w
-}
-
 // View renders the status line and the report in a frame.
 func (m Model) View() string {
 	if !m.has {
 		return strings.Join(panel.Lines(" No results yet: run something from the Setup screen,\n or open a past run on the History screen.", m.w, m.h), "\n")
 	}
-	lines := strings.Split(m.text, "\n")
-	lines = slices.Clone(lines[min(m.offset, len(lines)):])
-	for i, l := range lines {
-		r := []rune(l)
-		lines[i] = string(r[min(m.col, len(r)):])
+	lines, more := fitColumns(m.text, m.w-2, m.col)
+	lines = lines[min(m.offset, len(lines)):]
+	hint := ""
+	switch {
+	case more && m.col > 0:
+		hint = "←→ more columns"
+	case more:
+		hint = "→ more columns"
+	case m.col > 0:
+		hint = "← more columns"
 	}
 	top := " " + m.status
+	if hint != "" { // before the start time: FitParts drops from the end
+		first, rest, _ := strings.Cut(m.status, " · ")
+		top = " " + strings.Join(slices.DeleteFunc([]string{first, hint, rest}, func(s string) bool { return s == "" }), " · ")
+	}
 	switch {
 	case m.prompt != nil && m.prompt.what == "export":
 		top = m.prompt.View() + "  " + m.theme.Dim.Render("("+strings.Join(report.ExportFormats(), " ")+")")
@@ -289,6 +290,6 @@ func (m Model) View() string {
 	case m.note != "": // the outcome of the last key first: the status is older news
 		top = " " + m.note + " ·" + top
 	}
-	body := top + "\n" + panel.Box(m.theme, m.Title, strings.Join(lines, "\n"), m.w, m.h-1)
+	body := panel.FitParts(top, m.w) + "\n" + panel.Box(m.theme, m.Title, strings.Join(lines, "\n"), m.w, m.h-1)
 	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
 }

@@ -313,7 +313,7 @@ func TestGolden(t *testing.T) {
 		name string
 		m    Model
 	}{{"bench", newModel()}, {"serve", serve}} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			m := tc.m
 			m.SetSize(sz[0], sz[1]-3) // the root takes header, error line and footer
 			golden.Assert(t, fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), m.View())
