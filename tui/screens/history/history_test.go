@@ -70,6 +70,10 @@ func TestGolden(t *testing.T) {
 		if n := len(strings.Split(v, "\n")); n != sz[1]-3 {
 			t.Errorf("%v: %d lines", sz, n)
 		}
+		// the headline column stays in view at every size (it was cut at 80×24)
+		if !strings.Contains(v, "pp512 2327.7 t/s · tg128 1818.5 t/s") || !strings.Contains(v, "11-21 12:20") {
+			t.Errorf("%v: the headline or the time is not in view:\n%s", sz, v)
+		}
 	}
 	m.SetSize(80, 21)
 	m, _ = press(t, m, "/", "s", "e", "r", "v")
