@@ -36,10 +36,16 @@ func ProfileOf(c setup.Config) profiles.Profile {
 	return p
 }
 
+// setupWarmups is how many warm-up requests a Setup run sends before every sweep
+// point (the job runs them before each point's clock starts), so that the first
+// point does not take the cold start alone.
+const setupWarmups = 2
+
 // ServeSpec is the serve spec of a Setup config (its first sweep point) over
-// serve-bench's defaults.
+// serve-bench's defaults, with warm-ups before every point.
 func ServeSpec(c setup.Config) workloads.ServeSpec {
 	sp := workloads.DefaultServe()
+	sp.NumWarmups = setupWarmups
 	if len(c.Rate) > 0 {
 		sp.RequestRate = workloads.Rate(c.Rate[0])
 	}

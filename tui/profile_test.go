@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 
 	"llmbench/profiles"
 	"llmbench/tui/screens/setup"
+	"llmbench/workloads"
 )
 
 // saver writes profiles as main does.
@@ -104,6 +106,24 @@ func TestSetupOpenBad(t *testing.T) {
 		}
 		if after, _ := m.setup.Config(); !reflect.DeepEqual(after, before) {
 			t.Errorf("%s: Setup changed to %+v", c.path, after)
+		}
+	}
+}
+
+// TestEverySweepPointWarmsUp: a Setup sweep is the job's sweep, and every point of it
+// sends warm-up requests before its clock starts (the first point used to take the
+// cold start alone).
+func TestEverySweepPointWarmsUp(t *testing.T) {
+	c := setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "random", Prompts: 4,
+		InputLen: 16, OutputLen: 8, Concurrency: []int{1, 4}, Rate: []float64{math.Inf(1)}}
+	r := ProfileOf(c).Runs[0]
+	pts := r.Points()
+	if len(pts) != 2 {
+		t.Fatalf("%d points", len(pts))
+	}
+	for _, p := range pts {
+		if p.NumWarmups < 1 {
+			t.Errorf("point c=%d: no warm-up", p.MaxConcurrency)
 		}
 	}
 }

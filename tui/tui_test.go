@@ -357,6 +357,12 @@ func TestCompareWithPrevious(t *testing.T) {
 	if only.Screen() != ScreenHistory || !strings.Contains(only.Render(), "no earlier bench run") || only.history.Selected()[0] != "run-1" {
 		t.Errorf("no previous: screen %d:\n%s", only.Screen(), only.Render())
 	}
+	// a second run later: History no longer says there is no earlier run
+	only, _ = update(t, only, benchDone(1.1))
+	only = keys(t, only, "tab", "tab")
+	if only.Screen() != ScreenHistory || strings.Contains(only.Render(), "no earlier") {
+		t.Errorf("History's stale news after a second run:\n%s", only.Render())
+	}
 }
 
 // TestHistoryToCompare: select two runs in History with space, c shows both.

@@ -72,7 +72,7 @@ type Model struct {
 // New returns the History screen over store (nil: no store, nothing is kept).
 func New(t theme.Theme, store Store) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), store: store, w: 80, h: 21}
-	m.tab = table.New(t, " ", "when", "type", "workload", "model", "partial", "headline")
+	m.tab = table.New(t, " ", "when", "type", "workload", "model", "status", "headline")
 	// narrow terminals leave out the workload and type before the headline figure
 	m.tab.Priority = []int{0, 6, 1, 5, 4, 2, 3}
 	m.tab.Cursor = true
@@ -108,6 +108,7 @@ func (m *Model) Reload() {
 		return
 	}
 	runs, err := m.store.List()
+	m.status = "" // news about the list before (e.g. "no earlier run") is stale now
 	if err != nil {
 		m.status = "✗ " + err.Error()
 	}
@@ -137,7 +138,10 @@ func (m Model) cells(r Run) []string {
 		when = r.Started.Local().Format("01-02 15:04")
 	}
 	partial := ""
-	if r.Partial {
+	switch {
+	case r.Failed:
+		partial = "✗ failed" // the headline says why
+	case r.Partial:
 		partial = "partial"
 	}
 	return []string{sel, when, r.Kind, r.Workload, r.Model, partial, r.Headline}

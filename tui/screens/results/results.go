@@ -131,7 +131,7 @@ func (m *Model) Show(doc result.Document, id string, config *setup.Config, faile
 		m.status = "✓ finished"
 	}
 	if elapsed > 0 {
-		m.status += fmt.Sprintf(" in %.1f s", elapsed.Seconds())
+		m.status += " in " + Duration(elapsed)
 	}
 	if !doc.Started.IsZero() {
 		m.status += " · started " + doc.Started.Local().Format("2006-01-02 15:04:05")
@@ -292,4 +292,17 @@ func (m Model) View() string {
 	}
 	body := panel.FitParts(top, m.w) + "\n" + panel.Box(m.theme, m.Title, strings.Join(lines, "\n"), m.w, m.h-1)
 	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
+}
+
+// Duration says how long a run took with the precision that suits it: "48 ms",
+// "3.2 s", "2 min 05 s" (a run of a few milliseconds is not "0.0 s").
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", max(1, d.Round(time.Millisecond).Milliseconds()))
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
 }

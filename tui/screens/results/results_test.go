@@ -92,3 +92,19 @@ func TestServeViews(t *testing.T) {
 		}
 	}
 }
+
+// TestDuration: a quick run is not "finished in 0.0 s".
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{12 * time.Millisecond: "12 ms", 300 * time.Microsecond: "1 ms",
+		3200 * time.Millisecond: "3.2 s", 125 * time.Second: "2 min 05 s"} {
+		if got := Duration(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+	m := New(theme.New(theme.ASCII), nil)
+	m.SetSize(80, 21)
+	m.Show(result.Document{Title: "t", Bench: benchResult()}, "", nil, nil, 20*time.Millisecond)
+	if v := m.View(); !strings.Contains(v, "✓ finished in 20 ms") {
+		t.Errorf("view:\n%s", v)
+	}
+}
