@@ -165,7 +165,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	s = waitFor("Serving Benchmark Result", 60*time.Second)
 	keys("c")
 	s = waitFor("[Compare]", 5*time.Second)
-	for _, want := range []string{"% against A", "Mean TTFT (ms)", "Mean TTFT (ms): A ▀ B ▄"} {
+	for _, want := range []string{"% against A", "Mean TTFT (ms)", "TTFT (ms) per request: A ▀ B ▄"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("compare of two serve-bench runs lacks %q:\n%s", want, s)
 		}
