@@ -40,7 +40,7 @@ func commands() []command {
 var version = "dev"
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: llmbench <command> [flags]\n\ncommands:\n")
+	fmt.Fprintf(os.Stderr, "usage: llmbench <command> [flags]\n       llmbench            (on a terminal: the workbench, as llmbench tui)\n\ncommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
 	}
@@ -51,11 +51,15 @@ func usage() {
 var errUsage = errors.New("usage")
 
 func main() {
-	if len(os.Args) < 2 {
+	args := os.Args[1:]
+	if len(args) == 0 && isTerminal(os.Stdin) && isTerminal(os.Stdout) {
+		args = []string{"tui"} // the card's interactive workbench; scripts and pipes get usage
+	}
+	if len(args) == 0 {
 		usage()
 		os.Exit(2)
 	}
-	name := os.Args[1]
+	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {
 		usage()
 		return
@@ -64,7 +68,7 @@ func main() {
 	defer stop()
 	for _, c := range commands() {
 		if c.name == name {
-			err := c.run(ctx, os.Args[2:])
+			err := c.run(ctx, args[1:])
 			switch {
 			case err == nil:
 				return

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	xterm "github.com/charmbracelet/x/term"
+
 	"llmbench/profiles"
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
@@ -132,11 +134,9 @@ func headless(ctx context.Context, cmd string, job workloads.Job, tf *telemetryF
 // warn prints a line on stderr.
 func warn(line string) { fmt.Fprintln(os.Stderr, line) }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (a character device such as /dev/null
+// is not).
+func isTerminal(f *os.File) bool { return xterm.IsTerminal(f.Fd()) }
 
 // terminalProgress is the progress a headless run shows: a bar on a terminal, lines otherwise.
 func terminalProgress() jobs.Progress {

@@ -34,7 +34,15 @@ type File struct {
 }
 
 // Open memory-maps and parses the GGUF file at path.
-func Open(path string) (*File, error) {
+func Open(path string) (*File, error) { return open(path, false) }
+
+// OpenHeader is Open for listing files: the header is parsed and checked as Open
+// does, but the contents of array values (a vocabulary's tokens and merges) are
+// skipped rather than kept, so reading a model with a large vocabulary costs no
+// allocation per token. Array values of the returned File have no elements.
+func OpenHeader(path string) (*File, error) { return open(path, true) }
+
+func open(path string, skipArrays bool) (*File, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -58,7 +66,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
 	}
-	f, err := parse(data)
+	f, err := parse(data, skipArrays)
 	if err != nil {
 		unmapFile(data)
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
@@ -69,7 +77,7 @@ func Open(path string) (*File, error) {
 
 // Parse parses a GGUF file held in memory. The File keeps referring to data.
 func Parse(data []byte) (*File, error) {
-	f, err := parse(data)
+	f, err := parse(data, false)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
@@ -91,9 +99,10 @@ func (f *File) Close() error {
 var ErrTruncated = errors.New("file is truncated")
 
 type decoder struct {
-	b   []byte
-	off uint64
-	err error
+	b          []byte
+	off        uint64
+	err        error
+	skipArrays bool // check array values but keep none of their elements
 }
 
 func (d *decoder) remaining() uint64 { return uint64(len(d.b)) - d.off }
@@ -236,6 +245,10 @@ func (d *decoder) array(depth int) Array {
 		return Array{}
 	}
 	a := Array{Elem: elem}
+	if d.skipArrays {
+		d.skipArray(elem, n, depth)
+		return a
+	}
 	switch elem {
 	case TypeUint8:
 		a.Values = append([]uint8(nil), d.take(n)...)
@@ -271,6 +284,28 @@ func (d *decoder) array(depth int) Array {
 	return a
 }
 
+// skipArray moves past n elements of type elem, checking them as array does.
+func (d *decoder) skipArray(elem ValueType, n uint64, depth int) {
+	switch elem {
+	case TypeString:
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			d.take(d.u64())
+		}
+	case TypeArray:
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			d.array(depth + 1)
+		}
+	case TypeBool:
+		for _, b := range d.take(n) {
+			if b > 1 {
+				d.fail("bool value %d is neither 0 nor 1", b)
+			}
+		}
+	default:
+		d.take(n * uint64(elem.fixedSize()))
+	}
+}
+
 func readSlice[T any](d *decoder, n uint64, read func(*decoder) T) []T {
 	v := make([]T, n)
 	for i := range v {
@@ -282,8 +317,8 @@ func readSlice[T any](d *decoder, n uint64, read func(*decoder) T) []T {
 	return v
 }
 
-func parse(data []byte) (*File, error) {
-	d := &decoder{b: data}
+func parse(data []byte, skipArrays bool) (*File, error) {
+	d := &decoder{b: data, skipArrays: skipArrays}
 	if len(data) < 4 || string(data[:4]) != Magic {
 		n := min(len(data), 4)
 		return nil, fmt.Errorf("not a GGUF file (magic %q, want %q)", data[:n], Magic)

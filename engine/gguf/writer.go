@@ -236,6 +236,10 @@ func (w *Writer) Close() error {
 	return nil
 }
 
+// Written returns the bytes written so far, header included (some may still sit in
+// the Writer's buffer until Close); it reaches Size when the last tensor is written.
+func (w *Writer) Written() uint64 { return w.off }
+
 func (w *Writer) raw(p []byte) {
 	if w.err != nil {
 		return

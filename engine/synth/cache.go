@@ -89,11 +89,7 @@ func (c Cache) Ensure(ctx context.Context, shape, typ string, seed uint64, progr
 	}
 	if cached(path, spec, size) {
 		if progress != nil {
-			var data int64
-			for _, t := range spec.Tensors() {
-				data += t.Bytes()
-			}
-			progress(data, data) // same units as Write's progress: tensor bytes
+			progress(size, size) // Write's units: bytes of the file
 		}
 		return path, nil
 	}
@@ -116,19 +112,99 @@ func (c Cache) WriteFile(ctx context.Context, path string, spec Spec, progress f
 		return err
 	}
 	dir := filepath.Dir(path)
-	free := c.FreeSpace
-	if free == nil {
-		free = statfsFree
-	}
-	avail, err := free(dir)
+	avail, err := c.free(dir)
 	if err != nil {
-		return fmt.Errorf("synth: checking free space in %s: %w", dir, err)
+		return err
 	}
 	if need := size + spaceMargin(size); uint64(need) > avail {
 		return fmt.Errorf("synth: %s needs %s in %s but only %s is free (%s with margin); free some space or pick another --cache-dir",
 			spec, human(size), dir, human(int64(avail)), human(need))
 	}
 	return writeFile(ctx, path, spec, progress)
+}
+
+// free returns the bytes free for a writer in dir's filesystem, asking about dir's
+// nearest existing parent when dir does not exist yet.
+func (c Cache) free(dir string) (uint64, error) {
+	free := c.FreeSpace
+	if free == nil {
+		free = statfsFree
+	}
+	at := dir
+	for {
+		if _, err := os.Stat(at); err == nil {
+			break
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			break
+		}
+		at = up
+	}
+	avail, err := free(at)
+	if err != nil {
+		return 0, fmt.Errorf("synth: checking free space in %s: %w", dir, err)
+	}
+	return avail, nil
+}
+
+// Plan is what Ensure would do for a synthetic model, known without writing it: the
+// file, its exact size, whether it is cached already, and the room on the disk.
+type Plan struct {
+	Spec Spec
+	// Path is the cache file.
+	Path string
+	// Size is the file's exact size in bytes.
+	Size int64
+	// Cached: the file is there and complete; Ensure writes nothing.
+	Cached bool
+	// Free is the bytes free in the cache directory's filesystem.
+	Free uint64
+	// Need is what Ensure requires free before writing: Size plus a margin (0 when Cached).
+	Need int64
+}
+
+// Fits reports whether Ensure would find the room to write the model (or need none).
+func (p Plan) Fits() bool { return p.Cached || uint64(p.Need) <= p.Free }
+
+// String is a line for a setup screen: "llama-1b Q4_0: 738.9 MiB to write, 41.2 GiB
+// free", "… cached", or "… needs 3.9 GiB, 1.2 GiB free".
+func (p Plan) String() string {
+	switch {
+	case p.Cached:
+		return fmt.Sprintf("%s: %s, cached", p.Spec, human(p.Size))
+	case !p.Fits():
+		return fmt.Sprintf("%s: needs %s with margin, only %s free", p.Spec, human(p.Need), human(int64(p.Free)))
+	}
+	return fmt.Sprintf("%s: %s to write, %s free", p.Spec, human(p.Size), human(int64(p.Free)))
+}
+
+// Plan says what Ensure would do for shape, type and seed, without writing: the size
+// comes from the declared tensors and metadata, the free space from statfs (or
+// c.FreeSpace). It reads the cached file's header when there is one.
+func (c Cache) Plan(shape, typ string, seed uint64) (Plan, error) {
+	spec, err := NewSpec(shape, typ, seed)
+	if err != nil {
+		return Plan{}, err
+	}
+	dir := c.Dir
+	if dir == "" {
+		if dir, err = DefaultCacheDir(); err != nil {
+			return Plan{}, err
+		}
+	}
+	p := Plan{Spec: spec, Path: PathSeed(dir, spec.Shape.Name, spec.Type.Name, seed)}
+	if p.Size, err = spec.FileSize(); err != nil {
+		return Plan{}, err
+	}
+	p.Cached = cached(p.Path, spec, p.Size)
+	if !p.Cached {
+		p.Need = p.Size + spaceMargin(p.Size)
+	}
+	if p.Free, err = c.free(dir); err != nil {
+		return p, err
+	}
+	return p, nil
 }
 
 // cached reports whether path holds the model of spec: the right size and a header
@@ -138,7 +214,7 @@ func cached(path string, spec Spec, size int64) bool {
 	if err != nil || st.Size() != size {
 		return false
 	}
-	f, err := gguf.Open(path)
+	f, err := gguf.OpenHeader(path)
 	if err != nil {
 		return false
 	}

@@ -796,3 +796,78 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// TestWriteProgress: the progress of a write counts bytes of the file, never goes
+// back, keeps one total (the planned size) and ends at it.
+func TestWriteProgress(t *testing.T) {
+	spec, _ := NewSpec("llama-tiny", "Q4_K_M", 0)
+	size, err := spec.FileSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w countWriter
+	var last int64 = -1
+	calls := 0
+	err = Write(context.Background(), &w, spec, func(done, total int64) {
+		calls++
+		if total != size {
+			t.Fatalf("call %d: total %d; want the file size %d", calls, total, size)
+		}
+		if done < last || done > total {
+			t.Fatalf("call %d: done %d after %d (total %d)", calls, done, last, total)
+		}
+		last = done
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls < 2 || last != size || w.n != size {
+		t.Errorf("%d calls, last done %d, %d bytes written; want several calls ending at %d", calls, last, w.n, size)
+	}
+}
+
+// TestPlan: the plan of a model is known without writing: its size equals the file
+// Ensure then writes, free space is asked of the nearest existing folder, and a
+// cached model needs no room.
+func TestPlan(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "not", "yet")
+	var asked string
+	c := Cache{Dir: dir, FreeSpace: func(d string) (uint64, error) { asked = d; return 1 << 40, nil }}
+	p, err := c.Plan("llama-tiny", "Q8_0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cached || p.Path != Path(dir, "llama-tiny", "Q8_0") || p.Need <= p.Size || p.Free != 1<<40 || !p.Fits() || asked != root {
+		t.Errorf("plan %+v (free asked of %s); want an uncached plan asking %s", p, asked, root)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("Plan created %s", dir)
+	}
+	if s := p.String(); !strings.Contains(s, "llama-tiny Q8_0: ") || !strings.Contains(s, human(p.Size)+" to write, 1.0 TiB free") {
+		t.Errorf("String() = %q", s)
+	}
+	path, err := c.Ensure(context.Background(), "llama-tiny", "Q8_0", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != p.Size {
+		t.Fatalf("written %v, %v; planned %d bytes", st, err, p.Size)
+	}
+	c.FreeSpace = func(string) (uint64, error) { return 0, nil }
+	if p, err = c.Plan("llama-tiny", "Q8_0", 0); err != nil || !p.Cached || p.Need != 0 || !p.Fits() || !strings.HasSuffix(p.String(), ", cached") {
+		t.Errorf("after Ensure: %+v, %v (%q); want cached, fitting with no room", p, err, p)
+	}
+	if p, err = c.Plan("llama-tiny", "F16", 0); err != nil || p.Cached || p.Fits() || !strings.Contains(p.String(), "needs") {
+		t.Errorf("no room: %+v, %v (%q); want a plan that does not fit", p, err, p)
+	}
+	if _, err := c.Plan("llama-huge", "Q8_0", 0); err == nil {
+		t.Error("unknown shape: want an error")
+	}
+}

@@ -227,7 +227,8 @@ type task struct {
 }
 
 // Write generates the model described by spec and writes it to w as GGUF. progress, if
-// not nil, is called after each chunk with the tensor bytes written so far and in all.
+// not nil, is called after each chunk with the bytes of the file written so far (header
+// included) and its size (FileSize); done never decreases and ends at the size.
 // Work is spread over GOMAXPROCS goroutines; the bytes do not depend on their number.
 // Write stops early, returning ctx's error, when ctx is cancelled.
 func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, total int64)) error {
@@ -239,7 +240,7 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		return fmt.Errorf("synth: %s: %w", spec, err)
 	}
 	var chunks []chunk
-	var total int64
+	total := int64(gw.Size())
 	maxBytes := 0
 	for i, t := range ts {
 		rowLen := int(t.Shape[0])
@@ -250,7 +251,6 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		}
 		rb, _ := t.Type.RowBytes(rowLen)
 		maxBytes = max(maxBytes, rb*min(per, rows))
-		total += t.Bytes()
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -309,7 +309,6 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		}()
 	}
 
-	var done int64
 	cur := -1
 	var tw io.Writer
 	for _, c := range chunks {
@@ -339,9 +338,8 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 			return fmt.Errorf("synth: %s: tensor %s: %w", spec, ts[cur].Name, err)
 		}
 		bufs.Put(r.buf)
-		done += int64(r.n)
 		if progress != nil {
-			progress(done, total)
+			progress(int64(gw.Written()), total)
 		}
 	}
 	if err := gw.Close(); err != nil {

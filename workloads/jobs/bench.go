@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"llmbench/engine"
-	"llmbench/workloads"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
 	"llmbench/workloads/telemetry"
@@ -18,10 +16,8 @@ func (x *execution) bench(ctx context.Context) (result.Document, error) {
 	spec := *x.job.Bench
 	dev := x.o.Device
 	w := &micro.Bench{
-		Spec: spec,
-		Open: func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (*engine.Engine, string, error) {
-			return OpenModel(ctx, m, opts, x.o.CacheDir, progress)
-		},
+		Spec:    spec,
+		Open:    x.openModel,
 		Build:   x.o.Build,
 		CPUInfo: telemetry.CPUInfo().Model,
 		GPUInfo: dev.GPUName(),

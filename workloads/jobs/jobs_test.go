@@ -5,10 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"llmbench/engine/synth"
 	"llmbench/workloads"
+	"llmbench/workloads/run"
 	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
 )
@@ -157,5 +161,112 @@ func TestPowerRange(t *testing.T) {
 	}
 	if p := (&Device{Note: "NVML: no device."}).PowerRange(); p.Refused != "no GPU (NVML: no device)" {
 		t.Errorf("no GPU: %+v", p)
+	}
+}
+
+// TestCheckRefusesNotGGUF: a model path that is not a GGUF file (the README a newcomer
+// picked) is refused by Check in one line, for bench and serve jobs alike, so a
+// front end that checks first keeps nothing; a bench job that ran anyway used to be
+// kept as a failed run.
+func TestCheckRefusesNotGGUF(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("README.md", []byte("# llmbench\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenStore("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := workloads.DefaultServe()
+	serve.Model = "README.md"
+	for _, job := range []workloads.Job{
+		{Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "README.md"}}, Prompt: []int{8}, Reps: 1}},
+		{Serve: &serve},
+	} {
+		o := Options{Device: dev, Store: st}
+		err := Check(job, o)
+		if err == nil || err.Error() != `README.md: not a GGUF file (magic "# ll")` {
+			t.Errorf("%s: Check = %v; want README.md: not a GGUF file (magic \"# ll\")", job.Kind(), err)
+		}
+		if err == nil { // what a front end does after a Check that passes
+			var out, errb bytes.Buffer
+			Headless(context.Background(), job, o, Terminal{Stdout: &out, Stderr: &errb})
+		}
+		if list, _ := st.List(); len(list) != 0 {
+			t.Errorf("%s: the store keeps %+v", job.Kind(), list)
+		}
+	}
+}
+
+// TestSyntheticWriteProgress: while a synthetic model is written, the run publishes
+// its size and the free disk in the log, then progress in bytes of the file (never
+// going back, out of the planned size), and names the file only once it is complete.
+func TestSyntheticWriteProgress(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	plan, err := synth.Cache{Dir: cache}.Plan("llama-tiny", "Q8_0", synth.DefaultSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := workloads.Job{Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Shape: "llama-tiny", Type: "Q8_0"}},
+		Prompt: []int{4}, Gen: []int{0}, Threads: []int{1}, Reps: 1}}
+	_, events := run.Start(context.Background(), Workload(job, Options{Device: dev, CacheDir: cache}))
+	var logs []string
+	var last float64
+	bytesSeen, pathLogged := 0, false
+	for ev := range events {
+		switch e := ev.(type) {
+		case run.Log:
+			logs = append(logs, e.Text)
+			if strings.HasPrefix(e.Text, "synthetic model synth:llama-tiny:Q8_0: ") {
+				pathLogged = true
+				if st, err := os.Stat(plan.Path); err != nil || st.Size() != plan.Size {
+					t.Errorf("the log names the file before it is complete: %v, %v", st, err)
+				}
+			}
+		case run.Progress:
+			if e.Unit != ProgressBytes {
+				continue
+			}
+			bytesSeen++
+			if pathLogged || e.Total != float64(plan.Size) || e.Done < last || !strings.HasPrefix(e.Label, "writing synth:llama-tiny:Q8_0 · ") {
+				t.Errorf("progress %+v after %v (path logged %v); want bytes of %d, never back", e, last, pathLogged, plan.Size)
+			}
+			last = e.Done
+		case run.Done:
+			if e.Err != nil {
+				t.Fatal(e.Err)
+			}
+		}
+	}
+	if bytesSeen == 0 || !pathLogged {
+		t.Errorf("%d byte progress events, path logged %v; logs %q", bytesSeen, pathLogged, logs)
+	}
+	if want := "synthetic model " + plan.String(); !slices.Contains(logs, want) {
+		t.Errorf("logs %q lack %q", logs, want)
+	}
+}
+
+func TestWritingLabel(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		elapsed     time.Duration
+		want        string
+	}{
+		{0, 4 << 20, 0, "writing m · 0 B of 4.00 MiB"},
+		{1 << 20, 4 << 20, 500 * time.Millisecond, "writing m · 1.00 MiB of 4.00 MiB"}, // too early for a rate
+		{1 << 20, 4 << 20, 2 * time.Second, "writing m · 1.00 MiB of 4.00 MiB · ETA 6 s"},
+		{4 << 20, 4 << 20, 8 * time.Second, "writing m · 4.00 MiB of 4.00 MiB"},
+	} {
+		if got := writingLabel("m", c.done, c.total, c.elapsed); got != c.want {
+			t.Errorf("writingLabel(%d, %d, %v) = %q; want %q", c.done, c.total, c.elapsed, got, c.want)
+		}
 	}
 }

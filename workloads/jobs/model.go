@@ -18,6 +18,7 @@ import (
 	"llmbench/engine/tokenizer"
 	"llmbench/kernels"
 	"llmbench/workloads"
+	"llmbench/workloads/discover"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
 )
@@ -48,7 +49,9 @@ func fileExists(p string) bool {
 }
 
 // CheckModel says in one line why m cannot be opened (nil: it can), without loading
-// anything: the file exists, or the shape and type are known.
+// the weights: a file is a GGUF model the engine can build (discover.CheckModelFile:
+// "README.md: not a GGUF file (magic "# ll")"), a synthetic model's shape and type
+// are known.
 func CheckModel(m workloads.BenchModel) error {
 	switch {
 	case m.Path == workloads.BuiltinModel:
@@ -61,10 +64,8 @@ func CheckModel(m workloads.BenchModel) error {
 		return err
 	case m.Path == "":
 		return fmt.Errorf("model: give a file, %s or a shape and type", workloads.BuiltinModel)
-	case !fileExists(m.Path):
-		return fmt.Errorf("model %s: no such file", m.Path)
 	}
-	return nil
+	return discover.CheckModelFile(m.Path)
 }
 
 // ModelID is the one name every result gives a model: the built-in model's name, a

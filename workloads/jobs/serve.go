@@ -109,14 +109,9 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		}
 		be.modelID = ModelID(ref)
 		x.logf("loading %s", be.modelID)
-		e, file, err := OpenModel(ctx, ref, opts, x.o.CacheDir, func(done, total int64) {
-			x.rep.Progress(float64(done), float64(total), "bytes", "writing synthetic model "+be.modelID)
-		})
+		e, _, err := x.openModel(ctx, ref, opts)
 		if err != nil {
 			return nil, err
-		}
-		if ref.Shape != "" {
-			x.logf("synthetic model %s %s: %s", ref.Shape, ref.Type, file)
 		}
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext

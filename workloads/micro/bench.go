@@ -17,9 +17,9 @@ import (
 )
 
 // OpenFunc loads model m with opts; the caller decides where files come from (a path,
-// the synthetic-model cache, the built-in model) and what the model is called;
-// progress reports bytes written while a synthetic model is generated.
-type OpenFunc func(ctx context.Context, m workloads.BenchModel, opts engine.Options, progress func(done, total int64)) (e *engine.Engine, filename string, err error)
+// the synthetic-model cache, the built-in model), what the model is called, and
+// reports the progress of writing a synthetic model itself.
+type OpenFunc func(ctx context.Context, m workloads.BenchModel, opts engine.Options) (e *engine.Engine, filename string, err error)
 
 // Bench is the llama-bench workload: run it with run.Start; its result is a *Result.
 type Bench struct {
@@ -106,13 +106,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 			r.Progress(float64(i), float64(len(insts)), "tests", "loading "+in.Model.String())
 			var err error
-			prog := func(done, total int64) {
-				if total > 0 {
-					r.Progress(float64(i), float64(len(insts)), "tests",
-						fmt.Sprintf("writing %s: %.0f%%", in.Model, 100*float64(done)/float64(total)))
-				}
-			}
-			e, fname, err = b.Open(ctx, in.Model, engineOptions(in), prog)
+			e, fname, err = b.Open(ctx, in.Model, engineOptions(in))
 			if err != nil {
 				return res, err
 			}

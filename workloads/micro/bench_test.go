@@ -12,7 +12,7 @@ import (
 	"llmbench/workloads/run"
 )
 
-func builtinOpen(ctx context.Context, m workloads.BenchModel, opts engine.Options, _ func(int64, int64)) (*engine.Engine, string, error) {
+func builtinOpen(ctx context.Context, m workloads.BenchModel, opts engine.Options) (*engine.Engine, string, error) {
 	e, err := engine.LoadBytes(ctx, builtin.Name, builtin.Stories260K, opts)
 	return e, builtin.Name, err
 }
@@ -83,7 +83,7 @@ func TestBenchSadPaths(t *testing.T) {
 		t.Errorf("bad KV type: %v", done.Err)
 	}
 	b := &Bench{Spec: workloads.BenchSpec{Models: m, Prompt: []int{4}, Gen: []int{0}, Reps: 1},
-		Open: func(context.Context, workloads.BenchModel, engine.Options, func(int64, int64)) (*engine.Engine, string, error) {
+		Open: func(context.Context, workloads.BenchModel, engine.Options) (*engine.Engine, string, error) {
 			return nil, "", errors.New("no such model")
 		}}
 	if _, done := runWorkload(t, context.Background(), b); done.Err == nil || !strings.Contains(done.Err.Error(), "no such model") {

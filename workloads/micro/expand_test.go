@@ -110,11 +110,6 @@ func TestRecordStats(t *testing.T) {
 }
 
 func TestParseHelpers(t *testing.T) {
-	for in, want := range map[string]string{"Q4_K_M": "Q4_K - Medium", "Q5_K_S": "Q5_K - Small", "Q3_K_L": "Q3_K - Large", "F32": "all F32", "Q4_0": "Q4_0", "Q2_K": "Q2_K - Medium"} {
-		if got := ftypeDesc(in); got != want {
-			t.Errorf("ftypeDesc(%q) = %q; want %q", in, got, want)
-		}
-	}
 	for in, want := range map[uint64]string{6_738_415_616: "7B", 1_100_048_384: "1B", 494_032_768: "0.5B", 292_800: "?B"} {
 		if got := sizeLabel(in); got != want {
 			t.Errorf("sizeLabel(%d) = %q; want %q", in, got, want)

@@ -7,8 +7,6 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/gguf"
-	"llmbench/engine/synth"
-	"llmbench/kernels"
 )
 
 // modelFacts are the per-model figures a record carries.
@@ -33,13 +31,7 @@ func describe(e *engine.Engine) modelFacts {
 	}
 	m := e.Model
 	f.outParams = float64(m.Vocab) * float64(m.Embd)
-	var ftype string
-	if id, ok := e.File.Uint("general.file_type"); ok {
-		ftype = ftypeDesc(synth.FileTypeName(uint32(id)))
-	} else {
-		ftype = guessFtype(e.File)
-	}
-	f.typ = fmt.Sprintf("%s %s %s", m.Arch, sizeLabel(f.params), ftype)
+	f.typ = fmt.Sprintf("%s %s %s", m.Arch, sizeLabel(f.params), e.File.FileType())
 	return f
 }
 
@@ -64,46 +56,6 @@ func WeightBytesPerToken(f *gguf.File) uint64 {
 		n += embd
 	}
 	return n
-}
-
-// guessFtype names a file without general.file_type after the commonest type of its
-// matrices, marked "(guessed)" as llama.cpp does.
-func guessFtype(f *gguf.File) string {
-	count := map[kernels.DType]int{}
-	var best kernels.DType
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		if len(t.Shape) < 2 || t.Shape[1] <= 1 {
-			continue
-		}
-		count[t.Type]++
-		if count[t.Type] > count[best] || count[t.Type] == count[best] && t.Type < best {
-			best = t.Type
-		}
-	}
-	name := best.String()
-	if name == "F32" {
-		name = "all F32"
-	}
-	return name + " (guessed)"
-}
-
-// ftypeDesc turns a llama-quantize name into llama.cpp's description ("Q4_K_M" →
-// "Q4_K - Medium", "F32" → "all F32").
-func ftypeDesc(name string) string {
-	switch {
-	case name == "F32":
-		return "all F32"
-	case name == "Q2_K":
-		return "Q2_K - Medium"
-	case strings.HasSuffix(name, "_K_S"):
-		return strings.TrimSuffix(name, "_S") + " - Small"
-	case strings.HasSuffix(name, "_K_M"):
-		return strings.TrimSuffix(name, "_M") + " - Medium"
-	case strings.HasSuffix(name, "_K_L"):
-		return strings.TrimSuffix(name, "_L") + " - Large"
-	}
-	return name
 }
 
 // sizeLabel approximates llama.cpp's model size class from the parameter count:
