@@ -51,7 +51,7 @@ type Starter func(c setup.Config) (w run.Workload, note string, opts []run.Optio
 // Options configure New.
 type Options struct {
 	Theme  theme.Theme
-	Files  []string // .gguf files offered on the Setup screen
+	Files  []setup.File // model files offered on the Setup screen (found on the machine)
 	Start  Starter
 	Device string // what the header shows at the right outside a run ("CPU: … · GPU: none")
 	// Store keeps every finished run and lists them on the History screen; nil keeps
@@ -74,6 +74,12 @@ type Options struct {
 	// Detect asks an external server at url for the model it serves (its first in
 	// /v1/models), shown on Setup; nil: Setup does not ask.
 	Detect func(url string) (string, error)
+	// CheckModel says why a model file cannot run (nil: it can): Setup refuses such a
+	// file before a run is queued. Nil: Setup only checks that it exists.
+	CheckModel func(path string) error
+	// PlanSynthetic says what writing a synthetic model takes (size, free disk);
+	// nil: Setup shows the size only.
+	PlanSynthetic func(shape, typ string) (setup.Plan, error)
 }
 
 // QueuedRun is one run of Options.Queue: its title and how to build its workload
@@ -147,6 +153,8 @@ func New(o Options) Model {
 	m.history.Note = note
 	m.setup.SetPower(o.Power)
 	m.setup.SetDetect(o.Detect)
+	m.setup.SetCheck(o.CheckModel)
+	m.setup.SetPlan(o.PlanSynthetic)
 	m.queue, m.queueTotal = o.Queue, len(o.Queue)
 	m.resize(80, 24)
 	return m

@@ -27,6 +27,7 @@ import (
 	"llmbench/tui/components/prompt"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
+	"llmbench/workloads/discover"
 	"llmbench/workloads/micro"
 )
 
@@ -247,7 +248,7 @@ type Model struct {
 	w, h  int
 	Keys  KeyMap
 
-	files    []string
+	files    []File
 	focus    int
 	chosen   string // the model row chosen
 	shapes   []string
@@ -271,22 +272,48 @@ type Model struct {
 
 	power  Power
 	detect func(url string) (string, error)
+	// check says why a model file cannot run (nil: it can), asked once per path;
+	// plan says what a synthetic model needs (size, free disk), asked once per shape
+	// and type.
+	check  func(path string) error
+	checks map[string]string
+	plan   func(shape, typ string) (Plan, error)
+	plans  map[[2]string]planned
 	seq    int       // the URL edit a probe of /v1/models answers
 	found  DetectMsg // the latest answer for the URL shown
 }
 
-// FindModels returns the *.gguf files in dir, sorted (none when it cannot be read).
-func FindModels(dir string) []string {
+// File is a model file Setup offers (main finds them: workloads/discover).
+type File struct {
+	Name  string // as the place names it: "org/repo/f.gguf", "llama3.2:1b"
+	Path  string // the file to open
+	Size  int64  // bytes (0: unknown)
+	Type  string // "Q4_K - Medium"; "" when unread
+	Where string // where it was found: "folder", "llama.cpp", "ollama", …
+	Err   string // why it cannot run ("" = it can): shown, and refused on enter
+}
+
+// FindModels returns the *.gguf files in dir, sorted (none when it cannot be read),
+// as Files found in the folder.
+func FindModels(dir string) []File {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	slices.Sort(m)
-	return m
+	var out []File
+	for _, p := range m {
+		f := File{Name: filepath.Base(p), Path: p, Where: "folder"}
+		if st, err := os.Stat(p); err == nil {
+			f.Size = st.Size()
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // New returns the Setup screen offering files besides the built-in and synthetic models.
-func New(t theme.Theme, files []string) Model {
+func New(t theme.Theme, files []File) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), files: files, chosen: rowBuiltin, w: 80, h: 22,
 		shapes: synth.Shapes(), types: synth.FileTypes(), dataset: slices.Index(workloads.Datasets, "random"),
-		in: map[string]textinput.Model{}}
+		in: map[string]textinput.Model{}, checks: map[string]string{}, plans: map[[2]string]planned{}}
 	for f, v := range map[string]string{
 		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
 		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
@@ -305,6 +332,62 @@ func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 // SetPower tells Setup the GPU's power-limit range and whether limits can be set.
 func (m *Model) SetPower(p Power) { m.power = p }
 
+// Plan is what writing a synthetic model takes (engine/synth's Plan, as main reads
+// it): Note says it in a few words ("738.9 MiB to write, 41.2 GiB free", "cached"),
+// Fits is false when the disk has not room for it.
+type Plan struct {
+	Note string
+	Fits bool
+}
+
+type planned struct {
+	p   Plan
+	err error
+}
+
+// SetCheck sets how Setup checks a model file before a run (a GGUF the engine can
+// build: discover.CheckModelFile); nil checks only that the file exists.
+func (m *Model) SetCheck(f func(path string) error) { m.check, m.checks = f, map[string]string{} }
+
+// SetPlan sets how Setup learns what a synthetic model needs before it is written.
+func (m *Model) SetPlan(f func(shape, typ string) (Plan, error)) {
+	m.plan, m.plans = f, map[[2]string]planned{}
+}
+
+// fileErr says why path cannot run ("" when it can), asking once per path.
+func (m Model) fileErr(path string) string {
+	if e, ok := m.checks[path]; ok {
+		return e
+	}
+	e := ""
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		e = "no such file"
+		if err == nil {
+			e = "a folder, not a model file"
+		}
+	} else if m.check != nil {
+		if err := m.check(path); err != nil {
+			e = err.Error()
+		}
+	}
+	m.checks[path] = e
+	return e
+}
+
+// synthPlan returns the plan of the synthetic model shown, asking once per pair.
+func (m Model) synthPlan() (Plan, bool) {
+	if m.plan == nil {
+		return Plan{}, false
+	}
+	k := [2]string{m.shapes[m.shape], m.types[m.typ]}
+	p, ok := m.plans[k]
+	if !ok {
+		p.p, p.err = m.plan(k[0], k[1])
+		m.plans[k] = p
+	}
+	return p.p, p.err == nil
+}
+
 // SetDetect sets how Setup asks an external server for its model (GET /v1/models);
 // nil: it does not ask.
 func (m *Model) SetDetect(f func(url string) (string, error)) { m.detect = f }
@@ -315,7 +398,7 @@ func (m Model) modelRows() []string {
 	}
 	rows := []string{rowBuiltin, rowShape, rowType}
 	for _, f := range m.files {
-		rows = append(rows, filePrefix+f)
+		rows = append(rows, filePrefix+f.Path)
 	}
 	return append(rows, rowPath)
 }
@@ -495,7 +578,7 @@ func (m Model) promptKey(msg tea.Msg) (Model, tea.Cmd) {
 	case prompt.Cancelled:
 		m.prompt, m.Note = nil, "cancelled"
 	case prompt.Submitted:
-		path := expandHome(prompt.Trim(p.Text))
+		path := discover.ExpandPath(p.Text)
 		m.prompt, m.last = nil, path
 		if m.open {
 			return m, func() tea.Msg { return OpenMsg{Path: path} }
@@ -555,7 +638,7 @@ func (m *Model) SetConfig(c Config) {
 		m.chosen = rowShape
 		m.shape = max(0, slices.Index(m.shapes, c.Model.Shape))
 		m.typ = max(0, slices.Index(m.types, c.Model.Type))
-	case slices.Contains(m.files, c.Model.Path):
+	case slices.ContainsFunc(m.files, func(f File) bool { return f.Path == c.Model.Path }):
 		m.chosen = filePrefix + c.Model.Path
 	default:
 		m.chosen = rowPath
@@ -634,16 +717,6 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 		return m, m.probe()
 	}
 	return m, nil
-}
-
-// expandHome replaces a leading ~ with the home folder.
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, p[1:])
-		}
-	}
-	return p
 }
 
 // parseInts reads a comma list of whole numbers ≥ lo ("1,4,16").
@@ -737,16 +810,23 @@ func (m Model) fieldErr(f string) string {
 		if v == "" {
 			return "type or paste a path to a .gguf file"
 		}
-		if st, err := os.Stat(expandHome(prompt.Trim(v))); err != nil || st.IsDir() {
-			return "no such file"
+		return m.fileErr(discover.ExpandPath(v))
+	case rowType:
+		if p, ok := m.synthPlan(); ok && m.chosen == rowShape && !p.Fits {
+			return p.Note
 		}
 	case rowDSPath:
 		if v == "" {
 			return "the " + m.datasetName() + " dataset reads a file: type or paste its path"
 		}
-		if st, err := os.Stat(expandHome(prompt.Trim(v))); err != nil || st.IsDir() {
+		if st, err := os.Stat(discover.ExpandPath(v)); err != nil || st.IsDir() {
 			return "no such file"
 		}
+	default:
+		if path, ok := strings.CutPrefix(f, filePrefix); ok && m.chosen == f {
+			return m.fileErr(path)
+		}
+		return ""
 	case rowURL:
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return "an http:// or https:// URL"
@@ -772,7 +852,7 @@ func (m Model) Config() (Config, error) {
 	case m.chosen == rowShape:
 		c.Model.Shape, c.Model.Type = m.shapes[m.shape], m.types[m.typ]
 	case m.chosen == rowPath:
-		c.Model.Path = expandHome(prompt.Trim(m.text(rowPath)))
+		c.Model.Path = discover.ExpandPath(m.text(rowPath))
 	default:
 		c.Model.Path = strings.TrimPrefix(m.chosen, filePrefix)
 	}
@@ -790,7 +870,7 @@ func (m Model) Config() (Config, error) {
 		c.InputLen = num(rowInLen)
 	}
 	if workloads.DatasetNeedsFile(c.Dataset) {
-		c.DatasetPath = expandHome(prompt.Trim(m.text(rowDSPath)))
+		c.DatasetPath = discover.ExpandPath(m.text(rowDSPath))
 	}
 	c.Concurrency, _ = parseInts(m.text(rowConc), 1)
 	c.Rate, _ = parseRates(m.text(rowRate))
@@ -815,6 +895,9 @@ func (m Model) Estimate() string {
 		powers = fmt.Sprintf(" × %d power limits", n)
 	}
 	mem := m.memory(c)
+	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
+		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
+	}
 	if c.Kind == Bench {
 		n := len(micro.Expand(c.BenchSpec().WithDefaults()))
 		tokens := int64(n) * int64(c.Reps+1) * int64(c.Prompt+c.Gen) * int64(max(1, len(c.PowerW)))
@@ -953,19 +1036,36 @@ func (m Model) modelPanel(w, h int) string {
 			size := ""
 			if spec, err := synth.NewSpec(m.shapes[m.shape], m.types[m.typ], 0); err == nil {
 				if n, err := spec.FileSize(); err == nil {
-					size = "  " + m.theme.Dim.Render(human(n))
+					size = human(n)
 				}
+			}
+			// the size and the free disk, before anything is written (the estimate
+			// line says it too, where it is never cut)
+			if p, ok := m.synthPlan(); ok && panel.Width("  >     type      "+choice(m.types[m.typ])+"  "+p.Note) <= w-2 {
+				size = p.Note
+			}
+			if size != "" {
+				size = "  " + m.theme.Dim.Render(size)
 			}
 			lines = append(lines, m.line(r, false, "    type      ", choice(m.types[m.typ])+size))
 		case r == rowPath:
 			lines = append(lines, m.line(r, true, "path: ", m.field(r)))
 		default:
-			name := strings.TrimPrefix(r, filePrefix)
-			size := ""
-			if st, err := os.Stat(name); err == nil {
-				size = "  " + m.theme.Dim.Render(human(st.Size()))
+			f := m.files[slices.IndexFunc(m.files, func(f File) bool { return filePrefix+f.Path == r })]
+			var info []string
+			if f.Size > 0 {
+				info = append(info, human(f.Size))
 			}
-			lines = append(lines, m.line(r, true, name, size))
+			if f.Type != "" {
+				info = append(info, f.Type)
+			}
+			if f.Where != "" {
+				info = append(info, f.Where)
+			}
+			if f.Err != "" {
+				info = append(info, "✗ "+f.Err)
+			}
+			lines = append(lines, m.line(r, true, f.Name, "  "+m.theme.Dim.Render(strings.Join(info, " · "))))
 		}
 	}
 	return panel.Box(m.theme, "Model", strings.Join(lines, "\n"), w, h)

@@ -41,7 +41,9 @@ func text(s string) []tea.KeyPressMsg {
 	return out
 }
 
-func newModel() Model { return New(theme.New(theme.ASCII), []string{"testdata/tiny.gguf"}) }
+func newModel() Model {
+	return New(theme.New(theme.ASCII), []File{{Name: "tiny.gguf", Path: "testdata/tiny.gguf", Size: 3 << 20, Type: "Q8_0", Where: "llama.cpp"}})
+}
 
 func runConfig(t *testing.T, m Model) Config {
 	t.Helper()
@@ -338,5 +340,58 @@ func TestScrollKeepsFocus(t *testing.T) {
 		if !strings.Contains(v, "Estimated:") {
 			t.Errorf("the estimate scrolled away at row %s:\n%s", m.focused(), v)
 		}
+	}
+}
+
+// TestModelChecks: files found on the machine show size, type and where they were
+// found; a file that is not a model is refused on Setup (with the check's reason)
+// before any run is queued; a synthetic model shows its size and the free disk
+// before it is written, and one the disk has no room for is refused.
+func TestModelChecks(t *testing.T) {
+	m := newModel()
+	m.SetSize(120, 30)
+	if v := m.View(); !strings.Contains(v, "tiny.gguf  3.0 MiB · Q8_0 · llama.cpp") {
+		t.Errorf("the found file's row:\n%s", v)
+	}
+	readme := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(readme, []byte("# llmbench\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	m.SetCheck(func(p string) error {
+		asked++
+		return fmt.Errorf("%s: not a GGUF file (magic \"# ll\")", filepath.Base(p))
+	})
+	m = set(t, m, rowPath, readme)
+	m, cmd := m.Update(enter)
+	if cmd != nil || !strings.Contains(m.errorMsg, "README.md: not a GGUF file") {
+		t.Errorf("README.md accepted: %q", m.errorMsg)
+	}
+	m.View()
+	m.View()
+	if asked != 1 {
+		t.Errorf("the file was checked %d times (once per path)", asked)
+	}
+
+	m = newModel()
+	m.SetPlan(func(shape, typ string) (Plan, error) {
+		if typ == "F32" {
+			return Plan{Note: "needs 4.6 GiB with margin, only 1.2 GiB free"}, nil
+		}
+		return Plan{Note: "607.2 MiB to write, 41.2 GiB free", Fits: true}, nil
+	})
+	m = at(t, m, rowType)
+	m, _ = press(m, space)
+	for _, w := range []int{60, 120, 200} {
+		m.SetSize(w, 30)
+		if v := m.View(); !strings.Contains(strings.ReplaceAll(v, "\n   ", " "), "607.2 MiB to write, 41.2 GiB free") {
+			t.Errorf("%d columns: no size and free disk on Setup:\n%s", w, v)
+		}
+	}
+	for m.types[m.typ] != "F32" {
+		m, _ = press(m, right)
+	}
+	if _, err := m.Config(); err == nil || !strings.Contains(err.Error(), "only 1.2 GiB free") {
+		t.Errorf("a model the disk cannot hold: %v", err)
 	}
 }
