@@ -100,17 +100,47 @@ func Input(value string) textinput.Model {
 // Field renders a text input's value as plain text, with the cursor when focused:
 // "_" after the last character, "▏" before the character it stands on. (The
 // textinput's own view blinks and styles; screens keep to their theme.)
-func Field(in textinput.Model, focused bool) string {
-	v := in.Value()
-	if !focused {
-		return v
+func Field(in textinput.Model, focused bool) string { return FieldIn(in, focused, 0) }
+
+// FieldIn is Field in at most w cells (0: any): a longer value shows the part
+// around the cursor (its end when not focused: a path's file name), "…" marking
+// what is out of view.
+func FieldIn(in textinput.Model, focused bool, w int) string {
+	r := []rune(in.Value())
+	pos := len(r)
+	if focused {
+		pos = min(max(in.Position(), 0), len(r))
 	}
-	r := []rune(v)
-	pos := min(max(in.Position(), 0), len(r))
-	if pos == len(r) {
-		return v + "_"
+	cur := ""
+	switch {
+	case !focused:
+	case pos == len(r):
+		cur = "_"
+	default:
+		cur = "▏"
 	}
-	return string(r[:pos]) + "▏" + string(r[pos:])
+	switch {
+	case w <= 0 || len(r)+len([]rune(cur)) <= w:
+	case w < 3:
+		return string(r[len(r)-w:])
+	case !focused:
+		return "…" + string(r[len(r)-(w-1):])
+	case pos == len(r):
+		return "…" + string(r[len(r)-(w-2):]) + cur
+	default: // the cursor inside: a window around it, … for each side cut off
+		n := w - 3
+		start := max(0, min(pos-n/2, len(r)-n))
+		end := min(len(r), start+n)
+		head, tail := "", ""
+		if start > 0 {
+			head = "…"
+		}
+		if end < len(r) {
+			tail = "…"
+		}
+		return head + string(r[start:pos]) + cur + string(r[pos:end]) + tail
+	}
+	return string(r[:pos]) + cur + string(r[pos:])
 }
 
 // Footer returns the keys a prompt takes, for the footer: enter does verb.

@@ -50,3 +50,27 @@ func TestEditing(t *testing.T) {
 		t.Error("enter/esc")
 	}
 }
+
+// TestFieldIn: a value longer than the room shows the part around the cursor, its
+// end when not focused, with … where text is out of view.
+func TestFieldIn(t *testing.T) {
+	in := Input("/work/shared/datasets/sharegpt_sample_50.json")
+	if got := FieldIn(in, true, 20); got != "…gpt_sample_50.json_" {
+		t.Errorf("focused at the end: %q", got)
+	}
+	if got := FieldIn(in, false, 12); got != "…ple_50.json" {
+		t.Errorf("not focused: %q", got)
+	}
+	in.SetCursor(0)
+	if got := FieldIn(in, true, 12); got != "▏/work/sha…" {
+		t.Errorf("cursor at the start: %q", got)
+	}
+	for w := 1; w < 50; w++ {
+		for _, pos := range []int{0, 10, 45} {
+			in.SetCursor(pos)
+			if n := len([]rune(FieldIn(in, true, w))); n > w {
+				t.Errorf("w %d pos %d: %d runes", w, pos, n)
+			}
+		}
+	}
+}

@@ -237,6 +237,10 @@ var backends = []string{"", "openai", "openai-chat", "llamacpp", "tgi"}
 // kvTypes are the KV cache choices: the engine's default, then workloads.KVCacheTypes.
 var kvTypes = append([]string{""}, workloads.KVCacheTypes...)
 
+// sonnetFile is the sonnet dataset's file offered (vLLM's benchmarks/sonnet.txt, from
+// the current folder).
+const sonnetFile = "sonnet.txt"
+
 // lengths are Setup's input and output lengths by dataset (random is short, so a run
 // on the CPU is quick; the others are serve-bench's defaults); -1: no such field.
 var lengths = map[string][2]int{"random": {128, 64}, "sonnet": {550, 150}, "sharegpt": {-1, 0},
@@ -701,8 +705,11 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 			m.setText(rowInLen, strconv.Itoa(l[0]))
 		}
 		m.setText(rowOutLen, strconv.Itoa(l[1]))
-		if m.datasetName() == "sonnet" && m.text(rowDSPath) == "" {
-			m.setText(rowDSPath, "sonnet.txt") // vLLM's benchmarks/sonnet.txt
+		switch p := m.text(rowDSPath); {
+		case m.datasetName() == "sonnet" && p == "":
+			m.setText(rowDSPath, sonnetFile)
+		case m.datasetName() != "sonnet" && p == sonnetFile:
+			m.setText(rowDSPath, "") // sonnet's file is no other dataset's
 		}
 	case rowBackend:
 		m.backend = cycle(m.backend, d, len(backends))
@@ -1019,6 +1026,9 @@ func choice(s string) string { return "◂ " + s + " ▸" }
 
 func (m Model) field(f string) string { return prompt.Field(m.in[f], m.focused() == f) }
 
+// fieldIn is a field's text in at most w cells (a long path scrolls, never cut).
+func (m Model) fieldIn(f string, w int) string { return prompt.FieldIn(m.in[f], m.focused() == f, w) }
+
 func (m Model) modelPanel(w, h int) string {
 	var lines []string
 	shape, _ := synth.Lookup(m.shapes[m.shape])
@@ -1049,18 +1059,18 @@ func (m Model) modelPanel(w, h int) string {
 			}
 			lines = append(lines, m.line(r, false, "    type      ", choice(m.types[m.typ])+size))
 		case r == rowPath:
-			lines = append(lines, m.line(r, true, "path: ", m.field(r)))
+			lines = append(lines, m.line(r, true, "path: ", m.fieldIn(r, w-2-2-4-6-1)))
 		default:
 			f := m.files[slices.IndexFunc(m.files, func(f File) bool { return filePrefix+f.Path == r })]
 			var info []string
 			if f.Size > 0 {
 				info = append(info, human(f.Size))
 			}
+			if f.Where != "" { // where before the type: a narrow screen drops from the end
+				info = append(info, f.Where)
+			}
 			if f.Type != "" {
 				info = append(info, f.Type)
-			}
-			if f.Where != "" {
-				info = append(info, f.Where)
 			}
 			if f.Err != "" {
 				info = append(info, "✗ "+f.Err)
@@ -1128,7 +1138,7 @@ func (m Model) workPanel(w, h int) string {
 			}
 			lines = append(lines, m.line(r, false, label, choice(v)))
 		default:
-			v := fmt.Sprintf("%-6s ", m.field(r))
+			v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
 			if h := hint[r]; panel.Width("  "+label+v+h) <= w-2 { // a hint is dropped, not cut
 				v += m.theme.Dim.Render(h)
 			}

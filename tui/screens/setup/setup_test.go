@@ -350,7 +350,7 @@ func TestScrollKeepsFocus(t *testing.T) {
 func TestModelChecks(t *testing.T) {
 	m := newModel()
 	m.SetSize(120, 30)
-	if v := m.View(); !strings.Contains(v, "tiny.gguf  3.0 MiB · Q8_0 · llama.cpp") {
+	if v := m.View(); !strings.Contains(v, "tiny.gguf  3.0 MiB · llama.cpp · Q8_0") {
 		t.Errorf("the found file's row:\n%s", v)
 	}
 	readme := filepath.Join(t.TempDir(), "README.md")
