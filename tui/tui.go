@@ -362,6 +362,11 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.results.Show(doc, id, m.running, msg.Done.Err, msg.Done.Elapsed)
+	if m.running != nil && msg.Done.Err == nil && !doc.Partial {
+		if p, ok := paceOf(doc); ok {
+			m.setup.Learn(*m.running, p)
+		}
+	}
 	m.screen = ScreenResults
 	if msg.Done.Err != nil {
 		m.err = "run failed: " + msg.Done.Err.Error()
@@ -615,4 +620,48 @@ func (m Model) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "llmbench"
 	return v
+}
+
+// paceOf is what a finished run measured, for Setup's time estimate: mean prompt and
+// generation t/s over its bench tests, or its requests per second over its points.
+func paceOf(doc result.Document) (setup.Pace, bool) {
+	var p setup.Pace
+	switch {
+	case doc.Bench != nil && len(doc.Bench.Records) > 0:
+		var pp, tg []float64
+		for i := range doc.Bench.Records {
+			r := &doc.Bench.Records[i]
+			switch {
+			case r.NPrompt > 0 && r.NGen == 0:
+				pp = append(pp, r.AvgTs())
+			case r.NGen > 0 && r.NPrompt == 0:
+				tg = append(tg, r.AvgTs())
+			}
+		}
+		p.PromptTps, p.GenTps = mean(pp), mean(tg)
+		return p, p.PromptTps > 0 || p.GenTps > 0
+	case len(doc.Serving) > 0:
+		var n int
+		var secs float64
+		for _, r := range doc.Serving {
+			n += r.Summary.Completed + r.Summary.Failed
+			secs += r.Duration.Seconds()
+		}
+		if secs > 0 {
+			p.RequestsPerS = float64(n) / secs
+		}
+		return p, p.RequestsPerS > 0
+	}
+	return p, false
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -512,5 +513,22 @@ func TestHelpScrolls(t *testing.T) {
 	}
 	if m, _ = update(t, m, esc); m.showHelp {
 		t.Error("esc does not close the help")
+	}
+}
+
+// TestPaceOf: a finished run's pace, for Setup's time estimate.
+func TestPaceOf(t *testing.T) {
+	p, ok := paceOf(fixture.BenchDoc("b", 1, 0))
+	if !ok || p.PromptTps <= 0 || p.GenTps <= 0 {
+		t.Errorf("bench pace %+v %v", p, ok)
+	}
+	d := fixture.ServeDoc("s", 40, 4, 1, 0)
+	p, ok = paceOf(d)
+	want := 40 / d.Serving[0].Duration.Seconds()
+	if !ok || math.Abs(p.RequestsPerS-want) > 1e-9 {
+		t.Errorf("serve pace %+v, want %.2f req/s", p, want)
+	}
+	if _, ok := paceOf(result.Document{}); ok {
+		t.Error("a pace from nothing")
 	}
 }

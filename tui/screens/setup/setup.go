@@ -283,8 +283,11 @@ type Model struct {
 	checks map[string]string
 	plan   func(shape, typ string) (Plan, error)
 	plans  map[[2]string]planned
-	seq    int       // the URL edit a probe of /v1/models answers
-	found  DetectMsg // the latest answer for the URL shown
+	// paces are what earlier runs of this session measured, by workload and model:
+	// the estimate line's time comes from them.
+	paces map[string]Pace
+	seq   int       // the URL edit a probe of /v1/models answers
+	found DetectMsg // the latest answer for the URL shown
 }
 
 // File is a model file Setup offers (main finds them: workloads/discover).
@@ -317,7 +320,7 @@ func FindModels(dir string) []File {
 func New(t theme.Theme, files []File) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), files: files, chosen: rowBuiltin, w: 80, h: 22,
 		shapes: synth.Shapes(), types: synth.FileTypes(), dataset: slices.Index(workloads.Datasets, "random"),
-		in: map[string]textinput.Model{}, checks: map[string]string{}, plans: map[[2]string]planned{}}
+		in: map[string]textinput.Model{}, checks: map[string]string{}, plans: map[[2]string]planned{}, paces: map[string]Pace{}}
 	for f, v := range map[string]string{
 		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
 		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
@@ -347,6 +350,62 @@ type Plan struct {
 type planned struct {
 	p   Plan
 	err error
+}
+
+// Pace is what a finished run measured, for the time estimate of the next run of the
+// same workload and model: prompt and generation tokens per second (bench), requests
+// per second (serve-bench, at the concurrency it ran).
+type Pace struct {
+	PromptTps, GenTps float64
+	RequestsPerS      float64
+}
+
+func paceKey(c Config) string { return c.Kind.String() + "\x00" + c.ModelName() }
+
+// Learn keeps what a run of c measured; later estimates of the same workload and model
+// say how long a run will take.
+func (m *Model) Learn(c Config, p Pace) {
+	m.paces = maps.Clone(m.paces)
+	m.paces[paceKey(c)] = p
+}
+
+// duration is the time estimate of c ("" when no earlier run of its workload and
+// model says how fast it goes).
+func (m Model) duration(c Config) string {
+	p, ok := m.paces[paceKey(c)]
+	if !ok {
+		return "time: known after a first run of this model"
+	}
+	powers := float64(max(1, len(c.PowerW)))
+	var secs float64
+	switch {
+	case c.Kind == Bench && (c.Prompt == 0 || p.PromptTps > 0) && (c.Gen == 0 || p.GenTps > 0):
+		if c.Prompt > 0 {
+			secs += float64(c.Prompt) / p.PromptTps
+		}
+		if c.Gen > 0 {
+			secs += float64(c.Gen) / p.GenTps
+		}
+		secs *= float64(c.Reps+1) * powers
+	case c.Kind == Serve && p.RequestsPerS > 0:
+		secs = float64(len(c.Concurrency)*len(c.Rate)*c.Prompts) * powers / p.RequestsPerS
+	default:
+		return "time: known after a first run of this model"
+	}
+	return "~" + durationText(secs) + " at the last run's pace"
+}
+
+// durationText says secs as the Results screen says a run's length.
+func durationText(secs float64) string {
+	d := time.Duration(secs * float64(time.Second))
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", max(1, d.Milliseconds()))
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // SetCheck sets how Setup checks a model file before a run (a GGUF the engine can
@@ -905,6 +964,7 @@ func (m Model) Estimate() string {
 	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
 		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
 	}
+	mem = " · " + m.duration(c) + mem
 	if c.Kind == Bench {
 		n := len(micro.Expand(c.BenchSpec().WithDefaults()))
 		tokens := int64(n) * int64(c.Reps+1) * int64(c.Prompt+c.Gen) * int64(max(1, len(c.PowerW)))

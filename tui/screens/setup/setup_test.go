@@ -395,3 +395,25 @@ func TestModelChecks(t *testing.T) {
 		t.Errorf("a model the disk cannot hold: %v", err)
 	}
 }
+
+// TestTimeEstimate: no time before a run of the model; after one, the estimate says
+// how long the next will take at its pace (prompt and generation t/s for bench,
+// requests/s for serve-bench), power limits and sweep points included.
+func TestTimeEstimate(t *testing.T) {
+	m := newModel()
+	if e := m.Estimate(); !strings.Contains(e, "time: known after a first run of this model") {
+		t.Errorf("before a run: %q", e)
+	}
+	c, _ := m.Config()
+	m.Learn(c, Pace{PromptTps: 512, GenTps: 128}) // pp512 1 s + tg128 1 s, × (5 reps + warmup)
+	if e := m.Estimate(); !strings.Contains(e, "~12 s at the last run's pace") {
+		t.Errorf("bench: %q", e)
+	}
+	s := serveModel(t)
+	s = set(t, s, rowConc, "1,4")
+	sc, _ := s.Config()
+	s.Learn(sc, Pace{RequestsPerS: 10})
+	if e := s.Estimate(); !strings.Contains(e, "~20 s at the last run's pace") { // 2 points × 100 requests at 10/s
+		t.Errorf("serve: %q", e)
+	}
+}
