@@ -288,7 +288,7 @@ func TestTUIWiring(t *testing.T) {
 		{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "sharegpt", DatasetPath: "/data/sg.json", Prompts: 7,
 			OutputLen: 32, Concurrency: []int{1, 4}, Rate: []float64{math.Inf(1)}, Threads: 2, KVType: "q8_0", MaxNumSeqs: 4, PowerW: []float64{300, 200}},
 		{Kind: setup.Serve, Dataset: "random", Prompts: 5, InputLen: 64, OutputLen: 16, Concurrency: []int{4}, Rate: []float64{2, 8},
-			Backend: "openai-chat", URL: "http://127.0.0.1:1", ServedModel: "qwen"},
+			Backend: "openai-chat", URL: "http://127.0.0.1:1", Endpoint: "/v1/chat/completions", ServedModel: "qwen"},
 	} {
 		path := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", c.Kind, len(c.PowerW)+len(c.Rate)))
 		if err := profiles.Save(path, tui.ProfileOf(c)); err != nil {

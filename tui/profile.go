@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"reflect"
@@ -69,7 +70,7 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 	}
 	switch {
 	case c.Remote():
-		sp.Backend, sp.BaseURL, sp.Endpoint = c.Backend, strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint(c.Backend)
+		sp.Backend, sp.BaseURL, sp.Endpoint = c.Backend, strings.TrimRight(c.URL, "/"), cmp.Or(c.Endpoint, serving.DefaultEndpoint(c.Backend))
 		sp.Model = c.ServedModel
 	case c.Model.Path == setup.Builtin:
 		sp.Model = ""
@@ -144,7 +145,7 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 	}
 	switch {
 	case sp.Backend != "inproc":
-		c.Backend, c.URL, c.ServedModel = sp.Backend, sp.BaseURL, sp.Model
+		c.Backend, c.URL, c.Endpoint, c.ServedModel = sp.Backend, sp.BaseURL, sp.Endpoint, sp.Model
 	case sp.Model == "":
 		c.Model.Path = setup.Builtin
 	case slices.Contains(synth.Shapes(), sp.Model):

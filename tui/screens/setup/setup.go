@@ -29,6 +29,7 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/discover"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/serving"
 )
 
 // Builtin is the model path that names the built-in model (as `llmbench bench` does).
@@ -70,9 +71,10 @@ type Config struct {
 	// Backend is how requests reach the model: "" for the in-process engine, else a
 	// serving client (openai, openai-chat, llamacpp, tgi) against URL.
 	Backend string
-	// URL is the base URL of an external server; ServedModel the model it is asked
-	// for ("" = the first of its /v1/models).
-	URL, ServedModel string
+	// URL is the base URL of an external server, Endpoint the path requests go to
+	// (the backend's default: /v1/completions, /v1/chat/completions, …); ServedModel
+	// the model it is asked for ("" = the first of its /v1/models).
+	URL, Endpoint, ServedModel string
 	MaxNumSeqs       int // the in-process engine's --max-num-seqs; 0 = its default
 	// PowerW runs everything at each GPU power limit (watts); empty leaves it as is.
 	PowerW []float64
@@ -224,6 +226,7 @@ const (
 	rowRate     = "rate"
 	rowBackend  = "backend"
 	rowURL      = "url"
+	rowEndpoint = "endpoint"
 	rowServed   = "served model"
 	rowMaxSeqs  = "max seqs"
 	rowPower    = "power W"
@@ -324,7 +327,7 @@ func New(t theme.Theme, files []File) Model {
 	for f, v := range map[string]string{
 		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
 		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
-		rowURL: "http://127.0.0.1:8000", rowServed: "", rowMaxSeqs: "0", rowPower: "",
+		rowURL: "http://127.0.0.1:8000", rowEndpoint: "", rowServed: "", rowMaxSeqs: "0", rowPower: "",
 	} {
 		m.in[f] = prompt.Input(v)
 	}
@@ -485,7 +488,7 @@ func (m Model) workRows() []string {
 	}
 	rows = append(rows, rowOutLen, rowConc, rowRate, rowBackend)
 	if m.remote() {
-		rows = append(rows, rowURL, rowServed)
+		rows = append(rows, rowURL, rowEndpoint, rowServed)
 	} else {
 		rows = append(rows, rowThreads, rowKV, rowMaxSeqs)
 	}
@@ -725,6 +728,7 @@ func (m *Model) SetConfig(c Config) {
 		m.backend = max(0, slices.Index(backends, c.Backend))
 		if c.Backend != "" {
 			m.setText(rowURL, c.URL)
+			m.setText(rowEndpoint, c.Endpoint)
 			m.setText(rowServed, c.ServedModel)
 		}
 		m.setText(rowMaxSeqs, strconv.Itoa(c.MaxNumSeqs))
@@ -772,6 +776,8 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 		}
 	case rowBackend:
 		m.backend = cycle(m.backend, d, len(backends))
+		m.in = maps.Clone(m.in)
+		m.setText(rowEndpoint, serving.DefaultEndpoint(backends[m.backend])) // each backend's own path
 	case rowKV:
 		m.kv = cycle(m.kv, d, len(kvTypes))
 	default:
@@ -893,6 +899,10 @@ func (m Model) fieldErr(f string) string {
 			return m.fileErr(path)
 		}
 		return ""
+	case rowEndpoint:
+		if !strings.HasPrefix(v, "/") {
+			return "a path on the server, such as " + serving.DefaultEndpoint(backends[m.backend])
+		}
 	case rowURL:
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return "an http:// or https:// URL"
@@ -941,7 +951,7 @@ func (m Model) Config() (Config, error) {
 	c.Concurrency, _ = parseInts(m.text(rowConc), 1)
 	c.Rate, _ = parseRates(m.text(rowRate))
 	if m.remote() {
-		c.Backend, c.URL, c.ServedModel = backends[m.backend], m.text(rowURL), m.text(rowServed)
+		c.Backend, c.URL, c.Endpoint, c.ServedModel = backends[m.backend], m.text(rowURL), m.text(rowEndpoint), m.text(rowServed)
 		c.Model, c.Threads, c.KVType = workloads.BenchModel{}, 0, ""
 	} else {
 		c.MaxNumSeqs = num(rowMaxSeqs)
@@ -1165,7 +1175,8 @@ func (m Model) workPanel(w, h int) string {
 	hint := map[string]string{rowPP: "prompt tokens", rowTG: "generated tokens", rowReps: "repetitions",
 		rowThreads: "0 = all cores", rowPrompts: "requests per point", rowConc: "max in flight, comma list",
 		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
-		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: ""}
+		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",
+		rowEndpoint: "the " + backends[m.backend] + " API's path"}
 	if ds := m.datasetName(); ds == "sharegpt" || ds == "custom" {
 		hint[rowOutLen] = "0 = the dataset's own"
 	}

@@ -293,8 +293,21 @@ func TestRemoteBackend(t *testing.T) {
 		t.Errorf("the detected model is not shown:\n%s", v)
 	}
 	c := runConfig(t, m)
-	if c.Backend != "openai" || c.URL != "http://h:12" || c.Model.Path != "" || strings.Contains(c.Describe(), "local.gguf") {
+	if c.Backend != "openai" || c.URL != "http://h:12" || c.Endpoint != "/v1/completions" || c.Model.Path != "" || strings.Contains(c.Describe(), "local.gguf") {
 		t.Errorf("remote config %+v, title %q", c, c.Describe())
+	}
+	m = at(t, m, rowBackend)
+	m, _ = press(m, right) // openai-chat: its own endpoint
+	if c := runConfig(t, m); c.Backend != "openai-chat" || c.Endpoint != "/v1/chat/completions" {
+		t.Errorf("openai-chat: %s %s", c.Backend, c.Endpoint)
+	}
+	m = set(t, m, rowEndpoint, "v1/x")
+	if _, err := m.Config(); err == nil || !strings.HasPrefix(err.Error(), "endpoint: ") {
+		t.Errorf("an endpoint without /: %v", err)
+	}
+	m = set(t, m, rowEndpoint, "/v1/x")
+	if c := runConfig(t, m); c.Endpoint != "/v1/x" {
+		t.Errorf("endpoint %q", c.Endpoint)
 	}
 	m = set(t, m, rowServed, "qwen2.5-0.5b")
 	if d := runConfig(t, m).Describe(); !strings.Contains(d, "qwen2.5-0.5b") {
