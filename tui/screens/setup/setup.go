@@ -75,7 +75,7 @@ type Config struct {
 	// (the backend's default: /v1/completions, /v1/chat/completions, …); ServedModel
 	// the model it is asked for ("" = the first of its /v1/models).
 	URL, Endpoint, ServedModel string
-	MaxNumSeqs       int // the in-process engine's --max-num-seqs; 0 = its default
+	MaxNumSeqs                 int // the in-process engine's --max-num-seqs; 0 = its default
 	// PowerW runs everything at each GPU power limit (watts); empty leaves it as is.
 	PowerW []float64
 }
