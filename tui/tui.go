@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case live.DoneMsg:
 		return m.done(msg)
 	case history.OpenMsg:
-		m.results.Show(msg.Doc, msg.ID, nil, nil, 0)
+		var failed error
+		if msg.Failed != "" {
+			failed = errors.New(msg.Failed)
+		}
+		m.results.Show(msg.Doc, msg.ID, nil, failed, 0)
 		m.screen = ScreenResults
 		return m, nil
 	case history.CompareMsg:

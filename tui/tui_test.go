@@ -16,6 +16,7 @@ import (
 
 	"llmbench/tui/internal/fixture"
 	"llmbench/tui/internal/golden"
+	"llmbench/tui/screens/history"
 	"llmbench/tui/screens/live"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
@@ -530,5 +531,38 @@ func TestPaceOf(t *testing.T) {
 	}
 	if _, ok := paceOf(result.Document{}); ok {
 		t.Error("a pace from nothing")
+	}
+}
+
+// failedStore holds one run that failed before it measured anything.
+type failedStore struct{}
+
+func (failedStore) List() ([]history.Run, error) {
+	return []history.Run{{ID: "r1", Summary: result.Summary{Title: "bench · README.md", Kind: "bench", Model: "README.md",
+		Headline: "failed: README.md: not a GGUF file", Partial: true, Failed: true}}}, nil
+}
+func (failedStore) Load(string) (result.Document, error) {
+	return result.Document{Title: "bench · README.md", Partial: true}, nil
+}
+func (failedStore) Delete(string) error                  { return nil }
+func (failedStore) Save(result.Document) (string, error) { return "", nil }
+
+// TestFailedRunSaysFailed (item 7): History lists a failed run as failed with its
+// reason, and opening it says "failed" with the reason on Results (not "partial").
+func TestFailedRunSaysFailed(t *testing.T) {
+	m := newRootWith(Options{Store: failedStore{}})
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
+	m = keys(t, m, "tab", "tab", "tab", "tab")
+	out := m.Render()
+	if m.Screen() != ScreenHistory || !strings.Contains(out, "✗ failed") || !strings.Contains(out, "failed: README.md: not a GGUF file") {
+		t.Fatalf("History:\n%s", out)
+	}
+	m, cmd := update(t, m, enter)
+	if cmd == nil {
+		t.Fatal("enter on History opened nothing")
+	}
+	m, _ = update(t, m, cmd())
+	if out := m.Render(); m.Screen() != ScreenResults || !strings.Contains(out, "✗ failed: README.md: not a GGUF file") || strings.Contains(out, "stopped early") {
+		t.Errorf("Results of a failed run:\n%s", out)
 	}
 }

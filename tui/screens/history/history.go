@@ -19,6 +19,8 @@ import (
 type OpenMsg struct {
 	ID  string
 	Doc result.Document
+	// Failed is why the run failed ("" when it did not): Results says so.
+	Failed string
 }
 
 // CompareMsg asks the root to compare stored runs (in the order they were selected).
@@ -213,7 +215,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 				m.status = "✗ " + err.Error()
 				return m, nil
 			}
-			return m, func() tea.Msg { return OpenMsg{ID: r.ID, Doc: doc} }
+			failed := ""
+			if r.Failed {
+				failed = strings.TrimPrefix(strings.SplitN(r.Headline, " · ", 2)[0], "failed: ")
+			}
+			return m, func() tea.Msg { return OpenMsg{ID: r.ID, Doc: doc, Failed: failed} }
 		}
 	case key.Matches(k, m.Keys.Compare):
 		return m.compare()
