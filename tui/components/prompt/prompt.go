@@ -6,8 +6,6 @@
 package prompt
 
 import (
-	"strings"
-
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -156,14 +154,4 @@ func FieldKeys() []key.Binding {
 		key.NewBinding(key.WithKeys("ctrl+w"), key.WithHelp("ctrl+w", "del word")),
 		key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear")),
 	}
-}
-
-// Trim returns s without surrounding blanks and one pair of surrounding quotes (a
-// pasted path often carries them).
-func Trim(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
-		s = s[1 : len(s)-1]
-	}
-	return s
 }

@@ -303,22 +303,6 @@ type File struct {
 	Err   string // why it cannot run ("" = it can): shown, and refused on enter
 }
 
-// FindModels returns the *.gguf files in dir, sorted (none when it cannot be read),
-// as Files found in the folder.
-func FindModels(dir string) []File {
-	m, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
-	slices.Sort(m)
-	var out []File
-	for _, p := range m {
-		f := File{Name: filepath.Base(p), Path: p, Where: "folder"}
-		if st, err := os.Stat(p); err == nil {
-			f.Size = st.Size()
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // New returns the Setup screen offering files besides the built-in and synthetic models.
 func New(t theme.Theme, files []File) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), files: files, chosen: rowBuiltin, w: 80, h: 22,
@@ -1093,8 +1077,6 @@ func (m Model) line(f string, radio bool, label, value string) string {
 }
 
 func choice(s string) string { return "◂ " + s + " ▸" }
-
-func (m Model) field(f string) string { return prompt.Field(m.in[f], m.focused() == f) }
 
 // fieldIn is a field's text in at most w cells (a long path scrolls, never cut).
 func (m Model) fieldIn(f string, w int) string { return prompt.FieldIn(m.in[f], m.focused() == f, w) }
