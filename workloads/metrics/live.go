@@ -75,8 +75,8 @@ func (l *Live) addBucket(b int, v float64) {
 	l.perSec[b] += v
 }
 
-// settle takes back what r's stream counted and, for a success, counts r's tokens
-// at its chunks' times with Summary's weights. Called with mu held.
+// settle takes back what r's stream counted (and detaches it) and, for a success,
+// counts r's tokens at its chunks' times with Summary's weights. Called with mu held.
 func (l *Live) settle(r *Record) {
 	if s := r.Stream; s != nil && s.live == l {
 		for b, v := range s.buckets {
@@ -84,6 +84,7 @@ func (l *Live) settle(r *Record) {
 		}
 		l.streamed -= s.n
 		s.buckets, s.n = map[int]float64{}, 0
+		r.Stream = nil // counted: the record keeps no hold on the live view
 	}
 	if !r.Success {
 		return
