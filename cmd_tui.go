@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/engine/synth"
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/discover"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
@@ -52,13 +57,23 @@ func openWorkbench(ctx context.Context, st *store.Store, dev *jobs.Device, dir s
 	env := dev.Env(version)
 	o := tui.Options{
 		Theme:  theme.FromEnv(),
-		Files:  setup.FindModels(dir),
+		Files:  setupFiles(ctx, dir),
 		Device: fmt.Sprintf("CPU: %s · %s", cpu.Model, gpu),
 		Start:  tuiStarter(dev, st),
 		Env:    env,
 		Queue:  queue,
 		SaveProfile: func(c setup.Config, path string) error {
 			return profiles.Save(path, tui.ProfileOf(c))
+		},
+		Power:      setup.Power(dev.PowerRange()),
+		CheckModel: discover.CheckModelFile,
+		PlanSynthetic: func(shape, typ string) (setup.Plan, error) {
+			p, err := synth.Cache{}.Plan(shape, typ, synth.DefaultSeed)
+			return setup.Plan{Note: strings.TrimPrefix(p.String(), p.Spec.String()+": "), Fits: p.Fits()}, err
+		},
+		Detect: func(url string) (string, error) {
+			hc := &http.Client{Timeout: 3 * time.Second}
+			return jobs.FirstModel(ctx, hc, strings.TrimRight(url, "/"), nil)
 		},
 	}
 	if st != nil {
@@ -106,3 +121,20 @@ func (t tuiStore) Delete(id string) error { return t.s.Delete(id) }
 
 // Save implements tui.Store.
 func (t tuiStore) Save(d result.Document) (string, error) { return t.s.Save(d) }
+
+// setupFiles lists the GGUF models found on this machine (workloads/discover: the
+// folder dir, LLMBENCH_MODELS, llama.cpp's, Hugging Face's, ollama's and LM Studio's
+// caches) for Setup, with where each was found and, for one that cannot run, why.
+func setupFiles(ctx context.Context, dir string) []setup.File {
+	env := discover.OSEnv()
+	env.Dir = dir
+	var out []setup.File
+	for _, m := range discover.Find(ctx, env).Models {
+		f := setup.File{Name: m.Name, Path: m.Path, Size: m.Size, Type: m.Type, Where: string(m.Source)}
+		if m.Err != nil {
+			f.Err = m.Err.Error()
+		}
+		out = append(out, f)
+	}
+	return out
+}

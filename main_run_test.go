@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -282,9 +284,13 @@ func TestTUIWiring(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []setup.Config{
 		{Kind: setup.Bench, Model: workloads.BenchModel{Path: setup.Builtin}, Prompt: 32, Gen: 16, Reps: 2, Threads: 1},
-		{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 7, Concurrency: 3, Rate: math.Inf(1)},
+		{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 7, Concurrency: []int{3}, Rate: []float64{math.Inf(1)}, InputLen: 128, OutputLen: 64},
+		{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "sharegpt", DatasetPath: "/data/sg.json", Prompts: 7,
+			OutputLen: 32, Concurrency: []int{1, 4}, Rate: []float64{math.Inf(1)}, Threads: 2, KVType: "q8_0", MaxNumSeqs: 4, PowerW: []float64{300, 200}},
+		{Kind: setup.Serve, Dataset: "random", Prompts: 5, InputLen: 64, OutputLen: 16, Concurrency: []int{4}, Rate: []float64{2, 8},
+			Backend: "openai-chat", URL: "http://127.0.0.1:1", Endpoint: "/v1/chat/completions", ServedModel: "qwen"},
 	} {
-		path := filepath.Join(dir, c.Kind.String()+".yaml")
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", c.Kind, len(c.PowerW)+len(c.Rate)))
 		if err := profiles.Save(path, tui.ProfileOf(c)); err != nil {
 			t.Fatal(err)
 		}
@@ -296,15 +302,25 @@ func TestTUIWiring(t *testing.T) {
 			t.Errorf("%s loads into Setup as %+v, %v; want %+v", path, back, err, c)
 		}
 		r := p.Runs[0]
-		switch c.Kind {
-		case setup.Bench:
+		switch {
+		case c.Kind == setup.Bench:
 			if r.Bench == nil || r.Bench.Prompt[0] != 32 || r.Bench.Gen[0] != 16 || r.Bench.Reps != 2 || r.Bench.Models[0].Path != setup.Builtin {
 				t.Errorf("bench profile %+v", r.Bench)
 			}
-		default:
+		case c.Dataset == "random" && c.Model.Shape != "":
 			if s := r.Serve; s == nil || s.Model != "llama-tiny" || s.SyntheticType != "Q8_0" || s.Dataset.NumPrompts != 7 || s.MaxConcurrency != 3 ||
 				!s.RequestRate.IsInf() || s.Dataset.RandomInputLen != 128 || !s.IgnoreEOS {
 				t.Errorf("serve profile %+v", r.Serve)
+			}
+		case len(c.PowerW) > 0: // Setup's sweep and power lists are the job's
+			if r.Sweep == nil || !slices.Equal(r.Sweep.MaxConcurrency, []int{1, 4}) || !slices.Equal(r.PowerLimitW, []float64{300, 200}) ||
+				r.Serve.Dataset.Path != "/data/sg.json" || r.Serve.Engine.KVCacheType != "q8_0" || r.Serve.Engine.MaxNumSeqs != 4 || len(r.Points()) != 2 {
+				t.Errorf("sweep profile %+v sweep %+v power %v", r.Serve, r.Sweep, r.PowerLimitW)
+			}
+		case c.Backend != "":
+			if r.Serve.Backend != "openai-chat" || r.Serve.BaseURL != c.URL || r.Serve.Model != "qwen" || len(r.Points()) != 2 ||
+				!strings.Contains(r.Name, "qwen") {
+				t.Errorf("remote profile %+v (%s)", r.Serve, r.Name)
 			}
 		}
 	}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"llmbench/profiles"
-	"llmbench/workloads/store"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"llmbench/engine/synth"
+	"llmbench/profiles"
+	"llmbench/workloads/store"
 )
 
 // tmux runs a tmux command on the test's own server socket.
@@ -93,7 +97,7 @@ func TestTUIEndToEnd(t *testing.T) {
 		keys("Down")
 	}
 	keys("BSpace", "1")
-	s = waitFor("Estimated: 2 tests × 1 reps", 5*time.Second)
+	s = waitFor("Estimated: 2 tests × 1 rep ", 5*time.Second)
 	shows(s, "enter run")
 	keys("Enter")
 	waitFor("[Live]", 10*time.Second)
@@ -117,7 +121,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	keys("Up", "Up", "Up", "Right")
 	waitFor("◂ serve-bench ▸", 5*time.Second)
 	keys("Down", "Down", "BSpace", "BSpace", "BSpace", "2", "0")
-	waitFor("Estimated: 20 requests", 5*time.Second)
+	waitFor("Estimated: 1 point × 20 requests", 5*time.Second)
 	keys("Enter")
 	s = waitFor("requests ·", 30*time.Second)
 	if !strings.Contains(s, "serve-bench") {
@@ -165,7 +169,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	s = waitFor("Serving Benchmark Result", 60*time.Second)
 	keys("c")
 	s = waitFor("[Compare]", 5*time.Second)
-	for _, want := range []string{"% against A", "Mean TTFT (ms)", "Mean TTFT (ms): A ▀ B ▄"} {
+	for _, want := range []string{"% against A", "Mean TTFT (ms)", "TTFT (ms) per request: A ▀ B ▄"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("compare of two serve-bench runs lacks %q:\n%s", want, s)
 		}
@@ -229,4 +233,232 @@ func TestTUIRunProfile(t *testing.T) {
 	if p, err := profiles.Stored(st, list[0].ID); err != nil || len(p.Runs) != 1 || len(p.Runs[0].PowerLimitW) != 3 {
 		t.Errorf("the stored run's profile: %+v %v", p, err)
 	}
+}
+
+// waitEither returns the screen once it shows one of whats, failing the test after d.
+func waitEither(tm *term, d time.Duration, whats ...string) string {
+	tm.t.Helper()
+	end := time.Now().Add(d)
+	for {
+		s := tm.screen()
+		for _, w := range whats {
+			if strings.Contains(s, w) {
+				return s
+			}
+		}
+		if time.Now().After(end) {
+			tm.t.Fatalf("none of %q on screen after %v:\n%s", whats, d, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// frameOK fails the test when a line outside the TUI's frame is on screen: the
+// header must be the first line and the footer the last, as the TUI draws them
+// (a stray write to the terminal scrolls or overwrites them).
+func frameOK(t *testing.T, s string, w int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], " llmbench ") || !strings.Contains(lines[0], "[") {
+		t.Fatalf("the header is not the first line:\n%s", s)
+	}
+	foot := lines[len(lines)-1]
+	if !strings.Contains(foot, "quit") && !strings.Contains(foot, "close help") {
+		t.Fatalf("the footer is not the last line:\n%s", s)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Fatalf("line %d is %d cells wide (> %d):\n%s", i+1, n, w, s)
+		}
+	}
+}
+
+// TestTUINewUser walks a new user's path (issue 14's acceptance) with only keys the
+// screens show, at 120×36: a GGUF file in ~/.cache/llama.cpp is found and picked;
+// serve-bench on sharegpt (../shared/datasets), concurrency 1,4, a fake GPU swept at
+// 300 and 200 W; Live, then Results (the sweep table, both limits); a second run at
+// concurrency 4; c on Results compares it with the first, point c=4 against point
+// c=4; then a bench on a synthetic model that is written first. At every step the
+// header is the first line and the footer the last (nothing writes outside the TUI).
+func TestTUINewUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of runs in a terminal")
+	}
+	// ShareGPT_V3_filtered_500.json: sharegpt_sample_50.json's prompts are all over
+	// vLLM's 1024-token filter by this model's tokenizer (median 1945)
+	ds, err := filepath.Abs(filepath.Join("..", "shared", "datasets", "ShareGPT_V3_filtered_500.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ds); err != nil {
+		t.Skipf("no sharegpt sample beside the repository: %v", err)
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".cache", "llama.cpp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// a small llama with a 32000-piece vocabulary: sharegpt's prompts fit vLLM's
+	// 1024-token filter (the built-in model's 512-piece one counts them too long)
+	f, err := os.Create(filepath.Join(home, ".cache", "llama.cpp", "tiny-stories.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := synth.NewSpec("llama-tiny", "Q8_0", synth.DefaultSeed)
+	if err == nil {
+		err = synth.Write(context.Background(), f, spec, nil)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w, h = 120, 36
+	tm := startTerm(t, "newuser", w, h, fmt.Sprintf(
+		"cd %s && env -u XDG_CACHE_HOME -u XDG_STATE_HOME -u XDG_DATA_HOME -u LLAMA_CACHE -u HF_HOME -u HF_HUB_CACHE -u OLLAMA_MODELS -u LLMBENCH_MODELS "+
+			"HOME=%s NO_COLOR=1 LLMBENCH_HOME=%s/store %s tui --device fake; sleep 30", dir, home, dir, binPath))
+	keys, waitFor := tm.keys, tm.waitFor
+	shows := func(s, key string) {
+		t.Helper()
+		frameOK(t, s, w)
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		if foot := lines[len(lines)-1]; !strings.Contains(foot, key) {
+			t.Fatalf("the footer does not offer %q:\n%s", key, s)
+		}
+	}
+	// step moves the cursor with key until the screen shows want (at most n presses).
+	step := func(key, want string, n int) string {
+		t.Helper()
+		for range n {
+			// after each key, give the screen time to show it before the next one
+			for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				if s := tm.screen(); strings.Contains(s, want) {
+					return s
+				}
+			}
+			keys(key)
+		}
+		return waitFor(want, 5*time.Second)
+	}
+
+	// 1. Setup lists the file found in llama.cpp's cache; space picks it.
+	s := waitFor("Estimated:", 10*time.Second)
+	if !strings.Contains(s, "tiny-stories.gguf") || !strings.Contains(s, "llama.cpp") {
+		t.Fatalf("the model in ~/.cache/llama.cpp is not listed:\n%s", s)
+	}
+	shows(s, "↑↓ move")
+	s = step("Down", "> ( ) tiny-stories.gguf", 4)
+	shows(s, "space pick")
+	keys("Space")
+	waitFor("(•) tiny-stories.gguf", 5*time.Second)
+
+	// 2. serve-bench, sharegpt from ../shared/datasets, 8 prompts of 16 tokens.
+	s = step("Down", "> kind", 3)
+	shows(s, "←→ change")
+	keys("Right")
+	waitFor("◂ serve-bench ▸", 5*time.Second)
+	keys("Down")
+	s = step("Left", "◂ sharegpt ▸", 3)
+	keys("Down")
+	s = waitFor("> dataset file", 5*time.Second)
+	shows(s, "ctrl+u clear")
+	keys("C-u")
+	tm.keys("-l", ds)
+	keys("Down")
+	s = waitFor("> prompts", 5*time.Second)
+	keys("C-u", "8", "Down")
+	waitFor("> output len", 5*time.Second)
+	keys("C-u", "1", "6", "Down")
+	s = waitFor("> concurrency", 5*time.Second)
+	shows(s, "enter run")
+	keys("C-u")
+	tm.keys("-l", "1,4")
+	s = step("Down", "> power W", 8)
+	if !strings.Contains(s, "200–700 W, default 700") {
+		t.Errorf("the fake GPU's power range is not on Setup:\n%s", s)
+	}
+	tm.keys("-l", "300,200")
+	s = waitFor("Estimated: 2 points × 8 requests × 2 power limits", 5*time.Second)
+	shows(s, "enter run")
+
+	// 3. Live, then Results with both limits and both concurrencies.
+	keys("Enter")
+	s = waitFor("[Live]", 10*time.Second)
+	frameOK(t, s, w)
+	s = waitFor("Output tok/s", 30*time.Second)
+	frameOK(t, s, w)
+	s = waitEither(tm, 180*time.Second, "Sweep", "✗ failed")
+	frameOK(t, s, w)
+	if !strings.Contains(s, "✓ finished") {
+		t.Fatalf("the sweep did not finish:\n%s", s)
+	}
+	for _, want := range []string{"300 W", "200 W", "concurrency", "out tok/s"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Results lacks %q:\n%s", want, s)
+		}
+	}
+
+	// 4. A second run at concurrency 4, no power limit: back to Setup (the cursor is
+	// on the power field: it takes keys as text, so ctrl+u, then ↑ to concurrency).
+	shows(s, "tab screens")
+	keys("BTab", "BTab")
+	s = waitFor("[Setup]", 5*time.Second)
+	shows(s, "ctrl+u clear")
+	keys("C-u")
+	s = step("Up", "> concurrency", 8)
+	keys("C-u", "4")
+	s = waitFor("Estimated: 1 point × 8 requests", 5*time.Second)
+	shows(s, "enter run")
+	keys("Enter")
+	waitFor("[Live]", 10*time.Second)
+	s = waitEither(tm, 120*time.Second, "Serving Benchmark Result", "✗ failed")
+	frameOK(t, s, w)
+	if !strings.Contains(s, "✓ finished") {
+		t.Fatalf("the second run did not finish:\n%s", s)
+	}
+
+	// 5. c compares it with the first: the c=4 points meet, at each limit.
+	shows(s, "c compare")
+	keys("c")
+	s = waitFor("[Compare]", 5*time.Second)
+	frameOK(t, s, w)
+	if strings.Contains(s, "no metric in common") {
+		t.Fatalf("the runs have nothing in common:\n%s", s)
+	}
+	if !strings.Contains(s, "% against A") {
+		t.Errorf("Compare has no %% diff:\n%s", s)
+	}
+	shows(s, "↑↓ scroll")
+	for _, want := range []string{"> c=4 300 W Output tok/s", "> c=4 200 W Output tok/s"} {
+		s = step("Down", want, 80)
+		frameOK(t, s, w)
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, want) && (!strings.Contains(l, " %") || strings.Contains(l, " - ")) {
+				t.Errorf("c=4 is not compared with c=4: %q", l)
+			}
+		}
+	}
+
+	// 6. A bench on a synthetic model (written first, with its size on Setup): the
+	// screen before, while and after it is written holds nothing but the TUI.
+	keys("Tab", "Tab")
+	s = waitFor("[Setup]", 5*time.Second)
+	keys("C-u")
+	s = step("Up", "> kind", 20)
+	keys("Left")
+	waitFor("◂ bench ▸", 5*time.Second)
+	s = step("Up", "> ( ) synthetic ◂", 8) // up into the model list
+	s = step("Left", "synthetic ◂ llama-tiny ▸", 12)
+	keys("Space")
+	s = waitFor("to write", 5*time.Second)
+	frameOK(t, s, w)
+	keys("Enter")
+	waitFor("[Live]", 10*time.Second)
+	s = waitEither(tm, 180*time.Second, "✓ finished", "✗ failed")
+	frameOK(t, s, w)
+	if !strings.Contains(s, "✓ finished") || !strings.Contains(s, "llama-tiny") {
+		t.Errorf("Results of the synthetic run:\n%s", s)
+	}
+	keys("q")
 }

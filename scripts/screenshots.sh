@@ -25,12 +25,22 @@ work=$(mktemp -d)
 sock="llmbench-shots-$$"
 cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-# A fresh results store in $work, so the pictures never show the user's own runs.
+# A fresh results store and home in $work, so the pictures never show the user's own
+# runs or models.
 tmux -L "$sock" -f /dev/null new-session -d -s tui -x "$COLS" -y "$ROWS" \
-  "cd '$work' && env TERM=xterm-256color COLORTERM=truecolor LLMBENCH_HOME='$work/home' XDG_DATA_HOME='$work/xdg' '$PWD/bin/llmbench' tui --device fake; sleep 600"
+  "cd '$work' && env -u XDG_CACHE_HOME -u LLAMA_CACHE -u HF_HOME -u HF_HUB_CACHE -u OLLAMA_MODELS -u LLMBENCH_MODELS TERM=xterm-256color COLORTERM=truecolor HOME='$work/h' LLMBENCH_HOME='$work/home' XDG_DATA_HOME='$work/xdg' '$PWD/bin/llmbench' tui --device fake; sleep 600"
 
 screen() { tmux -L "$sock" capture-pane -p -t tui; }
 keys() { tmux -L "$sock" send-keys -t tui "$@"; }
+# move_to KEY TEXT: press KEY (at most 30 times) until TEXT is on screen.
+move_to() {
+  for _ in $(seq 30); do
+    screen | grep -qF -- "$2" && return 0
+    keys "$1"
+    sleep 0.3
+  done
+  wait_for "$2" 5
+}
 # wait_for TEXT SECONDS: until TEXT is on screen; non-zero (screen on stderr) when not.
 wait_for() {
   local end=$((SECONDS + $2))
@@ -69,13 +79,17 @@ shot help "llmbench tui — help (?)"
 keys Escape
 wait_for "Estimated:" 5
 
-# A serve-bench run long enough to catch the Live screen mid-run: Setup rows are the
-# four model rows, then workload, dataset, prompts, concurrency, rate.
-for _ in 1 2 3 4; do keys Down; done
+# A serve-bench run long enough to catch the Live screen mid-run: down to the workload
+# row, serve-bench, then the prompts and rate fields (ctrl+u clears a field).
+move_to Down "> kind"
 keys Right
 wait_for "◂ serve-bench ▸" 5
-keys Down Down BSpace BSpace BSpace BSpace "$PROMPTS" Down Down BSpace BSpace BSpace BSpace "$RATE"
-wait_for "Estimated: $PROMPTS requests" 5
+move_to Down "> prompts"
+keys C-u "$PROMPTS"
+move_to Down "> rate"
+keys C-u "$RATE"
+wait_for "Estimated: 1 point × $PROMPTS requests" 5
+move_to Up "> kind" # off the text fields, so the picture shows the choice keys
 keys Enter
 wait_for "[Live]" 30
 # Mid-run: wait for a third of the requests, so the charts have data.

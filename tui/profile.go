@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"reflect"
@@ -14,25 +15,63 @@ import (
 	"llmbench/workloads/serving"
 )
 
-// ProfileOf is the profile of a Setup config: what `s` on Setup and Results saves.
+// ProfileOf is the profile of a Setup config: what `s` on Setup and Results saves,
+// and the job a Setup run is (its one run).
 func ProfileOf(c setup.Config) profiles.Profile {
 	name := c.Describe()
+	var p profiles.Profile
 	if c.Kind == setup.Bench {
-		return profiles.FromBench(name, c.BenchSpec())
+		p = profiles.FromBench(name, c.BenchSpec())
+	} else {
+		var concs []int
+		var rates []workloads.Rate
+		if len(c.Concurrency) > 1 || len(c.Rate) > 1 {
+			concs = c.Concurrency
+			for _, r := range c.Rate {
+				rates = append(rates, workloads.Rate(r))
+			}
+		}
+		p = profiles.FromServe(name, ServeSpec(c), concs, rates)
 	}
-	return profiles.FromServe(name, ServeSpec(c), nil, nil)
+	p.Runs[0].PowerLimitW = slices.Clone(c.PowerW)
+	return p
 }
 
-// ServeSpec is the serve spec of a Setup config and its dataset, over serve-bench's
-// defaults (shorter random prompts, so a run on the CPU is quick).
+// setupWarmups is how many warm-up requests a Setup run sends before every sweep
+// point (the job runs them before each point's clock starts), so that the first
+// point does not take the cold start alone.
+const setupWarmups = 2
+
+// ServeSpec is the serve spec of a Setup config (its first sweep point) over
+// serve-bench's defaults, with warm-ups before every point.
 func ServeSpec(c setup.Config) workloads.ServeSpec {
 	sp := workloads.DefaultServe()
-	sp.RequestRate, sp.MaxConcurrency = workloads.Rate(c.Rate), c.Concurrency
+	sp.NumWarmups = setupWarmups
+	if len(c.Rate) > 0 {
+		sp.RequestRate = workloads.Rate(c.Rate[0])
+	}
+	if len(c.Concurrency) > 0 {
+		sp.MaxConcurrency = c.Concurrency[0]
+	}
 	d := &sp.Dataset
-	d.Name, d.NumPrompts, d.RandomInputLen, d.RandomOutputLen = c.Dataset, c.Prompts, 128, 64
+	d.Name, d.NumPrompts, d.Path = c.Dataset, c.Prompts, c.DatasetPath
+	switch c.Dataset {
+	case "random":
+		d.RandomInputLen, d.RandomOutputLen = c.InputLen, c.OutputLen
+	case "sonnet":
+		d.SonnetInputLen, d.SonnetOutputLen = c.InputLen, c.OutputLen
+		d.SonnetPrefixLen = min(d.SonnetPrefixLen, c.InputLen/2)
+	case "sharegpt":
+		d.ShareGPTOutputLen = c.OutputLen
+	case "prefix_repetition":
+		d.PrefixRepetitionOutputLen = c.OutputLen
+	case "custom":
+		d.CustomOutputLen = c.OutputLen
+	}
 	switch {
-	case c.URL != "":
-		sp.Backend, sp.BaseURL, sp.Endpoint = "openai", strings.TrimRight(c.URL, "/"), serving.DefaultEndpoint("openai")
+	case c.Remote():
+		sp.Backend, sp.BaseURL, sp.Endpoint = c.Backend, strings.TrimRight(c.URL, "/"), cmp.Or(c.Endpoint, serving.DefaultEndpoint(c.Backend))
+		sp.Model = c.ServedModel
 	case c.Model.Path == setup.Builtin:
 		sp.Model = ""
 	case c.Model.Shape != "":
@@ -40,15 +79,16 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 	default:
 		sp.Model = c.Model.Path
 	}
-	if d.Name == "sonnet" {
-		d.Path = "sonnet.txt" // vLLM's benchmarks/sonnet.txt, from the current folder
+	if !c.Remote() {
+		sp.Threads = c.Threads
+		sp.Engine.KVCacheType, sp.Engine.MaxNumSeqs = c.KVType, c.MaxNumSeqs
 	}
 	sp.IgnoreEOS = d.Name == "random"
 	return sp
 }
 
 // errNotSetup is why a profile cannot be loaded into Setup.
-var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads) or one serve-bench point as Setup saves it; llmbench run FILE runs this profile")
+var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads) or one serve-bench sweep as Setup saves it; llmbench run FILE runs this profile")
 
 // ConfigOf is the Setup config of a profile that holds one run Setup can express
 // (ProfileOf's inverse), or a one-line error saying why it cannot.
@@ -57,33 +97,55 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 		return setup.Config{}, errors.New("the profile has several runs: " + errNotSetup.Error())
 	}
 	r := p.Runs[0]
-	if len(r.PowerLimitW) > 0 {
-		return setup.Config{}, errors.New("the profile sets power limits: " + errNotSetup.Error())
-	}
 	var c setup.Config
 	if b := r.Bench; b != nil {
-		if len(b.Models) != 1 || len(b.Prompt) != 1 || len(b.Gen) != 1 || len(b.Threads) > 1 {
+		if len(b.Models) != 1 || len(b.Prompt) != 1 || len(b.Gen) != 1 || len(b.Threads) > 1 || len(b.TypeK) > 1 {
 			return c, errors.New("the bench lists several values: " + errNotSetup.Error())
 		}
-		c = setup.Config{Kind: setup.Bench, Model: b.Models[0], Prompt: b.Prompt[0], Gen: b.Gen[0], Reps: b.Reps}
+		c = setup.Config{Kind: setup.Bench, Model: b.Models[0], Prompt: b.Prompt[0], Gen: b.Gen[0], Reps: b.Reps,
+			PowerW: slices.Clone(r.PowerLimitW)}
 		if len(b.Threads) == 1 {
 			c.Threads = b.Threads[0]
+		}
+		if len(b.TypeK) == 1 {
+			c.KVType = b.TypeK[0]
 		}
 		if !reflect.DeepEqual(c.BenchSpec().WithDefaults(), b.WithDefaults()) || !setupModel(c.Model) {
 			return setup.Config{}, errors.New("the bench sets more than Setup shows: " + errNotSetup.Error())
 		}
 		return c, nil
 	}
-	points := r.Points()
-	if len(points) != 1 {
-		return c, errors.New("the profile sweeps several points: " + errNotSetup.Error())
+	sp := *r.Serve
+	d := sp.Dataset
+	c = setup.Config{Kind: setup.Serve, Dataset: d.Name, DatasetPath: d.Path, Prompts: d.NumPrompts,
+		Concurrency: []int{sp.MaxConcurrency}, Rate: []float64{float64(sp.RequestRate)},
+		Threads: sp.Threads, KVType: sp.Engine.KVCacheType, MaxNumSeqs: sp.Engine.MaxNumSeqs, PowerW: slices.Clone(r.PowerLimitW)}
+	if r.Sweep != nil {
+		if len(r.Sweep.MaxConcurrency) > 0 {
+			c.Concurrency = slices.Clone(r.Sweep.MaxConcurrency)
+		}
+		if len(r.Sweep.RequestRate) > 0 {
+			c.Rate = nil
+			for _, v := range r.Sweep.RequestRate {
+				c.Rate = append(c.Rate, float64(v))
+			}
+		}
 	}
-	sp := points[0]
-	c = setup.Config{Kind: setup.Serve, Dataset: sp.Dataset.Name, Prompts: sp.Dataset.NumPrompts,
-		Concurrency: sp.MaxConcurrency, Rate: float64(sp.RequestRate)}
+	switch d.Name {
+	case "random":
+		c.InputLen, c.OutputLen = d.RandomInputLen, d.RandomOutputLen
+	case "sonnet":
+		c.InputLen, c.OutputLen = d.SonnetInputLen, d.SonnetOutputLen
+	case "sharegpt":
+		c.OutputLen = d.ShareGPTOutputLen
+	case "prefix_repetition":
+		c.OutputLen = d.PrefixRepetitionOutputLen
+	case "custom":
+		c.OutputLen = d.CustomOutputLen
+	}
 	switch {
-	case sp.Backend == "openai":
-		c.URL, c.Model.Path = sp.BaseURL, setup.Builtin
+	case sp.Backend != "inproc":
+		c.Backend, c.URL, c.Endpoint, c.ServedModel = sp.Backend, sp.BaseURL, sp.Endpoint, sp.Model
 	case sp.Model == "":
 		c.Model.Path = setup.Builtin
 	case slices.Contains(synth.Shapes(), sp.Model):
@@ -91,7 +153,9 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 	default:
 		c.Model.Path = sp.Model
 	}
-	if !reflect.DeepEqual(ServeSpec(c), sp) || !setupModel(c.Model) || math.IsNaN(c.Rate) {
+	back := ProfileOf(c).Runs[0]
+	if !reflect.DeepEqual(ServeSpec(c), *back.Serve) || !reflect.DeepEqual(back.Sweep, r.Sweep) && (r.Sweep != nil || back.Sweep != nil) ||
+		!reflect.DeepEqual(ServeSpec(c), sp) || (!c.Remote() && !setupModel(c.Model)) || slices.ContainsFunc(c.Rate, math.IsNaN) {
 		return setup.Config{}, errors.New("the serve run sets more than Setup shows: " + errNotSetup.Error())
 	}
 	return c, nil

@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"llmbench/profiles"
 	"llmbench/tui/screens/setup"
+	"llmbench/workloads"
 )
 
 // saver writes profiles as main does.
@@ -28,7 +31,7 @@ func TestSetupSaveOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = keys(t, m, "s")
+	m = keys(t, m, "up", "s") // s from the workload row (on a field it types)
 	out := m.Render()
 	if !strings.Contains(out, "save profile to: ./bench-stories260K.yaml_") || !strings.Contains(out, "enter write") {
 		t.Fatalf("s does not offer a path:\n%s", out)
@@ -45,7 +48,7 @@ func TestSetupSaveOpen(t *testing.T) {
 		t.Fatalf("the profile written: %+v %v", p, err)
 	}
 
-	m = keys(t, m, "up", "left") // workload ▸ serve-bench
+	m = keys(t, m, "left") // workload ▸ serve-bench
 	if c, _ := m.setup.Config(); c.Kind != setup.Serve {
 		t.Fatalf("not changed to serve-bench: %+v", c)
 	}
@@ -55,7 +58,7 @@ func TestSetupSaveOpen(t *testing.T) {
 	}
 	m = keys(t, m, "enter")
 	got, err := m.setup.Config()
-	if err != nil || got != want || m.Err() != "" || !strings.Contains(m.Render(), "✓ opened "+path) {
+	if err != nil || !reflect.DeepEqual(got, want) || m.Err() != "" || !strings.Contains(m.Render(), "✓ opened "+path) {
 		t.Errorf("opened %+v (%v, %q), want %+v\n%s", got, err, m.Err(), want, m.Render())
 	}
 
@@ -64,7 +67,7 @@ func TestSetupSaveOpen(t *testing.T) {
 		t.Errorf("esc does not cancel:\n%s", m.Render())
 	}
 
-	m = keys(t, m, "down", "down", "down", "backspace", "s") // reps empty
+	m = keys(t, m, "down", "down", "down", "backspace", "up", "up", "up", "s") // reps empty; s from a choice row
 	if out := m.Render(); !strings.Contains(out, "✗ cannot save: reps: a whole number ≥ 1") || strings.Contains(out, "save profile to") {
 		t.Errorf("s with a bad field:\n%s", out)
 	}
@@ -79,11 +82,7 @@ func TestSetupOpenBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	sweep := filepath.Join(dir, "sweep.yaml")
-	b, err := profiles.BuiltinYAML("builtin:power-sweep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(sweep, b, 0o644); err != nil {
+	if err := os.WriteFile(sweep, []byte("schema: 1\nbench:\n  models: [{path: builtin:stories260K}]\n  n_prompt: [64, 128]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, parseErr := profiles.LoadFile(bad)
@@ -92,7 +91,7 @@ func TestSetupOpenBad(t *testing.T) {
 	}
 	for _, c := range []struct{ path, want string }{
 		{bad, parseErr.Error()},
-		{sweep, sweep + ": the profile sets power limits: Setup holds one bench"},
+		{sweep, sweep + ": the bench lists several values: Setup holds one bench"},
 		{filepath.Join(dir, "none.yaml"), "none.yaml: no such file"},
 	} {
 		m := newRootWith(Options{SaveProfile: saver})
@@ -105,8 +104,26 @@ func TestSetupOpenBad(t *testing.T) {
 		if !strings.Contains(m.Render(), "✗ "+m.Err()[:20]) {
 			t.Errorf("%s: error not shown:\n%s", c.path, m.Render())
 		}
-		if after, _ := m.setup.Config(); after != before {
+		if after, _ := m.setup.Config(); !reflect.DeepEqual(after, before) {
 			t.Errorf("%s: Setup changed to %+v", c.path, after)
+		}
+	}
+}
+
+// TestEverySweepPointWarmsUp: a Setup sweep is the job's sweep, and every point of it
+// sends warm-up requests before its clock starts (the first point used to take the
+// cold start alone).
+func TestEverySweepPointWarmsUp(t *testing.T) {
+	c := setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Path: setup.Builtin}, Dataset: "random", Prompts: 4,
+		InputLen: 16, OutputLen: 8, Concurrency: []int{1, 4}, Rate: []float64{math.Inf(1)}}
+	r := ProfileOf(c).Runs[0]
+	pts := r.Points()
+	if len(pts) != 2 {
+		t.Fatalf("%d points", len(pts))
+	}
+	for _, p := range pts {
+		if p.NumWarmups < 1 {
+			t.Errorf("point c=%d: no warm-up", p.MaxConcurrency)
 		}
 	}
 }

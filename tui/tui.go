@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ type Starter func(c setup.Config) (w run.Workload, note string, opts []run.Optio
 // Options configure New.
 type Options struct {
 	Theme  theme.Theme
-	Files  []string // .gguf files offered on the Setup screen
+	Files  []setup.File // model files offered on the Setup screen (found on the machine)
 	Start  Starter
 	Device string // what the header shows at the right outside a run ("CPU: … · GPU: none")
 	// Store keeps every finished run and lists them on the History screen; nil keeps
@@ -68,6 +69,18 @@ type Options struct {
 	// A run that is stopped (esc), fails or cannot be built holds the queue: `n`
 	// (offered on Results) starts the next one; quitting drops the rest.
 	Queue []QueuedRun
+	// Power is the GPU's power-limit range for Setup's power field (and why limits
+	// cannot be set, when they cannot).
+	Power setup.Power
+	// Detect asks an external server at url for the model it serves (its first in
+	// /v1/models), shown on Setup; nil: Setup does not ask.
+	Detect func(url string) (string, error)
+	// CheckModel says why a model file cannot run (nil: it can): Setup refuses such a
+	// file before a run is queued. Nil: Setup only checks that it exists.
+	CheckModel func(path string) error
+	// PlanSynthetic says what writing a synthetic model takes (size, free disk);
+	// nil: Setup shows the size only.
+	PlanSynthetic func(shape, typ string) (setup.Plan, error)
 }
 
 // QueuedRun is one run of Options.Queue: its title and how to build its workload
@@ -139,6 +152,10 @@ func New(o Options) Model {
 		compare: compare.New(t), history: history.New(t, o.Store),
 	}
 	m.history.Note = note
+	m.setup.SetPower(o.Power)
+	m.setup.SetDetect(o.Detect)
+	m.setup.SetCheck(o.CheckModel)
+	m.setup.SetPlan(o.PlanSynthetic)
 	m.queue, m.queueTotal = o.Queue, len(o.Queue)
 	m.resize(80, 24)
 	return m
@@ -182,6 +199,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		return m.paste(msg)
+	case setup.DetectMsg:
+		var cmd tea.Cmd
+		m.setup, cmd = m.setup.Update(msg)
+		return m, cmd
 	case setup.RunMsg:
 		return m.start(msg.Config)
 	case queueMsg:
@@ -193,7 +216,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case live.DoneMsg:
 		return m.done(msg)
 	case history.OpenMsg:
-		m.results.Show(msg.Doc, msg.ID, nil, nil, 0)
+		var failed error
+		if msg.Failed != "" {
+			failed = errors.New(msg.Failed)
+		}
+		m.results.Show(msg.Doc, msg.ID, nil, failed, 0)
 		m.screen = ScreenResults
 		return m, nil
 	case history.CompareMsg:
@@ -232,11 +259,14 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case m.showHelp:
 		if key.Matches(k, m.help.Keys.Close) {
 			m.showHelp = false
+			return m, nil
 		}
-		return m, nil
+		var cmd tea.Cmd
+		m.help, cmd = m.help.Update(k)
+		return m, cmd
 	case key.Matches(k, m.Keys.Help) && !capturing:
 		m.showHelp = true
-		m.help.Groups = m.helpGroups()
+		m.help.Open(m.helpGroups())
 		return m, nil
 	case key.Matches(k, m.Keys.Next) && !capturing:
 		m.show((m.screen + 1) % Screen(len(tabNames)))
@@ -260,6 +290,23 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.compare, cmd = m.compare.Update(k)
 	case ScreenHistory:
 		m.history, cmd = m.history.Update(k)
+	}
+	return m, cmd
+}
+
+// paste hands a paste to the screen's text field, if one takes text now.
+func (m Model) paste(p tea.PasteMsg) (tea.Model, tea.Cmd) {
+	if !m.capturing() {
+		return m, nil
+	}
+	var cmd tea.Cmd
+	switch m.screen {
+	case ScreenSetup:
+		m.setup, cmd = m.setup.Update(p)
+	case ScreenResults:
+		m.results, cmd = m.results.Update(p)
+	case ScreenHistory:
+		m.history, cmd = m.history.Update(p)
 	}
 	return m, cmd
 }
@@ -320,6 +367,11 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.results.Show(doc, id, m.running, msg.Done.Err, msg.Done.Elapsed)
+	if m.running != nil && msg.Done.Err == nil && !doc.Partial {
+		if p, ok := paceOf(doc); ok {
+			m.setup.Learn(*m.running, p)
+		}
+	}
 	m.screen = ScreenResults
 	if msg.Done.Err != nil {
 		m.err = "run failed: " + msg.Done.Err.Error()
@@ -477,7 +529,12 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// global returns the footer's keys that work on every screen; while a field takes
+// text, q, ? and tab type into it, so only ctrl+c is offered.
 func (m Model) global() []key.Binding {
+	if m.capturing() {
+		return []key.Binding{key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+	}
 	return []key.Binding{m.Keys.Next, m.Keys.Help, m.Keys.Quit}
 }
 
@@ -535,6 +592,9 @@ func (m Model) Render() string {
 	switch {
 	case m.showHelp:
 		here = []key.Binding{m.help.Keys.Close}
+		if m.help.Scrolls() {
+			here = append(here, m.help.Keys.Scroll)
+		}
 	case m.screen == ScreenSetup:
 		here = m.setup.FooterNow()
 	case m.screen == ScreenLive:
@@ -565,4 +625,48 @@ func (m Model) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "llmbench"
 	return v
+}
+
+// paceOf is what a finished run measured, for Setup's time estimate: mean prompt and
+// generation t/s over its bench tests, or its requests per second over its points.
+func paceOf(doc result.Document) (setup.Pace, bool) {
+	var p setup.Pace
+	switch {
+	case doc.Bench != nil && len(doc.Bench.Records) > 0:
+		var pp, tg []float64
+		for i := range doc.Bench.Records {
+			r := &doc.Bench.Records[i]
+			switch {
+			case r.NPrompt > 0 && r.NGen == 0:
+				pp = append(pp, r.AvgTs())
+			case r.NGen > 0 && r.NPrompt == 0:
+				tg = append(tg, r.AvgTs())
+			}
+		}
+		p.PromptTps, p.GenTps = mean(pp), mean(tg)
+		return p, p.PromptTps > 0 || p.GenTps > 0
+	case len(doc.Serving) > 0:
+		var n int
+		var secs float64
+		for _, r := range doc.Serving {
+			n += r.Summary.Completed + r.Summary.Failed
+			secs += r.Duration.Seconds()
+		}
+		if secs > 0 {
+			p.RequestsPerS = float64(n) / secs
+		}
+		return p, p.RequestsPerS > 0
+	}
+	return p, false
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"llmbench/tui/internal/fixture"
 	"llmbench/tui/internal/golden"
+	"llmbench/tui/screens/history"
 	"llmbench/tui/screens/live"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
@@ -87,15 +89,21 @@ func TestQTypesIntoPath(t *testing.T) {
 	for range 20 { // to the bottom, then back up to the path field
 		m, _ = update(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-	for range 5 {
+	for range 7 {
 		m, _ = update(t, m, up)
 	}
 	m, cmd := update(t, m, qKey)
 	if cmd != nil {
 		t.Fatal("q quit while typing a path")
 	}
-	if !strings.Contains(m.Render(), "path: q_") {
-		t.Errorf("q not typed:\n%s", m.Render())
+	out := m.Render()
+	if !strings.Contains(out, "path: q_") {
+		t.Errorf("q not typed:\n%s", out)
+	}
+	// the footer shows the field's keys, not q quit, ? help or tab
+	footer := out[strings.LastIndex(out, "\n")+1:]
+	if !strings.Contains(footer, "ctrl+w") || strings.Contains(footer, "q quit") || strings.Contains(footer, "? help") {
+		t.Errorf("footer on a text field: %q", footer)
 	}
 }
 
@@ -190,7 +198,7 @@ func TestStartError(t *testing.T) {
 // TestGolden renders every screen through the root (header, body, error line,
 // footer) at 80×24 and 160×48.
 func TestGolden(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range golden.Sizes {
 		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
 		m := newRootWith(Options{Store: fixture.NewStore(fixture.BenchDoc("bench · stories260K", 1, 0), fixture.BenchDoc("bench · stories260K · 1 thread", 1.3, 2))})
 		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
@@ -351,6 +359,12 @@ func TestCompareWithPrevious(t *testing.T) {
 	if only.Screen() != ScreenHistory || !strings.Contains(only.Render(), "no earlier bench run") || only.history.Selected()[0] != "run-1" {
 		t.Errorf("no previous: screen %d:\n%s", only.Screen(), only.Render())
 	}
+	// a second run later: History no longer says there is no earlier run
+	only, _ = update(t, only, benchDone(1.1))
+	only = keys(t, only, "tab", "tab")
+	if only.Screen() != ScreenHistory || strings.Contains(only.Render(), "no earlier") {
+		t.Errorf("History's stale news after a second run:\n%s", only.Render())
+	}
 }
 
 // TestHistoryToCompare: select two runs in History with space, c shows both.
@@ -476,7 +490,79 @@ func TestNoColor(t *testing.T) {
 			t.Errorf("screen %d has a colour: %q", m.Screen(), colour.FindString(out))
 		}
 	}
+	m = keys(t, m, "down", "down", "down", "down", "down", "down", "down", "down") // to the mean latencies
 	if out := m.Render(); !strings.Contains(out, "▀") || !strings.Contains(out, "▒") || !strings.Contains(out, "significant") {
 		t.Errorf("Compare without colour lost its glyphs or words:\n%s", out)
+	}
+}
+
+// TestHelpScrolls: at 60×15 the key list is taller than the screen: the title says
+// so, the footer offers ↑↓, and ↓ brings its last line (ctrl+c) into view.
+func TestHelpScrolls(t *testing.T) {
+	m := newRoot(nil)
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 60, Height: 15})
+	m, _ = update(t, m, helpKey)
+	out := m.Render()
+	if strings.Contains(out, "ctrl+c") || !strings.Contains(out, "↑↓ scroll") {
+		t.Fatalf("help at 60×15 before scrolling:\n%s", out)
+	}
+	for range 30 {
+		m, _ = update(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	if out := m.Render(); !strings.Contains(out, "ctrl+c") {
+		t.Errorf("↓ does not scroll the help to its end:\n%s", out)
+	}
+	if m, _ = update(t, m, esc); m.showHelp {
+		t.Error("esc does not close the help")
+	}
+}
+
+// TestPaceOf: a finished run's pace, for Setup's time estimate.
+func TestPaceOf(t *testing.T) {
+	p, ok := paceOf(fixture.BenchDoc("b", 1, 0))
+	if !ok || p.PromptTps <= 0 || p.GenTps <= 0 {
+		t.Errorf("bench pace %+v %v", p, ok)
+	}
+	d := fixture.ServeDoc("s", 40, 4, 1, 0)
+	p, ok = paceOf(d)
+	want := 40 / d.Serving[0].Duration.Seconds()
+	if !ok || math.Abs(p.RequestsPerS-want) > 1e-9 {
+		t.Errorf("serve pace %+v, want %.2f req/s", p, want)
+	}
+	if _, ok := paceOf(result.Document{}); ok {
+		t.Error("a pace from nothing")
+	}
+}
+
+// failedStore holds one run that failed before it measured anything.
+type failedStore struct{}
+
+func (failedStore) List() ([]history.Run, error) {
+	return []history.Run{{ID: "r1", Summary: result.Summary{Title: "bench · README.md", Kind: "bench", Model: "README.md",
+		Headline: "failed: README.md: not a GGUF file", Partial: true, Failed: true}}}, nil
+}
+func (failedStore) Load(string) (result.Document, error) {
+	return result.Document{Title: "bench · README.md", Partial: true}, nil
+}
+func (failedStore) Delete(string) error                  { return nil }
+func (failedStore) Save(result.Document) (string, error) { return "", nil }
+
+// TestFailedRunSaysFailed (item 7): History lists a failed run as failed with its
+// reason, and opening it says "failed" with the reason on Results (not "partial").
+func TestFailedRunSaysFailed(t *testing.T) {
+	m := newRootWith(Options{Store: failedStore{}})
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
+	m = keys(t, m, "tab", "tab", "tab", "tab")
+	out := m.Render()
+	if m.Screen() != ScreenHistory || !strings.Contains(out, "✗ failed") || !strings.Contains(out, "failed: README.md: not a GGUF file") {
+		t.Fatalf("History:\n%s", out)
+	}
+	m, cmd := update(t, m, enter)
+	if cmd == nil {
+		t.Fatal("enter on History opened nothing")
+	}
+	m, _ = update(t, m, cmd())
+	if out := m.Render(); m.Screen() != ScreenResults || !strings.Contains(out, "✗ failed: README.md: not a GGUF file") || strings.Contains(out, "stopped early") {
+		t.Errorf("Results of a failed run:\n%s", out)
 	}
 }

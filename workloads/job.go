@@ -116,6 +116,8 @@ func (j Job) ModelNames() string {
 	}
 	if j.Serve != nil {
 		switch {
+		case j.Serve.Backend != "inproc" && j.Serve.Backend != "" && j.Serve.Model == "":
+			add(j.Serve.BaseURL) // the server's model, until it says which
 		case j.Serve.Model == "":
 			add("builtin")
 		case j.Serve.Backend == "inproc" && !strings.HasSuffix(j.Serve.Model, ".gguf"):

@@ -2,8 +2,10 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"llmbench/workloads/power"
@@ -77,6 +79,37 @@ func (d *Device) Env(build string) []result.KV {
 	}
 	return result.Environment(result.KV{Key: "build", Value: "llmbench " + build},
 		result.KV{Key: "gpu", Value: gpu}, result.KV{Key: "telemetry", Value: d.Note})
+}
+
+// PowerRange is what a Device allows for power limits: GPU 0's range, default and
+// current limit in watts (0 when unknown), and Refused, when limits cannot be set,
+// saying why in a few words ("no GPU (…)", "needs root").
+type PowerRange struct {
+	MinW, MaxW, DefaultW, CurrentW float64
+	Refused                        string
+}
+
+// PowerRange reads GPU 0's power-limit range. Whether a limit may be set is asked
+// of the driver by setting the current limit again (no change when allowed): a
+// refusal (telemetry.ErrPermission) is "needs root".
+func (d *Device) PowerRange() PowerRange {
+	if d.GPUs == nil || d.GPUs.Count() == 0 {
+		return PowerRange{Refused: "no GPU (" + strings.TrimSuffix(d.Note, ".") + ")"}
+	}
+	g, err := d.GPUs.Read(0)
+	if err != nil {
+		return PowerRange{Refused: err.Error()}
+	}
+	p := PowerRange{MinW: g.PowerMinW, MaxW: g.PowerMaxW, DefaultW: g.PowerDefaultW, CurrentW: g.PowerLimitW}
+	if cur, err := d.GPUs.PowerLimit(0); err == nil && cur > 0 {
+		p.CurrentW = cur
+		if err := d.GPUs.SetPowerLimit(0, cur); errors.Is(err, telemetry.ErrPermission) {
+			p.Refused = "needs root"
+		} else if err != nil {
+			p.Refused = err.Error()
+		}
+	}
+	return p
 }
 
 // CheckLimits says in one line why limits cannot be set on this device (nil: they

@@ -14,6 +14,7 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/run"
 	"llmbench/workloads/store"
+	"llmbench/workloads/telemetry"
 )
 
 func TestModelRef(t *testing.T) {
@@ -138,6 +139,28 @@ func TestNothingMeasuredNothingKept(t *testing.T) {
 	}
 	if list, _ := st.List(); len(list) != 0 {
 		t.Errorf("kept %+v", list)
+	}
+}
+
+// TestPowerRange: the range, default and current limit of GPU 0, "needs root" when
+// the driver refuses to set a limit, and why there is none without a GPU.
+func TestPowerRange(t *testing.T) {
+	for _, deny := range []bool{false, true} {
+		f, err := telemetry.NewFake(telemetry.FakeOptions{DenySet: deny})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := (&Device{GPUs: f}).PowerRange()
+		want := PowerRange{MinW: 200, MaxW: 700, DefaultW: 700, CurrentW: 700}
+		if deny {
+			want.Refused = "needs root"
+		}
+		if p != want {
+			t.Errorf("deny %v: %+v, want %+v", deny, p, want)
+		}
+	}
+	if p := (&Device{Note: "NVML: no device."}).PowerRange(); p.Refused != "no GPU (NVML: no device)" {
+		t.Errorf("no GPU: %+v", p)
 	}
 }
 

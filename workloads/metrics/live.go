@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -17,8 +18,85 @@ type Live struct {
 	tpot            *hdrhistogram.Histogram
 	coarse          map[string]*liveCoarse // 1-2-5 buckets by metric, for histogram views
 	done, failed    int
-	outputTokens    int64
+	outputTokens    int64 // of the requests that ended
 	total           int
+	// Output tokens as they stream: streamed counts the tokens of requests still
+	// going (reported by their Stream), perSec the tokens of every request in 1-s
+	// buckets from origin (the start of sending, Begin).
+	streamed float64
+	origin   time.Duration
+	perSec   []float64
+}
+
+// Stream counts one request's output tokens into its Live as they arrive, so a live
+// view's output tok/s moves while the request streams, not only when it ends. A nil
+// *Stream counts nothing. Live.Add replaces what the stream counted by the record's
+// exact tokens (the weights Summary uses), so the live peak and Results' peak are the
+// same figure: tokens, not chunks, per 1-s bucket.
+type Stream struct {
+	live    *Live
+	n       float64
+	buckets map[int]float64
+}
+
+// Begin sets the instant (run clock) the 1-s output-token buckets count from: the
+// start of sending, as Summary counts from the first send.
+func (l *Live) Begin(at time.Duration) {
+	l.mu.Lock()
+	l.origin = at
+	l.mu.Unlock()
+}
+
+// Stream returns a counter for one request's tokens.
+func (l *Live) Stream() *Stream { return &Stream{live: l, buckets: map[int]float64{}} }
+
+// Tokens counts n output tokens that arrived at at (run clock).
+func (s *Stream) Tokens(at time.Duration, n int) {
+	if s == nil || n <= 0 {
+		return
+	}
+	l := s.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(at)
+	l.addBucket(b, float64(n))
+	s.buckets[b] += float64(n)
+	s.n += float64(n)
+	l.streamed += float64(n)
+}
+
+// bucket returns the 1-s bucket of instant at (before origin: bucket 0).
+func (l *Live) bucket(at time.Duration) int { return max(0, int((at-l.origin)/time.Second)) }
+
+func (l *Live) addBucket(b int, v float64) {
+	for len(l.perSec) <= b {
+		l.perSec = append(l.perSec, 0)
+	}
+	l.perSec[b] += v
+}
+
+// settle takes back what r's stream counted (and detaches it) and, for a success,
+// counts r's tokens at its chunks' times with Summary's weights. Called with mu held.
+func (l *Live) settle(r *Record) {
+	if s := r.Stream; s != nil && s.live == l {
+		for b, v := range s.buckets {
+			l.perSec[b] -= v
+		}
+		l.streamed -= s.n
+		s.buckets, s.n = map[int]float64{}, 0
+		r.Stream = nil // counted: the record keeps no hold on the live view
+	}
+	if !r.Success {
+		return
+	}
+	w := chunkWeights(r)
+	t := r.Start + r.TTFT
+	for j := range w {
+		if j > 0 {
+			t += r.ITL[j-1]
+		}
+		l.addBucket(l.bucket(t), w[j])
+	}
 }
 
 // NewLive returns a Live view for a run of total requests. Latencies are held in
@@ -35,11 +113,12 @@ func NewLive(total int) *Live {
 // Add records one finished request; one interrupted by the end of the run is
 // neither done nor failed.
 func (l *Live) Add(r *Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settle(r)
 	if r.Interrupted() {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if !r.Success {
 		l.failed++
 		return
@@ -65,10 +144,15 @@ func (l *Live) Add(r *Record) {
 // LiveSnapshot is a point-in-time live view; latencies in milliseconds.
 type LiveSnapshot struct {
 	Done, Failed, Total int
-	OutputTokens        int64
-	TTFTP50, TTFTP99    float64
-	ITLP50, ITLP99      float64
-	E2ELP50, E2ELP99    float64
+	// OutputTokens counts the tokens of the requests that ended and those streamed
+	// so far by the requests still going.
+	OutputTokens int64
+	// PeakOutputTokensPerS is the largest 1-s bucket of output tokens from the start
+	// of sending: Summary's PeakOutputTokensPerS (tokens, not chunks) so far.
+	PeakOutputTokensPerS float64
+	TTFTP50, TTFTP99     float64
+	ITLP50, ITLP99       float64
+	E2ELP50, E2ELP99     float64
 	// Dists holds the live distributions by metric name (ttft, tpot, itl, e2el) for
 	// histogram views.
 	Dists map[string]LiveDist
@@ -134,9 +218,14 @@ func (l *Live) Snapshot() LiveSnapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := func(h *hdrhistogram.Histogram, p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e3 }
+	peak := 0.0
+	for _, v := range l.perSec {
+		peak = max(peak, v)
+	}
 	return LiveSnapshot{
-		Done: l.done, Failed: l.failed, Total: l.total, OutputTokens: l.outputTokens,
-		TTFTP50: q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
+		Done: l.done, Failed: l.failed, Total: l.total, OutputTokens: l.outputTokens + int64(math.Round(l.streamed)),
+		PeakOutputTokensPerS: peak,
+		TTFTP50:              q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
 		ITLP50: q(l.itl, 50), ITLP99: q(l.itl, 99),
 		E2ELP50: q(l.e2el, 50), E2ELP99: q(l.e2el, 99),
 		Dists: map[string]LiveDist{"ttft": l.coarse["ttft"].dist(l.ttft), "tpot": l.coarse["tpot"].dist(l.tpot),

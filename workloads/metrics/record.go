@@ -39,6 +39,10 @@ type Record struct {
 	// NewConn is set when the request opened a new connection (HTTP backends).
 	NewConn bool `json:",omitempty"`
 
+	// Stream, when set, counts the output tokens into a live view as they arrive
+	// (clients call Stream.Tokens per chunk); never stored.
+	Stream *Stream `json:"-" yaml:"-"`
+
 	Success bool
 	// Reason says why a request did not succeed (ReasonNone on success).
 	Reason Reason `json:",omitempty"`

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -81,20 +82,81 @@ func (c *DocComparison) Methods() []string {
 	return out
 }
 
+// setting is one condition a figure was measured under (a bench test's threads or
+// power limit, a serving point's concurrency): key, and the value ("" when the run
+// left it as it was, e.g. no power limit set).
+type setting struct{ key, val string }
+
+// label is how a setting reads in a row's group ("t=2", "c=8", "300 W").
+func (s setting) label() string {
+	switch s.key {
+	case "W":
+		return s.val + " W"
+	case "model", "":
+		return s.val
+	case "rate":
+		return "rate " + s.val
+	}
+	return s.key + "=" + s.val
+}
+
 // docMetric is one figure of one run while a comparison is assembled.
 type docMetric struct {
-	group, metric string
-	headline      bool
-	lowerBetter   bool
-	value         float64
-	samples       []float64
-	repeats       bool // samples are per-repetition figures
+	base        string    // the bench test ("pp512"); "" for serving
+	set         []setting // what it was measured under, in label order
+	metric      string
+	headline    bool
+	lowerBetter bool
+	value       float64
+	samples     []float64
+	repeats     bool // samples are per-repetition figures
+}
+
+// pattern is a figure's identity in a comparison: its test, metric and the values
+// of the settings that tell points apart (vals follows the comparison's keys; ""
+// matches any value: the run did not set it or did not vary it).
+type pattern struct {
+	base, metric string
+	vals         []string
+}
+
+// covers reports whether p is as general as q or more: every value p names, q has.
+func (p pattern) covers(q pattern) bool {
+	for i, v := range p.vals {
+		if v != "" && v != q.vals[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p pattern) same(q pattern) bool { return slices.Equal(p.vals, q.vals) }
+
+func (p pattern) compatible(q pattern) bool {
+	if p.base != q.base || p.metric != q.metric {
+		return false
+	}
+	for i, v := range p.vals {
+		if v != "" && q.vals[i] != "" && v != q.vals[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // CompareDocs compares docs (two or more) metric by metric against the first: a
 // bench run by test (t/s with per-repetition samples, tokens/J), a serving run by
 // sweep point (throughputs; mean with per-request samples, median, p90 and p99 of
 // TTFT, TPOT, ITL and E2EL). A metric only some runs have shows NaN for the others.
+//
+// Figures are matched by what they measure: the test and metric, and the settings
+// that tell a run's points apart (threads, power limit, concurrency, rate, model —
+// only those some run varies). A run that measured a figure once, under settings the
+// other run varies, is compared with every point of it that does not contradict it
+// (a bench's pp64 against each power limit of a sweep's pp64; a serve run at c=4
+// against the sweep's c=4 point, not its c=1). Two single runs match whatever their
+// settings (c=4 against c=8).
+//
 // Verdicts: Welch's t-test over the repetitions for bench t/s, a moving-block
 // bootstrap of the difference of means over the request sequence for serving
 // latencies (requests next to each other are correlated, so a t-test on them
@@ -104,26 +166,78 @@ func CompareDocs(docs []result.Document) (*DocComparison, error) {
 		return nil, fmt.Errorf("compare: need two or more runs, got %d", len(docs))
 	}
 	c := &DocComparison{}
-	type key struct{ group, metric string }
-	idx := map[key]int{}
+	all := make([][]docMetric, len(docs))
 	for i, d := range docs {
 		c.Titles = append(c.Titles, d.Title)
-		for _, m := range docMetrics(d) {
-			k := key{m.group, m.metric}
-			j, ok := idx[k]
-			if !ok {
-				j = len(c.Rows)
-				idx[k] = j
-				row := DocRow{Group: m.group, Metric: m.metric, Headline: m.headline, LowerBetter: m.lowerBetter,
-					Repeats: m.repeats, Values: make([]float64, len(docs)), Samples: make([][]float64, len(docs))}
-				for v := range row.Values {
-					row.Values[v] = math.NaN()
+		all[i] = docMetrics(d)
+	}
+	keys := varyingKeys(all)
+	pat := func(m docMetric) pattern {
+		p := pattern{base: m.base, metric: m.metric, vals: make([]string, len(keys))}
+		for _, s := range m.set {
+			if j := slices.Index(keys, s.key); j >= 0 {
+				p.vals[j] = s.val
+			}
+		}
+		return p
+	}
+	var pats []pattern
+	var superseded []bool
+	newRow := func(m docMetric, p pattern) int {
+		row := DocRow{Group: group(m.base, keys, p.vals), Metric: m.metric, Headline: m.headline, LowerBetter: m.lowerBetter,
+			Repeats: m.repeats, Values: make([]float64, len(docs)), Samples: make([][]float64, len(docs))}
+		for v := range row.Values {
+			row.Values[v] = math.NaN()
+		}
+		c.Rows, pats, superseded = append(c.Rows, row), append(pats, p), append(superseded, false)
+		return len(c.Rows) - 1
+	}
+	set := func(j, i int, m docMetric) {
+		if math.IsNaN(c.Rows[j].Values[i]) {
+			c.Rows[j].Values[i], c.Rows[j].Samples[i] = m.value, m.samples
+		}
+	}
+	for i := range docs {
+		for _, m := range all[i] {
+			p := pat(m)
+			if j := slices.IndexFunc(pats, func(q pattern) bool { return q.base == p.base && q.metric == p.metric && q.same(p) }); j >= 0 {
+				c.Rows[j].Values[i], c.Rows[j].Samples[i] = m.value, m.samples
+				continue
+			}
+			// as general as rows already there: compare it with each of them
+			spread := false
+			for j, q := range pats {
+				if !superseded[j] && q.compatible(p) && p.covers(q) {
+					set(j, i, m)
+					spread = true
 				}
-				c.Rows = append(c.Rows, row)
+			}
+			if spread {
+				continue
+			}
+			// more specific than rows already there: a row of its own, holding what
+			// the more general rows hold for the other runs
+			j := newRow(m, p)
+			for k, q := range pats[:j] {
+				if q.compatible(p) && q.covers(p) {
+					for v := range docs {
+						if v != i && math.IsNaN(c.Rows[j].Values[v]) {
+							c.Rows[j].Values[v], c.Rows[j].Samples[v] = c.Rows[k].Values[v], c.Rows[k].Samples[v]
+						}
+					}
+					superseded[k] = true
+				}
 			}
 			c.Rows[j].Values[i], c.Rows[j].Samples[i] = m.value, m.samples
 		}
 	}
+	kept := c.Rows[:0]
+	for j, r := range c.Rows {
+		if !superseded[j] {
+			kept = append(kept, r)
+		}
+	}
+	c.Rows = kept
 	for j := range c.Rows {
 		r := &c.Rows[j]
 		r.DiffPct, r.Verdict, r.Method = make([]float64, len(docs)), make([]string, len(docs)), make([]string, len(docs))
@@ -156,55 +270,90 @@ func CompareDocs(docs []result.Document) (*DocComparison, error) {
 	return c, nil
 }
 
-// docMetrics lists the figures of one run in display order.
+// varyingKeys returns the setting keys whose value differs between figures of one
+// run (in the order they are first met): the ones that tell its points apart.
+func varyingKeys(all [][]docMetric) []string {
+	var keys []string
+	for _, ms := range all {
+		seen := map[string]string{}
+		for _, m := range ms {
+			for _, s := range m.set {
+				v, ok := seen[s.key]
+				switch {
+				case !ok:
+					seen[s.key] = s.val
+				case v != s.val && !slices.Contains(keys, s.key):
+					keys = append(keys, s.key)
+				}
+			}
+		}
+	}
+	// label order: the order settings are listed in
+	order := []string{"model", "t", "fa", "b", "ub", "ctk", "c", "rate", "W"}
+	slices.SortStableFunc(keys, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	return keys
+}
+
+// group is a row's group: the test and the labels of the settings set.
+func group(base string, keys, vals []string) string {
+	parts := []string{}
+	if base != "" {
+		parts = append(parts, base)
+	}
+	for j, k := range keys {
+		if vals[j] != "" {
+			parts = append(parts, setting{k, vals[j]}.label())
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func watts(w float64) string {
+	if w <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", w)
+}
+
+// docMetrics lists the figures of one run in display order, with the settings
+// each was measured under.
 func docMetrics(d result.Document) []docMetric {
 	var out []docMetric
 	if d.Bench != nil {
-		seen := map[string]int{}
-		for i := range d.Bench.Records {
-			seen[d.Bench.Records[i].Name()]++
-		}
 		for i := range d.Bench.Records {
 			r := &d.Bench.Records[i]
-			g := r.Name()
-			if seen[g] > 1 { // the same test at several settings: tell them apart
-				g = fmt.Sprintf("%s t=%d fa=%d b=%d", g, r.NThreads, r.FlashAttn, r.NBatch)
-			}
+			set := []setting{{"model", strings.TrimSuffix(filepath.Base(r.ModelFilename), ".gguf")}, {"t", fmt.Sprint(r.NThreads)},
+				{"fa", fmt.Sprint(r.FlashAttn)}, {"b", fmt.Sprint(r.NBatch)}, {"ub", fmt.Sprint(r.NUBatch)}, {"ctk", r.TypeK},
+				{"W", watts(r.PowerLimitW)}}
 			if len(r.SamplesNs) > 0 {
-				out = append(out, docMetric{group: g, metric: "t/s", headline: true, value: r.AvgTs(), samples: r.SamplesTs(), repeats: true})
+				out = append(out, docMetric{base: r.Name(), set: set, metric: "t/s", headline: true, value: r.AvgTs(), samples: r.SamplesTs(), repeats: true})
 			}
 			if r.EnergyKnown() {
-				out = append(out, docMetric{group: g, metric: "tokens/J", value: r.TokensPerJoule()})
+				out = append(out, docMetric{base: r.Name(), set: set, metric: "tokens/J", value: r.TokensPerJoule()})
 			}
 		}
 	}
 	for _, p := range d.Serving {
-		g := ""
-		if len(d.Serving) > 1 {
-			g = "c=" + p.Spec.ConcurrencyLabel()
-			if !p.Spec.RequestRate.IsInf() {
-				g += " rate " + p.Spec.RequestRate.String()
-			}
-		}
-		out = append(out, servingMetrics(g, p)...)
+		set := []setting{{"c", p.Spec.ConcurrencyLabel()}, {"rate", p.Spec.RequestRate.String()}, {"W", watts(p.PowerLimitW)}}
+		out = append(out, servingMetrics(set, p)...)
 	}
 	return out
 }
 
 // servingMetrics lists a serving point's figures; latency statistics come from the
 // raw records (successful requests), as metrics.Summary computes them.
-func servingMetrics(g string, p *serving.Result) []docMetric {
+func servingMetrics(g []setting, p *serving.Result) []docMetric {
 	s := p.Summary
 	out := []docMetric{
-		{group: g, metric: "Output tok/s", headline: true, value: s.OutputThroughput},
-		{group: g, metric: "Request throughput (req/s)", value: s.RequestThroughput},
-		{group: g, metric: "Total tok/s", value: s.TotalTokenThroughput},
-		{group: g, metric: "Peak output tok/s", value: s.PeakOutputTokensPerS},
-		{group: g, metric: "Successful requests", value: float64(s.Completed)},
-		{group: g, metric: "Failed requests", lowerBetter: true, value: float64(s.Failed)},
+		{set: g, metric: "Output tok/s", headline: true, value: s.OutputThroughput},
+		{set: g, metric: "Request throughput (req/s)", value: s.RequestThroughput},
+		{set: g, metric: "Total tok/s", value: s.TotalTokenThroughput},
+		{set: g, metric: "Peak output tok/s", value: s.PeakOutputTokensPerS},
+		{set: g, metric: "Successful requests", value: float64(s.Completed)},
+		{set: g, metric: "Failed requests", lowerBetter: true, value: float64(s.Failed)},
 	}
 	if p.EnergyKnown() {
-		out = append(out, docMetric{group: g, metric: "Output tokens/J", value: p.OutputTokensPerJoule()})
+		out = append(out, docMetric{set: g, metric: "Output tokens/J", value: p.OutputTokensPerJoule()})
 	}
 	lat := RequestSamples(p.Records)
 	for _, name := range LatencyMetrics {
@@ -214,10 +363,10 @@ func servingMetrics(g string, p *serving.Result) []docMetric {
 		}
 		up := strings.ToUpper(name)
 		out = append(out,
-			docMetric{group: g, metric: "Mean " + up + " (ms)", headline: true, lowerBetter: true, value: metrics.Mean(x), samples: x},
-			docMetric{group: g, metric: "P50 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 50)},
-			docMetric{group: g, metric: "P90 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 90)},
-			docMetric{group: g, metric: "P99 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 99)})
+			docMetric{set: g, metric: "Mean " + up + " (ms)", headline: true, lowerBetter: true, value: metrics.Mean(x), samples: x},
+			docMetric{set: g, metric: "P50 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 50)},
+			docMetric{set: g, metric: "P90 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 90)},
+			docMetric{set: g, metric: "P99 " + up + " (ms)", lowerBetter: true, value: metrics.Percentile(x, 99)})
 	}
 	return out
 }

@@ -61,7 +61,7 @@ func TestCompareDocs(t *testing.T) {
 			t.Errorf("%s: verdicts %q, diffs %v", r.Label(), r.Verdict, r.DiffPct)
 		}
 	}
-	want := []string{"pp512 t=1 fa=0 b=2048 t/s", "tg128 t=1 fa=0 b=2048 t/s", "pp512 t=2 fa=0 b=2048 t/s", "tg128 t=2 fa=0 b=2048 t/s"}
+	want := []string{"pp512 t=1 t/s", "tg128 t=1 t/s", "pp512 t=2 t/s", "tg128 t=2 t/s"} // only the settings that differ
 	if !slices.Equal(labels, want) {
 		t.Errorf("rows %q, want %q", labels, want)
 	}
@@ -114,7 +114,77 @@ func TestCompareDocsServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(sw.Rows[0].Label(), "c=4 rate 10.0 ") || !slices.ContainsFunc(sw.Rows, func(r DocRow) bool { return strings.HasPrefix(r.Label(), "c=8 ") }) {
+	if !strings.HasPrefix(sw.Rows[0].Label(), "c=4 ") || !slices.ContainsFunc(sw.Rows, func(r DocRow) bool { return strings.HasPrefix(r.Label(), "c=8 ") }) {
 		t.Errorf("sweep rows not grouped: %q", sw.Rows[0].Label())
 	}
+}
+
+// rowsOf returns the comparison's rows by label.
+func rowsOf(t *testing.T, docs ...result.Document) map[string]DocRow {
+	t.Helper()
+	c, err := CompareDocs(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]DocRow{}
+	for _, r := range c.Rows {
+		out[r.Label()] = r
+	}
+	return out
+}
+
+// TestCompareMatchesWhatIsMeasured (issue 14 item 8): a power sweep's pp512 and a
+// bench's pp512 are the same test (they were "pp512 t=2 fa=0 b=2048 t/s" against
+// "pp512 t/s": no metric in common); the bench's one figure is compared with each
+// limit of the sweep. A serve sweep is compared point by point: a run at c=4 meets
+// the sweep's c=4 point, not its c=8 one; two single runs meet whatever their
+// concurrency.
+func TestCompareMatchesWhatIsMeasured(t *testing.T) {
+	bench := benchDoc()
+	bench.Bench.Records = bench.Bench.Records[:2] // pp512, tg128 at t=1
+	sweep := benchDoc()
+	sweep.Bench.Records = append(sweep.Bench.Records[:0:0], bench.Bench.Records[0], bench.Bench.Records[0])
+	sweep.Bench.Records[0].PowerLimitW, sweep.Bench.Records[1].PowerLimitW = 300, 200
+	sweep.Bench.Records[1].SamplesNs = slices.Clone(sweep.Bench.Records[1].SamplesNs)
+	for j := range sweep.Bench.Records[1].SamplesNs {
+		sweep.Bench.Records[1].SamplesNs[j] *= 2
+	}
+	for _, order := range [][]result.Document{{sweep, bench}, {bench, sweep}} {
+		rows := rowsOf(t, order...)
+		for _, l := range []string{"pp512 300 W t/s", "pp512 200 W t/s"} {
+			r, ok := rows[l]
+			if !ok || math.IsNaN(r.Values[0]) || math.IsNaN(r.Values[1]) || r.Verdict[1] == VerdictNA {
+				t.Errorf("%q: %+v (rows %v)", l, r, keysOf(rows))
+			}
+		}
+		if _, ok := rows["pp512 t/s"]; ok {
+			t.Errorf("the bench's pp512 is a row of its own besides the sweep's: %v", keysOf(rows))
+		}
+	}
+
+	one := func(c int) result.Document {
+		r := sampleResult()
+		r.Spec.MaxConcurrency = c
+		return result.Document{Serving: []*serving.Result{r}}
+	}
+	rows := rowsOf(t, servingDoc(), one(4)) // the sweep is c=4 and c=8
+	if r := rows["c=4 Output tok/s"]; math.IsNaN(r.Values[0]) || math.IsNaN(r.Values[1]) {
+		t.Errorf("c=4 against c=4: %v (rows %v)", r.Values, keysOf(rows))
+	}
+	if r := rows["c=8 Output tok/s"]; math.IsNaN(r.Values[0]) || !math.IsNaN(r.Values[1]) {
+		t.Errorf("c=8 against a run at c=4: %v", r.Values)
+	}
+	rows = rowsOf(t, one(4), one(8))
+	if r := rows["Output tok/s"]; math.IsNaN(r.Values[0]) || math.IsNaN(r.Values[1]) {
+		t.Errorf("two single runs: %v (rows %v)", r.Values, keysOf(rows))
+	}
+}
+
+func keysOf(m map[string]DocRow) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -87,8 +87,11 @@ type Summary struct {
 	Kind     string // "bench", "serve-bench" or "kernels"
 	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
 	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
-	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"
+	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"; a failed run's reason
 	Partial  bool
+	// Failed is set when the run ended with an error (Headline says which); a
+	// failed run is also Partial.
+	Failed bool `json:",omitempty"`
 }
 
 // Summarize describes d in one line's worth of fields.

@@ -199,6 +199,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	}
 	res.Started = time.Now()
 	base := r.Now()
+	live.Begin(base)
 	startWall := r.Start().Add(base)
 	lastInt := -1
 	if arr.RampUp != "" {
@@ -214,6 +215,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		rec := &recs[i]
 		rec.Index, rec.PromptLen, rec.Expected = i, reqs[i].PromptLen, reqs[i].OutputLen
 		rec.Scheduled, rec.Arrival = base+sched[i], r.Now()
+		rec.Stream = live.Stream()
 		if arr.RampUp != "" {
 			if cur := int(arr.RateAt(i, len(reqs))); cur > lastInt {
 				ts := time.Now().Format("2006-01-02T15:04:05.000000")

@@ -420,6 +420,11 @@ func (c *HTTP) stream(run, ctx context.Context, sr *sseReader, rec *metrics.Reco
 		}
 		last = at
 		chunks++
+		tokens := 1 // a chunk without counts is one token until the request ends
+		if cum >= 0 {
+			tokens = cum - prevCum
+		}
+		rec.Stream.Tokens(at, tokens)
 		if c.KeepText || c.Tok != nil { // the text is needed to keep or to count
 			text = appendUnescaped(text, t)
 		}

@@ -86,6 +86,7 @@ func (t *inprocTimes) token(tok engine.Token) {
 	}
 	t.last = at
 	t.pending++
+	t.rec.Stream.Tokens(at, 1)
 	if tok.Text != "" {
 		t.chunk(at, true)
 	}

@@ -434,13 +434,31 @@ func (w *Writer) Close(runErr error) error {
 	return errors.Join(w.err, w.writeMeta())
 }
 
-func (w *Writer) fillSummary(doc result.Document) {
+// fillSummary lists the run by its result (summarize).
+func (w *Writer) fillSummary(doc result.Document) { w.meta.Summary = w.meta.summarize(doc) }
+
+// summarize lists a run by doc, what it measured: what doc cannot say (the kind and
+// model of a run that measured nothing) stays as the job said, and a failed run's
+// headline says that it failed and why.
+func (m *meta) summarize(doc result.Document) result.Summary {
 	sum := result.Summarize(doc)
-	sum.Partial = w.meta.Status != Done
+	sum.Partial = m.Status != Done
 	if sum.Model == "" {
-		sum.Model = w.meta.Summary.Model
+		sum.Model = m.Summary.Model
 	}
-	w.meta.Summary = sum
+	if sum.Kind == "?" {
+		sum.Kind = m.Summary.Kind
+	}
+	measured := len(doc.Serving) > 0 || doc.Bench != nil && len(doc.Bench.Records) > 0
+	switch {
+	case m.Status == Failed && measured:
+		sum.Failed, sum.Headline = true, "failed: "+m.Error+" · "+sum.Headline
+	case m.Status == Failed:
+		sum.Failed, sum.Headline = true, "failed: "+m.Error
+	case !measured && sum.Partial:
+		sum.Headline = "stopped before any result"
+	}
+	return sum
 }
 
 func oneLine(s string) string {
@@ -467,11 +485,7 @@ func (s *Store) List() ([]Entry, error) {
 		if m.Status != Done && !m.hasResult(s.dir) {
 			// Died mid-run: summarise what its samples hold.
 			if doc, err := s.Load(m.ID); err == nil {
-				sum := result.Summarize(doc)
-				if sum.Model == "" {
-					sum.Model = m.Summary.Model
-				}
-				m.Summary = sum
+				m.Summary = m.summarize(doc)
 			}
 		}
 		out = append(out, m.entry())

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,6 +237,31 @@ func TestFailedRun(t *testing.T) {
 	list, _ := s.List()
 	if list[0].Status != Failed || !list[0].Partial || list[0].Error == "" {
 		t.Errorf("failed: %+v", list[0])
+	}
+	// a run that failed before measuring anything lists as failed, with the reason,
+	// as the kind and model the job named (it listed as type ? before)
+	w, _ = s.Create(workloads.Job{Name: "x", Bench: &workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "/tmp/README.md"}}}}, nil)
+	if err := w.Finish(result.Document{}, errors.New("/tmp/README.md: not a GGUF file")); err != nil {
+		t.Fatal(err)
+	}
+	w2, _ := s.Create(workloads.Job{Name: "y", Serve: &workloads.ServeSpec{Backend: "openai", BaseURL: "http://127.0.0.1:9"}}, nil)
+	if err := w2.Close(errors.New("connection refused")); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.List()
+	for _, e := range list[:2] {
+		switch e.ID {
+		case w.ID():
+			if !e.Failed || e.Kind != "bench" || e.Model != "README.md" || e.Headline != "failed: /tmp/README.md: not a GGUF file" {
+				t.Errorf("failed bench listed as %+v", e.Summary)
+			}
+		case w2.ID():
+			if !e.Failed || e.Kind != "serve-bench" || e.Model != "http://127.0.0.1:9" || e.Headline != "failed: connection refused" {
+				t.Errorf("failed remote run listed as %+v", e.Summary)
+			}
+		default:
+			t.Errorf("unexpected %s", e.ID)
+		}
 	}
 }
 

@@ -176,7 +176,7 @@ func (f *Fake) Read(i int) (GPU, error) {
 	ratio := min(1, w/f.target)
 	g := GPU{
 		Index: i, Name: fakeName, UUID: fmt.Sprintf("GPU-fake-0000-%04d", i),
-		PowerW: w, PowerLimitW: f.limits[i], PowerMinW: fakeMinW, PowerMaxW: fakeMaxW,
+		PowerW: w, PowerLimitW: f.limits[i], PowerMinW: fakeMinW, PowerMaxW: fakeMaxW, PowerDefaultW: fakeMaxW,
 		EnergyJ: 1e6 + f.energy[i], HasEnergy: true,
 		SMClockMHz:  int(math.Round(fakeMaxSMMHz * math.Cbrt(ratio))),
 		MemClockMHz: fakeMemMHz,

@@ -99,6 +99,9 @@ func (g *nvmlGPUs) Read(i int) (GPU, error) {
 	if lo, hi, ret := d.GetPowerManagementLimitConstraints(); !fail("power limit range", ret) {
 		r.PowerMinW, r.PowerMaxW = float64(lo)/1000, float64(hi)/1000
 	}
+	if mw, ret := d.GetPowerManagementDefaultLimit(); !fail("default power limit", ret) {
+		r.PowerDefaultW = float64(mw) / 1000
+	}
 	if mj, ret := d.GetTotalEnergyConsumption(); !fail("energy", ret) {
 		r.EnergyJ, r.HasEnergy = float64(mj)/1000, true
 	}

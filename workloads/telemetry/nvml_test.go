@@ -36,6 +36,7 @@ func (m *mockGPU) device(idx int) *mock.Device {
 		GetEnforcedPowerLimitFunc:              func() (uint32, nvml.Return) { return m.limitMW, nvml.SUCCESS },
 		GetPowerManagementLimitFunc:            func() (uint32, nvml.Return) { return m.limitMW, nvml.SUCCESS },
 		GetPowerManagementLimitConstraintsFunc: func() (uint32, uint32, nvml.Return) { return 200000, 700000, nvml.SUCCESS },
+		GetPowerManagementDefaultLimitFunc:     func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS },
 		GetTotalEnergyConsumptionFunc:          func() (uint64, nvml.Return) { return 123456789, ret("energy") },
 		GetClockInfoFunc: func(c nvml.ClockType) (uint32, nvml.Return) {
 			if c == nvml.CLOCK_SM {
@@ -117,7 +118,7 @@ func TestNVMLReadings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-0", PowerW: 612.345, PowerLimitW: 650, PowerMinW: 200, PowerMaxW: 700,
+	want := GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-0", PowerW: 612.345, PowerLimitW: 650, PowerMinW: 200, PowerMaxW: 700, PowerDefaultW: 700,
 		EnergyJ: 123456.789, HasEnergy: true, SMClockMHz: 1980, MemClockMHz: 2619, TempC: 63, UtilGPU: 97, UtilMem: 41,
 		MemUsed: 40 << 30, MemTotal: 80 << 30, Throttle: ThrottleSWPowerCap, PState: 0}
 	if fmt.Sprint(r.ThrottleNames) != "[sw_power_cap]" || len(r.Errors) != 0 {

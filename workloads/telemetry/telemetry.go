@@ -16,12 +16,14 @@ type GPU struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
 	UUID  string `json:"uuid,omitempty"`
-	// PowerW is the power draw; PowerLimitW the enforced limit and PowerMinW/PowerMaxW
-	// the range the limit may be set to (watts).
-	PowerW      float64 `json:"power_w"`
-	PowerLimitW float64 `json:"power_limit_w"`
-	PowerMinW   float64 `json:"power_min_w"`
-	PowerMaxW   float64 `json:"power_max_w"`
+	// PowerW is the power draw; PowerLimitW the enforced limit, PowerMinW/PowerMaxW
+	// the range the limit may be set to and PowerDefaultW the driver's default limit
+	// (watts; 0 when unknown).
+	PowerW        float64 `json:"power_w"`
+	PowerLimitW   float64 `json:"power_limit_w"`
+	PowerMinW     float64 `json:"power_min_w"`
+	PowerMaxW     float64 `json:"power_max_w"`
+	PowerDefaultW float64 `json:"power_default_w,omitempty"`
 	// EnergyJ is the device's energy counter (joules since the driver loaded).
 	EnergyJ   float64 `json:"energy_j"`
 	HasEnergy bool    `json:"has_energy"`

@@ -89,7 +89,27 @@ func Fit(s string, w int) string {
 	return s
 }
 
-// Lines fits every line of s to w cells and pads or cuts the result to exactly h lines.
+// FitParts fits a line made of " · "-joined parts to w cells by dropping whole parts
+// from the end (decoration and older news) rather than cutting one; a first part
+// wider than w is cut.
+func FitParts(s string, w int) string {
+	if Width(s) <= w {
+		return Fit(s, w)
+	}
+	parts := strings.Split(s, " · ")
+	dropped := false
+	for len(parts) > 1 && Width(strings.Join(parts, " · ")) > w {
+		parts, dropped = parts[:len(parts)-1], true
+	}
+	out := strings.Join(parts, " · ")
+	if dropped && strings.Contains(s, "\x1b[") {
+		out += "\x1b[m" // the reset may have gone with the parts dropped
+	}
+	return Fit(out, w)
+}
+
+// Lines fits every line of s to w cells (FitParts: a line of " · " parts loses
+// parts before it is cut) and pads or cuts the result to exactly h lines.
 func Lines(s string, w, h int) []string {
 	in := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if s == "" {
@@ -102,7 +122,7 @@ func Lines(s string, w, h int) []string {
 		if i < len(in) {
 			line = in[i]
 		}
-		out = append(out, Fit(line, w))
+		out = append(out, FitParts(line, w))
 	}
 	return out
 }

@@ -72,6 +72,12 @@ func (m Model) View() string {
 		eta = "finished"
 	}
 	parts := []string{fmt.Sprintf("%s/%s %s", num(m.Done), num(m.Total), m.Unit), Clock(m.Elapsed) + " elapsed", eta}
+	if m.Unit == "bytes" { // a file being written (workloads/jobs.ProgressBytes): its label says bytes of total and ETA
+		parts = []string{Clock(m.Elapsed) + " elapsed"}
+		if m.Finished {
+			parts = append(parts, eta)
+		}
+	}
 	if m.Failed > 0 {
 		parts = append(parts, t.Error.Render(fmt.Sprintf("✗ %d failed", m.Failed)))
 	}

@@ -28,3 +28,16 @@ func TestETA(t *testing.T) {
 		t.Error(Clock(3725 * time.Second))
 	}
 }
+
+// TestBytes: a synthetic model being written shows its own label (bytes of total,
+// ETA of the write), not the raw byte counts and the run's ETA.
+func TestBytes(t *testing.T) {
+	m := New(theme.New(theme.ASCII))
+	m.SetSize(100, 2)
+	m.Done, m.Total, m.Unit, m.Elapsed = 312<<20, 739<<20, "bytes", 5*time.Second
+	m.Label = "writing synth:llama-1b:Q4_0 · 312.00 MiB of 739.00 MiB · ETA 7 s"
+	v := m.View()
+	if !strings.Contains(v, "42 %") || !strings.Contains(v, "312.00 MiB of 739.00 MiB · ETA 7 s") || strings.Contains(v, "327155712") {
+		t.Errorf("bytes progress:\n%s", v)
+	}
+}

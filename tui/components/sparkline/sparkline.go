@@ -24,7 +24,14 @@ type Model struct {
 	n      int
 	peak   float64
 	Unit   string
+	// peakSet: the peak was set (SetPeak), not taken from the values pushed.
+	peakSet bool
 }
+
+// SetPeak sets the peak the stats line shows, for a series whose peak is defined
+// otherwise than as its largest value (serving's is the largest 1-s bucket of
+// tokens, the figure Results shows); later pushes no longer move it.
+func (m *Model) SetPeak(v float64) { m.peak, m.peakSet = v, true }
 
 // New returns an empty sparkline.
 func New(t theme.Theme, unit string) Model { return Model{theme: t, Unit: unit, w: 40, h: 2} }
@@ -40,7 +47,9 @@ func (m *Model) Push(v float64) {
 	}
 	m.sum += v
 	m.n++
-	m.peak = max(m.peak, v)
+	if !m.peakSet {
+		m.peak = max(m.peak, v)
+	}
 }
 
 // Len returns how many values were pushed.

@@ -39,6 +39,10 @@ type Model struct {
 	// Cursor, when true, marks the row under the cursor with ">" and highlights it
 	// (every row gets a two-cell gutter for the mark).
 	Cursor bool
+	// Priority lists the column indexes from the most important: when the columns
+	// do not fit the width, the least important are left out whole (Hidden says
+	// which) rather than a cell being cut. Nil: left to right.
+	Priority []int
 }
 
 // New returns a table with the given headers.
@@ -95,8 +99,7 @@ func numeric(s string) bool {
 	return err == nil
 }
 
-// View renders the header and the visible rows.
-func (m Model) View() string {
+func (m Model) widths() []int {
 	widths := make([]int, len(m.Headers))
 	for i, h := range m.Headers {
 		widths[i] = lipgloss.Width(h)
@@ -106,6 +109,54 @@ func (m Model) View() string {
 			widths[i] = max(widths[i], lipgloss.Width(r[i]))
 		}
 	}
+	return widths
+}
+
+// shown returns which columns fit the width, leaving out the least important.
+func (m Model) shown(widths []int) []bool {
+	order := m.Priority
+	if order == nil {
+		for i := range widths {
+			order = append(order, i)
+		}
+	}
+	shown := make([]bool, len(widths))
+	used := 0
+	if m.Cursor {
+		used = 2
+	}
+	for n, i := range order {
+		if i >= len(widths) {
+			continue
+		}
+		gap := 2
+		if n == 0 {
+			gap = 0
+		}
+		if n > 0 && used+gap+widths[i] > m.w {
+			continue
+		}
+		shown[i] = true
+		used += gap + widths[i]
+	}
+	return shown
+}
+
+// Hidden returns the headers of the columns left out at this width.
+func (m Model) Hidden() []string {
+	var out []string
+	for i, ok := range m.shown(m.widths()) {
+		if !ok {
+			out = append(out, strings.TrimSpace(m.Headers[i]))
+		}
+	}
+	return out
+}
+
+// View renders the header and the visible rows.
+func (m Model) View() string {
+	widths := m.widths()
+	shown := m.shown(widths)
 	cell := func(s string, i int, right bool) string {
 		pad := strings.Repeat(" ", max(0, widths[i]-lipgloss.Width(s)))
 		if right {
@@ -120,13 +171,16 @@ func (m Model) View() string {
 		}
 	}
 	line := func(r []string, header bool) string {
-		parts := make([]string, len(widths))
+		var parts []string
 		for i := range widths {
+			if !shown[i] {
+				continue
+			}
 			s := ""
 			if i < len(r) {
 				s = r[i]
 			}
-			parts[i] = cell(s, i, i > 0 && (header && (numCol[i] || len(m.rows) == 0) || !header && numeric(s)))
+			parts = append(parts, cell(s, i, i > 0 && (header && (numCol[i] || len(m.rows) == 0) || !header && numeric(s))))
 		}
 		return strings.Join(parts, "  ")
 	}

@@ -6,9 +6,28 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// Sizes are the terminal sizes (columns, rows) every screen is checked at.
+var Sizes = [][2]int{{60, 15}, {80, 24}, {120, 36}, {200, 60}}
+
+// cut matches a figure cut short: an ellipsis inside or right after a number.
+var cut = regexp.MustCompile(`[0-9][.,:%]?…`)
+
+// NoCutNumbers fails when a line of view cuts a number ("2462.65 ± 2…"): screens
+// drop decoration (hints, descriptions, columns past the key ones they scroll to)
+// rather than cut a figure.
+func NoCutNumbers(t *testing.T, name, view string) {
+	t.Helper()
+	for i, l := range strings.Split(view, "\n") {
+		if loc := cut.FindStringIndex(l); loc != nil {
+			t.Errorf("%s line %d cuts a number: %q", name, i+1, l)
+		}
+	}
+}
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
@@ -32,6 +51,7 @@ func Assert(t *testing.T, name, got string) {
 	if string(want) != got {
 		t.Errorf("%s differs from the view (run with -update after a deliberate change)\n--- got:\n%s\n--- want:\n%s", path, got, want)
 	}
+	NoCutNumbers(t, name, got)
 	for i, l := range strings.Split(got, "\n") {
 		if strings.Contains(l, "\x1b") {
 			t.Errorf("%s line %d has an escape sequence: goldens use the ASCII theme", path, i+1)

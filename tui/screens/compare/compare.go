@@ -9,6 +9,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -152,8 +153,25 @@ func (m Model) legendLines() int { return min(len(m.docs), max(2, m.h/7)) }
 func (m Model) chartH() int { return max(4, (m.h-m.legendLines())/2) }
 
 func (m *Model) layout() {
-	m.tab.SetSize(m.w-2, m.h-m.legendLines()-m.chartH()-2)
+	m.tab.SetSize(m.w-2, m.h-m.legendLines()-m.chartH()-2-m.noteLines())
 }
+
+// noteLines is 1 when the table shows an n/a verdict (a line under it says why).
+func (m Model) noteLines() int {
+	if m.cmp == nil {
+		return 0
+	}
+	for _, r := range m.cmp.Rows {
+		if slices.Contains(r.Verdict[1:], report.VerdictNA) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// naNote explains an n/a verdict: which of the two reasons applies is in the row
+// (a "-" value is a metric the run lacks).
+const naNote = "n/a: no verdict: one figure per run (repeat the run: a test needs samples) or a run lacks the metric (-)"
 
 // Update scrolls the table and switches the histogram's metric.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
@@ -205,7 +223,11 @@ func (m Model) View() string {
 		title = fmt.Sprintf("%d runs: no metric in common (different kinds of run): each shows its own", len(m.docs))
 	}
 	tableH := m.h - len(legend) - m.chartH()
-	body := strings.Join(legend, "\n") + "\n" + panel.Box(t, title, m.tab.View(), m.w, tableH)
+	tv := m.tab.View()
+	if m.noteLines() > 0 {
+		tv += "\n" + t.Dim.Render(naNote)
+	}
+	body := strings.Join(legend, "\n") + "\n" + panel.Box(t, title, tv, m.w, tableH)
 	lw := m.w / 2
 	rw := m.w - lw
 	body += "\n" + panel.Join(m.histPanel(lw), m.barsPanel(rw))
@@ -234,7 +256,7 @@ func (m Model) histPanel(w int) string {
 	if r.Metric == "t/s" {
 		unit = "t/s"
 	}
-	title := fmt.Sprintf("%s: A %s B %s", r.Label(), t.Series[0].Render(histogram.GlyphA), t.Series[1].Render(histogram.GlyphB))
+	title := fmt.Sprintf("%s: A %s B %s", histTitle(r), t.Series[0].Render(histogram.GlyphA), t.Series[1].Render(histogram.GlyphB))
 	return panel.Box(t, title, histogram.Overlay(t, r.Samples[0], r.Samples[1], unit, w-2, h-2), w, h)
 }
 
@@ -280,4 +302,19 @@ func (m Model) barsPanel(w int) string {
 		lines = append(lines[:shown*per], t.Dim.Render(fmt.Sprintf("… %d more: make the terminal taller", len(heads)-shown)))
 	}
 	return panel.Box(t, "Headline metrics", strings.Join(lines, "\n"), w, h)
+}
+
+// histTitle names what the histogram shows: the distribution of the samples behind
+// the row's figure ("TTFT (ms) per request", "pp512 t/s per repetition"), not the
+// figure itself (it said "Mean TTFT (ms)").
+func histTitle(r report.DocRow) string {
+	if r.Repeats {
+		return r.Label() + " per repetition"
+	}
+	what := strings.TrimPrefix(r.Metric, "Mean ")
+	per := " per request"
+	if strings.HasPrefix(what, "ITL") {
+		per = " per token gap"
+	}
+	return strings.TrimSpace(r.Group+" "+what) + per
 }

@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 	}
 	for name, docs := range cases {
 		m := newCompare(t, docs...)
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			m.SetSize(sz[0], sz[1]-3)
 			v := m.View()
 			golden.Assert(t, fmt.Sprintf("%s_%dx%d", name, sz[0], sz[1]), v)
@@ -121,5 +121,25 @@ func TestTinySizes(t *testing.T) {
 		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
 			t.Errorf("%v: %d lines", sz, n)
 		}
+	}
+}
+
+// TestHistogramTitleAndNA: the overlay is titled by the distribution it draws (the
+// per-request TTFT, not "Mean TTFT"), and a table with n/a verdicts says what n/a
+// means.
+func TestHistogramTitleAndNA(t *testing.T) {
+	m := newCompare(t, fixture.ServeDoc("A", 50, 4, 1, 0), fixture.ServeDoc("B", 50, 4, 2, 1))
+	m.SetSize(160, 45)
+	v := m.View()
+	if !strings.Contains(v, "TTFT (ms) per request: A") || strings.Contains(v, "Mean TTFT (ms): A") {
+		t.Errorf("histogram title:\n%s", v)
+	}
+	if !strings.Contains(v, "n/a: no verdict: one figure per run") {
+		t.Errorf("n/a is not explained:\n%s", v)
+	}
+	b := newCompare(t, fixture.BenchDoc("A", 1, 0), fixture.BenchDoc("B", 1.25, 1))
+	b.SetSize(160, 45)
+	if v := b.View(); !strings.Contains(v, "pp512 t/s per repetition: A") || strings.Contains(v, "n/a: no verdict") {
+		t.Errorf("bench compare:\n%s", v)
 	}
 }

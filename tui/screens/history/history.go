@@ -19,6 +19,8 @@ import (
 type OpenMsg struct {
 	ID  string
 	Doc result.Document
+	// Failed is why the run failed ("" when it did not): Results says so.
+	Failed string
 }
 
 // CompareMsg asks the root to compare stored runs (in the order they were selected).
@@ -72,7 +74,9 @@ type Model struct {
 // New returns the History screen over store (nil: no store, nothing is kept).
 func New(t theme.Theme, store Store) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), store: store, w: 80, h: 21}
-	m.tab = table.New(t, " ", "when", "type", "workload", "model", "partial", "headline")
+	m.tab = table.New(t, " ", "when", "type", "workload", "model", "status", "headline")
+	// narrow terminals leave out the workload and type before the headline figure
+	m.tab.Priority = []int{0, 6, 1, 5, 4, 2, 3}
 	m.tab.Cursor = true
 	m.Reload()
 	return m
@@ -106,6 +110,7 @@ func (m *Model) Reload() {
 		return
 	}
 	runs, err := m.store.List()
+	m.status = "" // news about the list before (e.g. "no earlier run") is stale now
 	if err != nil {
 		m.status = "✗ " + err.Error()
 	}
@@ -135,7 +140,10 @@ func (m Model) cells(r Run) []string {
 		when = r.Started.Local().Format("01-02 15:04")
 	}
 	partial := ""
-	if r.Partial {
+	switch {
+	case r.Failed:
+		partial = "✗ failed" // the headline says why
+	case r.Partial:
 		partial = "partial"
 	}
 	return []string{sel, when, r.Kind, r.Workload, r.Model, partial, r.Headline}
@@ -164,6 +172,11 @@ func (m Model) current() (Run, bool) {
 
 // Update handles the keys.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if p, ok := msg.(tea.PasteMsg); ok && m.filtering {
+		m.filter += strings.TrimSpace(p.Content)
+		m.apply()
+		return m, nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil
@@ -202,7 +215,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 				m.status = "✗ " + err.Error()
 				return m, nil
 			}
-			return m, func() tea.Msg { return OpenMsg{ID: r.ID, Doc: doc} }
+			failed := ""
+			if r.Failed {
+				failed = strings.TrimPrefix(strings.SplitN(r.Headline, " · ", 2)[0], "failed: ")
+			}
+			return m, func() tea.Msg { return OpenMsg{ID: r.ID, Doc: doc, Failed: failed} }
 		}
 	case key.Matches(k, m.Keys.Compare):
 		return m.compare()
@@ -307,7 +324,11 @@ func (m Model) View() string {
 	case m.status != "":
 		head += " · " + m.status
 	}
-	filter := t.Dim.Render(" / filter")
+	filter := " / filter"
+	if h := slices.DeleteFunc(m.tab.Hidden(), func(s string) bool { return s == "" }); len(h) > 0 && len(m.runs) > 0 {
+		filter += fmt.Sprintf(" · %d columns hidden · %s · a wider terminal shows them", len(h), strings.Join(h, ", "))
+	}
+	filter = t.Dim.Render(filter)
 	if m.filtering {
 		filter = " filter: " + m.filter + "_"
 	} else if m.filter != "" {

@@ -63,12 +63,16 @@ func press(t *testing.T, m history.Model, keys ...string) (history.Model, tea.Ms
 func TestGolden(t *testing.T) {
 	m := history.New(theme.New(theme.ASCII), store())
 	m, _ = press(t, m, "down", "space", "down", "down", "space")
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range golden.Sizes {
 		m.SetSize(sz[0], sz[1]-3)
 		v := m.View()
 		golden.Assert(t, fmt.Sprintf("history_%dx%d", sz[0], sz[1]), v)
 		if n := len(strings.Split(v, "\n")); n != sz[1]-3 {
 			t.Errorf("%v: %d lines", sz, n)
+		}
+		// the headline column stays in view at every size (it was cut at 80×24)
+		if !strings.Contains(v, "pp512 2327.7 t/s · tg128 1818.5 t/s") || !strings.Contains(v, "11-21 12:20") {
+			t.Errorf("%v: the headline or the time is not in view:\n%s", sz, v)
 		}
 	}
 	m.SetSize(80, 21)

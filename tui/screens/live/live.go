@@ -184,8 +184,11 @@ type Model struct {
 
 	lastSnap   metrics.LiveSnapshot
 	lastSnapAt time.Duration
-	reps       map[string][]float64 // bench: t/s per repetition by test
-	order      []string
+	// peak is the largest 1-s bucket of output tokens so far (Results' peak), over
+	// every sweep point; pointPeak that of the points before this one.
+	peak, pointPeak float64
+	reps            map[string][]float64 // bench: t/s per repetition by test
+	order           []string
 }
 
 // New returns an idle Live screen; Start begins a run on it.
@@ -204,8 +207,10 @@ func (m Model) Start(title string, serving bool, w run.Workload, note string, op
 	n.reps = map[string][]float64{}
 	if serving {
 		n.pct = table.New(m.theme, "ms", "mean", "p50", "p90", "p99")
+		n.pct.Priority = []int{0, 1, 2, 4, 3} // narrow: p90 goes first
 	} else {
 		n.pct = table.New(m.theme, "test", "reps", "mean t/s", "± std", "max")
+		n.pct.Priority = []int{0, 2, 3, 1, 4}
 	}
 	n.SetSize(m.w, m.h)
 	return n, startCmd(w, opts)
@@ -233,13 +238,29 @@ func (m *Model) SetSize(w, h int) {
 	}()
 	lw := w / 2
 	rw := w - lw
-	avail := max(6, h-2-2)
-	devH := devHeight(avail)
+	l := layoutFor(h)
 	m.prog.SetSize(w, 2)
-	m.thr.SetSize(lw-2, 2)
-	m.pct.SetSize(lw-2, avail-4-2)
-	m.hist.SetSize(rw-2, avail-devH-2)
-	m.tele.SetSize(rw-2, devH-2)
+	m.thr.SetSize(lw-2, l.thr-2)
+	m.pct.SetSize(lw-2, l.avail-l.thr-2)
+	m.hist.SetSize(rw-2, l.avail-l.dev-2)
+	m.tele.SetSize(rw-2, l.dev-2)
+}
+
+// layout is how the Live screen's rows are shared: panels (avail rows: throughput
+// box thr, device box dev, the rest to the percentiles and the histogram) and the
+// log lines under them.
+type layout struct{ avail, thr, dev, logs int }
+
+// layoutFor shares h rows: from 16 rows, two log lines, a throughput box with its
+// peak and mean line and a device box of a third; below that (60×15) the log lines
+// and the peak line go first, so the percentiles and the histogram keep their rows.
+func layoutFor(h int) layout {
+	if h >= 16 {
+		avail := max(6, h-2-2)
+		return layout{avail: avail, thr: 4, dev: devHeight(avail), logs: 2}
+	}
+	avail := max(6, h-2)
+	return layout{avail: avail, thr: 3, dev: min(4, avail/2), logs: 0}
 }
 
 // Update handles keys and the run's messages.
@@ -372,8 +393,16 @@ func meanStd(v []float64) (mean, std float64) {
 }
 
 func (m *Model) addLive(at time.Duration, s metrics.LiveSnapshot) {
-	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 && m.lastSnapAt > 0 {
-		m.thr.Push(float64(s.OutputTokens-m.lastSnap.OutputTokens) / dt)
+	// tokens since the last snapshot (the run's start for the first); a sweep's next
+	// point counts from zero again
+	prev := m.lastSnap.OutputTokens
+	if s.OutputTokens < prev {
+		prev, m.pointPeak = 0, m.peak
+	}
+	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 {
+		m.thr.Push(float64(s.OutputTokens-prev) / dt)
+		m.peak = max(m.pointPeak, s.PeakOutputTokensPerS, m.peak)
+		m.thr.SetPeak(m.peak)
 	}
 	m.lastSnap, m.lastSnapAt = s, at
 	m.prog.Failed = s.Failed
@@ -444,8 +473,8 @@ func (m Model) render() string {
 	}
 	lw := m.w / 2
 	rw := m.w - lw
-	avail := max(6, m.h-2-2)
-	devH := devHeight(avail)
+	l := layoutFor(m.h)
+	avail, devH := l.avail, l.dev
 	thrTitle, histTitle, pctTitle := "Throughput (t/s per rep)", "Rep latency histogram (ms)", "Tests"
 	if m.serving {
 		thrTitle, pctTitle = "Output tok/s", "Percentiles (ms)"
@@ -458,13 +487,16 @@ func (m Model) render() string {
 		}
 		histTitle = strings.ToUpper(metricNames[m.metric]) + " histogram (ms) " + strings.Join(tabs, " ")
 	}
-	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, 4), panel.Box(t, pctTitle, m.pct.View(), lw, avail-4))
+	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, l.thr), panel.Box(t, pctTitle, m.pct.View(), lw, avail-l.thr))
 	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, m.tele.Title(), m.tele.View(), rw, devH))
 	var logs []string
-	for _, l := range m.logs[max(0, len(m.logs)-2):] {
-		logs = append(logs, fmt.Sprintf(" log %s %s", progress.Clock(l.At), l.Text))
+	for _, e := range m.logs[max(0, len(m.logs)-l.logs):] {
+		logs = append(logs, fmt.Sprintf(" log %s %s", progress.Clock(e.At), e.Text))
 	}
-	body := m.prog.View() + "\n" + panel.Join(left, right) + "\n" + strings.Join(panel.Lines(strings.Join(logs, "\n"), m.w, 2), "\n")
+	body := m.prog.View() + "\n" + panel.Join(left, right)
+	if l.logs > 0 {
+		body += "\n" + strings.Join(panel.Lines(strings.Join(logs, "\n"), m.w, l.logs), "\n")
+	}
 	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
 }
 

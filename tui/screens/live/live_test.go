@@ -63,7 +63,7 @@ func serveEvents() []run.Event {
 	var ev []run.Event
 	for i := range 120 {
 		ttft := time.Duration(20+i%7*30) * time.Millisecond
-		r := &metrics.Record{Success: i%40 != 39, TTFT: ttft, Latency: ttft + 64*40*time.Millisecond, OutputTokens: 64,
+		r := &metrics.Record{Start: time.Duration(i) * 60 * time.Millisecond, Success: i%40 != 39, TTFT: ttft, Latency: ttft + 64*40*time.Millisecond, OutputTokens: 64,
 			ITL: []time.Duration{38 * time.Millisecond, 41 * time.Millisecond, 45 * time.Millisecond}}
 		l.Add(r)
 		if i%30 == 29 {
@@ -87,7 +87,7 @@ func TestGolden(t *testing.T) {
 		{"serve_ttft", true, serveEvents(), nil},
 		{"serve_itl", true, serveEvents(), []tea.KeyPressMsg{{Code: 'i', Text: "i"}}},
 	} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			var m Model
 			if tc.name == "idle" {
 				m = New(theme.New(theme.ASCII))
@@ -303,7 +303,7 @@ func BenchmarkView(b *testing.B) {
 		serving bool
 		events  []run.Event
 	}{{"bench", false, benchEvents()}, {"serve", true, serveEvents()}} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			b.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), func(b *testing.B) {
 				m := scripted(&testing.T{}, tc.serving, tc.events...)
 				m.theme = theme.New(theme.Color)
@@ -313,5 +313,26 @@ func BenchmarkView(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestOutputTokensAsTheyArrive: one request streaming its first token, then one
+// snapshot tick (run clock, no wall time): Live shows a non-zero output tok/s and
+// the peak is the live 1-s token bucket (Results' definition), not a rate between
+// two snapshots.
+func TestOutputTokensAsTheyArrive(t *testing.T) {
+	l := metrics.NewLive(4)
+	l.Begin(0)
+	rec := &metrics.Record{Start: 10 * time.Millisecond}
+	rec.Stream = l.Stream()
+	rec.Stream.Tokens(50*time.Millisecond, 1) // the first token of a request still going
+	m := scripted(t, true, run.Snapshot{At: 200 * time.Millisecond, Data: l.Snapshot()})
+	m.SetSize(100, 30)
+	v := m.View()
+	if !strings.Contains(v, "5.00 t/s") {
+		t.Fatalf("Live does not show 1 token / 0.2 s as output tok/s:\n%s", v)
+	}
+	if !strings.Contains(v, "peak 1.00") {
+		t.Fatalf("the peak is not the 1-s bucket of tokens (1):\n%s", v)
 	}
 }

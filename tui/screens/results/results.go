@@ -133,7 +133,7 @@ func (m *Model) Show(doc result.Document, id string, config *setup.Config, faile
 		m.status = "✓ finished"
 	}
 	if elapsed > 0 {
-		m.status += fmt.Sprintf(" in %.1f s", elapsed.Seconds())
+		m.status += " in " + Duration(elapsed)
 	}
 	if !doc.Started.IsZero() {
 		m.status += " · started " + doc.Started.Local().Format("2006-01-02 15:04:05")
@@ -168,12 +168,12 @@ func (m Model) defaultName(ext string) string {
 
 // Update scrolls, runs the screen's keys and edits a path prompt.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.prompt != nil {
+		return m.promptKey(msg), nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil
-	}
-	if m.prompt != nil {
-		return m.promptKey(k), nil
 	}
 	n := len(strings.Split(m.text, "\n"))
 	switch {
@@ -182,10 +182,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, m.Keys.Down):
 		m.offset = min(max(0, n-(m.h-3)), m.offset+1)
 	case key.Matches(k, m.Keys.Left):
-		m.col = max(0, m.col-m.w/2)
+		m.col = max(0, m.col-1)
 	case key.Matches(k, m.Keys.Right):
-		if m.col+m.w-2 < m.widest() {
-			m.col += m.w / 2
+		if _, more := fitColumns(m.text, m.w-2, m.col); more {
+			m.col++
 		}
 	case !m.has:
 		m.note = "✗ no run to act on yet"
@@ -214,20 +214,21 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) promptKey(k tea.KeyPressMsg) Model {
+func (m Model) promptKey(msg tea.Msg) Model {
 	p := *m.prompt
-	p.Model = &prompt.Model{Label: p.Label, Text: p.Text}
+	cp := *p.Model
+	p.Model = &cp
 	m.prompt = &p
-	if k.String() == "tab" {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "tab" {
 		if p.what == "export" { // cycle the format
 			exts := report.ExportFormats()
 			cur := filepath.Ext(p.Text)
 			i := (slices.Index(exts, cur) + 1) % len(exts)
-			p.Text = strings.TrimSuffix(p.Text, cur) + exts[i]
+			p.SetText(strings.TrimSuffix(p.Text, cur) + exts[i])
 		}
 		return m
 	}
-	switch p.Update(k) {
+	switch p.Update(msg) {
 	case prompt.Cancelled:
 		m.prompt, m.note = nil, "cancelled"
 	case prompt.Submitted:
@@ -262,26 +263,27 @@ func (m Model) Footer() []key.Binding {
 	return []key.Binding{m.Keys.Export, m.Keys.Save, m.Keys.Compare, m.Keys.Again, m.Keys.Up, m.Keys.Left}
 }
 
-func (m Model) widest() int {
-	w := 0
-	for _, l := range strings.Split(m.text, "\n") {
-		w = max(w, len([]rune(l)))
-	}
-	return w
-}
-
 // View renders the status line and the report in a frame.
 func (m Model) View() string {
 	if !m.has {
 		return strings.Join(panel.Lines(" No results yet: run something from the Setup screen,\n or open a past run on the History screen.", m.w, m.h), "\n")
 	}
-	lines := strings.Split(m.text, "\n")
-	lines = slices.Clone(lines[min(m.offset, len(lines)):])
-	for i, l := range lines {
-		r := []rune(l)
-		lines[i] = string(r[min(m.col, len(r)):])
+	lines, more := fitColumns(m.text, m.w-2, m.col)
+	lines = lines[min(m.offset, len(lines)):]
+	hint := ""
+	switch {
+	case more && m.col > 0:
+		hint = "←→ more columns"
+	case more:
+		hint = "→ more columns"
+	case m.col > 0:
+		hint = "← more columns"
 	}
 	top := " " + m.status
+	if hint != "" { // before the start time: FitParts drops from the end
+		first, rest, _ := strings.Cut(m.status, " · ")
+		top = " " + strings.Join(slices.DeleteFunc([]string{first, hint, rest}, func(s string) bool { return s == "" }), " · ")
+	}
 	switch {
 	case m.prompt != nil && m.prompt.what == "export":
 		top = m.prompt.View() + "  " + m.theme.Dim.Render("("+strings.Join(report.ExportFormats(), " ")+")")
@@ -290,6 +292,19 @@ func (m Model) View() string {
 	case m.note != "": // the outcome of the last key first: the status is older news
 		top = " " + m.note + " ·" + top
 	}
-	body := top + "\n" + panel.Box(m.theme, m.Title, strings.Join(lines, "\n"), m.w, m.h-1)
+	body := panel.FitParts(top, m.w) + "\n" + panel.Box(m.theme, m.Title, strings.Join(lines, "\n"), m.w, m.h-1)
 	return strings.Join(panel.Lines(body, m.w, m.h), "\n")
+}
+
+// Duration says how long a run took with the precision that suits it: "48 ms",
+// "3.2 s", "2 min 05 s" (a run of a few milliseconds is not "0.0 s").
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", max(1, d.Round(time.Millisecond).Milliseconds()))
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
 }

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/tui/internal/fixture"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
@@ -50,14 +51,23 @@ func TestViews(t *testing.T) {
 			t.Errorf("%s: view lacks %q:\n%s", tc.name, tc.want, v)
 		}
 		if tc.name == "bench" {
-			for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+			for _, sz := range golden.Sizes {
 				m.SetSize(sz[0], sz[1]-3)
 				golden.Assert(t, fmt.Sprintf("bench_%dx%d", sz[0], sz[1]), m.View())
 			}
+			// the key columns (test, t/s) stay in view at every size: the others
+			// are dropped whole and → brings them in
+			for _, w := range []int{60, 80, 120} {
+				m.SetSize(w, 21)
+				v := m.View()
+				if !strings.Contains(v, "2499.05 ± ") || !strings.Contains(v, "pp512") {
+					t.Errorf("%d columns: the t/s figures or the test are not in view:\n%s", w, v)
+				}
+			}
 			m.SetSize(80, 21)
 			m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyRight})
-			if !strings.Contains(m.View(), "2499.05") {
-				t.Errorf("→ did not scroll to the t/s figures:\n%s", m.View())
+			if v := m.View(); !strings.Contains(v, "2499.05") || !strings.Contains(v, "size") || strings.Contains(v, "| model") {
+				t.Errorf("→ did not bring the next column in:\n%s", v)
 			}
 		}
 	}
@@ -70,6 +80,43 @@ func TestKernelsView(t *testing.T) {
 	rep := &kernelbench.Report{Sections: []kernelbench.Section{{Title: "Causal Mask", Text: kernelbench.Box("Causal Mask") + "Correctness check passed ✅\n"}}}
 	m.Show(result.Document{Title: "kernels · attention-masks", Kernels: rep}, "", nil, nil, time.Second)
 	if v := m.View(); !strings.Contains(v, "Correctness check passed") || !strings.Contains(v, "Causal Mask") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
+// TestServeViews: a serve-bench run and a power × concurrency sweep at every size:
+// the sweep table keeps its point and throughput columns (golden.Assert checks no
+// figure is cut).
+func TestServeViews(t *testing.T) {
+	for name, doc := range map[string]result.Document{
+		"serve": fixture.ServeDoc("serve-bench · stories260K", 40, 4, 1, 0),
+		"sweep": fixture.SweepDoc("serve-bench · stories260K · c=1,4 · 300,200 W", 20, []float64{300, 200}, []int{1, 4}, 0),
+	} {
+		m := New(theme.New(theme.ASCII), nil)
+		m.Show(doc, "", nil, nil, 2*time.Second)
+		for _, sz := range golden.Sizes {
+			m.SetSize(sz[0], sz[1]-3)
+			v := m.View()
+			golden.Assert(t, fmt.Sprintf("%s_%dx%d", name, sz[0], sz[1]), v)
+			if name == "sweep" && (!strings.Contains(v, "concurrency") || !strings.Contains(v, "out tok/s") || !strings.Contains(v, "300 W")) {
+				t.Errorf("%v: the sweep's key columns are not in view:\n%s", sz, v)
+			}
+		}
+	}
+}
+
+// TestDuration: a quick run is not "finished in 0.0 s".
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{12 * time.Millisecond: "12 ms", 300 * time.Microsecond: "1 ms",
+		3200 * time.Millisecond: "3.2 s", 125 * time.Second: "2 min 05 s"} {
+		if got := Duration(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+	m := New(theme.New(theme.ASCII), nil)
+	m.SetSize(80, 21)
+	m.Show(result.Document{Title: "t", Bench: benchResult()}, "", nil, nil, 20*time.Millisecond)
+	if v := m.View(); !strings.Contains(v, "✓ finished in 20 ms") {
 		t.Errorf("view:\n%s", v)
 	}
 }

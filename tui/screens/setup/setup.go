@@ -6,6 +6,7 @@ package setup
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -14,8 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"llmbench/engine/builtin"
@@ -24,7 +27,9 @@ import (
 	"llmbench/tui/components/prompt"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
+	"llmbench/workloads/discover"
 	"llmbench/workloads/micro"
+	"llmbench/workloads/serving"
 )
 
 // Builtin is the model path that names the built-in model (as `llmbench bench` does).
@@ -43,23 +48,49 @@ const (
 // String names the workload as the command line does.
 func (k Kind) String() string { return [...]string{"bench", "serve-bench"}[k] }
 
-// Config is what the user set up: everything a front end needs to build the workload.
+// Config is what the user set up: everything a front end needs to build the job
+// (tui.ProfileOf turns it into one).
 type Config struct {
 	Kind  Kind
 	Model workloads.BenchModel // Path (Builtin for the built-in model) or Shape and Type
 	// bench
-	Prompt, Gen, Reps, Threads int
+	Prompt, Gen, Reps int
+	// Threads is the engine's threads (bench and in-process serve-bench); 0 = all cores.
+	Threads int
+	// KVType is the KV cache element type (f16, q8_0, f32); "" = the engine's default.
+	KVType string
 	// serve-bench
-	Dataset     string  // random or sonnet
-	Prompts     int     // requests
-	Concurrency int     // most requests in flight
-	Rate        float64 // requests per second; +Inf sends all at once
-	URL         string  // base URL of an OpenAI-compatible server; empty = in-process engine
+	Dataset     string // a name of workloads.Datasets
+	DatasetPath string // the prompts file of sharegpt, sonnet and custom (~ expanded)
+	Prompts     int    // requests per point
+	// InputLen and OutputLen are the dataset's prompt and output lengths in tokens
+	// (input for random and sonnet; output 0 = the dataset's own for sharegpt).
+	InputLen, OutputLen int
+	Concurrency         []int     // most requests in flight, one point each
+	Rate                []float64 // requests per second, one point each; +Inf sends all at once
+	// Backend is how requests reach the model: "" for the in-process engine, else a
+	// serving client (openai, openai-chat, llamacpp, tgi) against URL.
+	Backend string
+	// URL is the base URL of an external server, Endpoint the path requests go to
+	// (the backend's default: /v1/completions, /v1/chat/completions, …); ServedModel
+	// the model it is asked for ("" = the first of its /v1/models).
+	URL, Endpoint, ServedModel string
+	MaxNumSeqs                 int // the in-process engine's --max-num-seqs; 0 = its default
+	// PowerW runs everything at each GPU power limit (watts); empty leaves it as is.
+	PowerW []float64
 }
 
-// ModelName is how the model is shown: "stories260K", "llama-1b Q4_0", a file name.
+// Remote reports whether the run measures an external server.
+func (c Config) Remote() bool { return c.Kind == Serve && c.Backend != "" }
+
+// ModelName is how the model is shown: "stories260K", "llama-1b Q4_0", a file name;
+// for an external server, what it serves (or its address until it says).
 func (c Config) ModelName() string {
 	switch {
+	case c.Remote() && c.ServedModel != "":
+		return c.ServedModel
+	case c.Remote():
+		return strings.TrimPrefix(strings.TrimPrefix(c.URL, "http://"), "https://")
 	case c.Model.Path == Builtin:
 		return builtin.Name
 	case c.Model.Shape != "":
@@ -68,24 +99,56 @@ func (c Config) ModelName() string {
 	return filepath.Base(c.Model.Path)
 }
 
-// Describe is the one-line summary of the run shown in the Live header.
+// Describe is the one-line summary of the run shown in the Live header and kept as
+// its title: what ran (a remote run names the server's model, not a local file).
 func (c Config) Describe() string {
+	pw := ""
+	if len(c.PowerW) > 0 {
+		pw = " · " + joinFloats(c.PowerW) + " W"
+	}
 	if c.Kind == Bench {
-		return fmt.Sprintf("bench · %s · pp %d tg %d · r %d", c.ModelName(), c.Prompt, c.Gen, c.Reps)
+		return fmt.Sprintf("bench · %s · pp %d tg %d · r %d", c.ModelName(), c.Prompt, c.Gen, c.Reps) + pw
 	}
-	rate := "inf"
-	if !math.IsInf(c.Rate, 1) {
-		rate = strconv.FormatFloat(c.Rate, 'g', -1, 64)
+	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.ModelName(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
 	}
-	return fmt.Sprintf("serve-bench · %s · c=%d · rate %s", c.ModelName(), c.Concurrency, rate)
+	return strings.Join(s, ",")
+}
+
+func joinFloats(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = "inf"
+		if !math.IsInf(x, 1) {
+			s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	}
+	return strings.Join(s, ",")
 }
 
 // BenchSpec returns the llama-bench spec of a Bench config.
 func (c Config) BenchSpec() workloads.BenchSpec {
-	return workloads.BenchSpec{
+	sp := workloads.BenchSpec{
 		Models: []workloads.BenchModel{c.Model},
 		Prompt: []int{c.Prompt}, Gen: []int{c.Gen}, Threads: []int{c.Threads}, Reps: c.Reps,
 	}
+	if c.KVType != "" {
+		sp.TypeK = []string{c.KVType}
+	}
+	return sp
+}
+
+// Power is what Setup knows of the GPU's power limit (main reads it from the
+// telemetry device): the range and default in watts (0 when unknown) and, when
+// limits cannot be set, why ("no GPU (NVML: no device)", "needs root").
+type Power struct {
+	MinW, MaxW, DefaultW, CurrentW float64
+	Refused                        string
 }
 
 // RunMsg asks the root to start the run Config describes.
@@ -137,29 +200,54 @@ func (k KeyMap) Help() []key.Binding {
 	return []key.Binding{k.Up, k.Left, k.Pick, k.Run,
 		long(k.Save, "save the setup as a profile (YAML)"),
 		long(k.Open, "open a profile file (one run) into Setup"),
-		key.NewBinding(key.WithKeys("0"), key.WithHelp("0-9 ⌫", "edit a number or text field"))}
+		key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←→ home end", "move the cursor in a text field")),
+		key.NewBinding(key.WithKeys("ctrl+w"), key.WithHelp("⌫ ctrl+w ctrl+u", "erase a character, a word, the field")),
+		key.NewBinding(key.WithKeys("ctrl+v"), key.WithHelp("paste", "paste into a text field (a path, a URL)"))}
 }
 
 // row ids.
 const (
-	rowBuiltin = "builtin"
-	rowShape   = "shape"
-	rowType    = "type"
-	rowPath    = "path"
-	rowKind    = "kind"
-	rowPP      = "pp"
-	rowTG      = "tg"
-	rowReps    = "reps"
-	rowThreads = "threads"
-	rowDataset = "dataset"
-	rowPrompts = "prompts"
-	rowConc    = "concurrency"
-	rowRate    = "rate"
-	rowBackend = "backend"
-	filePrefix = "file:"
+	rowBuiltin  = "builtin"
+	rowShape    = "shape"
+	rowType     = "type"
+	rowPath     = "path"
+	rowKind     = "kind"
+	rowPP       = "pp"
+	rowTG       = "tg"
+	rowReps     = "reps"
+	rowThreads  = "threads"
+	rowKV       = "kv cache"
+	rowDataset  = "dataset"
+	rowDSPath   = "dataset file"
+	rowPrompts  = "prompts"
+	rowInLen    = "input len"
+	rowOutLen   = "output len"
+	rowConc     = "concurrency"
+	rowRate     = "rate"
+	rowBackend  = "backend"
+	rowURL      = "url"
+	rowEndpoint = "endpoint"
+	rowServed   = "served model"
+	rowMaxSeqs  = "max seqs"
+	rowPower    = "power W"
+	filePrefix  = "file:"
+	inprocLabel = "in-process"
 )
 
-var datasets = []string{"random", "sonnet"}
+// backends are the Backend choices: the in-process engine, then serving clients.
+var backends = []string{"", "openai", "openai-chat", "llamacpp", "tgi"}
+
+// kvTypes are the KV cache choices: the engine's default, then workloads.KVCacheTypes.
+var kvTypes = append([]string{""}, workloads.KVCacheTypes...)
+
+// sonnetFile is the sonnet dataset's file offered (vLLM's benchmarks/sonnet.txt, from
+// the current folder).
+const sonnetFile = "sonnet.txt"
+
+// lengths are Setup's input and output lengths by dataset (random is short, so a run
+// on the CPU is quick; the others are serve-bench's defaults); -1: no such field.
+var lengths = map[string][2]int{"random": {128, 64}, "sonnet": {550, 150}, "sharegpt": {-1, 0},
+	"prefix_repetition": {-1, 128}, "custom": {-1, 256}}
 
 // Model is the Setup screen.
 type Model struct {
@@ -167,7 +255,7 @@ type Model struct {
 	w, h  int
 	Keys  KeyMap
 
-	files    []string
+	files    []File
 	focus    int
 	chosen   string // the model row chosen
 	shapes   []string
@@ -176,9 +264,10 @@ type Model struct {
 	typ      int
 	kind     Kind
 	dataset  int
-	remote   bool
-	text     map[string]string // every editable field's text
-	tried    bool              // enter was pressed: show every error
+	backend  int
+	kv       int
+	in       map[string]textinput.Model // every text field
+	tried    bool                       // enter was pressed: show every error
 	errorMsg string
 	refused  string // what errorMsg refused: "run" (enter) or "save" (s)
 	// Note is the outcome of the last save or open, shown instead of the estimate
@@ -187,23 +276,45 @@ type Model struct {
 	prompt *prompt.Model // a profile path being typed
 	open   bool          // the prompt opens a profile (else it saves one)
 	last   string        // the profile path saved or opened last
+
+	power  Power
+	detect func(url string) (string, error)
+	// check says why a model file cannot run (nil: it can), asked once per path;
+	// plan says what a synthetic model needs (size, free disk), asked once per shape
+	// and type.
+	check  func(path string) error
+	checks map[string]string
+	plan   func(shape, typ string) (Plan, error)
+	plans  map[[2]string]planned
+	// paces are what earlier runs of this session measured, by workload and model:
+	// the estimate line's time comes from them.
+	paces map[string]Pace
+	seq   int       // the URL edit a probe of /v1/models answers
+	found DetectMsg // the latest answer for the URL shown
 }
 
-// FindModels returns the *.gguf files in dir, sorted (none when it cannot be read).
-func FindModels(dir string) []string {
-	m, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
-	slices.Sort(m)
-	return m
+// File is a model file Setup offers (main finds them: workloads/discover).
+type File struct {
+	Name  string // as the place names it: "org/repo/f.gguf", "llama3.2:1b"
+	Path  string // the file to open
+	Size  int64  // bytes (0: unknown)
+	Type  string // "Q4_K - Medium"; "" when unread
+	Where string // where it was found: "folder", "llama.cpp", "ollama", …
+	Err   string // why it cannot run ("" = it can): shown, and refused on enter
 }
 
 // New returns the Setup screen offering files besides the built-in and synthetic models.
-func New(t theme.Theme, files []string) Model {
+func New(t theme.Theme, files []File) Model {
 	m := Model{theme: t, Keys: DefaultKeyMap(), files: files, chosen: rowBuiltin, w: 80, h: 22,
-		shapes: synth.Shapes(), types: synth.FileTypes(),
-		text: map[string]string{
-			rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0",
-			rowPrompts: "100", rowConc: "8", rowRate: "inf", rowBackend: "http://127.0.0.1:8000",
-		}}
+		shapes: synth.Shapes(), types: synth.FileTypes(), dataset: slices.Index(workloads.Datasets, "random"),
+		in: map[string]textinput.Model{}, checks: map[string]string{}, plans: map[[2]string]planned{}, paces: map[string]Pace{}}
+	for f, v := range map[string]string{
+		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
+		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
+		rowURL: "http://127.0.0.1:8000", rowEndpoint: "", rowServed: "", rowMaxSeqs: "0", rowPower: "",
+	} {
+		m.in[f] = prompt.Input(v)
+	}
 	m.shape = max(0, slices.Index(m.shapes, "llama-1b"))
 	m.typ = max(0, slices.Index(m.types, "Q4_0"))
 	return m
@@ -212,37 +323,203 @@ func New(t theme.Theme, files []string) Model {
 // SetSize sets the area the screen draws in (between header and footer).
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
+// SetPower tells Setup the GPU's power-limit range and whether limits can be set.
+func (m *Model) SetPower(p Power) { m.power = p }
+
+// Plan is what writing a synthetic model takes (engine/synth's Plan, as main reads
+// it): Note says it in a few words ("738.9 MiB to write, 41.2 GiB free", "cached"),
+// Fits is false when the disk has not room for it.
+type Plan struct {
+	Note string
+	Fits bool
+}
+
+type planned struct {
+	p   Plan
+	err error
+}
+
+// Pace is what a finished run measured, for the time estimate of the next run of the
+// same workload and model: prompt and generation tokens per second (bench), requests
+// per second (serve-bench, at the concurrency it ran).
+type Pace struct {
+	PromptTps, GenTps float64
+	RequestsPerS      float64
+}
+
+func paceKey(c Config) string { return c.Kind.String() + "\x00" + c.ModelName() }
+
+// Learn keeps what a run of c measured; later estimates of the same workload and model
+// say how long a run will take.
+func (m *Model) Learn(c Config, p Pace) {
+	m.paces = maps.Clone(m.paces)
+	m.paces[paceKey(c)] = p
+}
+
+// duration is the time estimate of c ("" when no earlier run of its workload and
+// model says how fast it goes).
+func (m Model) duration(c Config) string {
+	p, ok := m.paces[paceKey(c)]
+	if !ok {
+		return "time: known after a first run of this model"
+	}
+	powers := float64(max(1, len(c.PowerW)))
+	var secs float64
+	switch {
+	case c.Kind == Bench && (c.Prompt == 0 || p.PromptTps > 0) && (c.Gen == 0 || p.GenTps > 0):
+		if c.Prompt > 0 {
+			secs += float64(c.Prompt) / p.PromptTps
+		}
+		if c.Gen > 0 {
+			secs += float64(c.Gen) / p.GenTps
+		}
+		secs *= float64(c.Reps+1) * powers
+	case c.Kind == Serve && p.RequestsPerS > 0:
+		secs = float64(len(c.Concurrency)*len(c.Rate)*c.Prompts) * powers / p.RequestsPerS
+	default:
+		return "time: known after a first run of this model"
+	}
+	return "~" + durationText(secs) + " at the last run's pace"
+}
+
+// durationText says secs as the Results screen says a run's length.
+func durationText(secs float64) string {
+	d := time.Duration(secs * float64(time.Second))
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", max(1, d.Milliseconds()))
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// SetCheck sets how Setup checks a model file before a run (a GGUF the engine can
+// build: discover.CheckModelFile); nil checks only that the file exists.
+func (m *Model) SetCheck(f func(path string) error) { m.check, m.checks = f, map[string]string{} }
+
+// SetPlan sets how Setup learns what a synthetic model needs before it is written.
+func (m *Model) SetPlan(f func(shape, typ string) (Plan, error)) {
+	m.plan, m.plans = f, map[[2]string]planned{}
+}
+
+// fileErr says why path cannot run ("" when it can), asking once per path.
+func (m Model) fileErr(path string) string {
+	if e, ok := m.checks[path]; ok {
+		return e
+	}
+	e := ""
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		e = "no such file"
+		if err == nil {
+			e = "a folder, not a model file"
+		}
+	} else if m.check != nil {
+		if err := m.check(path); err != nil {
+			e = err.Error()
+		}
+	}
+	m.checks[path] = e
+	return e
+}
+
+// synthPlan returns the plan of the synthetic model shown, asking once per pair.
+func (m Model) synthPlan() (Plan, bool) {
+	if m.plan == nil {
+		return Plan{}, false
+	}
+	k := [2]string{m.shapes[m.shape], m.types[m.typ]}
+	p, ok := m.plans[k]
+	if !ok {
+		p.p, p.err = m.plan(k[0], k[1])
+		m.plans[k] = p
+	}
+	return p.p, p.err == nil
+}
+
+// SetDetect sets how Setup asks an external server for its model (GET /v1/models);
+// nil: it does not ask.
+func (m *Model) SetDetect(f func(url string) (string, error)) { m.detect = f }
+
 func (m Model) modelRows() []string {
+	if m.remote() {
+		return nil // the server holds the model
+	}
 	rows := []string{rowBuiltin, rowShape, rowType}
 	for _, f := range m.files {
-		rows = append(rows, filePrefix+f)
+		rows = append(rows, filePrefix+f.Path)
 	}
 	return append(rows, rowPath)
 }
 
+func (m Model) remote() bool { return m.kind == Serve && backends[m.backend] != "" }
+
+func (m Model) datasetName() string { return workloads.Datasets[m.dataset] }
+
 func (m Model) workRows() []string {
 	if m.kind == Bench {
-		return []string{rowKind, rowPP, rowTG, rowReps, rowThreads}
+		return []string{rowKind, rowPP, rowTG, rowReps, rowThreads, rowKV, rowPower}
 	}
-	return []string{rowKind, rowDataset, rowPrompts, rowConc, rowRate, rowBackend}
+	rows := []string{rowKind, rowDataset}
+	ds := m.datasetName()
+	if workloads.DatasetNeedsFile(ds) {
+		rows = append(rows, rowDSPath)
+	}
+	rows = append(rows, rowPrompts)
+	if lengths[ds][0] >= 0 {
+		rows = append(rows, rowInLen)
+	}
+	rows = append(rows, rowOutLen, rowConc, rowRate, rowBackend)
+	if m.remote() {
+		rows = append(rows, rowURL, rowEndpoint, rowServed)
+	} else {
+		rows = append(rows, rowThreads, rowKV, rowMaxSeqs)
+	}
+	return append(rows, rowPower)
 }
 
 func (m Model) rows() []string { return append(m.modelRows(), m.workRows()...) }
 
 func (m Model) focused() string { return m.rows()[min(m.focus, len(m.rows())-1)] }
 
-// Capturing reports whether a free-text field has the focus, so the root passes
-// letters (q included) to it rather than treating them as global keys.
-func (m Model) Capturing() bool {
-	if m.prompt != nil {
-		return true
-	}
-	f := m.focused()
-	return f == rowPath || (f == rowBackend && m.remote)
+func (m Model) isText(f string) bool { _, ok := m.in[f]; return ok }
+
+// Capturing reports whether a text field has the focus, so the root passes letters
+// (q included) and a paste to it rather than treating them as global keys.
+func (m Model) Capturing() bool { return m.prompt != nil || m.isText(m.focused()) }
+
+func (m Model) text(f string) string { return strings.TrimSpace(m.in[f].Value()) }
+
+func (m *Model) setText(f, v string) {
+	in := m.in[f]
+	in.SetValue(v)
+	in.CursorEnd()
+	m.in[f] = in
 }
 
-// Update handles a key.
+// DetectMsg carries a probe of an external server's /v1/models: Pending is the
+// pause after an edit of the URL (the probe starts when no newer edit came), else
+// the answer (Model, or Err).
+type DetectMsg struct {
+	Seq     int
+	URL     string
+	Pending bool
+	Model   string
+	Err     error
+}
+
+// Update handles a key, a paste and the answers of a /v1/models probe.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case DetectMsg:
+		return m.detected(msg)
+	case tea.PasteMsg:
+		if m.prompt != nil {
+			return m.promptKey(msg)
+		}
+		return m.edit(msg)
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil
@@ -266,21 +543,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.prompt, m.open = prompt.New("save profile to", path), false
 	case key.Matches(k, m.Keys.Open) && !m.Capturing():
-		path := m.last
-		if path == "" {
-			path = "." + string(filepath.Separator)
-		}
-		m.prompt, m.open = prompt.New("open profile", path), true
+		m.prompt, m.open = prompt.New("open profile", m.last), true
 	case key.Matches(k, m.Keys.Up):
 		m.move(-1)
 	case key.Matches(k, m.Keys.Down):
 		m.move(1)
 	case key.Matches(k, m.Keys.Pick) && !m.Capturing():
 		m.pick()
-	case key.Matches(k, m.Keys.Left):
-		m.change(-1)
-	case key.Matches(k, m.Keys.Right):
-		m.change(1)
 	case key.Matches(k, m.Keys.Run):
 		m.tried = true
 		c, err := m.Config()
@@ -290,58 +559,106 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.errorMsg = ""
 		return m, runCmd(c)
-	case k.Code == tea.KeyBackspace:
-		if f := m.focused(); m.editable(f) {
-			s := []rune(m.text[f])
-			if len(s) > 0 {
-				m.text[f] = string(s[:len(s)-1])
-			}
-		}
-	case k.Text != "":
-		m.typeText(k.Text)
+	case m.Capturing():
+		return m.edit(k)
+	case key.Matches(k, m.Keys.Left):
+		return m.change(-1)
+	case key.Matches(k, m.Keys.Right):
+		return m.change(1)
 	}
+	return m, nil
+}
+
+// edit passes a key or a paste to the focused text field.
+func (m Model) edit(msg tea.Msg) (Model, tea.Cmd) {
+	f := m.focused()
+	in, ok := m.in[f]
+	if !ok {
+		return m, nil
+	}
+	before := in.Value()
+	in, _ = in.Update(msg)
+	m.in = maps.Clone(m.in)
+	m.in[f] = in
+	if in.Value() == before {
+		return m, nil
+	}
+	switch f {
+	case rowPath:
+		m.chosen = rowPath
+	case rowURL:
+		return m, m.probe()
+	}
+	return m, nil
+}
+
+// probe asks for the URL's /v1/models after a pause (a newer edit supersedes it).
+func (m *Model) probe() tea.Cmd {
+	m.seq++
+	m.found = DetectMsg{}
+	if m.detect == nil || m.fieldErr(rowURL) != "" {
+		return nil
+	}
+	msg := DetectMsg{Seq: m.seq, URL: m.text(rowURL), Pending: true}
+	return tea.Tick(400*time.Millisecond, func(time.Time) tea.Msg { return msg })
+}
+
+func (m Model) detected(msg DetectMsg) (Model, tea.Cmd) {
+	if msg.Seq != m.seq || msg.URL != m.text(rowURL) || m.detect == nil {
+		return m, nil // an older URL's
+	}
+	if msg.Pending {
+		detect := m.detect
+		return m, func() tea.Msg {
+			model, err := detect(msg.URL)
+			return DetectMsg{Seq: msg.Seq, URL: msg.URL, Model: model, Err: err}
+		}
+	}
+	m.found = msg
 	return m, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // promptKey edits the profile path; enter hands it to the root (SaveMsg, OpenMsg).
-func (m Model) promptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+func (m Model) promptKey(msg tea.Msg) (Model, tea.Cmd) {
 	p := *m.prompt
 	m.prompt = &p
-	switch p.Update(k) {
+	switch p.Update(msg) {
 	case prompt.Cancelled:
 		m.prompt, m.Note = nil, "cancelled"
 	case prompt.Submitted:
-		m.prompt, m.last = nil, p.Text
+		path := discover.ExpandPath(p.Text)
+		m.prompt, m.last = nil, path
 		if m.open {
-			return m, func() tea.Msg { return OpenMsg{Path: p.Text} }
+			return m, func() tea.Msg { return OpenMsg{Path: path} }
 		}
 		c, err := m.Config()
 		if err != nil {
 			m.errorMsg, m.refused = err.Error(), "save"
 			return m, nil
 		}
-		return m, func() tea.Msg { return SaveMsg{Config: c, Path: p.Text} }
+		return m, func() tea.Msg { return SaveMsg{Config: c, Path: path} }
 	}
 	return m, nil
 }
 
 // FooterNow returns the bindings the footer shows now: a prompt's while one is
-// open; else space only where it would pick another model, s/o only where they
-// do not type into a text field.
+// open; a text field's editing keys while one has the focus; else space only where
+// it would pick another model, s/o only where they do not type into a field.
 func (m Model) FooterNow() []key.Binding {
 	switch {
 	case m.prompt != nil && m.open:
 		return prompt.Footer("open")
 	case m.prompt != nil:
 		return prompt.Footer("write")
+	case m.Capturing():
+		return append([]key.Binding{m.Keys.Up, m.Keys.Run}, prompt.FieldKeys()...)
 	}
 	var out []key.Binding
 	for _, b := range m.Keys.Footer() {
 		switch {
 		case b.Help() == m.Keys.Pick.Help() && !m.canPick():
-		case b.Help() == m.Keys.Profile.Help() && m.Capturing():
 		default:
 			out = append(out, b)
 		}
@@ -363,6 +680,7 @@ func (m Model) canPick() bool {
 // SetConfig shows c on the screen, as if it had been set up by hand.
 func (m *Model) SetConfig(c Config) {
 	m.kind, m.tried, m.errorMsg = c.Kind, false, ""
+	m.in = maps.Clone(m.in)
 	switch {
 	case c.Model.Path == Builtin:
 		m.chosen = rowBuiltin
@@ -370,25 +688,34 @@ func (m *Model) SetConfig(c Config) {
 		m.chosen = rowShape
 		m.shape = max(0, slices.Index(m.shapes, c.Model.Shape))
 		m.typ = max(0, slices.Index(m.types, c.Model.Type))
-	case slices.Contains(m.files, c.Model.Path):
+	case slices.ContainsFunc(m.files, func(f File) bool { return f.Path == c.Model.Path }):
 		m.chosen = filePrefix + c.Model.Path
 	default:
-		m.chosen, m.text[rowPath] = rowPath, c.Model.Path
+		m.chosen = rowPath
+		m.setText(rowPath, c.Model.Path)
 	}
+	m.setText(rowThreads, strconv.Itoa(c.Threads))
+	m.kv = max(0, slices.Index(kvTypes, c.KVType))
+	m.setText(rowPower, joinFloats(c.PowerW))
 	if c.Kind == Bench {
-		m.text[rowPP], m.text[rowTG] = strconv.Itoa(c.Prompt), strconv.Itoa(c.Gen)
-		m.text[rowReps], m.text[rowThreads] = strconv.Itoa(c.Reps), strconv.Itoa(c.Threads)
+		m.setText(rowPP, strconv.Itoa(c.Prompt))
+		m.setText(rowTG, strconv.Itoa(c.Gen))
+		m.setText(rowReps, strconv.Itoa(c.Reps))
 	} else {
-		m.dataset = max(0, slices.Index(datasets, c.Dataset))
-		m.text[rowPrompts], m.text[rowConc] = strconv.Itoa(c.Prompts), strconv.Itoa(c.Concurrency)
-		m.text[rowRate] = "inf"
-		if !math.IsInf(c.Rate, 1) {
-			m.text[rowRate] = strconv.FormatFloat(c.Rate, 'g', -1, 64)
+		m.dataset = max(0, slices.Index(workloads.Datasets, c.Dataset))
+		m.setText(rowDSPath, c.DatasetPath)
+		m.setText(rowPrompts, strconv.Itoa(c.Prompts))
+		m.setText(rowInLen, strconv.Itoa(c.InputLen))
+		m.setText(rowOutLen, strconv.Itoa(c.OutputLen))
+		m.setText(rowConc, joinInts(c.Concurrency))
+		m.setText(rowRate, joinFloats(c.Rate))
+		m.backend = max(0, slices.Index(backends, c.Backend))
+		if c.Backend != "" {
+			m.setText(rowURL, c.URL)
+			m.setText(rowEndpoint, c.Endpoint)
+			m.setText(rowServed, c.ServedModel)
 		}
-		m.remote = c.URL != ""
-		if m.remote {
-			m.text[rowBackend] = c.URL
-		}
+		m.setText(rowMaxSeqs, strconv.Itoa(c.MaxNumSeqs))
 	}
 	m.focus = min(m.focus, len(m.rows())-1)
 }
@@ -405,42 +732,12 @@ func (m *Model) pick() {
 	}
 }
 
-func (m Model) editable(f string) bool {
-	switch f {
-	case rowPath, rowPP, rowTG, rowReps, rowThreads, rowPrompts, rowConc, rowRate:
-		return true
-	case rowBackend:
-		return m.remote
-	}
-	return false
-}
-
-func (m *Model) typeText(s string) {
-	f := m.focused()
-	if !m.editable(f) {
-		return
-	}
-	switch f {
-	case rowPath, rowBackend:
-	case rowRate:
-		if strings.Trim(s, "0123456789.inf") != "" {
-			return
-		}
-	default:
-		if strings.Trim(s, "0123456789") != "" {
-			return
-		}
-	}
-	m.text[f] += s
-	if f == rowPath {
-		m.chosen = rowPath
-	}
-}
-
 func cycle(i, d, n int) int { return ((i+d)%n + n) % n }
 
-func (m *Model) change(d int) {
-	switch f := m.focused(); f {
+// change turns the choice of the focused row (←→), keeping the focus on it.
+func (m Model) change(d int) (Model, tea.Cmd) {
+	f := m.focused()
+	switch f {
 	case rowShape:
 		m.shape = cycle(m.shape, d, len(m.shapes))
 	case rowType:
@@ -448,28 +745,93 @@ func (m *Model) change(d int) {
 	case rowKind:
 		m.kind = Kind(cycle(int(m.kind), d, 2))
 	case rowDataset:
-		m.dataset = cycle(m.dataset, d, len(datasets))
+		m.dataset = cycle(m.dataset, d, len(workloads.Datasets))
+		m.in = maps.Clone(m.in)
+		l := lengths[m.datasetName()]
+		if l[0] >= 0 {
+			m.setText(rowInLen, strconv.Itoa(l[0]))
+		}
+		m.setText(rowOutLen, strconv.Itoa(l[1]))
+		switch p := m.text(rowDSPath); {
+		case m.datasetName() == "sonnet" && p == "":
+			m.setText(rowDSPath, sonnetFile)
+		case m.datasetName() != "sonnet" && p == sonnetFile:
+			m.setText(rowDSPath, "") // sonnet's file is no other dataset's
+		}
 	case rowBackend:
-		m.remote = !m.remote
-	case rowPP, rowTG, rowPrompts:
-		if n, err := strconv.Atoi(m.text[f]); err == nil {
-			if d > 0 {
-				n = max(1, n*2)
-			} else {
-				n /= 2
-			}
-			m.text[f] = strconv.Itoa(n)
-		}
-	case rowReps, rowThreads, rowConc:
-		if n, err := strconv.Atoi(m.text[f]); err == nil {
-			m.text[f] = strconv.Itoa(max(0, n+d))
-		}
+		m.backend = cycle(m.backend, d, len(backends))
+		m.in = maps.Clone(m.in)
+		m.setText(rowEndpoint, serving.DefaultEndpoint(backends[m.backend])) // each backend's own path
+	case rowKV:
+		m.kv = cycle(m.kv, d, len(kvTypes))
+	default:
+		return m, nil
 	}
+	// the rows above may have come or gone: keep the focus on the row changed
+	m.focus = max(0, slices.Index(m.rows(), f))
+	if f == rowBackend && m.remote() {
+		return m, m.probe()
+	}
+	return m, nil
+}
+
+// parseInts reads a comma list of whole numbers ≥ lo ("1,4,16").
+func parseInts(s string, lo int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < lo {
+			return nil, fmt.Errorf("whole numbers ≥ %d, comma-separated", lo)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseRates reads a comma list of rates (requests/s > 0, or inf).
+func parseRates(s string) ([]float64, error) {
+	var out []float64
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "inf" {
+			out = append(out, math.Inf(1))
+			continue
+		}
+		r, err := strconv.ParseFloat(f, 64)
+		if err != nil || r <= 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+			return nil, errors.New("requests/s > 0 or inf, comma-separated")
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// parseWatts reads the power-limit list: empty (leave the limit), or watts.
+func (m Model) parseWatts(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for f := range strings.SplitSeq(s, ",") {
+		w, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || w <= 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+			return nil, errors.New("watts, comma-separated (empty: leave the limit)")
+		}
+		p := m.power
+		if p.MaxW > 0 && (w < p.MinW || w > p.MaxW) {
+			return nil, fmt.Errorf("%g W is outside the GPU's %g–%g W", w, p.MinW, p.MaxW)
+		}
+		out = append(out, w)
+	}
+	if m.power.Refused != "" {
+		return nil, errors.New("cannot set power limits: " + m.power.Refused)
+	}
+	return out, nil
 }
 
 // fieldErr returns what is wrong with a field's value ("" when fine).
 func (m Model) fieldErr(f string) string {
-	v := strings.TrimSpace(m.text[f])
+	v := m.text(f)
 	atLeast := func(lo int) string {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < lo {
@@ -477,32 +839,55 @@ func (m Model) fieldErr(f string) string {
 		}
 		return ""
 	}
+	errStr := func(err error) string {
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}
 	switch f {
-	case rowPP, rowTG, rowThreads:
+	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
-	case rowReps, rowPrompts, rowConc:
+	case rowReps, rowPrompts, rowInLen:
 		return atLeast(1)
+	case rowConc:
+		_, err := parseInts(v, 1)
+		return errStr(err)
 	case rowRate:
-		if v == "inf" {
-			return ""
-		}
-		if r, err := strconv.ParseFloat(v, 64); err != nil || r <= 0 {
-			return "requests/s > 0, or inf"
-		}
+		_, err := parseRates(v)
+		return errStr(err)
+	case rowPower:
+		_, err := m.parseWatts(v)
+		return errStr(err)
 	case rowPath:
 		if m.chosen != rowPath {
 			return ""
 		}
 		if v == "" {
-			return "type a path to a .gguf file"
+			return "type or paste a path to a .gguf file"
 		}
-		if st, err := os.Stat(v); err != nil || st.IsDir() {
+		return m.fileErr(discover.ExpandPath(v))
+	case rowType:
+		if p, ok := m.synthPlan(); ok && m.chosen == rowShape && !p.Fits {
+			return p.Note
+		}
+	case rowDSPath:
+		if v == "" {
+			return "the " + m.datasetName() + " dataset reads a file: type or paste its path"
+		}
+		if st, err := os.Stat(discover.ExpandPath(v)); err != nil || st.IsDir() {
 			return "no such file"
 		}
-	case rowBackend:
-		if !m.remote {
-			return ""
+	default:
+		if path, ok := strings.CutPrefix(f, filePrefix); ok && m.chosen == f {
+			return m.fileErr(path)
 		}
+		return ""
+	case rowEndpoint:
+		if !strings.HasPrefix(v, "/") {
+			return "a path on the server, such as " + serving.DefaultEndpoint(backends[m.backend])
+		}
+	case rowURL:
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return "an http:// or https:// URL"
 		}
@@ -517,22 +902,17 @@ func (m Model) Config() (Config, error) {
 			return Config{}, fmt.Errorf("%s: %s", f, e)
 		}
 	}
-	num := func(f string) int { n, _ := strconv.Atoi(strings.TrimSpace(m.text[f])); return n }
+	num := func(f string) int { n, _ := strconv.Atoi(m.text(f)); return n }
 	c := Config{Kind: m.kind, Prompt: num(rowPP), Gen: num(rowTG), Reps: num(rowReps), Threads: num(rowThreads),
-		Dataset: datasets[m.dataset], Prompts: num(rowPrompts), Concurrency: num(rowConc), Rate: math.Inf(1)}
-	if r := strings.TrimSpace(m.text[rowRate]); r != "inf" {
-		c.Rate, _ = strconv.ParseFloat(r, 64)
-	}
-	if m.remote {
-		c.URL = strings.TrimSpace(m.text[rowBackend])
-	}
+		KVType: kvTypes[m.kv], Dataset: m.datasetName(), Prompts: num(rowPrompts), OutputLen: num(rowOutLen)}
+	c.PowerW, _ = m.parseWatts(m.text(rowPower))
 	switch {
 	case m.chosen == rowBuiltin:
 		c.Model.Path = Builtin
 	case m.chosen == rowShape:
 		c.Model.Shape, c.Model.Type = m.shapes[m.shape], m.types[m.typ]
 	case m.chosen == rowPath:
-		c.Model.Path = strings.TrimSpace(m.text[rowPath])
+		c.Model.Path = discover.ExpandPath(m.text(rowPath))
 	default:
 		c.Model.Path = strings.TrimPrefix(m.chosen, filePrefix)
 	}
@@ -543,25 +923,124 @@ func (m Model) Config() (Config, error) {
 		if err := micro.Validate(c.BenchSpec()); err != nil {
 			return Config{}, err
 		}
+		return c, nil
+	}
+	c.Prompt, c.Gen, c.Reps = 0, 0, 0
+	if lengths[c.Dataset][0] >= 0 {
+		c.InputLen = num(rowInLen)
+	}
+	if workloads.DatasetNeedsFile(c.Dataset) {
+		c.DatasetPath = discover.ExpandPath(m.text(rowDSPath))
+	}
+	c.Concurrency, _ = parseInts(m.text(rowConc), 1)
+	c.Rate, _ = parseRates(m.text(rowRate))
+	if m.remote() {
+		c.Backend, c.URL, c.Endpoint, c.ServedModel = backends[m.backend], m.text(rowURL), m.text(rowEndpoint), m.text(rowServed)
+		c.Model, c.Threads, c.KVType = workloads.BenchModel{}, 0, ""
+	} else {
+		c.MaxNumSeqs = num(rowMaxSeqs)
 	}
 	return c, nil
 }
 
-// Estimate is the line under the panels: what the run will do.
+// Estimate is the line under the panels: what the run will do, how many tokens it
+// moves and the memory it needs (model file and KV cache, where they are known).
 func (m Model) Estimate() string {
 	c, err := m.Config()
 	if err != nil {
 		return "✗ " + err.Error()
 	}
+	powers := ""
+	if n := len(c.PowerW); n > 0 {
+		powers = fmt.Sprintf(" × %d power limits", n)
+	}
+	mem := m.memory(c)
+	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
+		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
+	}
+	mem = " · " + m.duration(c) + mem
 	if c.Kind == Bench {
 		n := len(micro.Expand(c.BenchSpec().WithDefaults()))
-		return fmt.Sprintf("Estimated: %d tests × %d reps (after a warmup each) on %s", n, c.Reps, c.ModelName())
+		tokens := int64(n) * int64(c.Reps+1) * int64(c.Prompt+c.Gen) * int64(max(1, len(c.PowerW)))
+		return fmt.Sprintf("Estimated: %s × %s (after a warmup each)%s · %s tokens%s", plural(n, "test"), plural(c.Reps, "rep"),
+			powers, humanCount(tokens), mem)
 	}
+	points := len(c.Concurrency) * len(c.Rate)
 	where := "in-process engine"
-	if c.URL != "" {
+	if c.Remote() {
 		where = c.URL
 	}
-	return fmt.Sprintf("Estimated: %d requests, ≤ %d in flight, against %s", c.Prompts, c.Concurrency, where)
+	s := fmt.Sprintf("Estimated: %s × %s%s against %s", plural(points, "point"), plural(c.Prompts, "request"), powers, where)
+	if in := c.InputLen; in > 0 || c.Dataset == "random" {
+		tokens := int64(points) * int64(c.Prompts) * int64(in+c.OutputLen) * int64(max(1, len(c.PowerW)))
+		s += " · " + humanCount(tokens) + " tokens"
+	}
+	return s + mem
+}
+
+// memory is " · needs ~X" for a local model: the file (the synthetic file's exact
+// size) and, for a synthetic shape, its KV cache at the longest context the run uses.
+func (m Model) memory(c Config) string {
+	if c.Remote() {
+		return ""
+	}
+	var size int64
+	kv := ""
+	switch {
+	case c.Model.Path == Builtin:
+		size = int64(len(builtin.Stories260K))
+	case c.Model.Shape != "":
+		spec, err := synth.NewSpec(c.Model.Shape, c.Model.Type, 0)
+		if err != nil {
+			return ""
+		}
+		if size, err = spec.FileSize(); err != nil {
+			return ""
+		}
+		ctx := c.Prompt + c.Gen
+		seqs := 1
+		if c.Kind == Serve {
+			ctx = max(c.InputLen, 1024) + c.OutputLen
+			seqs = slices.Max(c.Concurrency)
+		}
+		elt := map[string]int64{"f32": 4, "q8_0": 1}[c.KVType]
+		if elt == 0 {
+			elt = 2
+		}
+		sh := spec.Shape
+		hd := sh.HeadDim
+		if hd == 0 {
+			hd = sh.Embd / sh.Heads
+		}
+		kvBytes := 2 * int64(sh.Layers) * int64(sh.HeadsKV) * int64(hd) * elt * int64(ctx) * int64(seqs)
+		size += kvBytes
+		kv = " (KV " + human(kvBytes) + ")"
+	default:
+		st, err := os.Stat(c.Model.Path)
+		if err != nil {
+			return ""
+		}
+		size = st.Size()
+		kv = " + KV cache"
+	}
+	return " · needs ~" + human(size) + kv
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 10_000_000:
+		return fmt.Sprintf("%.0fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func human(n int64) string {
@@ -599,13 +1078,8 @@ func (m Model) line(f string, radio bool, label, value string) string {
 
 func choice(s string) string { return "◂ " + s + " ▸" }
 
-func (m Model) field(f string) string {
-	v := m.text[f]
-	if m.focused() == f {
-		v += "_"
-	}
-	return v
-}
+// fieldIn is a field's text in at most w cells (a long path scrolls, never cut).
+func (m Model) fieldIn(f string, w int) string { return prompt.FieldIn(m.in[f], m.focused() == f, w) }
 
 func (m Model) modelPanel(w, h int) string {
 	var lines []string
@@ -615,45 +1089,135 @@ func (m Model) modelPanel(w, h int) string {
 		case r == rowBuiltin:
 			lines = append(lines, m.line(r, true, builtin.Name+" (built-in)", "  "+m.theme.Dim.Render(human(int64(len(builtin.Stories260K))))))
 		case r == rowShape:
-			lines = append(lines, m.line(r, true, "synthetic ", choice(m.shapes[m.shape])+"  "+m.theme.Dim.Render(shape.Description)))
-		case r == rowType:
-			lines = append(lines, m.line(r, false, "    type      ", choice(m.types[m.typ])))
-		case r == rowPath:
-			lines = append(lines, m.line(r, true, "path: ", m.field(r)))
-		default:
-			name := strings.TrimPrefix(r, filePrefix)
-			size := ""
-			if st, err := os.Stat(name); err == nil {
-				size = "  " + m.theme.Dim.Render(human(st.Size()))
+			l := "synthetic " + choice(m.shapes[m.shape])
+			if panel.Width(l+shape.Description)+10 <= w { // the description is decoration: dropped, not cut
+				l += "  " + m.theme.Dim.Render(shape.Description)
 			}
-			lines = append(lines, m.line(r, true, name, size))
+			lines = append(lines, m.line(r, true, "", l))
+		case r == rowType:
+			size := ""
+			if spec, err := synth.NewSpec(m.shapes[m.shape], m.types[m.typ], 0); err == nil {
+				if n, err := spec.FileSize(); err == nil {
+					size = human(n)
+				}
+			}
+			// the size and the free disk, before anything is written (the estimate
+			// line says it too, where it is never cut)
+			if p, ok := m.synthPlan(); ok && panel.Width("  >     type      "+choice(m.types[m.typ])+"  "+p.Note) <= w-2 {
+				size = p.Note
+			}
+			if size != "" {
+				size = "  " + m.theme.Dim.Render(size)
+			}
+			lines = append(lines, m.line(r, false, "    type      ", choice(m.types[m.typ])+size))
+		case r == rowPath:
+			lines = append(lines, m.line(r, true, "path: ", m.fieldIn(r, w-2-2-4-6-1)))
+		default:
+			f := m.files[slices.IndexFunc(m.files, func(f File) bool { return filePrefix+f.Path == r })]
+			var info []string
+			if f.Size > 0 {
+				info = append(info, human(f.Size))
+			}
+			if f.Where != "" { // where before the type: a narrow screen drops from the end
+				info = append(info, f.Where)
+			}
+			if f.Type != "" {
+				info = append(info, f.Type)
+			}
+			if f.Err != "" {
+				info = append(info, "✗ "+f.Err)
+			}
+			lines = append(lines, m.line(r, true, f.Name, "  "+m.theme.Dim.Render(strings.Join(info, " · "))))
 		}
 	}
 	return panel.Box(m.theme, "Model", strings.Join(lines, "\n"), w, h)
 }
 
+// powerHint says what the device allows beside the power field.
+func (m Model) powerHint() string {
+	p := m.power
+	switch {
+	case p.Refused != "":
+		return "— " + p.Refused
+	case p.MaxW > 0:
+		s := fmt.Sprintf("%g–%g W", p.MinW, p.MaxW)
+		if p.DefaultW > 0 {
+			s += fmt.Sprintf(", default %g", p.DefaultW)
+		}
+		if p.CurrentW > 0 && p.CurrentW != p.DefaultW {
+			s += fmt.Sprintf(", now %g", p.CurrentW)
+		}
+		return s
+	}
+	return "watts, comma list"
+}
+
 func (m Model) workPanel(w, h int) string {
 	var lines []string
 	hint := map[string]string{rowPP: "prompt tokens", rowTG: "generated tokens", rowReps: "repetitions",
-		rowThreads: "0 = all cores", rowPrompts: "requests", rowConc: "max in flight", rowRate: "req/s or inf"}
+		rowThreads: "0 = all cores", rowPrompts: "requests per point", rowConc: "max in flight, comma list",
+		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
+		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",
+		rowEndpoint: "the " + backends[m.backend] + " API's path"}
+	if ds := m.datasetName(); ds == "sharegpt" || ds == "custom" {
+		hint[rowOutLen] = "0 = the dataset's own"
+	}
+	if m.found.URL != "" {
+		if m.found.Err != nil {
+			hint[rowServed] = m.theme.Error.Render("✗ /v1/models: " + m.found.Err.Error())
+		} else {
+			hint[rowServed] = "/v1/models: " + m.found.Model + " (empty: this one)"
+		}
+	} else {
+		hint[rowServed] = "empty = the server's first model"
+	}
 	for _, r := range m.workRows() {
-		label := fmt.Sprintf("%-12s", r)
+		label := fmt.Sprintf("%-13s", r)
 		switch r {
 		case rowKind:
-			lines = append(lines, m.line(r, false, "workload    ", choice(m.kind.String())))
+			lines = append(lines, m.line(r, false, label, choice(m.kind.String())))
 		case rowDataset:
-			lines = append(lines, m.line(r, false, label, choice(datasets[m.dataset])))
+			lines = append(lines, m.line(r, false, label, choice(m.datasetName())))
 		case rowBackend:
-			v := choice("in-process")
-			if m.remote {
-				v = choice("URL") + " " + m.field(r)
+			b := backends[m.backend]
+			if b == "" {
+				b = inprocLabel
+			}
+			lines = append(lines, m.line(r, false, label, choice(b)))
+		case rowKV:
+			v := kvTypes[m.kv]
+			if v == "" {
+				v = "default"
+			}
+			lines = append(lines, m.line(r, false, label, choice(v)))
+		default:
+			v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
+			if h := hint[r]; panel.Width("  "+label+v+h) <= w-2 { // a hint is dropped, not cut
+				v += m.theme.Dim.Render(h)
 			}
 			lines = append(lines, m.line(r, false, label, v))
-		default:
-			lines = append(lines, m.line(r, false, label, fmt.Sprintf("%-6s ", m.field(r))+m.theme.Dim.Render(hint[r])))
 		}
 	}
 	return panel.Box(m.theme, "Workload", strings.Join(lines, "\n"), w, h)
+}
+
+// wrap breaks an estimate line at its " · " joints so that no part is cut at width
+// w (a part longer than w keeps its own line).
+func wrap(s string, w int) string {
+	var lines []string
+	cur := ""
+	for i, part := range strings.Split(s, " · ") {
+		switch {
+		case i == 0:
+			cur = " " + part
+		case panel.Width(cur)+3+panel.Width(part) <= w:
+			cur += " · " + part
+		default:
+			lines = append(lines, cur+" ·")
+			cur = "   " + part
+		}
+	}
+	return strings.Join(append(lines, cur), "\n")
 }
 
 // View renders the two panels (side by side from 100 columns, stacked below) and the
@@ -661,7 +1225,7 @@ func (m Model) workPanel(w, h int) string {
 func (m Model) View() string {
 	mh := len(m.modelRows()) + 2
 	wh := len(m.workRows()) + 2
-	est := " " + m.Estimate()
+	est := wrap(m.Estimate(), m.w)
 	switch {
 	case m.prompt != nil:
 		est = m.prompt.View()
@@ -671,12 +1235,32 @@ func (m Model) View() string {
 		est = " " + m.Note
 	}
 	var body string
-	if m.w >= 100 {
+	// the focused row's line in body, to keep it in view
+	fi := slices.Index(m.rows(), m.focused())
+	nm := len(m.modelRows())
+	focusLine := 1 + fi
+	switch {
+	case nm == 0:
+		body = m.workPanel(m.w, wh)
+	case m.w >= 100:
 		lw := m.w * 45 / 100
 		h := max(mh, wh)
 		body = panel.Join(m.modelPanel(lw, h), m.workPanel(m.w-lw, h))
-	} else {
+		if fi >= nm {
+			focusLine = 1 + fi - nm
+		}
+	default:
 		body = panel.Stack(m.modelPanel(m.w, mh), m.workPanel(m.w, wh))
+		if fi >= nm {
+			focusLine = mh + 1 + fi - nm
+		}
 	}
-	return strings.Join(panel.Lines(body+"\n"+est, m.w, m.h), "\n")
+	lines := strings.Split(body, "\n")
+	estLines := strings.Split(est, "\n")
+	if avail := max(1, m.h-len(estLines)); len(lines) > avail {
+		// what does not fit scrolls: a window on the panels that holds the focused row
+		off := min(max(0, focusLine-avail/2), len(lines)-avail)
+		lines = lines[off : off+avail]
+	}
+	return strings.Join(panel.Lines(strings.Join(append(lines, estLines...), "\n"), m.w, m.h), "\n")
 }

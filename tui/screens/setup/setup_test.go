@@ -3,6 +3,10 @@ package setup
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -37,7 +41,9 @@ func text(s string) []tea.KeyPressMsg {
 	return out
 }
 
-func newModel() Model { return New(theme.New(theme.ASCII), []string{"testdata/tiny.gguf"}) }
+func newModel() Model {
+	return New(theme.New(theme.ASCII), []File{{Name: "tiny.gguf", Path: "testdata/tiny.gguf", Size: 3 << 20, Type: "Q8_0", Where: "llama.cpp"}})
+}
 
 func runConfig(t *testing.T, m Model) Config {
 	t.Helper()
@@ -72,80 +78,246 @@ func TestPickSynthetic(t *testing.T) {
 	}
 }
 
+// at returns m with the focus on row f.
+func at(t *testing.T, m Model, f string) Model {
+	t.Helper()
+	i := slices.Index(m.rows(), f)
+	if i < 0 {
+		t.Fatalf("no row %q in %v", f, m.rows())
+	}
+	m.focus = i
+	return m
+}
+
+// set replaces the text of row f by v, as a user would: ctrl+u, then typing.
+func set(t *testing.T, m Model, f, v string) Model {
+	t.Helper()
+	m = at(t, m, f)
+	m, _ = press(m, ctrlU)
+	m, _ = press(m, text(v)...)
+	return m
+}
+
+var ctrlU = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+
 func TestEditNumbers(t *testing.T) {
-	m := newModel()
-	m.focus = len(m.modelRows()) + 1 // pp
-	m, _ = press(m, bksp, bksp, bksp)
-	m, _ = press(m, text("64x")...) // the letter is ignored
-	m, _ = press(m, down, right)    // tg doubles
+	m := set(t, newModel(), rowPP, "64x")
+	if _, err := m.Config(); err == nil || err.Error() != "pp: a whole number ≥ 0" {
+		t.Errorf("64x: %v", err)
+	}
+	m, _ = press(m, bksp)
+	m = set(t, m, rowTG, "256")
 	c := runConfig(t, m)
 	if c.Prompt != 64 || c.Gen != 256 {
 		t.Errorf("pp %d tg %d, want 64 256", c.Prompt, c.Gen)
 	}
 }
 
-func TestValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		keys []tea.KeyPressMsg
-		want string
-	}{
-		{"reps zero", append([]tea.KeyPressMsg{bksp}, text("0")...), "reps: a whole number ≥ 1"},
-		{"empty", []tea.KeyPressMsg{bksp}, "reps: a whole number ≥ 1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := newModel()
-			m.focus = len(m.modelRows()) + 3 // reps
-			m, _ = press(m, tc.keys...)
-			m, cmd := m.Update(enter)
-			if cmd != nil || m.errorMsg != tc.want {
-				t.Errorf("error %q (cmd %v), want %q", m.errorMsg, cmd != nil, tc.want)
-			}
-		})
+// TestTextField: the fields are textinputs: ←→ move the cursor, ctrl+w erases a
+// word, a paste inserts at the cursor; while one has the focus it captures keys (q
+// types a q) and the footer shows its keys instead of s/o.
+func TestTextField(t *testing.T) {
+	m := at(t, newModel(), rowPath)
+	m, _ = press(m, text("ab/cd")...)
+	m, _ = press(m, left, left)
+	m, _ = press(m, text("q")...)
+	if got := m.text(rowPath); got != "ab/qcd" {
+		t.Errorf("typed at the cursor: %q, want ab/qcd", got)
 	}
-	// Both pp and tg 0.
-	m := newModel()
-	m.focus = len(m.modelRows()) + 1
-	m, _ = press(m, bksp, bksp, bksp)
-	m, _ = press(m, text("0")...)
-	m, _ = press(m, down, bksp, bksp, bksp)
-	m, _ = press(m, text("0")...)
+	m, _ = m.Update(tea.PasteMsg{Content: "XY"})
+	if got := m.text(rowPath); got != "ab/qXYcd" {
+		t.Errorf("pasted at the cursor: %q", got)
+	}
+	m, _ = press(m, tea.KeyPressMsg{Code: 'w', Mod: tea.ModCtrl})
+	if got := m.text(rowPath); got != "cd" { // the word before the cursor: ab/qXY
+		t.Errorf("ctrl+w: %q, want cd", got)
+	}
+	if !m.Capturing() {
+		t.Error("a text field with the focus does not capture keys")
+	}
+	var keys []string
+	for _, b := range m.FooterNow() {
+		keys = append(keys, b.Help().Key)
+	}
+	if got := strings.Join(keys, " "); !strings.Contains(got, "ctrl+w") || strings.Contains(got, "s/o") {
+		t.Errorf("footer on a field: %s", got)
+	}
+	m = at(t, m, rowKind)
+	if m.Capturing() {
+		t.Error("a choice row captures keys")
+	}
+}
+
+// TestPathExpandsHome: a pasted "~/…" path (quoted, as file managers paste it) is
+// the file in the home folder.
+func TestPathExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(filepath.Join(home, "m.gguf"), []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := at(t, newModel(), rowPath)
+	m, _ = m.Update(tea.PasteMsg{Content: "'~/m.gguf'"})
+	if c := runConfig(t, m); c.Model.Path != filepath.Join(home, "m.gguf") {
+		t.Errorf("path %q", c.Model.Path)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for _, tc := range []struct{ v, want string }{{"0", "reps: a whole number ≥ 1"}, {"", "reps: a whole number ≥ 1"}} {
+		m := set(t, newModel(), rowReps, tc.v)
+		m, cmd := m.Update(enter)
+		if cmd != nil || m.errorMsg != tc.want {
+			t.Errorf("reps %q: error %q (cmd %v), want %q", tc.v, m.errorMsg, cmd != nil, tc.want)
+		}
+	}
+	m := set(t, set(t, newModel(), rowPP, "0"), rowTG, "0")
 	if _, err := m.Config(); err == nil {
 		t.Error("pp 0 tg 0 accepted")
 	}
-	// A path that does not exist.
-	m = newModel()
-	m.focus = len(m.modelRows()) - 1
-	m, _ = press(m, text("nope.gguf")...)
-	if !m.Capturing() {
-		t.Error("the path field does not capture text")
-	}
+	m = set(t, newModel(), rowPath, "nope.gguf")
 	if _, err := m.Config(); err == nil || err.Error() != "path: no such file" {
 		t.Errorf("missing path: %v", err)
 	}
 }
 
-func TestServeConfig(t *testing.T) {
-	m := newModel()
-	m.focus = len(m.modelRows()) // workload kind
-	m, _ = press(m, right, down, right, down, down, down, bksp, bksp, bksp)
-	m, _ = press(m, text("2.5")...)
-	m, _ = press(m, down, right)
-	for range len("http://127.0.0.1:8000") {
-		m, _ = press(m, bksp)
-	}
-	m, _ = press(m, text("http://h:1")...)
+func serveModel(t *testing.T) Model {
+	m := at(t, newModel(), rowKind)
+	m, _ = press(m, right)
+	return m
+}
+
+// TestCommaLists: concurrency, rate and power take comma lists, as the CLI does
+// (`1,4,16` is three points, not 1416 or 12).
+func TestCommaLists(t *testing.T) {
+	m := serveModel(t)
+	m.SetPower(Power{MinW: 200, MaxW: 700, DefaultW: 700})
+	m = set(t, m, rowConc, "1,4,16")
+	m = set(t, m, rowRate, "2.5, inf")
+	m = set(t, m, rowPower, "300,200")
 	c := runConfig(t, m)
-	if c.Kind != Serve || c.Dataset != "sonnet" || c.Rate != 2.5 || c.URL != "http://h:1" || c.Concurrency != 8 {
+	if !slices.Equal(c.Concurrency, []int{1, 4, 16}) || len(c.Rate) != 2 || c.Rate[0] != 2.5 || !math.IsInf(c.Rate[1], 1) ||
+		!slices.Equal(c.PowerW, []float64{300, 200}) {
+		t.Errorf("lists: c=%v rate=%v power=%v", c.Concurrency, c.Rate, c.PowerW)
+	}
+	if est := m.Estimate(); !strings.Contains(est, "6 points × 100 requests × 2 power limits") {
+		t.Errorf("estimate %q", est)
+	}
+	for _, tc := range []struct {
+		p      Power
+		v, err string
+	}{
+		{Power{MinW: 200, MaxW: 700}, "100", "power W: 100 W is outside the GPU's 200–700 W"},
+		{Power{Refused: "needs root"}, "300", "power W: cannot set power limits: needs root"},
+		{Power{}, "300,x", "power W: watts, comma-separated (empty: leave the limit)"},
+	} {
+		m.SetPower(tc.p)
+		m = set(t, m, rowPower, tc.v)
+		if _, err := m.Config(); err == nil || err.Error() != tc.err {
+			t.Errorf("power %q under %+v: %v, want %s", tc.v, tc.p, err, tc.err)
+		}
+	}
+	m.SetPower(Power{Refused: "needs root"})
+	m = set(t, m, rowPower, "")
+	if !strings.Contains(m.View(), "needs root") {
+		t.Error("Setup does not say setting a power limit needs root")
+	}
+}
+
+// TestServeFields: every serve-bench choice reaches the config: dataset with its
+// file, lengths, threads, KV cache type, max-num-seqs.
+func TestServeFields(t *testing.T) {
+	m := serveModel(t)
+	m = at(t, m, rowDataset)
+	for m.datasetName() != "sharegpt" {
+		m, _ = press(m, right)
+	}
+	if _, err := m.Config(); err == nil || !strings.HasPrefix(err.Error(), "dataset file: ") {
+		t.Errorf("sharegpt without a file: %v", err)
+	}
+	ds := filepath.Join(t.TempDir(), "sg.json")
+	if err := os.WriteFile(ds, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m = set(t, m, rowDSPath, ds)
+	m = set(t, m, rowOutLen, "32")
+	m = set(t, m, rowThreads, "2")
+	m = set(t, m, rowMaxSeqs, "4")
+	m = at(t, m, rowKV)
+	m, _ = press(m, right, right) // default → f16 → q8_0
+	c := runConfig(t, m)
+	if c.Dataset != "sharegpt" || c.DatasetPath != ds || c.OutputLen != 32 || c.InputLen != 0 || c.Threads != 2 ||
+		c.MaxNumSeqs != 4 || c.KVType != "q8_0" {
 		t.Errorf("serve config %+v", c)
 	}
-	m, _ = press(m, up, bksp, bksp, bksp)
-	m, _ = press(m, text("inf")...)
-	if c := runConfig(t, m); !math.IsInf(c.Rate, 1) {
-		t.Errorf("rate %v", c.Rate)
+	m = at(t, m, rowDataset)
+	for m.datasetName() != "random" {
+		m, _ = press(m, right)
 	}
-	_ = up
-	_ = left
+	m = set(t, m, rowInLen, "256")
+	if c := runConfig(t, m); c.InputLen != 256 || c.DatasetPath != "" {
+		t.Errorf("random: %+v", c)
+	}
+}
+
+// TestRemoteBackend: an external server hides the local model, probes /v1/models
+// after the URL is edited and shows what it serves, and the run is titled with the
+// server's model, not a file picked on Setup.
+func TestRemoteBackend(t *testing.T) {
+	m := serveModel(t)
+	m = at(t, m, rowPath)
+	m, _ = press(m, text("local.gguf")...)
+	var asked []string
+	m.SetDetect(func(u string) (string, error) { asked = append(asked, u); return "qwen2.5-0.5b", nil })
+	m = at(t, m, rowBackend)
+	m, _ = press(m, right)
+	if len(m.modelRows()) != 0 {
+		t.Errorf("model rows shown for an external server: %v", m.modelRows())
+	}
+	m = set(t, m, rowURL, "http://h:1")
+	m, cmd := m.Update(tea.KeyPressMsg{Code: '2', Text: "2"}) // http://h:12
+	if cmd == nil {
+		t.Fatal("editing the URL does not ask /v1/models")
+	}
+	pending := DetectMsg{Seq: m.seq, URL: "http://h:12", Pending: true}
+	m, cmd = m.Update(pending)
+	if cmd == nil {
+		t.Fatal("no probe after the pause")
+	}
+	m, _ = m.Update(cmd())
+	if len(asked) != 1 || asked[0] != "http://h:12" {
+		t.Errorf("asked %v", asked)
+	}
+	m.SetSize(120, 30)
+	if v := m.View(); !strings.Contains(v, "/v1/models: qwen2.5-0.5b") {
+		t.Errorf("the detected model is not shown:\n%s", v)
+	}
+	c := runConfig(t, m)
+	if c.Backend != "openai" || c.URL != "http://h:12" || c.Endpoint != "/v1/completions" || c.Model.Path != "" || strings.Contains(c.Describe(), "local.gguf") {
+		t.Errorf("remote config %+v, title %q", c, c.Describe())
+	}
+	m = at(t, m, rowBackend)
+	m, _ = press(m, right) // openai-chat: its own endpoint
+	if c := runConfig(t, m); c.Backend != "openai-chat" || c.Endpoint != "/v1/chat/completions" {
+		t.Errorf("openai-chat: %s %s", c.Backend, c.Endpoint)
+	}
+	m = set(t, m, rowEndpoint, "v1/x")
+	if _, err := m.Config(); err == nil || !strings.HasPrefix(err.Error(), "endpoint: ") {
+		t.Errorf("an endpoint without /: %v", err)
+	}
+	m = set(t, m, rowEndpoint, "/v1/x")
+	if c := runConfig(t, m); c.Endpoint != "/v1/x" {
+		t.Errorf("endpoint %q", c.Endpoint)
+	}
+	m = set(t, m, rowServed, "qwen2.5-0.5b")
+	if d := runConfig(t, m).Describe(); !strings.Contains(d, "qwen2.5-0.5b") {
+		t.Errorf("title %q does not name the served model", d)
+	}
+	// a stale answer (an older URL) is dropped
+	m2, _ := m.Update(DetectMsg{Seq: m.seq - 1, URL: "http://old", Model: "old"})
+	if m2.found.Model == "old" {
+		t.Error("a stale /v1/models answer was shown")
+	}
 }
 
 func TestGolden(t *testing.T) {
@@ -156,10 +328,105 @@ func TestGolden(t *testing.T) {
 		name string
 		m    Model
 	}{{"bench", newModel()}, {"serve", serve}} {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range golden.Sizes {
 			m := tc.m
 			m.SetSize(sz[0], sz[1]-3) // the root takes header, error line and footer
 			golden.Assert(t, fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), m.View())
 		}
+	}
+}
+
+// TestScrollKeepsFocus: at 60×15 (12 rows for the screen) every row the cursor
+// moves onto is on screen, and the estimate line stays.
+func TestScrollKeepsFocus(t *testing.T) {
+	m := serveModel(t)
+	m.SetSize(60, 12)
+	for i := range m.rows() {
+		m.focus = i
+		v := m.View()
+		if n := len(strings.Split(v, "\n")); n != 12 {
+			t.Fatalf("%d lines", n)
+		}
+		if !strings.Contains(v, "> ") {
+			t.Errorf("row %s (focused) is not on screen:\n%s", m.focused(), v)
+		}
+		if !strings.Contains(v, "Estimated:") {
+			t.Errorf("the estimate scrolled away at row %s:\n%s", m.focused(), v)
+		}
+	}
+}
+
+// TestModelChecks: files found on the machine show size, type and where they were
+// found; a file that is not a model is refused on Setup (with the check's reason)
+// before any run is queued; a synthetic model shows its size and the free disk
+// before it is written, and one the disk has no room for is refused.
+func TestModelChecks(t *testing.T) {
+	m := newModel()
+	m.SetSize(120, 30)
+	if v := m.View(); !strings.Contains(v, "tiny.gguf  3.0 MiB · llama.cpp · Q8_0") {
+		t.Errorf("the found file's row:\n%s", v)
+	}
+	readme := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(readme, []byte("# llmbench\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	m.SetCheck(func(p string) error {
+		asked++
+		return fmt.Errorf("%s: not a GGUF file (magic \"# ll\")", filepath.Base(p))
+	})
+	m = set(t, m, rowPath, readme)
+	m, cmd := m.Update(enter)
+	if cmd != nil || !strings.Contains(m.errorMsg, "README.md: not a GGUF file") {
+		t.Errorf("README.md accepted: %q", m.errorMsg)
+	}
+	m.View()
+	m.View()
+	if asked != 1 {
+		t.Errorf("the file was checked %d times (once per path)", asked)
+	}
+
+	m = newModel()
+	m.SetPlan(func(shape, typ string) (Plan, error) {
+		if typ == "F32" {
+			return Plan{Note: "needs 4.6 GiB with margin, only 1.2 GiB free"}, nil
+		}
+		return Plan{Note: "607.2 MiB to write, 41.2 GiB free", Fits: true}, nil
+	})
+	m = at(t, m, rowType)
+	m, _ = press(m, space)
+	for _, w := range []int{60, 120, 200} {
+		m.SetSize(w, 30)
+		if v := m.View(); !strings.Contains(strings.ReplaceAll(v, "\n   ", " "), "607.2 MiB to write, 41.2 GiB free") {
+			t.Errorf("%d columns: no size and free disk on Setup:\n%s", w, v)
+		}
+	}
+	for m.types[m.typ] != "F32" {
+		m, _ = press(m, right)
+	}
+	if _, err := m.Config(); err == nil || !strings.Contains(err.Error(), "only 1.2 GiB free") {
+		t.Errorf("a model the disk cannot hold: %v", err)
+	}
+}
+
+// TestTimeEstimate: no time before a run of the model; after one, the estimate says
+// how long the next will take at its pace (prompt and generation t/s for bench,
+// requests/s for serve-bench), power limits and sweep points included.
+func TestTimeEstimate(t *testing.T) {
+	m := newModel()
+	if e := m.Estimate(); !strings.Contains(e, "time: known after a first run of this model") {
+		t.Errorf("before a run: %q", e)
+	}
+	c, _ := m.Config()
+	m.Learn(c, Pace{PromptTps: 512, GenTps: 128}) // pp512 1 s + tg128 1 s, × (5 reps + warmup)
+	if e := m.Estimate(); !strings.Contains(e, "~12 s at the last run's pace") {
+		t.Errorf("bench: %q", e)
+	}
+	s := serveModel(t)
+	s = set(t, s, rowConc, "1,4")
+	sc, _ := s.Config()
+	s.Learn(sc, Pace{RequestsPerS: 10})
+	if e := s.Estimate(); !strings.Contains(e, "~20 s at the last run's pace") { // 2 points × 100 requests at 10/s
+		t.Errorf("serve: %q", e)
 	}
 }

@@ -1,0 +1,233 @@
+package results
+
+import (
+	"strings"
+
+	"llmbench/tui/components/panel"
+)
+
+// A report's tables (llama-bench's markdown table, the sweep table) can be wider than
+// the screen. Rather than cut them at the right edge (or scroll the key column away),
+// fitColumns shows whole columns: the key ones (what a row is, and its headline
+// figure) always, then as many of the others as fit from the first one not scrolled
+// past (skip), in the report's order. Lines that are not part of a table are wrapped
+// where they do not fit, never cut.
+
+// keyHeaders names the columns kept in view: the llama-bench table's test and t/s,
+// the sweep table's point (power, concurrency) and output throughput.
+var keyHeaders = map[string]bool{"test": true, "t/s": true, "power": true, "concurrency": true, "out tok/s": true}
+
+// block is a run of lines of one table, split into column spans (rune offsets).
+type block struct {
+	lines  [][]rune
+	starts []int // where each column starts; a column ends where the next starts
+	tail   int   // markdown: the closing '|' (kept after the last column shown); -1 otherwise
+	keys   []bool
+}
+
+// isRule reports whether l is a title or rule line of a report (====, ----, a
+// centred title between them): not a table row.
+func isRule(l string) bool {
+	t := strings.Trim(l, " =-")
+	return t == "" || strings.HasPrefix(strings.TrimSpace(l), "=")
+}
+
+// fitColumns returns text's lines fitted to w cells, with skip non-key columns of
+// every too-wide table scrolled past, and whether columns remain hidden to the right.
+func fitColumns(text string, w, skip int) (out []string, more bool) {
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "|"):
+			j := i
+			for j < len(lines) && strings.HasPrefix(lines[j], "|") {
+				j++
+			}
+			o, mo := markdownBlock(lines[i:j]).fit(w, skip)
+			out, more = append(out, o...), more || mo
+			i = j
+		case panel.Width(l) > w && !isRule(l):
+			j := i
+			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && !isRule(lines[j]) {
+				j++
+			}
+			o, mo := gutterBlock(lines[i:j]).fit(w, skip)
+			out, more = append(out, o...), more || mo
+			i = j
+		default:
+			out = append(out, wrapLine(l, w)...)
+			i++
+		}
+	}
+	return out, more
+}
+
+// wrapLine breaks l into pieces of at most w runes.
+func wrapLine(l string, w int) []string {
+	r := []rune(l)
+	if len(r) <= w || w <= 0 {
+		return []string{l}
+	}
+	var out []string
+	for len(r) > w {
+		out = append(out, string(r[:w]))
+		r = r[w:]
+	}
+	return append(out, string(r))
+}
+
+func runes(ls []string) [][]rune {
+	out := make([][]rune, len(ls))
+	for i, l := range ls {
+		out[i] = []rune(l)
+	}
+	return out
+}
+
+// markdownBlock splits a markdown table at the header's '|'.
+func markdownBlock(ls []string) block {
+	b := block{lines: runes(ls), tail: -1}
+	h := b.lines[0]
+	for i, c := range h {
+		if c == '|' {
+			b.starts = append(b.starts, i)
+		}
+	}
+	if n := len(b.starts); n > 1 {
+		b.tail, b.starts = b.starts[n-1], b.starts[:n-1]
+	}
+	b.setKeys(h)
+	return b
+}
+
+// gutterBlock splits a space-aligned table where every line has a blank.
+func gutterBlock(ls []string) block {
+	b := block{lines: runes(ls), tail: -1}
+	width := 0
+	for _, l := range b.lines {
+		width = max(width, len(l))
+	}
+	blank := func(i int) bool {
+		for _, l := range b.lines {
+			if i < len(l) && l[i] != ' ' {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range width {
+		if !blank(i) && (i == 0 || blank(i-1)) {
+			b.starts = append(b.starts, i)
+		}
+	}
+	if len(b.starts) == 0 {
+		b.starts = []int{0}
+	}
+	b.starts[0] = 0
+	b.setKeys(b.lines[0])
+	return b
+}
+
+func (b *block) end(c int) int {
+	if c+1 < len(b.starts) {
+		return b.starts[c+1]
+	}
+	if b.tail >= 0 {
+		return b.tail
+	}
+	w := 0
+	for _, l := range b.lines {
+		w = max(w, len(l))
+	}
+	return w
+}
+
+// cell returns column c of line l, padded to the column's width.
+func (b *block) cell(l []rune, c int) string {
+	s, e := b.starts[c], b.end(c)
+	var out []rune
+	for i := s; i < e; i++ {
+		if i < len(l) {
+			out = append(out, l[i])
+		} else {
+			out = append(out, ' ')
+		}
+	}
+	return string(out)
+}
+
+func (b *block) setKeys(header []rune) {
+	b.keys = make([]bool, len(b.starts))
+	any := false
+	name := func(c int) string { return strings.Trim(strings.TrimSpace(b.cell(header, c)), "| ") }
+	for c := range b.starts {
+		b.keys[c] = b.keys[c] || keyHeaders[name(c)]
+		// a header with a blank ("out tok/s") may span two columns of a gutter split
+		if c+1 < len(b.starts) && keyHeaders[name(c)+" "+name(c+1)] {
+			b.keys[c], b.keys[c+1] = true, true
+		}
+		any = any || b.keys[c]
+	}
+	if !any && len(b.keys) > 0 {
+		b.keys[0] = true
+	}
+}
+
+// fit returns the block's lines with the key columns and the others that fit after
+// skip, and whether some remain hidden to the right.
+func (b block) fit(w, skip int) ([]string, bool) {
+	total := b.end(len(b.starts)-1) - b.starts[0]
+	if b.tail >= 0 {
+		total++
+	}
+	shown := make([]bool, len(b.starts))
+	used := 0
+	if b.tail >= 0 {
+		used = 1
+	}
+	for c, k := range b.keys {
+		if k {
+			shown[c] = true
+			used += b.end(c) - b.starts[c]
+		}
+	}
+	more := false
+	if total > w {
+		n := 0
+		for c := range b.starts {
+			if b.keys[c] {
+				continue
+			}
+			if n < skip {
+				n++
+				continue
+			}
+			cw := b.end(c) - b.starts[c]
+			if used+cw > w || more {
+				more = true
+				continue
+			}
+			shown[c] = true
+			used += cw
+		}
+	} else {
+		for c := range shown {
+			shown[c] = true
+		}
+	}
+	out := make([]string, len(b.lines))
+	for i, l := range b.lines {
+		var s strings.Builder
+		for c := range b.starts {
+			if shown[c] {
+				s.WriteString(b.cell(l, c))
+			}
+		}
+		if b.tail >= 0 && b.tail < len(l) {
+			s.WriteString(string(l[b.tail:]))
+		}
+		out[i] = strings.TrimRight(s.String(), " ")
+	}
+	return out, more
+}
