@@ -75,6 +75,7 @@ type job struct {
 	pk               *packer
 	tf               *tileFmt
 	hk               *halfKern
+	b2               func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32)
 	n, cols, rows    int
 	xRow, wRow, band int
 	nb, chunks       int
@@ -192,6 +193,8 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	case pathTile:
 		c.matMulTiled(tileFmts[w.Type])
 		return
+	case pathBatch2:
+		j.b2 = batch2[w.Type]
 	}
 	j.dot = tr.VecDot
 	if f := fastDots[w.Type]; f != nil {
@@ -209,6 +212,10 @@ func (c *CPU) band(part, worker int) {
 	j := &c.job
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
+	if j.b2 != nil {
+		c.bandB2(r0, r1, (*[8]float32)(c.gemmScr[worker].out[:8]))
+		return
+	}
 	if j.hk != nil {
 		c.bandX4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return

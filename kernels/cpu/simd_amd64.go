@@ -239,6 +239,21 @@ func init() {
 			f.x1(nu, &tile[0], &act[0], tok&3, out)
 		}
 	}
+	if tileX4 == nil { // no tile kernels: the AVX2 batched ones
+		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
+			kernels.Q4_0: batchQ4_0AVX2, kernels.Q8_0: batchQ8_0AVX2,
+		} {
+			bs := t.BlockBytes()
+			batch2[t] = func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32) {
+				if nb == 0 || ntok < 1 {
+					*out = [8]float32{}
+					return
+				}
+				_, _ = w[wstride+nb*bs-1], x[(min(ntok, 4)-1)*xstride+nb*34-1]
+				k(nb, &w[0], wstride, &x[0], xstride, ntok, out)
+			}
+		}
+	}
 	fastDots[kernels.Q4_0] = func(n int, w, x []byte) float32 {
 		nb := n / 32
 		if nb == 0 {
@@ -306,6 +321,12 @@ func init() {
 		return s
 	}
 }
+
+//go:noescape
+func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
+func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func quantQ8_0AVX512(nb int, src *float32, dst *byte) int
