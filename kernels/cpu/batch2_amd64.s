@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // The AVX2 batched kernels: two Q4_0 or Q8_0 weight rows (ggml layout) times up to
 // four tokens' Q8_0 activations, each weight block unpacked once per call and used for
@@ -62,15 +63,6 @@ GLOBL b2eight<>(SB), RODATA|NOPTR, $32
 	VCVTPH2PS X7, Y7 \
 	VMULPS D, Y7, Y7 \
 	VFMADD231PS Y7, Y6, ACC
-
-// RED8 reduces the lanes of Y (X its low half) as HSUM does and stores the float at
-// off(AX).
-#define RED8(Y, X, off) \
-	VEXTRACTF128 $1, Y, X6 \
-	VADDPS X6, X, X6 \
-	VHADDPS X6, X6, X6 \
-	VHADDPS X6, X6, X6 \
-	VMOVSS X6, off(AX)
 
 // B2SETUP loads the arguments: rows at SI and R8, tokens at DI, R9, R10, R11 (tokens
 // past ntok repeating the last), BX = ntok, accumulators Y8..Y15 cleared.

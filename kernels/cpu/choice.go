@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -87,9 +88,13 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		if t == kernels.BF16 {
 			widen = "VPMOVZXWD+VPSLLD"
 		}
-		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS zmm"
+		h, reg := halfKerns[t], "zmm"
+		if h.lanes == 8 {
+			reg = "ymm"
+		}
+		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS "+reg
 		if p == pathHalfGemm {
-			kernel, detail = ty+"-gemm", "4 rows × 4 tokens, "+widen+" + VFMADD231PS zmm"
+			kernel, detail = ty+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s + VFMADD231PS %s", h.gr, widen, reg)
 		}
 	case pathBatch2:
 		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"
@@ -111,7 +116,7 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "no AVX2+FMA+F16C kernels (CPU, purego build or " + EnvLevel + ")"
 	case p == pathDot && level != "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 kernel for " + t.String()
-	case p == pathDot || p == pathBatch2:
+	case level == "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
