@@ -17,6 +17,7 @@ const (
 	pathHalfX4               // F16/BF16, one token: the halfKern's x4 kernel
 	pathHalfGemm             // F16/BF16, several tokens: the halfKern's gemm kernel
 	pathTile                 // the tiled copy and the tile kernels (tileFmt)
+	pathBatch2               // Q4_0/Q8_0 on AVX2: two rows × up to four tokens (batch2)
 )
 
 // pathOf returns the path MatMul takes for weights of type t with cols columns and n
@@ -30,6 +31,9 @@ func pathOf(t kernels.DType, cols, n int) path {
 	}
 	if f := tileFmts[t]; f != nil && tileX4 != nil && cols%f.unit == 0 {
 		return pathTile
+	}
+	if batch2[t] != nil && cols%32 == 0 {
+		return pathBatch2
 	}
 	if fastDots[t] != nil {
 		return pathDot
@@ -87,10 +91,16 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		if t == kernels.BF16 {
 			widen = "VPMOVZXWD+VPSLLD"
 		}
-		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS zmm"
-		if p == pathHalfGemm {
-			kernel, detail = ty+"-gemm", "4 rows × 4 tokens, "+widen+" + VFMADD231PS zmm"
+		h, reg := halfKerns[t], "zmm"
+		if h.lanes == 8 {
+			reg = "ymm"
 		}
+		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS "+reg
+		if p == pathHalfGemm {
+			kernel, detail = ty+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s + VFMADD231PS %s", h.gr, widen, reg)
+		}
+	case pathBatch2:
+		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"
 	case pathDot:
 		kernel, detail = "dot-"+ty+"-"+dotISA[t], "one row × one token at a time"
 	default:
@@ -109,7 +119,7 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "no AVX2+FMA+F16C kernels (CPU, purego build or " + EnvLevel + ")"
 	case p == pathDot && level != "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 kernel for " + t.String()
-	case p == pathDot:
+	case level == "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"

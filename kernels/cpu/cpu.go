@@ -36,7 +36,6 @@ type CPU struct {
 	qGen       int           // counts conversions into xq
 	xpGen      int           // the conversion xp was prepared from (0: none)
 	xpType     kernels.DType // and its type
-	act        []byte        // activations regrouped for the packed matmul
 	gemmScr    []gemmScratch
 	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
 	tilings    int                        // tiled copies made (tests: none after Prepare)
@@ -83,6 +82,7 @@ type job struct {
 	pk               *packer
 	tf               *tileFmt
 	hk               *halfKern
+	b2               func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32)
 	n, cols, rows    int
 	xRow, wRow, band int
 	nb, chunks       int
@@ -156,10 +156,12 @@ func (c *CPU) step(part, worker int) {
 // type's dot-product format. On a CPU with AVX512-VNNI, Q4_0, Q8_0, Q4_K and Q6_K
 // weights go through their tiled copy (see tileFmt) for any number of tokens: each
 // worker takes a run of 16-row tiles and multiplies each with every group of four
-// tokens, so a step reads each weight once however many sequences it serves. F16 and
-// BF16 weights take their halfKern: gemmHalf from two tokens and the x4 kernel for one
-// (the same per-output order). Other types take, per band of rows, the fastest dot product for each row and
-// token. Every output is computed by one worker in an order that depends on neither the
+// tokens, so a step reads each weight once however many sequences it serves. Without
+// them (AVX2 only, or LLMBENCH_CPU=avx2) Q4_0 and Q8_0 take the batch2 kernels (two
+// rows × up to four tokens). F16 and BF16 weights take their halfKern: gemmHalf from
+// two tokens and the x4 kernel for one (the same per-output order). Other types take,
+// per band of rows, the fastest dot product for each row and token (pathOf chooses;
+// Kernels describes the choice). Every output is computed by one worker in an order that depends on neither the
 // thread count nor the number of tokens, so a token's row is bit-identical alone or in
 // any batch.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
@@ -209,6 +211,8 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	case pathTile:
 		c.matMulTiled(tileFormat(w))
 		return
+	case pathBatch2:
+		j.b2 = batch2[w.Type]
 	}
 	j.dot = tr.VecDot
 	if f := fastDots[w.Type]; f != nil {
@@ -267,6 +271,10 @@ func (c *CPU) band(part, worker int) {
 	j := &c.job
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
+	if j.b2 != nil {
+		c.bandB2(r0, r1, (*[8]float32)(c.gemmScr[worker].out[:8]))
+		return
+	}
 	if j.hk != nil {
 		c.bandX4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return

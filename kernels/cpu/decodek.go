@@ -51,7 +51,8 @@ func fma32(a, b, c float32) float32 {
 // are rounded to the weight type (its VecDotType), widened to float32 once per
 // conversion (exact), and multiplied with the weights widened in registers, sixteen
 // float lanes per output (element 16s+L in lane L) accumulated with fused
-// multiply-adds in element order and reduced as reduce16 does. x4 (one token, four
+// multiply-adds in element order and reduced as the assembly does (reduce16, or
+// reduce8 for the eight lanes of the AVX2 kernels; see dotGo). x4 (one token, four
 // rows) and gemm (up to four tokens, four rows) sum every output in that one order, so
 // a row's product is the same whichever kernel computes it and whatever the batch.
 type halfKern struct {
@@ -66,13 +67,16 @@ type halfKern struct {
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
 	// out[4t+r]; nil where the CPU lacks it.
 	gemm func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32)
+	gr   int // rows per gemm call: 4 (AVX-512), or 2 (AVX2: out[4t+r] for r < 2)
+	// lanes is the kernels' number of float lanes: 16 (AVX-512) or 8 (AVX2).
+	lanes int
 }
 
 // halfKerns holds the float paths of F16 and BF16 weights; init fills in the assembly
 // kernels where the CPU has them (simd_amd64.go).
 var halfKerns = map[kernels.DType]*halfKern{
-	kernels.F16:  {at: f16At, widen: prepF16Go, widenGo: prepF16Go},
-	kernels.BF16: {at: bf16At, widen: prepBF16Go, widenGo: prepBF16Go},
+	kernels.F16:  {at: f16At, widen: prepF16Go, widenGo: prepF16Go, gr: 4, lanes: 16},
+	kernels.BF16: {at: bf16At, widen: prepBF16Go, widenGo: prepBF16Go, gr: 4, lanes: 16},
 }
 
 func bf16At(b []byte) float32 { return kernels.BF16ToF32(binary.LittleEndian.Uint16(b)) }
@@ -92,35 +96,35 @@ func prepBF16Go(xq, dst []byte) {
 	}
 }
 
+// dotGo is one product of n elements (row w, widened activations x) in the order of
+// the kernels: h.lanes float lanes (element e in lane e mod lanes) accumulated with
+// fused multiply-adds in element order, reduced as the assembly does.
+func (h *halfKern) dotGo(w, x []byte, n int) float32 {
+	var acc [16]float32
+	for e := range n {
+		l := e % h.lanes
+		acc[l] = fma32(h.at(w[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e:])), acc[l])
+	}
+	if h.lanes == 8 {
+		return reduce8((*[8]float32)(acc[:8]))
+	}
+	return reduce16(&acc)
+}
+
 // x4Go is the pure-Go twin of the x4 kernels.
 func (h *halfKern) x4Go(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 	for r := range 4 {
-		row := w[r*stride:]
-		var acc [16]float32
-		for s := range 2 * n32 {
-			for l := range 16 {
-				e := 16*s + l
-				acc[l] = fma32(h.at(row[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(x[4*e:])), acc[l])
-			}
-		}
-		out[r] = reduce16(&acc)
+		out[r] = h.dotGo(w[r*stride:], x, 32*n32)
 	}
 }
 
-// gemmGo is the pure-Go twin of the gemm kernels.
+// gemmGo is the pure-Go twin of the gemm kernels (h.gr rows; the other outputs are
+// left as they are).
 func (h *halfKern) gemmGo(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
 	for t := range 4 {
 		xt := x[min(t, ntok-1)*xstride:]
-		for r := range 4 {
-			wr := w[r*wstride:]
-			var acc [16]float32
-			for s := range n16 {
-				for l := range 16 {
-					e := 16*s + l
-					acc[l] = fma32(h.at(wr[2*e:]), math.Float32frombits(binary.LittleEndian.Uint32(xt[4*e:])), acc[l])
-				}
-			}
-			out[4*t+r] = reduce16(&acc)
+		for r := range h.gr {
+			out[4*t+r] = h.dotGo(w[r*wstride:], xt, 16*n16)
 		}
 	}
 }
@@ -169,12 +173,13 @@ func (c *CPU) gemmHalfRows(part, worker int) {
 	tb := max(4, (256<<10)/xRow&^3) // tokens per block: 256 KiB of activations
 	for t0 := 0; t0 < j.n; t0 += tb {
 		t1 := min(j.n, t0+tb)
-		for r := r0; r < r1; r += 4 {
-			nr := min(4, r1-r)
+		gr := j.hk.gr
+		for r := r0; r < r1; r += gr {
+			nr := min(gr, r1-r)
 			// A full group of rows takes one call per group of tokens; a tail one call
 			// per row (stride 0, so the kernel repeats it).
-			rc, rs, rn := 1, wRow, 4
-			if nr < 4 {
+			rc, rs, rn := 1, wRow, gr
+			if nr < gr {
 				rc, rs, rn = nr, 0, 1
 			}
 			for a := range rc {

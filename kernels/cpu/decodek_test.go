@@ -113,7 +113,7 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
 				var got [16]float32
 				k(n16, w, ws, x, 4*n, ntok, &got)
 				for tk := range 4 {
-					for r := range 4 {
+					for r := range h.gr {
 						ri, ti := r, min(tk, ntok-1)
 						if ws == 0 {
 							ri = 0
@@ -138,7 +138,7 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
 	if n%32 == 0 { // the one-token kernel sums in the same order
 		var one [4]float32
 		h.x4Go(n/32, w, 2*n, x, &one)
-		for r := range 4 {
+		for r := range h.gr {
 			if math.Float32bits(one[r]) != math.Float32bits(twin[r]) {
 				t.Fatalf("%s n=%d row %d: x4 %g, gemm %g", typ, n, r, one[r], twin[r])
 			}

@@ -138,6 +138,8 @@ func init() {
 			out[i] += w * kernels.F16ToF32(v[i])
 		}
 	}
+	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x2AVX2, 2, 8)
+	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x2AVX2, 2, 8)
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
 	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
 		dotISA[t] = "avx2"
@@ -146,28 +148,8 @@ func init() {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
-		for t, k := range map[kernels.DType]struct {
-			x4   func(int, *byte, int, *byte, *[4]float32)
-			gemm func(int, *byte, int, *byte, int, int, *[16]float32)
-		}{kernels.F16: {dotF16x4, gemmF16x4}, kernels.BF16: {dotBF16x4, gemmBF16x4}} {
-			h := halfKerns[t]
-			h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
-				if n32 == 0 {
-					*out = [4]float32{}
-					return
-				}
-				_, _ = w[3*stride+64*n32-1], x[128*n32-1]
-				k.x4(n32, &w[0], stride, &x[0], out)
-			}
-			h.gemm = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
-				if n16 == 0 || ntok < 1 {
-					*out = [16]float32{}
-					return
-				}
-				_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+64*n16-1]
-				k.gemm(n16, &w[0], wstride, &x[0], xstride, ntok, out)
-			}
-		}
+		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
+		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
 		quantQ8_0Fast = func(src []float32, dst []byte) {
 			nb := len(src) / 32
 			_ = dst[nb*34-1]
@@ -239,6 +221,21 @@ func init() {
 			f.x1(nu, &tile[0], &act[0], tok&3, out)
 		}
 	}
+	if tileX4 == nil { // no tile kernels: the AVX2 batched ones
+		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
+			kernels.Q4_0: batchQ4_0AVX2, kernels.Q8_0: batchQ8_0AVX2,
+		} {
+			bs := t.BlockBytes()
+			batch2[t] = func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32) {
+				if nb == 0 || ntok < 1 {
+					*out = [8]float32{}
+					return
+				}
+				_, _ = w[wstride+nb*bs-1], x[(min(ntok, 4)-1)*xstride+nb*34-1]
+				k(nb, &w[0], wstride, &x[0], xstride, ntok, out)
+			}
+		}
+	}
 	fastDots[kernels.Q4_0] = func(n int, w, x []byte) float32 {
 		nb := n / 32
 		if nb == 0 {
@@ -306,6 +303,47 @@ func init() {
 		return s
 	}
 }
+
+//go:noescape
+func dotF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func dotBF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+
+//go:noescape
+func gemmF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+
+//go:noescape
+func gemmBF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+
+// setHalf installs the assembly kernels of type t's float path: x4, and gemm on gr
+// rows; both sum in lanes float lanes.
+func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm func(int, *byte, int, *byte, int, int, *[16]float32), gr, lanes int) {
+	h := halfKerns[t]
+	h.gr, h.lanes = gr, lanes
+	h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
+		if n32 == 0 {
+			*out = [4]float32{}
+			return
+		}
+		_, _ = w[3*stride+64*n32-1], x[128*n32-1]
+		x4(n32, &w[0], stride, &x[0], out)
+	}
+	h.gemm = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
+		if n16 == 0 || ntok < 1 {
+			*out = [16]float32{}
+			return
+		}
+		_, _ = w[(gr-1)*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+64*n16-1]
+		gemm(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+	}
+}
+
+//go:noescape
+func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
+func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func quantQ8_0AVX512(nb int, src *float32, dst *byte) int

@@ -1,0 +1,191 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "lanes_amd64.h"
+
+// The AVX2 kernels of the F16/BF16 float path (halfKern with eight lanes): weights
+// widened in registers (VCVTPH2PS, or VPMOVZXWD+VPSLLD for BF16), activations already
+// float32, eight lanes per output (element 8s+L in lane L) accumulated with
+// VFMADD231PS in element order and reduced by RED8, as halfKern.dotGo does.
+
+#define CVTH8(m, Y) \
+	VCVTPH2PS m, Y
+
+#define CVTB8(m, Y) \
+	VPMOVZXWD m, Y \
+	VPSLLD $16, Y, Y
+
+// X8SETUP loads the arguments of the x4 kernels: rows at SI, R8, R9, R10, the token
+// at DI; accumulators Y8..Y11 cleared.
+#define X8SETUP \
+	MOVQ n32+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ stride+16(FP), DX \
+	MOVQ x+24(FP), DI \
+	MOVQ out+32(FP), AX \
+	LEAQ (SI)(DX*1), R8 \
+	LEAQ (R8)(DX*1), R9 \
+	LEAQ (R9)(DX*1), R10 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
+// ROW8 adds one row's 32 values at (P) times the activations Y12..Y15 to ACC, eight
+// elements at a time in order.
+#define ROW8(CVT, P, ACC) \
+	CVT((P), Y0) \
+	CVT(16(P), Y1) \
+	CVT(32(P), Y2) \
+	CVT(48(P), Y3) \
+	VFMADD231PS Y12, Y0, ACC \
+	VFMADD231PS Y13, Y1, ACC \
+	VFMADD231PS Y14, Y2, ACC \
+	VFMADD231PS Y15, Y3, ACC
+
+// X8STEP is one step of 32 elements of four rows (prefetching each row 512 bytes
+// ahead, as the AVX-512 kernels do).
+#define X8STEP(CVT) \
+	PREFETCHT0 512(SI) \
+	PREFETCHT0 512(R8) \
+	PREFETCHT0 512(R9) \
+	PREFETCHT0 512(R10) \
+	VMOVUPS (DI), Y12 \
+	VMOVUPS 32(DI), Y13 \
+	VMOVUPS 64(DI), Y14 \
+	VMOVUPS 96(DI), Y15 \
+	ROW8(CVT, SI, Y8) \
+	ROW8(CVT, R8, Y9) \
+	ROW8(CVT, R9, Y10) \
+	ROW8(CVT, R10, Y11) \
+	ADDQ $64, SI \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	ADDQ $64, R10 \
+	ADDQ $128, DI
+
+#define X8DONE \
+	RED8(Y8, X8, 0) \
+	RED8(Y9, X9, 4) \
+	RED8(Y10, X10, 8) \
+	RED8(Y11, X11, 12) \
+	VZEROUPPER \
+	RET
+
+// G8SETUP loads the arguments of the gemm kernels: rows at SI and R8, tokens at DI,
+// R12, R13, R14 (tokens past ntok repeating the last), accumulators Y8..Y15 cleared.
+#define G8SETUP \
+	MOVQ n16+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ wstride+16(FP), DX \
+	MOVQ x+24(FP), DI \
+	MOVQ xstride+32(FP), BX \
+	MOVQ ntok+40(FP), AX \
+	LEAQ (SI)(DX*1), R8 \
+	LEAQ (DI)(BX*1), R12 \
+	CMPQ AX, $2 \
+	CMOVQLT DI, R12 \
+	LEAQ (R12)(BX*1), R13 \
+	CMPQ AX, $3 \
+	CMOVQLT R12, R13 \
+	LEAQ (R13)(BX*1), R14 \
+	CMPQ AX, $4 \
+	CMOVQLT R13, R14 \
+	MOVQ out+48(FP), AX \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	VXORPS Y12, Y12, Y12 \
+	VXORPS Y13, Y13, Y13 \
+	VXORPS Y14, Y14, Y14 \
+	VXORPS Y15, Y15, Y15
+
+// G8HALF multiplies eight elements (at weight offset wo, activation offset xo) of
+// the two rows by the four tokens: row r, token t into Y8+2t+r.
+#define G8HALF(CVT, wo, xo) \
+	CVT(wo(SI), Y0) \
+	CVT(wo(R8), Y1) \
+	VMOVUPS xo(DI), Y2 \
+	VFMADD231PS Y2, Y0, Y8 \
+	VFMADD231PS Y2, Y1, Y9 \
+	VMOVUPS xo(R12), Y2 \
+	VFMADD231PS Y2, Y0, Y10 \
+	VFMADD231PS Y2, Y1, Y11 \
+	VMOVUPS xo(R13), Y2 \
+	VFMADD231PS Y2, Y0, Y12 \
+	VFMADD231PS Y2, Y1, Y13 \
+	VMOVUPS xo(R14), Y2 \
+	VFMADD231PS Y2, Y0, Y14 \
+	VFMADD231PS Y2, Y1, Y15
+
+#define G8STEP(CVT) \
+	G8HALF(CVT, 0, 0) \
+	G8HALF(CVT, 16, 32) \
+	ADDQ $32, SI \
+	ADDQ $32, R8 \
+	ADDQ $64, DI \
+	ADDQ $64, R12 \
+	ADDQ $64, R13 \
+	ADDQ $64, R14
+
+// G8DONE stores row r, token t at out[4t+r].
+#define G8DONE \
+	RED8(Y8, X8, 0) \
+	RED8(Y9, X9, 4) \
+	RED8(Y10, X10, 16) \
+	RED8(Y11, X11, 20) \
+	RED8(Y12, X12, 32) \
+	RED8(Y13, X13, 36) \
+	RED8(Y14, X14, 48) \
+	RED8(Y15, X15, 52) \
+	VZEROUPPER \
+	RET
+
+// func dotF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-40
+	X8SETUP
+	TESTQ CX, CX
+	JZ hx4_done
+hx4_loop:
+	X8STEP(CVTH8)
+	DECQ CX
+	JNZ hx4_loop
+hx4_done:
+	X8DONE
+
+// func dotBF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-40
+	X8SETUP
+	TESTQ CX, CX
+	JZ bx4_done
+bx4_loop:
+	X8STEP(CVTB8)
+	DECQ CX
+	JNZ bx4_loop
+bx4_done:
+	X8DONE
+
+// func gemmF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+TEXT ·gemmF16x2AVX2(SB), NOSPLIT, $0-56
+	G8SETUP
+	TESTQ CX, CX
+	JZ hg_done
+hg_loop:
+	G8STEP(CVTH8)
+	DECQ CX
+	JNZ hg_loop
+hg_done:
+	G8DONE
+
+// func gemmBF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+TEXT ·gemmBF16x2AVX2(SB), NOSPLIT, $0-56
+	G8SETUP
+	TESTQ CX, CX
+	JZ bg_done
+bg_loop:
+	G8STEP(CVTB8)
+	DECQ CX
+	JNZ bg_loop
+bg_done:
+	G8DONE
