@@ -83,11 +83,14 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		send(fmt.Sprintf("data: {\"choices\":[{\"index\":0,%s}],\"usage\":{\"completion_tokens\":%d}}\n\n", field, cum))
 	}
-	fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"completion_tokens\":"+strconv.Itoa(n)+"}}\n\ndata: [DONE]\n\n")
-	fl.Flush()
+	// Kept before the end of the stream goes out, so a request's record is in recs
+	// before its client can finish it: a warm-up's record cannot land among the
+	// measured ones (TestTimingAccuracy keeps the last n).
 	s.mu.Lock()
 	s.recs = append(s.recs, rec)
 	s.mu.Unlock()
+	fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"completion_tokens\":"+strconv.Itoa(n)+"}}\n\ndata: [DONE]\n\n")
+	fl.Flush()
 }
 
 // runBench runs a spec against url through the run core and returns the result.
