@@ -16,6 +16,7 @@ require (
 	github.com/prometheus/common v0.73.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.16.0
 )
 
 require (
