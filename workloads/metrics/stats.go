@@ -6,6 +6,8 @@ package metrics
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Mean returns the arithmetic mean (NaN for no samples).
@@ -116,78 +118,18 @@ func WelchTest(a, b []float64, alpha float64) Welch {
 	return w
 }
 
-// studentTwoSided returns P(|T| ≥ t) for Student's t with df degrees of freedom:
-// I_{df/(df+t²)}(df/2, 1/2).
+// studentT is Student's t with df degrees of freedom. gonum's distuv evaluates it
+// through mathext's regularised incomplete beta and its inverse (Cephes' incbet and
+// incbi), which are kept and tested upstream; the quantile is an inversion, not a search.
+func studentT(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df} }
+
+// studentTwoSided returns P(|T| ≥ t) for Student's t with df degrees of freedom
+// (twice the upper tail, I_{df/(df+t²)}(df/2, 1/2), with no 1 − CDF cancellation).
 func studentTwoSided(t, df float64) float64 {
-	return regIncBeta(df/2, 0.5, df/(df+t*t))
+	return 2 * studentT(df).Survival(math.Abs(t))
 }
 
-// studentQuantile returns the q-quantile (q > 0.5) of Student's t by bisection.
+// studentQuantile returns the q-quantile of Student's t with df degrees of freedom.
 func studentQuantile(q, df float64) float64 {
-	target := 2 * (1 - q) // two-sided tail mass
-	lo, hi := 0.0, 1.0
-	for studentTwoSided(hi, df) > target && hi < 1e6 {
-		hi *= 2
-	}
-	for range 200 {
-		mid := (lo + hi) / 2
-		if studentTwoSided(mid, df) > target {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
-// regIncBeta is the regularised incomplete beta function I_x(a, b), evaluated with
-// the Lentz continued fraction (using the symmetry relation for fast convergence).
-func regIncBeta(a, b, x float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	}
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log(1-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaCF(a, b, x) / a
-	}
-	return 1 - front*betaCF(b, a, 1-x)/b
-}
-
-func betaCF(a, b, x float64) float64 {
-	const tiny, eps = 1e-300, 1e-15
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	h := d
-	for m := 1; m <= 300; m++ {
-		fm := float64(m)
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		for i := range 2 {
-			if i == 1 {
-				num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-			}
-			d = 1 + num*d
-			if math.Abs(d) < tiny {
-				d = tiny
-			}
-			c = 1 + num/c
-			if math.Abs(c) < tiny {
-				c = tiny
-			}
-			d = 1 / d
-			h *= d * c
-		}
-		if math.Abs(d*c-1) < eps {
-			break
-		}
-	}
-	return h
+	return studentT(df).Quantile(q)
 }

@@ -69,10 +69,26 @@ func TestWelch(t *testing.T) {
 }
 
 func TestStudentQuantile(t *testing.T) {
-	// t_{0.975} for df = 1, 10, 1000 (tables: 12.706, 2.228, 1.962).
-	for _, c := range []struct{ df, want float64 }{{1, 12.7062}, {10, 2.2281}, {1000, 1.9623}} {
-		if got := studentQuantile(0.975, c.df); !near(got, c.want, 1e-4) {
-			t.Errorf("df %v: %v, want %v", c.df, got, c.want)
+	// Quantiles from the standard t tables (R's qt to 7 significant figures).
+	for _, c := range []struct{ q, df, want float64 }{
+		{0.975, 1, 12.70620}, {0.975, 2, 4.302653}, {0.975, 5, 2.570582}, {0.975, 10, 2.228139},
+		{0.975, 30, 2.042272}, {0.975, 1000, 1.962339}, {0.995, 5, 4.032143}, {0.95, 2, 2.919986},
+		{0.90, 30, 1.310415},
+	} {
+		if got := studentQuantile(c.q, c.df); !near(got, c.want, 1e-6) {
+			t.Errorf("q %v df %v: %v, want %v", c.q, c.df, got, c.want)
 		}
+		// The two-sided tail beyond the (1 − α/2)-quantile is α.
+		if p := studentTwoSided(c.want, c.df); !near(p, 2*(1-c.q), 1e-5*2*(1-c.q)) {
+			t.Errorf("P(|T| ≥ %v; df %v) = %v, want %v", c.want, c.df, p, 2*(1-c.q))
+		}
+	}
+	// Closed forms: df 1 is Cauchy (P(|T| ≥ 1) = 1/2); df 2 has
+	// P(|T| ≥ t) = 1 − t/√(2 + t²), so P(|T| ≥ √2) = 1 − 1/√2.
+	if p := studentTwoSided(1, 1); !near(p, 0.5, 1e-12) {
+		t.Errorf("Cauchy P(|T| ≥ 1) = %v", p)
+	}
+	if p := studentTwoSided(-math.Sqrt2, 2); !near(p, 1-1/math.Sqrt2, 1e-12) {
+		t.Errorf("df 2 P(|T| ≥ √2) = %v", p)
 	}
 }

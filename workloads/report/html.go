@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strings"
@@ -58,31 +59,91 @@ var htmlSeriesStyle = func() string {
 	return b.String()
 }()
 
-// htmlPage accumulates the report's body.
-type htmlPage struct {
-	b strings.Builder
+// htmlCell is one table cell: a header cell (th) or a data cell (td), right-aligned
+// where llama-bench right-aligns (numbers).
+type htmlCell struct {
+	Text        string
+	Head, Right bool
 }
 
-func (p *htmlPage) printf(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
+// htmlTable is a table's rows of cells; Class names it for the stylesheet ("results",
+// "env"), none when empty.
+type htmlTable struct {
+	Class string
+	Rows  [][]htmlCell
+}
 
-// pre writes console text (vLLM's block, llama-bench's notes) as a preformatted block.
+// htmlBlock is one piece of the report's body, in page order: exactly one of a
+// heading, a table, a preformatted text or a row of charts.
+type htmlBlock struct {
+	Heading string
+	Table   *htmlTable
+	Pre     string
+	// Charts are inline SVGs built by html_chart.go, which escapes every text it
+	// places in them; they are the only markup the page takes as is.
+	Charts []template.HTML
+}
+
+// htmlPage accumulates the report's body as blocks; htmlPageTemplate renders them,
+// escaping every text by its context (html/template), so no caller escapes by hand.
+type htmlPage struct {
+	blocks []htmlBlock
+}
+
+// heading adds a section heading (h2).
+func (p *htmlPage) heading(text string) { p.blocks = append(p.blocks, htmlBlock{Heading: text}) }
+
+// table adds a table of rows (class names it for the stylesheet; none when empty).
+func (p *htmlPage) table(class string, rows [][]htmlCell) {
+	p.blocks = append(p.blocks, htmlBlock{Table: &htmlTable{Class: class, Rows: rows}})
+}
+
+// pre adds console text (vLLM's block, llama-bench's notes) as a preformatted block;
+// nothing when it is blank.
 func (p *htmlPage) pre(text string) {
 	if strings.TrimSpace(text) != "" {
-		p.printf("<pre>%s</pre>\n", esc(text))
+		p.blocks = append(p.blocks, htmlBlock{Pre: text})
 	}
 }
 
-// charts writes SVG charts side by side, each in a figure; nothing when there are none.
+// charts adds SVG charts side by side, each in a figure; nothing when there are none.
 func (p *htmlPage) charts(svgs []string) {
 	if len(svgs) == 0 {
 		return
 	}
-	p.b.WriteString(`<div class="charts">`)
-	for _, s := range svgs {
-		p.printf("<figure>%s</figure>\n", s)
+	b := htmlBlock{Charts: make([]template.HTML, len(svgs))}
+	for i, s := range svgs {
+		b.Charts[i] = template.HTML(s) // trusted: built, and its text escaped, by html_chart.go
 	}
-	p.b.WriteString("</div>\n")
+	p.blocks = append(p.blocks, b)
 }
+
+// htmlPageData is what htmlPageTemplate renders.
+type htmlPageData struct {
+	Title, Meta, Partial string
+	Style                template.CSS
+	Blocks               []htmlBlock
+}
+
+// htmlPageTemplate is the page: html/template escapes each text for where it lands
+// (title, heading, cell, pre), which hand escaping got right only by care at every
+// call. The literal newlines keep the markup line for line as before.
+var htmlPageTemplate = template.Must(template.New("page").Parse(
+	"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{{.Title}}</title>\n<style>{{.Style}}</style>\n</head>\n" +
+		"<body>\n<main>\n<h1>{{.Title}}</h1>\n<p class=\"meta\">{{.Meta}}</p>\n" +
+		"{{with .Partial}}<div class=\"partial\" role=\"alert\" id=\"partial\">{{.}}</div>\n{{end}}" +
+		"{{range .Blocks}}{{template \"block\" .}}{{end}}" +
+		"</main>\n</body>\n</html>\n" +
+		"{{define \"block\"}}" +
+		"{{with .Heading}}<h2>{{.}}</h2>\n{{end}}" +
+		"{{with .Table}}<div class=\"scroll\"><table{{with .Class}} class=\"{{.}}\"{{end}}>\n" +
+		"{{range .Rows}}<tr>{{range .}}" +
+		"{{if .Head}}<th{{if .Right}} class=\"r\"{{end}}>{{.Text}}</th>{{else}}<td{{if .Right}} class=\"r\"{{end}}>{{.Text}}</td>{{end}}" +
+		"{{end}}</tr>\n{{end}}</table></div>\n{{end}}" +
+		"{{with .Pre}}<pre>{{.}}</pre>\n{{end}}" +
+		"{{with .Charts}}<div class=\"charts\">{{range .}}<figure>{{.}}</figure>\n{{end}}</div>\n{{end}}" +
+		"{{end}}"))
 
 // DocumentHTML writes d as one self-contained HTML page (inline CSS and SVG, no
 // script, no external reference; readable offline and in light or dark mode): the
@@ -107,9 +168,9 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 	if !d.Started.IsZero() {
 		meta += " · started " + d.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	p.printf("<h1>%s</h1>\n<p class=\"meta\">%s</p>\n", esc(title), esc(meta))
+	data := htmlPageData{Title: title, Meta: meta, Style: template.CSS(htmlStyle)} // trusted: our constant stylesheet
 	if d.IsPartial() {
-		p.printf("<div class=\"partial\" role=\"alert\" id=\"partial\">%s</div>\n", esc(partialNote))
+		data.Partial = partialNote
 	}
 	if d.Bench != nil {
 		benchHTML(&p, d.Bench)
@@ -121,54 +182,46 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 		kernelsHTML(&p, d.Kernels)
 	}
 	if len(d.Env) > 0 {
-		p.b.WriteString("<h2>Environment</h2>\n<div class=\"scroll\"><table class=\"env\">\n")
-		for _, kv := range d.Env {
-			p.printf("<tr><th>%s</th><td>%s</td></tr>\n", esc(kv.Key), esc(kv.Value))
+		rows := make([][]htmlCell, len(d.Env))
+		for i, kv := range d.Env {
+			rows[i] = []htmlCell{{Text: kv.Key, Head: true}, {Text: kv.Value}}
 		}
-		p.b.WriteString("</table></div>\n")
+		p.heading("Environment")
+		p.table("env", rows)
 	}
-	_, err := fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
-		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>%s</style>\n</head>\n"+
-		"<body>\n<main>\n%s</main>\n</body>\n</html>\n", esc(title), htmlStyle, p.b.String())
-	return err
+	data.Blocks = p.blocks
+	return htmlPageTemplate.Execute(w, data)
 }
 
 // benchHTML writes a bench run: llama-bench's table and notes, then its charts.
 func benchHTML(p *htmlPage, res *micro.Result) {
 	cols := lbTableColumns(res)
-	p.b.WriteString("<h2>Results</h2>\n<div class=\"scroll\"><table class=\"results\">\n<tr>")
-	for _, c := range cols {
-		p.printf("<th%s>%s</th>", alignClass(c), esc(c.head))
+	head := make([]htmlCell, len(cols))
+	for j, c := range cols {
+		head[j] = htmlCell{Text: c.head, Head: true, Right: c.width > 0}
 	}
-	p.b.WriteString("</tr>\n")
+	rows := [][]htmlCell{head}
 	for i := range res.Records {
-		p.b.WriteString("<tr>")
-		for _, c := range cols {
-			p.printf("<td%s>%s</td>", alignClass(c), esc(c.cell(&res.Records[i])))
+		row := make([]htmlCell, len(cols))
+		for j, c := range cols {
+			row[j] = htmlCell{Text: c.cell(&res.Records[i]), Right: c.width > 0}
 		}
-		p.b.WriteString("</tr>\n")
+		rows = append(rows, row)
 	}
-	p.b.WriteString("</table></div>\n")
+	p.heading("Results")
+	p.table("results", rows)
 	var notes strings.Builder
 	lbNotes(&notes, res)
 	p.pre(notes.String())
 
 	if len(res.Records) > 0 {
-		p.b.WriteString("<h2>Tokens per second</h2>\n")
+		p.heading("Tokens per second")
 		p.charts(benchBars(res, cols))
 	}
 	if power := benchPowerCharts(res, cols); len(power) > 0 {
-		p.b.WriteString("<h2>Power sweep</h2>\n")
+		p.heading("Power sweep")
 		p.charts(power)
 	}
-}
-
-// alignClass right-aligns the columns llama-bench right-aligns.
-func alignClass(c lbColumn) string {
-	if c.width > 0 {
-		return ` class="r"`
-	}
-	return ""
 }
 
 // benchLabel names a record by the table's columns that vary between records
@@ -296,21 +349,21 @@ func servingHTML(p *htmlPage, points []*serving.Result) {
 		samples[i] = RequestSamples(r.Records)
 	}
 	if len(points) > 1 {
-		p.b.WriteString("<h2>Sweep</h2>\n")
+		p.heading("Sweep")
 		var t strings.Builder
 		VLLMSweepTable(&t, points)
 		p.pre(t.String())
 		p.charts(throughputLatency(points, samples))
 		if power := servingPowerCharts(points); len(power) > 0 {
-			p.b.WriteString("<h2>Power sweep</h2>\n")
+			p.heading("Power sweep")
 			p.charts(power)
 		}
 	}
 	for i, r := range points {
 		if len(points) > 1 {
-			p.printf("<h2>Point %d: %s</h2>\n", i+1, esc(servingPointLabel(r)))
+			p.heading(fmt.Sprintf("Point %d: %s", i+1, servingPointLabel(r)))
 		} else {
-			p.b.WriteString("<h2>Results</h2>\n")
+			p.heading("Results")
 		}
 		var hists []string
 		for _, mt := range vllmMetrics[:4] {

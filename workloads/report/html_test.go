@@ -92,7 +92,11 @@ func TestHTMLBench(t *testing.T) {
 	for i := range d.Bench.Records {
 		r := &d.Bench.Records[i]
 		for _, c := range lbTableColumns(d.Bench) {
-			if cell := "<td" + alignClass(c) + ">" + esc(c.cell(r)) + "</td>"; !strings.Contains(page, cell) {
+			cls := ""
+			if c.width > 0 {
+				cls = ` class="r"`
+			}
+			if cell := "<td" + cls + ">" + c.cell(r) + "</td>"; !strings.Contains(html.UnescapeString(page), cell) {
 				t.Errorf("table lacks %s", cell)
 			}
 		}
@@ -102,11 +106,11 @@ func TestHTMLBench(t *testing.T) {
 	}
 	var notes strings.Builder
 	lbNotes(&notes, d.Bench)
-	if !strings.Contains(page, esc(notes.String())) {
+	if !strings.Contains(html.UnescapeString(page), notes.String()) {
 		t.Error("notes missing")
 	}
 	for _, kv := range d.Env {
-		if !strings.Contains(page, "<th>"+esc(kv.Key)+"</th><td>"+esc(kv.Value)+"</td>") {
+		if !strings.Contains(html.UnescapeString(page), "<th>"+kv.Key+"</th><td>"+kv.Value+"</td>") {
 			t.Errorf("environment lacks %v", kv)
 		}
 	}
@@ -168,7 +172,7 @@ func TestHTMLServing(t *testing.T) {
 	res := d.Serving[0]
 	var block strings.Builder
 	VLLMBlock(&block, res)
-	if !strings.Contains(page, esc(block.String())) {
+	if !strings.Contains(html.UnescapeString(page), block.String()) {
 		t.Error("vLLM block missing")
 	}
 	// Histogram marks are the raw samples' percentiles, as the block computes them.
@@ -224,7 +228,7 @@ func TestHTMLServingSweep(t *testing.T) {
 	}
 	var sweep strings.Builder
 	VLLMSweepTable(&sweep, d.Serving)
-	if !strings.Contains(page, esc(sweep.String())) {
+	if !strings.Contains(html.UnescapeString(page), sweep.String()) {
 		t.Error("sweep table missing")
 	}
 	if !strings.Contains(page, `class="partial"`) || !strings.Contains(page, "concurrency 8, rate 10.0 (partial)") {
@@ -308,6 +312,35 @@ func TestChartsDegenerate(t *testing.T) {
 	for _, bad := range []string{"NaN", "Inf"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("%s in a chart:\n%s", bad, page)
+		}
+	}
+}
+
+// TestHTMLEscapesHostileText: a title, model name, environment entry and section
+// title carrying markup reach the page as text only (html/template escapes them where
+// they land, charts included), and read back unchanged.
+func TestHTMLEscapesHostileText(t *testing.T) {
+	const hostile = `<script>alert("x")</script><img onerror='y'>&`
+	d := benchDoc()
+	d.Title = hostile
+	d.Env = append(d.Env, result.KV{Key: hostile, Value: hostile})
+	for i := range d.Bench.Records {
+		d.Bench.Records[i].ModelType = hostile + string(rune('a'+i))
+	}
+	k := kernelsDoc()
+	k.Kernels.Sections[0].Title = hostile
+	k.Title = hostile
+	for _, doc := range []result.Document{d, k} {
+		page := renderHTML(t, doc)
+		checkSelfContained(t, page)
+		for _, bad := range []string{"<img", "onerror='", `alert("`} {
+			if strings.Contains(page, bad) {
+				t.Errorf("page contains unescaped %q", bad)
+			}
+		}
+		htmlCharts(t, page)
+		if un := html.UnescapeString(page); strings.Count(un, hostile) < 3 {
+			t.Errorf("hostile text does not read back as text (%d times)", strings.Count(un, hostile))
 		}
 	}
 }

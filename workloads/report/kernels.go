@@ -73,33 +73,25 @@ func kernelsJSON(o *vllmObject, r *kernelbench.Report) {
 // (which holds the block-mask picture), then the notes and checks.
 func kernelsHTML(p *htmlPage, r *kernelbench.Report) {
 	for _, s := range r.Sections {
-		p.printf("<h2>%s</h2>\n", esc(s.Title))
+		p.heading(s.Title)
 		if t := s.Table; t != nil {
-			p.b.WriteString("<div class=\"scroll\"><table>\n<tr>")
-			for i, c := range t.Columns {
-				p.printf("<th%s>%s</th>", numClass(t, i), esc(c))
-			}
-			p.b.WriteString("</tr>\n")
-			for _, row := range t.Rows {
-				p.b.WriteString("<tr>")
+			cells := func(row []string, head bool) []htmlCell {
+				out := make([]htmlCell, len(row))
 				for i, c := range row {
-					p.printf("<td%s>%s</td>", numClass(t, i), esc(c))
+					out[i] = htmlCell{Text: c, Head: head, Right: i < len(t.Numeric) && t.Numeric[i]}
 				}
-				p.b.WriteString("</tr>\n")
+				return out
 			}
-			p.b.WriteString("</table></div>\n")
+			rows := [][]htmlCell{cells(t.Columns, true)}
+			for _, row := range t.Rows {
+				rows = append(rows, cells(row, false))
+			}
+			p.table("", rows)
 		}
 		p.pre(s.Text)
 	}
 	if t := r.Trailer(); t != "" {
-		p.b.WriteString("<h2>Notes</h2>\n")
+		p.heading("Notes")
 		p.pre(t)
 	}
-}
-
-func numClass(t *kernelbench.Table, i int) string {
-	if i < len(t.Numeric) && t.Numeric[i] {
-		return ` class="r"`
-	}
-	return ""
 }

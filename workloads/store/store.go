@@ -23,7 +23,7 @@ import (
 	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // StoreSchema is the version of the results store's files this build writes.

@@ -20,7 +20,7 @@ import (
 	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func benchProfile() workloads.Job {
