@@ -65,6 +65,22 @@ func (e *Engine) SchedulerStats() SchedulerStats {
 	return st
 }
 
+// Settle returns once the scheduler is between two steps, so that every step that
+// handed over a token before the call is counted in SchedulerStats (a request's last
+// token reaches its caller before the step that emitted it is timed): read the stats
+// after Settle to bound a span of work exactly.
+func (e *Engine) Settle() {
+	s := e.sched
+	s.start.Do(func() { go s.loop() })
+	done := make(chan struct{})
+	select {
+	case s.sync <- done:
+		<-done
+	case <-s.done:
+	case <-s.quit:
+	}
+}
+
 // ResetPrefixCache drops every prefix-cache block that no running sequence holds, so
 // that later requests find nothing that earlier ones left: the points of a sweep on
 // one engine are then independent. It returns once the scheduler has done it
@@ -177,6 +193,7 @@ type scheduler struct {
 	stop   sync.Once
 
 	reset chan chan struct{} // ResetPrefixCache: drop the free cached blocks, then close
+	sync  chan chan struct{} // Settle: close between two steps
 
 	nRunning, nWaiting, nUsed atomic.Int64
 	nQuery, nHit, nPreempt    atomic.Int64
@@ -196,7 +213,7 @@ type scheduler struct {
 }
 
 func newScheduler(e *Engine) *scheduler {
-	return &scheduler{e: e, submit: make(chan *seq), reset: make(chan chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
+	return &scheduler{e: e, submit: make(chan *seq), reset: make(chan chan struct{}), sync: make(chan chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // close stops the loop (if it ever started), failing the requests it holds.
@@ -243,6 +260,9 @@ func (s *scheduler) loop() {
 				s.pool.dropCached()
 				close(done)
 				continue
+			case done := <-s.sync:
+				close(done)
+				continue
 			case <-s.quit:
 				return
 			}
@@ -255,6 +275,8 @@ func (s *scheduler) loop() {
 				s.queue = append(s.queue, q)
 			case done := <-s.reset:
 				s.pool.dropCached()
+				close(done)
+			case done := <-s.sync:
 				close(done)
 			case <-s.quit:
 				s.failAll(ErrClosed)

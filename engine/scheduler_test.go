@@ -636,3 +636,31 @@ func TestCloseFailsRequests(t *testing.T) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 }
+
+// slowClock takes 20 ms to read, as a descheduled scheduler goroutine would: a step's
+// last token reaches its caller well before the step is timed and counted.
+type slowClock struct{}
+
+func (slowClock) Now() time.Time { time.Sleep(20 * time.Millisecond); return time.Now() }
+
+// TestSettleCountsTheLastStep: after Settle, SchedulerStats counts the step that
+// emitted a request's last token (a serve-bench point reads the stats right after its
+// requests end: without Settle its decode_steps missed that step now and then).
+func TestSettleCountsTheLastStep(t *testing.T) {
+	ctx := context.Background()
+	e, err := LoadBytes(ctx, "builtin", builtin.Stories260K, Options{Threads: 1, Clock: slowClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for i := 1; i <= 2; i++ {
+		if _, err := e.Generate(ctx, Request{Prompt: "Once upon a time", MaxTokens: 4, IgnoreEOS: true}, func(Token) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		e.Settle()
+		// four tokens: one from the prompt's step, three decode steps
+		if got := e.SchedulerStats().DecodeSteps.N; got != int64(3*i) {
+			t.Errorf("after request %d: %d decode steps counted, want %d", i, got, 3*i)
+		}
+	}
+}

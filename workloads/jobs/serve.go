@@ -205,7 +205,7 @@ func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backen
 	if be.eng != nil {
 		eng := be.eng
 		eng.ResetPrefixCache() // each point starts cold; its warm-ups (in b.Run) run after this
-		b.Engine = func() serving.EngineStats { return engineStats(eng) }
+		b.Engine = func() serving.EngineStats { eng.Settle(); return engineStats(eng) }
 	}
 	b.Warm, _ = be.client.(serving.ConnWarmer)
 	if w := x.keep(); w != nil {
