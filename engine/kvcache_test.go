@@ -14,19 +14,24 @@ import (
 // headDim64 writes a small synthetic llama (F32 weights, two heads of 64 over one KV
 // head, so that a Q8_0 cache applies) and returns its path.
 func headDim64(t *testing.T) string {
+	return writeSynth(t, "F32", 5, synth.Shape{Name: "kv-test", Arch: "llama", Vocab: 1024, Embd: 128, Layers: 2,
+		Heads: 2, HeadsKV: 1, FF: 256, Context: 512, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: synth.VocabSPM})
+}
+
+// writeSynth writes a synthetic model of shape in type typ (seeded) into the test's
+// temporary folder and returns its path.
+func writeSynth(t *testing.T, typ string, seed uint64, shape synth.Shape) string {
 	t.Helper()
-	ft, err := synth.ParseFileType("F32")
+	ft, err := synth.ParseFileType(typ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := synth.Spec{Type: ft, Seed: 5, Shape: synth.Shape{Name: "kv-test", Arch: "llama", Vocab: 1024, Embd: 128, Layers: 2,
-		Heads: 2, HeadsKV: 1, FF: 256, Context: 512, RopeBase: 10000, RMSEps: 1e-5, Tied: true, Tok: synth.VocabSPM}}
-	path := filepath.Join(t.TempDir(), "kv-test.gguf")
+	path := filepath.Join(t.TempDir(), shape.Name+".gguf")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := synth.Write(context.Background(), f, spec, nil); err != nil {
+	if err := synth.Write(context.Background(), f, synth.Spec{Type: ft, Seed: seed, Shape: shape}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,25 +59,8 @@ func (p *prepCheck) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int)
 // q4Model writes a small synthetic llama in Q4_0 (rows a multiple of the tile unit)
 // and returns its path.
 func q4Model(t *testing.T, tied bool) string {
-	t.Helper()
-	ft, err := synth.ParseFileType("Q4_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := synth.Spec{Type: ft, Seed: 9, Shape: synth.Shape{Name: "prep-test", Arch: "llama", Vocab: 1024, Embd: 256, Layers: 4,
-		Heads: 4, HeadsKV: 2, FF: 512, Context: 256, RopeBase: 10000, RMSEps: 1e-5, Tied: tied, Tok: synth.VocabSPM}}
-	path := filepath.Join(t.TempDir(), "prep-test.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := synth.Write(context.Background(), f, spec, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeSynth(t, "Q4_0", 9, synth.Shape{Name: "prep-test", Arch: "llama", Vocab: 1024, Embd: 256, Layers: 4,
+		Heads: 4, HeadsKV: 2, FF: 512, Context: 256, RopeBase: 10000, RMSEps: 1e-5, Tied: tied, Tok: synth.VocabSPM})
 }
 
 // progressLog records Load's progress calls.
