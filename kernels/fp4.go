@@ -1,0 +1,107 @@
+package kernels
+
+import "math"
+
+// Non-linear 4-bit formats of 32 elements whose nibbles index a table of levels
+// (ggml-common.h, dequantize_row_iq4_nl / dequantize_row_mxfp4 in ggml-quants.c):
+//
+//	block_iq4_nl (18 bytes): d fp16 | qs [16]byte   x[j] = d * kvaluesIQ4NL[q[j]]
+//	block_mxfp4  (17 bytes): e byte | qs [16]byte   x[j] = e8m0Half(e) * kvaluesMXFP4[q[j]]
+//
+// As in Q4_0, byte qs[j] holds element j in its low nibble and element j+16 in its
+// high nibble. MXFP4's nibbles are E2M1 codes (sign bit 3); ggml stores their values
+// doubled (kvalues_mxfp4) and halves the E8M0 block scale to match, so a block's
+// value is 2^(e-127) · E2M1(q) as the OCP MX format defines it. Both types take their
+// dot products with Q8_0 activations, as ggml's CPU backend does.
+
+// kvaluesIQ4NL is ggml's kvalues_iq4nl: the 16 levels of IQ4_NL and IQ4_XS.
+var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// kvaluesMXFP4 is ggml's kvalues_mxfp4: twice the E2M1 value of each 4-bit code.
+var kvaluesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+func init() {
+	t := traits[IQ4_NL]
+	t.ToFloat = iq4NLToFloat
+	t.VecDotType = Q8_0
+	t.VecDot = vecDotIQ4NLQ8_0
+
+	t = traits[MXFP4]
+	t.ToFloat = mxfp4ToFloat
+	t.VecDotType = Q8_0
+	t.VecDot = vecDotMXFP4Q8_0
+}
+
+// e8m0Half is ggml's ggml_e8m0_to_fp32_half: 2^(e-128) as a float32, exact for every
+// byte (e 0 and 1 give the subnormals 2^-128 and 2^-127; 255 is not a NaN here).
+func e8m0Half(e uint8) float32 {
+	if e < 2 {
+		return math.Float32frombits(0x00200000 << e)
+	}
+	return math.Float32frombits(uint32(e-1) << 23)
+}
+
+// lutBlockToFloat dequantizes one block's 16 nibble bytes through the level table
+// lut with scale d.
+func lutBlockToFloat(qs *[16]byte, lut *[16]int8, d float32, y *[32]float32) {
+	for j := 0; j < 16; j++ {
+		q := qs[j]
+		y[j] = d * float32(lut[q&15])
+		y[j+16] = d * float32(lut[q>>4])
+	}
+}
+
+// lutBlockDot returns Σ lut[q]·y over one block's 32 nibbles and the 32 int8
+// activations of a Q8_0 block.
+func lutBlockDot(qs *[16]byte, lut *[16]int8, y *[32]byte) int32 {
+	var s int32
+	for j := 0; j < 16; j++ {
+		q := qs[j]
+		s += int32(lut[q&15])*int32(int8(y[j])) + int32(lut[q>>4])*int32(int8(y[j+16]))
+	}
+	return s
+}
+
+func iq4NLToFloat(src []byte, dst []float32) {
+	nb := toFloatBlocks("IQ4_NL", 32, 18, src, dst)
+	for i := 0; i < nb; i++ {
+		b := (*[18]byte)(src[18*i:])
+		lutBlockToFloat((*[16]byte)(b[2:]), &kvaluesIQ4NL, half(b[0:]), (*[32]float32)(dst[32*i:]))
+	}
+}
+
+func mxfp4ToFloat(src []byte, dst []float32) {
+	nb := toFloatBlocks("MXFP4", 32, 17, src, dst)
+	for i := 0; i < nb; i++ {
+		b := (*[17]byte)(src[17*i:])
+		lutBlockToFloat((*[16]byte)(b[1:]), &kvaluesMXFP4, e8m0Half(b[0]), (*[32]float32)(dst[32*i:]))
+	}
+}
+
+// vecDotIQ4NLQ8_0 follows ggml_vec_dot_iq4_nl_q8_0's reference: per block
+// d_w·d_x·Σ level·q, summed in float32.
+func vecDotIQ4NLQ8_0(n int, w, x []byte) float32 {
+	nb := vecDotBlocks("IQ4_NL", n, 32, 18, 34, w, x)
+	var sum float32
+	for i := 0; i < nb; i++ {
+		a := (*[18]byte)(w[18*i:])
+		b := (*[34]byte)(x[34*i:])
+		s := lutBlockDot((*[16]byte)(a[2:]), &kvaluesIQ4NL, (*[32]byte)(b[2:]))
+		sum += (half(a[0:]) * half(b[0:])) * float32(s)
+	}
+	return sum
+}
+
+// vecDotMXFP4Q8_0 follows ggml_vec_dot_mxfp4_q8_0_generic: per block
+// (d_x·e8m0Half(e))·Σ level·q, summed in float32.
+func vecDotMXFP4Q8_0(n int, w, x []byte) float32 {
+	nb := vecDotBlocks("MXFP4", n, 32, 17, 34, w, x)
+	var sum float32
+	for i := 0; i < nb; i++ {
+		a := (*[17]byte)(w[17*i:])
+		b := (*[34]byte)(x[34*i:])
+		s := lutBlockDot((*[16]byte)(a[1:]), &kvaluesMXFP4, (*[32]byte)(b[2:]))
+		sum += (half(b[0:]) * e8m0Half(a[0])) * float32(s)
+	}
+	return sum
+}
