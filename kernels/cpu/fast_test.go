@@ -19,9 +19,36 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 		return append([]byte(nil), f32Bytes(x)...), x
 	}
 	b := make([]byte, n/tr.BlockSize*tr.BlockBytes)
-	tr.FromFloat(x, b)
+	if tr.FromFloat == nil {
+		randBlocks(rng, typ, b, scale)
+	} else {
+		tr.FromFloat(x, b)
+	}
 	tr.ToFloat(b, x)
 	return b, x
+}
+
+// randBlocks fills b with random blocks of a weight type that has no quantizer
+// (IQ4_NL, MXFP4): random nibbles under a block scale that keeps the values of
+// the order of scale.
+func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	bb := typ.BlockBytes()
+	for i := 0; i < len(b); i += bb {
+		switch typ {
+		case kernels.IQ4_NL: // levels up to ±127
+			d := scale / 64 * float32(0.5+rng.Float64())
+			h := kernels.F32ToF16(d)
+			b[i], b[i+1] = byte(h), byte(h>>8)
+		case kernels.MXFP4: // e: 2^(e-127) times E2M1 values up to ±6
+			e := 127 + math.Ilogb(float64(scale)) - 2 + rng.IntN(2)
+			b[i] = byte(e)
+		default:
+			panic("randBlocks: no generator for " + typ.String())
+		}
+	}
 }
 
 // dotBound is the tolerance of a fast dot product: float rounding of a sum whose
@@ -50,7 +77,9 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	}
 }
 
-var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16}
+// dotTypes are the weight types the MatMul tests run over: those with fast kernels,
+// and IQ4_NL and MXFP4, which take the reference dot product.
+var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.MXFP4}
 
 func TestFastDots(t *testing.T) {
 	for _, typ := range dotTypes {
