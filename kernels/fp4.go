@@ -7,12 +7,18 @@ import "math"
 //
 //	block_iq4_nl (18 bytes): d fp16 | qs [16]byte   x[j] = d * kvaluesIQ4NL[q[j]]
 //	block_mxfp4  (17 bytes): e byte | qs [16]byte   x[j] = e8m0Half(e) * kvaluesMXFP4[q[j]]
+//	block_iq4_xs (136 bytes, 256 elements): d fp16 | scales_h uint16 | scales_l [4]byte |
+//	             qs [128]byte; sub-block b (32 elements, qs[16b:16b+16]) has the 6-bit
+//	             scale ls = scales_l[b/2]>>(4·(b%2))&15 | (scales_h>>(2b)&3)<<4 and
+//	             x[j] = d·(ls-32) * kvaluesIQ4NL[q[j]]
 //
 // As in Q4_0, byte qs[j] holds element j in its low nibble and element j+16 in its
 // high nibble. MXFP4's nibbles are E2M1 codes (sign bit 3); ggml stores their values
 // doubled (kvalues_mxfp4) and halves the E8M0 block scale to match, so a block's
 // value is 2^(e-127) · E2M1(q) as the OCP MX format defines it. Both types take their
-// dot products with Q8_0 activations, as ggml's CPU backend does.
+// dot products with Q8_0 activations (IQ4_XS with Q8_K), as ggml's CPU backend does.
+// Every dequantized value is an exact float32 product (at most 11+6+7 significant
+// bits), so the order of the multiplications cannot change a bit.
 
 // kvaluesIQ4NL is ggml's kvalues_iq4nl: the 16 levels of IQ4_NL and IQ4_XS.
 var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
@@ -25,6 +31,11 @@ func init() {
 	t.ToFloat = iq4NLToFloat
 	t.VecDotType = Q8_0
 	t.VecDot = vecDotIQ4NLQ8_0
+
+	t = traits[IQ4_XS]
+	t.ToFloat = iq4XSToFloat
+	t.VecDotType = Q8_K
+	t.VecDot = vecDotIQ4XSQ8_K
 
 	t = traits[MXFP4]
 	t.ToFloat = mxfp4ToFloat
@@ -102,6 +113,41 @@ func vecDotMXFP4Q8_0(n int, w, x []byte) float32 {
 		b := (*[34]byte)(x[34*i:])
 		s := lutBlockDot((*[16]byte)(a[1:]), &kvaluesMXFP4, (*[32]byte)(b[2:]))
 		sum += (half(b[0:]) * e8m0Half(a[0])) * float32(s)
+	}
+	return sum
+}
+
+// iq4XSScale returns the 6-bit scale ls of sub-block ib of an IQ4_XS block.
+func iq4XSScale(b *[136]byte, ib int) int32 {
+	h := uint16(b[2]) | uint16(b[3])<<8
+	return int32(b[4+ib/2]>>(4*(ib%2))&15 | byte(h>>(2*ib)&3)<<4)
+}
+
+func iq4XSToFloat(src []byte, dst []float32) {
+	nb := toFloatBlocks("IQ4_XS", qkK, 136, src, dst)
+	for i := 0; i < nb; i++ {
+		b := (*[136]byte)(src[136*i:])
+		d := half(b[0:])
+		for ib := 0; ib < qkK/32; ib++ {
+			dl := d * float32(iq4XSScale(b, ib)-32)
+			lutBlockToFloat((*[16]byte)(b[8+16*ib:]), &kvaluesIQ4NL, dl, (*[32]float32)(dst[qkK*i+32*ib:]))
+		}
+	}
+}
+
+// vecDotIQ4XSQ8_K follows ggml_vec_dot_iq4_xs_q8_K's reference: per 32-element
+// sub-block (d_w·d_x·(ls-32))·Σ level·q, summed in float32.
+func vecDotIQ4XSQ8_K(n int, w, x []byte) float32 {
+	nb := vecDotBlocks("IQ4_XS", n, qkK, 136, 292, w, x)
+	var sum float32
+	for i := 0; i < nb; i++ {
+		a := (*[136]byte)(w[136*i:])
+		b := (*[292]byte)(x[292*i:])
+		d4d8 := half(a[0:]) * getF32(b[0:])
+		for ib := 0; ib < qkK/32; ib++ {
+			s := lutBlockDot((*[16]byte)(a[8+16*ib:]), &kvaluesIQ4NL, (*[32]byte)(b[4+32*ib:]))
+			sum += (d4d8 * float32(iq4XSScale(a, ib)-32)) * float32(s)
+		}
 	}
 	return sum
 }

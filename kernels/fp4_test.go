@@ -53,6 +53,29 @@ func TestKnownMXFP4(t *testing.T) {
 	}
 }
 
+func TestKnownIQ4_XS(t *testing.T) {
+	// d = 0.5; sub-block ib has ls = 32+ib-4 (scales -4…3, zero included): the low
+	// 4 bits in scales_l, the high 2 in scales_h. qs = j | (15-j)<<4 in every
+	// sub-block.
+	levels := []float32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	b := make([]byte, 136)
+	b[0], b[1] = 0x00, 0x38
+	var h uint16
+	want := make([]float32, 256)
+	for ib := 0; ib < 8; ib++ {
+		ls := 28 + ib
+		b[4+ib/2] |= byte(ls&15) << (4 * (ib % 2))
+		h |= uint16(ls>>4) << (2 * ib)
+		for j := 0; j < 16; j++ {
+			b[8+16*ib+j] = byte(j) | byte(15-j)<<4
+			want[32*ib+j] = levels[j] * 0.5 * float32(ls-32)
+			want[32*ib+j+16] = levels[15-j] * 0.5 * float32(ls-32)
+		}
+	}
+	b[2], b[3] = byte(h), byte(h>>8)
+	checkDecoded(t, IQ4_XS, b, want)
+}
+
 // randLUTRow returns nb random blocks of a table type (IQ4_NL or MXFP4): random
 // nibbles and a scale field of moderate size.
 func randLUTRow(rng *rand.Rand, t DType, nb int) []byte {
@@ -63,7 +86,7 @@ func randLUTRow(rng *rand.Rand, t DType, nb int) []byte {
 	}
 	for i := 0; i < nb; i++ {
 		switch t {
-		case IQ4_NL:
+		case IQ4_NL, IQ4_XS:
 			putHalf(b[i*bb:], F32ToF16(float32(rng.NormFloat64()*0.01)))
 		case MXFP4:
 			b[i*bb] = byte(118 + rng.IntN(8))
@@ -72,16 +95,18 @@ func randLUTRow(rng *rand.Rand, t DType, nb int) []byte {
 	return b
 }
 
-// TestLUTVecDot holds the IQ4_NL and MXFP4 dot products to Σ dequant(w)·dequant(x)
-// in float64, with refDot's rounding tolerance.
+// TestLUTVecDot holds the IQ4_NL, IQ4_XS and MXFP4 dot products to
+// Σ dequant(w)·dequant(x) in float64, with refDot's rounding tolerance counted per
+// 32-element scale (IQ4_XS adds one float32 product per sub-block).
 func TestLUTVecDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 2))
-	for _, ty := range []DType{IQ4_NL, MXFP4} {
+	for _, ty := range []DType{IQ4_NL, IQ4_XS, MXFP4} {
 		tr := TraitsOf(ty)
-		for _, n := range []int{32, 256, 4096} {
-			w := randLUTRow(rng, ty, n/32)
+		for _, n := range []int{256, 512, 4096} {
+			w := randLUTRow(rng, ty, n/tr.BlockSize)
 			x := quantize(t, tr.VecDotType, gaussian(rng, n, 1))
 			ref, tol, _ := refDot(ty, w, x, n)
+			tol *= float64(tr.BlockSize / 32)
 			if got := float64(tr.VecDot(n, w, x)); math.Abs(got-ref) > tol {
 				t.Errorf("%s n=%d: VecDot = %g, reference %g (tolerance %g)", ty, n, got, ref, tol)
 			}
@@ -191,22 +216,40 @@ func readGGUF(path string) (map[string]ggufTensor, error) {
 	return out, err
 }
 
-// lutScale returns the scale of block i of a table type and its level table.
-func lutScale(t DType, data []byte, i int) (float32, *[16]int8) {
-	if t == MXFP4 {
-		return e8m0Half(data[17*i]), &kvaluesMXFP4
+// lutScale returns the scale of 32-element block i of a table type, its level
+// table, and the relative rounding of the block's stored fp16 scale field (half an
+// fp16 ulp, which for a subnormal field is 2⁻²⁵ absolute); 0 for MXFP4, whose scale
+// is exact.
+func lutScale(t DType, data []byte, i int) (d float32, lut *[16]int8, rel float64) {
+	var h float32
+	switch t {
+	case MXFP4:
+		return e8m0Half(data[17*i]), &kvaluesMXFP4, 0
+	case IQ4_XS:
+		b := (*[136]byte)(data[136*(i/8):])
+		h = half(b[0:])
+		d = h * float32(iq4XSScale(b, i%8)-32)
+	default:
+		h = half(data[18*i:])
+		d = h
 	}
-	return half(data[18*i:]), &kvaluesIQ4NL
+	if h != 0 {
+		rel = max(0x1p-11, 0x1p-25/math.Abs(float64(h)))
+	}
+	return d, &kvaluesIQ4NL, rel
 }
 
-// TestLUTTypesReadLlamaCpp dequantizes every IQ4_NL and MXFP4 tensor of llama.cpp's
+// TestLUTTypesReadLlamaCpp dequantizes every IQ4_NL, IQ4_XS and MXFP4 tensor of llama.cpp's
 // reference files and checks, value by value, that each is scale·level for a level
 // of the type's table, and that it is the level nearest to the F32 source's value
 // divided by the scale (ggml's quantizers end by picking the nearest level for the
 // block's final scale), so the error is at most half the gap between neighbouring
-// levels, or the distance to the end of the table for a clipped value. IQ4_NL's
-// levels are chosen for the float32 scale before it is stored as fp16, so there the
-// nearest level is judged up to that rounding.
+// levels, or the distance to the end of the table for a clipped value. IQ4_NL's and
+// IQ4_XS's levels are chosen for the float32 super-block scale before it is stored
+// as fp16, so there the nearest level is judged up to that rounding (large where the
+// fp16 field is subnormal, as many IQ4_XS super-block scales of these N(0, 0.02)
+// weights are). A block whose
+// scale is zero (IQ4_XS sub-block scale ls = 32) must decode to zeros.
 func TestLUTTypesReadLlamaCpp(t *testing.T) {
 	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -218,13 +261,13 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		typ  DType
-	}{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
+	}{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
 		t.Run(c.typ.String(), func(t *testing.T) {
 			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			checked, values, notNearest := 0, 0, 0
+			checked, values, notNearest, zeroScale := 0, 0, 0, 0
 			var worst float64 // largest |y - x| / scale
 			for name, tq := range q {
 				if tq.typ != c.typ {
@@ -238,9 +281,13 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 				y := dequantize(c.typ, tq.data, tq.n)
 				for i := range y {
 					x := getF32(tf.data[4*i:])
-					d, lut := lutScale(c.typ, tq.data, i/32)
+					d, lut, rel := lutScale(c.typ, tq.data, i/32)
 					if d == 0 {
-						t.Fatalf("%s block %d: zero scale", name, i/32)
+						if y[i] != 0 {
+							t.Fatalf("%s[%d] = %g under a zero scale", name, i, y[i])
+						}
+						zeroScale++
+						continue
 					}
 					// The exact grid: y/d is one of the table's levels.
 					lv := y[i] / d
@@ -253,15 +300,12 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 						t.Fatalf("%s[%d] = %g: %g × scale %g is not a level", name, i, y[i], lv, d)
 					}
 					// Nearest level to x/d, allowing float32 rounding of x/d and, for
-					// IQ4_NL, the fp16 rounding of the scale after ggml chose the levels
-					// with the float32 one (relative 2⁻¹¹, on both distances).
+					// IQ4_NL and IQ4_XS, the fp16 rounding of the scale after ggml chose
+					// the levels with the float32 one (rel, on both distances).
 					xd := float64(x) / float64(d)
 					e := math.Abs(xd - float64(lv))
 					worst = max(worst, e)
-					slack := 1e-4 * (1 + math.Abs(float64(lv)))
-					if c.typ == IQ4_NL {
-						slack += math.Abs(xd) * 0x1p-10
-					}
+					slack := 1e-4*(1+math.Abs(float64(lv))) + 2*math.Abs(xd)*rel
 					if e > best+slack {
 						notNearest++
 						if notNearest <= 5 {
@@ -277,7 +321,7 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 			if notNearest > 0 {
 				t.Errorf("%d of %d values not at the nearest level", notNearest, values)
 			}
-			t.Logf("%s: %d tensors, %d values on the grid and at the nearest level; largest |y-x|/scale %.3f", c.typ, checked, values, worst)
+			t.Logf("%s: %d tensors, %d values checked on the grid and at the nearest level (%d under a zero scale); largest |y-x|/scale %.3f", c.typ, checked, values, zeroScale, worst)
 		})
 	}
 }

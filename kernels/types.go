@@ -29,6 +29,7 @@ const (
 	Q6_K   DType = 14
 	Q8_K   DType = 15
 	IQ4_NL DType = 20
+	IQ4_XS DType = 23
 	I8     DType = 24
 	I16    DType = 25
 	I32    DType = 26
@@ -75,6 +76,7 @@ var traits = map[DType]*Traits{
 	Q6_K:   {Name: "Q6_K", BlockSize: 256, BlockBytes: 210},
 	Q8_K:   {Name: "Q8_K", BlockSize: 256, BlockBytes: 292},
 	IQ4_NL: {Name: "IQ4_NL", BlockSize: 32, BlockBytes: 18},
+	IQ4_XS: {Name: "IQ4_XS", BlockSize: 256, BlockBytes: 136},
 	MXFP4:  {Name: "MXFP4", BlockSize: 32, BlockBytes: 17},
 	I8:     {Name: "I8", BlockSize: 1, BlockBytes: 1},
 	I16:    {Name: "I16", BlockSize: 1, BlockBytes: 2},

@@ -29,7 +29,7 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 }
 
 // randBlocks fills b with random blocks of a weight type that has no quantizer
-// (IQ4_NL, MXFP4): random nibbles under a block scale that keeps the values of
+// (IQ4_NL, IQ4_XS, MXFP4): random nibbles under a block scale that keeps the values of
 // the order of scale.
 func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
 	for i := range b {
@@ -40,6 +40,10 @@ func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
 		switch typ {
 		case kernels.IQ4_NL: // levels up to ±127
 			d := scale / 64 * float32(0.5+rng.Float64())
+			h := kernels.F32ToF16(d)
+			b[i], b[i+1] = byte(h), byte(h>>8)
+		case kernels.IQ4_XS: // levels up to ±127 times sub-block scales up to ±32
+			d := scale / 2048 * float32(0.5+rng.Float64())
 			h := kernels.F32ToF16(d)
 			b[i], b[i+1] = byte(h), byte(h>>8)
 		case kernels.MXFP4: // e: 2^(e-127) times E2M1 values up to ±6
@@ -78,8 +82,8 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 }
 
 // dotTypes are the weight types the MatMul tests run over: those with fast kernels,
-// and IQ4_NL and MXFP4, which take the reference dot product.
-var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.MXFP4}
+// and IQ4_NL, IQ4_XS and MXFP4, which take the reference dot product.
+var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestFastDots(t *testing.T) {
 	for _, typ := range dotTypes {
