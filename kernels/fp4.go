@@ -39,6 +39,7 @@ func init() {
 
 	t = traits[MXFP4]
 	t.ToFloat = mxfp4ToFloat
+	t.FromFloat = mxfp4FromFloat
 	t.VecDotType = Q8_0
 	t.VecDot = vecDotMXFP4Q8_0
 }
@@ -87,6 +88,45 @@ func mxfp4ToFloat(src []byte, dst []float32) {
 		b := (*[17]byte)(src[17*i:])
 		lutBlockToFloat((*[16]byte)(b[1:]), &kvaluesMXFP4, e8m0Half(b[0]), (*[32]float32)(dst[32*i:]))
 	}
+}
+
+// mxfp4FromFloat follows quantize_row_mxfp4_ref: the shared exponent is
+// e = floor(log2f(amax)) - 2 + 127 (0 for an all-zero block), so the largest value
+// lands near the top of E2M1's range (6·2^(e-127); values up to twice that clip to
+// ±6), and each value takes the table entry nearest to it, the first on a tie, the
+// distance |level·d - x| rounded to float32 as in ggml. log2f is taken as the
+// correctly rounded float32 log2, which decides the floor right below powers of two.
+func mxfp4FromFloat(src []float32, dst []byte) {
+	nb := fromFloatBlocks("MXFP4", 32, 17, src, dst)
+	for i := 0; i < nb; i++ {
+		x := (*[32]float32)(src[32*i:])
+		b := (*[17]byte)(dst[17*i:])
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		var e uint8
+		if amax > 0 {
+			l := math.Floor(float64(float32(math.Log2(float64(amax)))))
+			e = uint8(min(255, max(0, int(l)-2+127)))
+		}
+		b[0] = e
+		d := e8m0Half(e)
+		for j := 0; j < 16; j++ {
+			b[1+j] = mxfp4Index(x[j], d) | mxfp4Index(x[j+16], d)<<4
+		}
+	}
+}
+
+// mxfp4Index is ggml's best_index_mxfp4: the first code whose level·d is nearest x.
+func mxfp4Index(x, d float32) byte {
+	best, bestErr := 0, abs32(float32(kvaluesMXFP4[0])*d-x)
+	for i := 1; i < 16; i++ {
+		if err := abs32(float32(kvaluesMXFP4[i])*d - x); err < bestErr {
+			best, bestErr = i, err
+		}
+	}
+	return byte(best)
 }
 
 // vecDotIQ4NLQ8_0 follows ggml_vec_dot_iq4_nl_q8_0's reference: per block

@@ -50,6 +50,26 @@ func TestKnownMXFP4(t *testing.T) {
 			want[j+16] = float32(math.Ldexp(e2m1(uint8(15-j)), int(e)-127))
 		}
 		checkDecoded(t, MXFP4, b, want)
+		if e >= 254 { // 6·2^127 is past float32's range (+Inf)
+			continue
+		}
+		// The quantizer recovers e (amax = 6·2^(e-127)) and every value (code 8, -0,
+		// comes back as code 0, +0).
+		back := dequantize(MXFP4, quantize(t, MXFP4, want), 32)
+		for j := range want {
+			if back[j] != want[j] {
+				t.Fatalf("e=%d: element %d quantizes to %g, want %g", e, j, back[j], want[j])
+			}
+		}
+	}
+	// Ties go to the first code in table order (ggml's best_index_mxfp4): 5 lies
+	// between 4 (code 6) and 6 (code 7), -5 between -4 (code 14) and -6 (code 15);
+	// 6 sets e = 127; 7 (over the top) clips to 6.
+	x := make([]float32, 32)
+	x[0], x[1], x[2], x[3] = 5, -5, 6, 7
+	got := quantize(t, MXFP4, x)
+	if got[0] != 127 || got[1] != 6 || got[2] != 14 || got[3] != 7 || got[4] != 7 {
+		t.Errorf("MXFP4 ties/clip: e=%d codes % x, want e=127 codes 06 0e 07 07", got[0], got[1:5])
 	}
 }
 
@@ -324,4 +344,43 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 			t.Logf("%s: %d tensors, %d values checked on the grid and at the nearest level (%d under a zero scale); largest |y-x|/scale %.3f", c.typ, checked, values, zeroScale, worst)
 		})
 	}
+}
+
+// TestMXFP4QuantizeLlamaCpp quantizes each MXFP4 tensor's F32 source with our
+// FromFloat and requires llama.cpp's bytes exactly (the README of the reference folder:
+// llama-quantize's MXFP4 is deterministic without an importance matrix).
+func TestMXFP4QuantizeLlamaCpp(t *testing.T) {
+	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-MXFP4-ffn.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for name, tq := range q {
+		if tq.typ != MXFP4 {
+			continue
+		}
+		x := make([]float32, tq.n)
+		for i := range x {
+			x[i] = getF32(src[name].data[4*i:])
+		}
+		got := quantize(t, MXFP4, x)
+		for i := range got {
+			if got[i] != tq.data[i] {
+				blk := i / 17
+				t.Fatalf("%s: byte %d (block %d) = %#x, llama.cpp %#x; block: ours % x, llama.cpp % x", name, i, blk, got[i], tq.data[i], got[17*blk:17*blk+17], tq.data[17*blk:17*blk+17])
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no MXFP4 tensor in tiny-llama-MXFP4-ffn.gguf")
+	}
+	t.Logf("%d MXFP4 tensors byte-identical to llama.cpp's", checked)
 }

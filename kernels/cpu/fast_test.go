@@ -29,7 +29,7 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 }
 
 // randBlocks fills b with random blocks of a weight type that has no quantizer
-// (IQ4_NL, IQ4_XS, MXFP4): random nibbles under a block scale that keeps the values of
+// (IQ4_NL, IQ4_XS): random nibbles under a block scale that keeps the values of
 // the order of scale.
 func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
 	for i := range b {
@@ -46,9 +46,6 @@ func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
 			d := scale / 2048 * float32(0.5+rng.Float64())
 			h := kernels.F32ToF16(d)
 			b[i], b[i+1] = byte(h), byte(h>>8)
-		case kernels.MXFP4: // e: 2^(e-127) times E2M1 values up to ±6
-			e := 127 + math.Ilogb(float64(scale)) - 2 + rng.IntN(2)
-			b[i] = byte(e)
 		default:
 			panic("randBlocks: no generator for " + typ.String())
 		}
