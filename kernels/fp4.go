@@ -29,11 +29,13 @@ var kvaluesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, 
 func init() {
 	t := traits[IQ4_NL]
 	t.ToFloat = iq4NLToFloat
+	t.FromFloat = iq4NLFromFloat
 	t.VecDotType = Q8_0
 	t.VecDot = vecDotIQ4NLQ8_0
 
 	t = traits[IQ4_XS]
 	t.ToFloat = iq4XSToFloat
+	t.FromFloat = iq4XSFromFloat
 	t.VecDotType = Q8_K
 	t.VecDot = vecDotIQ4XSQ8_K
 
@@ -190,4 +192,128 @@ func vecDotIQ4XSQ8_K(n int, w, x []byte) float32 {
 		}
 	}
 	return sum
+}
+
+// bestIndexInt8 is ggml's best_index_int8 over a sorted level table: the index of
+// the level nearest x, the upper one on a tie.
+func bestIndexInt8(lut *[16]int8, x float32) int {
+	if x <= float32(lut[0]) {
+		return 0
+	}
+	if x >= float32(lut[15]) {
+		return 15
+	}
+	ml, mu := 0, 15
+	for mu-ml > 1 {
+		if mav := (ml + mu) / 2; x < float32(lut[mav]) {
+			mu = mav
+		} else {
+			ml = mav
+		}
+	}
+	if x-float32(lut[mu-1]) < float32(lut[mu])-x {
+		return mu - 1
+	}
+	return mu
+}
+
+// iq4BlockScale is the per-32-element search of ggml's quantize_row_iq4_nl_impl
+// (no importance weights: weight x², ntry 7): a first scale from the value of
+// largest magnitude, its least-squares refinement, and 15 further trial scales,
+// keeping the one with the largest sumqx²/sumq2. It returns 0 for a block below
+// groupMaxEps.
+func iq4BlockScale(xb *[32]float32) float32 {
+	const ntry = 7
+	var amax, vmax float32
+	for _, v := range xb {
+		if a := abs32(v); a > amax {
+			amax, vmax = a, v
+		}
+	}
+	if amax < groupMaxEps {
+		return 0
+	}
+	fit := func(id float32) (sumqx, sumq2 float32) {
+		for _, v := range xb {
+			q := float32(kvaluesIQ4NL[bestIndexInt8(&kvaluesIQ4NL, id*v)])
+			w := v * v
+			sumqx += w * q * v
+			sumq2 += w * q * q
+		}
+		return sumqx, sumq2
+	}
+	d := -vmax / float32(kvaluesIQ4NL[0])
+	sumqx, sumq2 := fit(1 / d)
+	d = sumqx / sumq2
+	best := d * sumqx
+	for itry := -ntry; itry <= ntry; itry++ {
+		sumqx, sumq2 = fit(float32(itry+int(kvaluesIQ4NL[0])) / vmax)
+		if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
+			d = sumqx / sumq2
+			best = d * sumqx
+		}
+	}
+	return d
+}
+
+// iq4Levels writes the nearest-level nibbles of 32 values for inverse scale id.
+func iq4Levels(xb *[32]float32, id float32, qs *[16]byte) {
+	for j := 0; j < 16; j++ {
+		lo := bestIndexInt8(&kvaluesIQ4NL, id*xb[j])
+		hi := bestIndexInt8(&kvaluesIQ4NL, id*xb[j+16])
+		qs[j] = byte(lo) | byte(hi)<<4
+	}
+}
+
+// inv returns 1/v, or 0 for v = 0 (ggml's `v ? 1/v : 0`).
+func inv(v float32) float32 {
+	if v == 0 {
+		return 0
+	}
+	return 1 / v
+}
+
+// iq4NLFromFloat follows quantize_iq4_nl without an importance matrix: the block's
+// searched scale is stored as fp16 and the levels are chosen with the float32 one.
+func iq4NLFromFloat(src []float32, dst []byte) {
+	nb := fromFloatBlocks("IQ4_NL", 32, 18, src, dst)
+	for i := 0; i < nb; i++ {
+		xb := (*[32]float32)(src[32*i:])
+		b := (*[18]byte)(dst[18*i:])
+		d := iq4BlockScale(xb)
+		putHalf(b[0:], F32ToF16(d))
+		iq4Levels(xb, inv(d), (*[16]byte)(b[2:]))
+	}
+}
+
+// iq4XSFromFloat follows quantize_iq4_xs without an importance matrix: each
+// sub-block's searched scale is expressed in 6 bits of d = -maxScale/32 (the one of
+// largest magnitude maps to -32), and the levels are chosen again with d·l in float32.
+func iq4XSFromFloat(src []float32, dst []byte) {
+	nb := fromFloatBlocks("IQ4_XS", qkK, 136, src, dst)
+	for i := 0; i < nb; i++ {
+		b := (*[136]byte)(dst[136*i:])
+		var scales [qkK / 32]float32
+		var maxScale, amaxScale float32
+		for ib := range scales {
+			scales[ib] = iq4BlockScale((*[32]float32)(src[qkK*i+32*ib:]))
+			if a := abs32(scales[ib]); a > amaxScale {
+				amaxScale, maxScale = a, scales[ib]
+			}
+		}
+		d := -maxScale / 32
+		putHalf(b[0:], F32ToF16(d))
+		id := inv(d)
+		var h uint16
+		clear(b[4:8])
+		for ib, s := range scales {
+			l := min(31, max(-32, nearestInt(id*s)))
+			dl := d * float32(l)
+			iq4Levels((*[32]float32)(src[qkK*i+32*ib:]), inv(dl), (*[16]byte)(b[8+16*ib:]))
+			l += 32
+			b[4+ib/2] |= byte(l&15) << (4 * (ib % 2))
+			h |= uint16(l>>4) << (2 * ib)
+		}
+		b[2], b[3] = byte(h), byte(h>>8)
+	}
 }

@@ -346,10 +346,10 @@ func TestLUTTypesReadLlamaCpp(t *testing.T) {
 	}
 }
 
-// TestMXFP4QuantizeLlamaCpp quantizes each MXFP4 tensor's F32 source with our
-// FromFloat and requires llama.cpp's bytes exactly (the README of the reference folder:
-// llama-quantize's MXFP4 is deterministic without an importance matrix).
-func TestMXFP4QuantizeLlamaCpp(t *testing.T) {
+// TestQuantizeLlamaCpp quantizes each IQ4_NL, IQ4_XS and MXFP4 tensor's F32 source
+// with our FromFloat and requires llama.cpp's bytes exactly (the README of the
+// reference folder: these are deterministic without an importance matrix).
+func TestQuantizeLlamaCpp(t *testing.T) {
 	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
 	if errors.Is(err, os.ErrNotExist) {
 		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
@@ -357,30 +357,51 @@ func TestMXFP4QuantizeLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-MXFP4-ffn.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for name, tq := range q {
-		if tq.typ != MXFP4 {
-			continue
-		}
-		x := make([]float32, tq.n)
-		for i := range x {
-			x[i] = getF32(src[name].data[4*i:])
-		}
-		got := quantize(t, MXFP4, x)
-		for i := range got {
-			if got[i] != tq.data[i] {
-				blk := i / 17
-				t.Fatalf("%s: byte %d (block %d) = %#x, llama.cpp %#x; block: ours % x, llama.cpp % x", name, i, blk, got[i], tq.data[i], got[17*blk:17*blk+17], tq.data[17*blk:17*blk+17])
+	for _, c := range []struct {
+		file string
+		typ  DType
+	}{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
+		t.Run(c.typ.String(), func(t *testing.T) {
+			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
+			if err != nil {
+				t.Fatal(err)
 			}
+			bb := c.typ.BlockBytes()
+			checked := 0
+			for name, tq := range q {
+				if tq.typ != c.typ {
+					continue
+				}
+				x := make([]float32, tq.n)
+				for i := range x {
+					x[i] = getF32(src[name].data[4*i:])
+				}
+				got := quantize(t, c.typ, x)
+				for i := range got {
+					if got[i] != tq.data[i] {
+						blk := i / bb
+						t.Fatalf("%s: byte %d (block %d) = %#x, llama.cpp %#x; block: ours % x, llama.cpp % x", name, i, blk, got[i], tq.data[i], got[bb*blk:bb*blk+bb], tq.data[bb*blk:bb*blk+bb])
+					}
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Fatalf("no %s tensor in %s", c.typ, c.file)
+			}
+			t.Logf("%d %s tensors byte-identical to llama.cpp's", checked, c.typ)
+		})
+	}
+}
+
+// TestBestIndexInt8 pins ggml's best_index_int8 rule on IQ4_NL's levels: nearest
+// level, the upper one on an exact tie, clamped at both ends.
+func TestBestIndexInt8(t *testing.T) {
+	for _, c := range []struct {
+		x    float32
+		want int
+	}{{-200, 0}, {-127, 0}, {-115.5, 1}, {-115.6, 0}, {7, 9}, {6.9, 8}, {0, 8}, {-4, 8}, {-4.5, 8}, {-4.6, 7}, {101, 15}, {100.9, 14}, {113, 15}, {500, 15}} {
+		if got := bestIndexInt8(&kvaluesIQ4NL, c.x); got != c.want {
+			t.Errorf("bestIndexInt8(%g) = %d, want %d", c.x, got, c.want)
 		}
-		checked++
 	}
-	if checked == 0 {
-		t.Fatal("no MXFP4 tensor in tiny-llama-MXFP4-ffn.gguf")
-	}
-	t.Logf("%d MXFP4 tensors byte-identical to llama.cpp's", checked)
 }

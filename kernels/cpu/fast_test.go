@@ -19,37 +19,9 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 		return append([]byte(nil), f32Bytes(x)...), x
 	}
 	b := make([]byte, n/tr.BlockSize*tr.BlockBytes)
-	if tr.FromFloat == nil {
-		randBlocks(rng, typ, b, scale)
-	} else {
-		tr.FromFloat(x, b)
-	}
+	tr.FromFloat(x, b)
 	tr.ToFloat(b, x)
 	return b, x
-}
-
-// randBlocks fills b with random blocks of a weight type that has no quantizer
-// (IQ4_NL, IQ4_XS): random nibbles under a block scale that keeps the values of
-// the order of scale.
-func randBlocks(rng *rand.Rand, typ kernels.DType, b []byte, scale float32) {
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	bb := typ.BlockBytes()
-	for i := 0; i < len(b); i += bb {
-		switch typ {
-		case kernels.IQ4_NL: // levels up to ±127
-			d := scale / 64 * float32(0.5+rng.Float64())
-			h := kernels.F32ToF16(d)
-			b[i], b[i+1] = byte(h), byte(h>>8)
-		case kernels.IQ4_XS: // levels up to ±127 times sub-block scales up to ±32
-			d := scale / 2048 * float32(0.5+rng.Float64())
-			h := kernels.F32ToF16(d)
-			b[i], b[i+1] = byte(h), byte(h>>8)
-		default:
-			panic("randBlocks: no generator for " + typ.String())
-		}
-	}
 }
 
 // dotBound is the tolerance of a fast dot product: float rounding of a sum whose
