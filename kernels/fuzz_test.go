@@ -30,6 +30,7 @@ func fuzzFloats(data []byte, n int, salt byte, amp float32) []float32 {
 var halfFields = map[DType][]int{
 	Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0},
 	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+	IQ4_NL: {0}, IQ4_XS: {0},
 }
 
 // rawWeights fills n elements of type t with the fuzz bytes as they come and
@@ -52,6 +53,10 @@ func rawWeights(t DType, data []byte, n int) []byte {
 	case F16, BF16:
 		for i := 0; i < len(w); i += 2 {
 			w[i+1] &^= 0x40
+		}
+	case MXFP4: // E8M0 exponent below 128: values up to 6
+		for b := 0; b < len(w); b += 17 {
+			w[b] &^= 0x80
 		}
 	default:
 		bb := t.BlockBytes()

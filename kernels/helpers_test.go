@@ -7,7 +7,7 @@ import (
 )
 
 // weightTypes are the weight formats with a VecDot, in table order.
-var weightTypes = []DType{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+var weightTypes = []DType{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4}
 
 // gaussian returns n seeded N(0, sigma²) samples.
 func gaussian(rng *rand.Rand, n int, sigma float64) []float32 {
@@ -88,6 +88,9 @@ func refDot(t DType, w, x []byte, n int) (ref, tol, extra float64) {
 		mag += (math.Abs(float64(wf[i])-float64(mp[i])) + m) * math.Abs(float64(xf[i]))
 	}
 	c := float64(n/tr.BlockSize+8) * 0x1p-23
+	if t == IQ4_XS { // one float32 scale product and sum per 32-element sub-block
+		c = float64(n/32+8) * 0x1p-23
+	}
 	if tr.BlockSize == 1 {
 		c = float64(n/8+16) * 0x1p-23
 	}

@@ -15,7 +15,8 @@ import (
 // rounding errors (2⁻¹¹ and 2⁻⁸); for the block formats they are the measured
 // worst case plus a margin of about 10% (measured: Q4_0 0.088, Q4_1 0.081,
 // Q5_0 0.044, Q5_1 0.039, Q8_0 0.0055, Q2_K 0.302, Q3_K 0.154, Q4_K 0.073,
-// Q5_K 0.037, Q6_K 0.018, Q8_1 0.0055, Q8_K 0.0074).
+// Q5_K 0.037, Q6_K 0.018, Q8_1 0.0055, Q8_K 0.0074, IQ4_NL 0.0794, IQ4_XS 0.0782,
+// MXFP4 0.1179).
 var roundTripBounds = []struct {
 	t     DType
 	bound float64
@@ -35,6 +36,9 @@ var roundTripBounds = []struct {
 	{Q4_K, 0.080},
 	{Q5_K, 0.041},
 	{Q6_K, 0.020},
+	{IQ4_NL, 0.087},
+	{IQ4_XS, 0.086},
+	{MXFP4, 0.130},
 }
 
 func TestRoundTripError(t *testing.T) {
@@ -102,6 +106,7 @@ func TestTraitsFilled(t *testing.T) {
 		F32: F32, F16: F16, BF16: BF16,
 		Q4_0: Q8_0, Q5_0: Q8_0, Q8_0: Q8_0, Q4_1: Q8_1, Q5_1: Q8_1,
 		Q2_K: Q8_K, Q3_K: Q8_K, Q4_K: Q8_K, Q5_K: Q8_K, Q6_K: Q8_K,
+		IQ4_NL: Q8_0, IQ4_XS: Q8_K, MXFP4: Q8_0,
 	}
 	for _, ty := range append(weightTypes, Q8_1, Q8_K) {
 		tr := TraitsOf(ty)

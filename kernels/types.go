@@ -14,26 +14,29 @@ type DType uint32
 
 // The element types llmbench knows. The numbers are ggml's.
 const (
-	F32  DType = 0
-	F16  DType = 1
-	Q4_0 DType = 2
-	Q4_1 DType = 3
-	Q5_0 DType = 6
-	Q5_1 DType = 7
-	Q8_0 DType = 8
-	Q8_1 DType = 9
-	Q2_K DType = 10
-	Q3_K DType = 11
-	Q4_K DType = 12
-	Q5_K DType = 13
-	Q6_K DType = 14
-	Q8_K DType = 15
-	I8   DType = 24
-	I16  DType = 25
-	I32  DType = 26
-	I64  DType = 27
-	F64  DType = 28
-	BF16 DType = 30
+	F32    DType = 0
+	F16    DType = 1
+	Q4_0   DType = 2
+	Q4_1   DType = 3
+	Q5_0   DType = 6
+	Q5_1   DType = 7
+	Q8_0   DType = 8
+	Q8_1   DType = 9
+	Q2_K   DType = 10
+	Q3_K   DType = 11
+	Q4_K   DType = 12
+	Q5_K   DType = 13
+	Q6_K   DType = 14
+	Q8_K   DType = 15
+	IQ4_NL DType = 20
+	IQ4_XS DType = 23
+	I8     DType = 24
+	I16    DType = 25
+	I32    DType = 26
+	I64    DType = 27
+	F64    DType = 28
+	BF16   DType = 30
+	MXFP4  DType = 39
 )
 
 // Traits describes one element type: its block geometry and, where llmbench implements
@@ -57,26 +60,29 @@ type Traits struct {
 // traits is the type table, indexed by DType. Block geometry is filled here; the
 // conversion and dot-product functions are filled by init functions in this package.
 var traits = map[DType]*Traits{
-	F32:  {Name: "F32", BlockSize: 1, BlockBytes: 4},
-	F16:  {Name: "F16", BlockSize: 1, BlockBytes: 2},
-	BF16: {Name: "BF16", BlockSize: 1, BlockBytes: 2},
-	Q4_0: {Name: "Q4_0", BlockSize: 32, BlockBytes: 18},
-	Q4_1: {Name: "Q4_1", BlockSize: 32, BlockBytes: 20},
-	Q5_0: {Name: "Q5_0", BlockSize: 32, BlockBytes: 22},
-	Q5_1: {Name: "Q5_1", BlockSize: 32, BlockBytes: 24},
-	Q8_0: {Name: "Q8_0", BlockSize: 32, BlockBytes: 34},
-	Q8_1: {Name: "Q8_1", BlockSize: 32, BlockBytes: 36},
-	Q2_K: {Name: "Q2_K", BlockSize: 256, BlockBytes: 84},
-	Q3_K: {Name: "Q3_K", BlockSize: 256, BlockBytes: 110},
-	Q4_K: {Name: "Q4_K", BlockSize: 256, BlockBytes: 144},
-	Q5_K: {Name: "Q5_K", BlockSize: 256, BlockBytes: 176},
-	Q6_K: {Name: "Q6_K", BlockSize: 256, BlockBytes: 210},
-	Q8_K: {Name: "Q8_K", BlockSize: 256, BlockBytes: 292},
-	I8:   {Name: "I8", BlockSize: 1, BlockBytes: 1},
-	I16:  {Name: "I16", BlockSize: 1, BlockBytes: 2},
-	I32:  {Name: "I32", BlockSize: 1, BlockBytes: 4},
-	I64:  {Name: "I64", BlockSize: 1, BlockBytes: 8},
-	F64:  {Name: "F64", BlockSize: 1, BlockBytes: 8},
+	F32:    {Name: "F32", BlockSize: 1, BlockBytes: 4},
+	F16:    {Name: "F16", BlockSize: 1, BlockBytes: 2},
+	BF16:   {Name: "BF16", BlockSize: 1, BlockBytes: 2},
+	Q4_0:   {Name: "Q4_0", BlockSize: 32, BlockBytes: 18},
+	Q4_1:   {Name: "Q4_1", BlockSize: 32, BlockBytes: 20},
+	Q5_0:   {Name: "Q5_0", BlockSize: 32, BlockBytes: 22},
+	Q5_1:   {Name: "Q5_1", BlockSize: 32, BlockBytes: 24},
+	Q8_0:   {Name: "Q8_0", BlockSize: 32, BlockBytes: 34},
+	Q8_1:   {Name: "Q8_1", BlockSize: 32, BlockBytes: 36},
+	Q2_K:   {Name: "Q2_K", BlockSize: 256, BlockBytes: 84},
+	Q3_K:   {Name: "Q3_K", BlockSize: 256, BlockBytes: 110},
+	Q4_K:   {Name: "Q4_K", BlockSize: 256, BlockBytes: 144},
+	Q5_K:   {Name: "Q5_K", BlockSize: 256, BlockBytes: 176},
+	Q6_K:   {Name: "Q6_K", BlockSize: 256, BlockBytes: 210},
+	Q8_K:   {Name: "Q8_K", BlockSize: 256, BlockBytes: 292},
+	IQ4_NL: {Name: "IQ4_NL", BlockSize: 32, BlockBytes: 18},
+	IQ4_XS: {Name: "IQ4_XS", BlockSize: 256, BlockBytes: 136},
+	MXFP4:  {Name: "MXFP4", BlockSize: 32, BlockBytes: 17},
+	I8:     {Name: "I8", BlockSize: 1, BlockBytes: 1},
+	I16:    {Name: "I16", BlockSize: 1, BlockBytes: 2},
+	I32:    {Name: "I32", BlockSize: 1, BlockBytes: 4},
+	I64:    {Name: "I64", BlockSize: 1, BlockBytes: 8},
+	F64:    {Name: "F64", BlockSize: 1, BlockBytes: 8},
 }
 
 // TraitsOf returns the traits of t, or nil when t is not a type llmbench knows.

@@ -50,7 +50,9 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	}
 }
 
-var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16}
+// dotTypes are the weight types the MatMul tests run over: those with fast kernels,
+// and IQ4_NL, IQ4_XS and MXFP4, which take the reference dot product.
+var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestFastDots(t *testing.T) {
 	for _, typ := range dotTypes {
