@@ -69,29 +69,23 @@ func (e *Engine) SchedulerStats() SchedulerStats {
 // handed over a token before the call is counted in SchedulerStats (a request's last
 // token reaches its caller before the step that emitted it is timed): read the stats
 // after Settle to bound a span of work exactly.
-func (e *Engine) Settle() {
-	s := e.sched
-	s.start.Do(func() { go s.loop() })
-	done := make(chan struct{})
-	select {
-	case s.sync <- done:
-		<-done
-	case <-s.done:
-	case <-s.quit:
-	}
-}
+func (e *Engine) Settle() { e.sched.between(e.sched.sync) }
 
 // ResetPrefixCache drops every prefix-cache block that no running sequence holds, so
 // that later requests find nothing that earlier ones left: the points of a sweep on
 // one engine are then independent. It returns once the scheduler has done it
 // (between two steps). The counters of SchedulerStats run on; read them before and
 // after a span of work.
-func (e *Engine) ResetPrefixCache() {
-	s := e.sched
+func (e *Engine) ResetPrefixCache() { e.sched.between(e.sched.reset) }
+
+// between hands the scheduler loop (started if need be) a channel on ch, which the
+// loop closes between two steps after doing what ch asks, and waits for that (or for
+// the loop to stop).
+func (s *scheduler) between(ch chan chan struct{}) {
 	s.start.Do(func() { go s.loop() })
 	done := make(chan struct{})
 	select {
-	case s.reset <- done:
+	case ch <- done:
 		<-done
 	case <-s.done:
 	case <-s.quit:
