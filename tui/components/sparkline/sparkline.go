@@ -24,14 +24,17 @@ type Model struct {
 	n      int
 	peak   float64
 	Unit   string
-	// peakSet: the peak was set (SetPeak), not taken from the values pushed.
-	peakSet bool
+	// peakSet: the peak was set (SetPeak), not taken from the values pushed;
+	// peakName names it on the stats line.
+	peakSet  bool
+	peakName string
 }
 
-// SetPeak sets the peak the stats line shows, for a series whose peak is defined
-// otherwise than as its largest value (serving's is the largest 1-s bucket of
-// tokens, the figure Results shows); later pushes no longer move it.
-func (m *Model) SetPeak(v float64) { m.peak, m.peakSet = v, true }
+// SetPeak sets the peak the stats line shows, and its name there, for a series whose
+// peak is defined otherwise than as its largest value (serving's is the largest 1-s
+// bucket of tokens, the figure Results shows, while the values pushed are rates over
+// shorter spans and may exceed it: "1-s peak" says so); later pushes no longer move it.
+func (m *Model) SetPeak(v float64, name string) { m.peak, m.peakSet, m.peakName = v, true, name }
 
 // New returns an empty sparkline.
 func New(t theme.Theme, unit string) Model { return Model{theme: t, Unit: unit, w: 40, h: 2} }
@@ -86,7 +89,11 @@ func (m Model) View() string {
 	if m.h < 2 {
 		return panel.Fit(line, m.w)
 	}
-	stats := m.theme.Dim.Render(fmt.Sprintf("peak %s · mean %s", num(m.peak), num(m.sum/float64(m.n))))
+	name := "peak"
+	if m.peakName != "" {
+		name = m.peakName
+	}
+	stats := m.theme.Dim.Render(fmt.Sprintf("%s %s · mean %s", name, num(m.peak), num(m.sum/float64(m.n))))
 	return panel.Fit(line, m.w) + "\n" + panel.Fit(stats, m.w)
 }
 

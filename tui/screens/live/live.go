@@ -402,7 +402,7 @@ func (m *Model) addLive(at time.Duration, s metrics.LiveSnapshot) {
 	if dt := (at - m.lastSnapAt).Seconds(); dt > 0 {
 		m.thr.Push(float64(s.OutputTokens-prev) / dt)
 		m.peak = max(m.pointPeak, s.PeakOutputTokensPerS, m.peak)
-		m.thr.SetPeak(m.peak)
+		m.thr.SetPeak(m.peak, "1-s peak") // the sparkline's rates are per snapshot
 	}
 	m.lastSnap, m.lastSnapAt = s, at
 	m.prog.Failed = s.Failed
