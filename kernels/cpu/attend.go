@@ -208,16 +208,7 @@ func (c *CPU) attend(part, worker int) {
 			}
 			p += n
 		}
-		if tm > m {
-			if sum != 0 {
-				r := expf(m - tm)
-				sum *= float64(r)
-				for i := range acc {
-					acc[i] *= r
-				}
-			}
-			m = tm
-		}
+		m, sum = raiseMax(acc, m, tm, sum)
 		for p := p0; p < p1; {
 			r, n := a.Span(p, p1)
 			for i, v := range s[p-p0 : p-p0+n] {
@@ -235,6 +226,23 @@ func (c *CPU) attend(part, worker int) {
 }
 
 func expf(x float32) float32 { return exp32(x) }
+
+// raiseMax is the online softmax's step to a new tile of scores whose largest is tm:
+// when tm exceeds the running maximum m, the sum and the accumulated output so far are
+// rescaled by exp(m − tm) and tm becomes the maximum. It returns the maximum and sum.
+func raiseMax(acc []float32, m, tm float32, sum float64) (float32, float64) {
+	if !(tm > m) { // (a NaN leaves the maximum as it was)
+		return m, sum
+	}
+	if sum != 0 {
+		r := expf(m - tm)
+		sum *= float64(r)
+		for i := range acc {
+			acc[i] *= r
+		}
+	}
+	return tm, sum
+}
 
 // dotKV returns q·k for the head row of kv at element offset off; tmp holds a
 // dequantized Q8_0 row.
@@ -377,16 +385,7 @@ func (c *CPU) attendPart(u, worker int) {
 				pos += n
 			}
 			m, sum := pl.pMax[sl], pl.pSum[sl]
-			if tm > m {
-				if sum != 0 {
-					f := expf(m - tm)
-					sum *= float64(f)
-					for k := range acc {
-						acc[k] *= f
-					}
-				}
-				m = tm
-			}
+			m, sum = raiseMax(acc, m, tm, sum)
 			for pos := t0; pos < t1; {
 				row, n := a.Span(pos, t1)
 				for k, v := range s[pos-t0 : pos-t0+n] {
