@@ -259,6 +259,34 @@ func lutScale(t DType, data []byte, i int) (d float32, lut *[16]int8, rel float6
 	return d, &kvaluesIQ4NL, rel
 }
 
+// lutReference is one of llama.cpp's quantized reference files and its block type.
+type lutReference struct {
+	file string
+	typ  DType
+}
+
+// eachLUTReference runs check as a subtest per reference file of the IQ4_NL, IQ4_XS
+// and MXFP4 types, with the F32 source's tensors and the file's; it skips, saying so,
+// where the reference folder is absent.
+func eachLUTReference(t *testing.T, check func(t *testing.T, c lutReference, src, q map[string]ggufTensor)) {
+	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []lutReference{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
+		t.Run(c.typ.String(), func(t *testing.T) {
+			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, c, src, q)
+		})
+	}
+}
+
 // TestLUTTypesReadLlamaCpp dequantizes every IQ4_NL, IQ4_XS and MXFP4 tensor of llama.cpp's
 // reference files and checks, value by value, that each is scale·level for a level
 // of the type's table, and that it is the level nearest to the F32 source's value
@@ -271,126 +299,94 @@ func lutScale(t DType, data []byte, i int) (d float32, lut *[16]int8, rel float6
 // weights are). A block whose
 // scale is zero (IQ4_XS sub-block scale ls = 32) must decode to zeros.
 func TestLUTTypesReadLlamaCpp(t *testing.T) {
-	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		file string
-		typ  DType
-	}{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
-		t.Run(c.typ.String(), func(t *testing.T) {
-			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
-			if err != nil {
-				t.Fatal(err)
+	eachLUTReference(t, func(t *testing.T, c lutReference, src, q map[string]ggufTensor) {
+		checked, values, notNearest, zeroScale := 0, 0, 0, 0
+		var worst float64 // largest |y - x| / scale
+		for name, tq := range q {
+			if tq.typ != c.typ {
+				continue
 			}
-			checked, values, notNearest, zeroScale := 0, 0, 0, 0
-			var worst float64 // largest |y - x| / scale
-			for name, tq := range q {
-				if tq.typ != c.typ {
+			tf, ok := src[name]
+			if !ok || tf.typ != F32 || tf.n != tq.n {
+				t.Fatalf("%s: no F32 tensor of %d elements in the source", name, tq.n)
+			}
+			checked++
+			y := dequantize(c.typ, tq.data, tq.n)
+			for i := range y {
+				x := getF32(tf.data[4*i:])
+				d, lut, rel := lutScale(c.typ, tq.data, i/32)
+				if d == 0 {
+					if y[i] != 0 {
+						t.Fatalf("%s[%d] = %g under a zero scale", name, i, y[i])
+					}
+					zeroScale++
 					continue
 				}
-				tf, ok := src[name]
-				if !ok || tf.typ != F32 || tf.n != tq.n {
-					t.Fatalf("%s: no F32 tensor of %d elements in the source", name, tq.n)
+				// The exact grid: y/d is one of the table's levels.
+				lv := y[i] / d
+				best, onGrid := math.Inf(1), false
+				for _, l := range lut {
+					onGrid = onGrid || lv == float32(l)
+					best = min(best, math.Abs(float64(x)/float64(d)-float64(l)))
 				}
-				checked++
-				y := dequantize(c.typ, tq.data, tq.n)
-				for i := range y {
-					x := getF32(tf.data[4*i:])
-					d, lut, rel := lutScale(c.typ, tq.data, i/32)
-					if d == 0 {
-						if y[i] != 0 {
-							t.Fatalf("%s[%d] = %g under a zero scale", name, i, y[i])
-						}
-						zeroScale++
-						continue
-					}
-					// The exact grid: y/d is one of the table's levels.
-					lv := y[i] / d
-					best, onGrid := math.Inf(1), false
-					for _, l := range lut {
-						onGrid = onGrid || lv == float32(l)
-						best = min(best, math.Abs(float64(x)/float64(d)-float64(l)))
-					}
-					if !onGrid {
-						t.Fatalf("%s[%d] = %g: %g × scale %g is not a level", name, i, y[i], lv, d)
-					}
-					// Nearest level to x/d, allowing float32 rounding of x/d and, for
-					// IQ4_NL and IQ4_XS, the fp16 rounding of the scale after ggml chose
-					// the levels with the float32 one (rel, on both distances).
-					xd := float64(x) / float64(d)
-					e := math.Abs(xd - float64(lv))
-					worst = max(worst, e)
-					slack := 1e-4*(1+math.Abs(float64(lv))) + 2*math.Abs(xd)*rel
-					if e > best+slack {
-						notNearest++
-						if notNearest <= 5 {
-							t.Errorf("%s[%d]: source %g, dequantized %g (level %g, scale %g): level %.4g away, nearest %.4g", name, i, x, y[i], lv, d, e, best)
-						}
-					}
-					values++
+				if !onGrid {
+					t.Fatalf("%s[%d] = %g: %g × scale %g is not a level", name, i, y[i], lv, d)
 				}
+				// Nearest level to x/d, allowing float32 rounding of x/d and, for
+				// IQ4_NL and IQ4_XS, the fp16 rounding of the scale after ggml chose
+				// the levels with the float32 one (rel, on both distances).
+				xd := float64(x) / float64(d)
+				e := math.Abs(xd - float64(lv))
+				worst = max(worst, e)
+				slack := 1e-4*(1+math.Abs(float64(lv))) + 2*math.Abs(xd)*rel
+				if e > best+slack {
+					notNearest++
+					if notNearest <= 5 {
+						t.Errorf("%s[%d]: source %g, dequantized %g (level %g, scale %g): level %.4g away, nearest %.4g", name, i, x, y[i], lv, d, e, best)
+					}
+				}
+				values++
 			}
-			if checked == 0 {
-				t.Fatalf("%s holds no %s tensor", c.file, c.typ)
-			}
-			if notNearest > 0 {
-				t.Errorf("%d of %d values not at the nearest level", notNearest, values)
-			}
-			t.Logf("%s: %d tensors, %d values checked on the grid and at the nearest level (%d under a zero scale); largest |y-x|/scale %.3f", c.typ, checked, values, zeroScale, worst)
-		})
-	}
+		}
+		if checked == 0 {
+			t.Fatalf("%s holds no %s tensor", c.file, c.typ)
+		}
+		if notNearest > 0 {
+			t.Errorf("%d of %d values not at the nearest level", notNearest, values)
+		}
+		t.Logf("%s: %d tensors, %d values checked on the grid and at the nearest level (%d under a zero scale); largest |y-x|/scale %.3f", c.typ, checked, values, zeroScale, worst)
+	})
 }
 
 // TestQuantizeLlamaCpp quantizes each IQ4_NL, IQ4_XS and MXFP4 tensor's F32 source
 // with our FromFloat and requires llama.cpp's bytes exactly (the README of the
 // reference folder: these are deterministic without an importance matrix).
 func TestQuantizeLlamaCpp(t *testing.T) {
-	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		file string
-		typ  DType
-	}{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
-		t.Run(c.typ.String(), func(t *testing.T) {
-			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
-			if err != nil {
-				t.Fatal(err)
+	eachLUTReference(t, func(t *testing.T, c lutReference, src, q map[string]ggufTensor) {
+		bb := c.typ.BlockBytes()
+		checked := 0
+		for name, tq := range q {
+			if tq.typ != c.typ {
+				continue
 			}
-			bb := c.typ.BlockBytes()
-			checked := 0
-			for name, tq := range q {
-				if tq.typ != c.typ {
-					continue
-				}
-				x := make([]float32, tq.n)
-				for i := range x {
-					x[i] = getF32(src[name].data[4*i:])
-				}
-				got := quantize(t, c.typ, x)
-				for i := range got {
-					if got[i] != tq.data[i] {
-						blk := i / bb
-						t.Fatalf("%s: byte %d (block %d) = %#x, llama.cpp %#x; block: ours % x, llama.cpp % x", name, i, blk, got[i], tq.data[i], got[bb*blk:bb*blk+bb], tq.data[bb*blk:bb*blk+bb])
-					}
-				}
-				checked++
+			x := make([]float32, tq.n)
+			for i := range x {
+				x[i] = getF32(src[name].data[4*i:])
 			}
-			if checked == 0 {
-				t.Fatalf("no %s tensor in %s", c.typ, c.file)
+			got := quantize(t, c.typ, x)
+			for i := range got {
+				if got[i] != tq.data[i] {
+					blk := i / bb
+					t.Fatalf("%s: byte %d (block %d) = %#x, llama.cpp %#x; block: ours % x, llama.cpp % x", name, i, blk, got[i], tq.data[i], got[bb*blk:bb*blk+bb], tq.data[bb*blk:bb*blk+bb])
+				}
 			}
-			t.Logf("%d %s tensors byte-identical to llama.cpp's", checked, c.typ)
-		})
-	}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatalf("no %s tensor in %s", c.typ, c.file)
+		}
+		t.Logf("%d %s tensors byte-identical to llama.cpp's", checked, c.typ)
+	})
 }
 
 // TestBestIndexInt8 pins ggml's best_index_int8 rule on IQ4_NL's levels: nearest
