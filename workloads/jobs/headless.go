@@ -137,6 +137,7 @@ func (p *printer) output(data any) {
 		p.tenth = -1
 	case kernelbench.Section:
 		fmt.Fprint(w, d.Text)
+	case kernelbench.Event: // a step of the suite: the progress line says it
 	case PointDone:
 		report.VLLMFailures(w, d.Result)
 		report.VLLMBlock(w, d.Result)

@@ -124,6 +124,23 @@ func Lookup(name string) (Suite, error) {
 	return Suite{}, fmt.Errorf("kernels: no suite %q in this build (%s)", name, strings.Join(names, ", "))
 }
 
+// CaseNames lists the cases of the suite named suite, in its order (attention-masks:
+// the mask names; paged-attention: the case names); nil for no such suite.
+func CaseNames(suite string) []string {
+	var names []string
+	switch suite {
+	case workloads.SuiteAttentionMasks:
+		for _, m := range masks {
+			names = append(names, m.Name)
+		}
+	case workloads.SuitePagedAttention:
+		for _, c := range pagedCases {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // Validate says why spec cannot run, before anything runs.
 func Validate(spec workloads.KernelSpec) error {
 	spec = spec.WithDefaults()
@@ -140,11 +157,7 @@ func Validate(spec workloads.KernelSpec) error {
 				return fmt.Errorf("--cases: %w", err)
 			}
 		case workloads.SuitePagedAttention:
-			if !slices.ContainsFunc(pagedCases, func(p PagedCase) bool { return p.Name == c }) {
-				var names []string
-				for _, p := range pagedCases {
-					names = append(names, p.Name)
-				}
+			if names := CaseNames(spec.Suite); !slices.Contains(names, c) {
 				return fmt.Errorf("--cases: no paged-attention case %q (cases: %s)", c, strings.Join(names, ", "))
 			}
 		}

@@ -1,17 +1,18 @@
-package results
+// Package columns fits a report's text to a screen's width: its tables (llama-bench's
+// markdown table, the sweep table, a kernel suite's grid tables) can be wider than
+// the screen. Rather than cut them at the right edge (or scroll the key column away),
+// Fit shows whole columns: the key ones (what a row is, and its headline figure)
+// always, then as many of the others as fit from the first one not scrolled past
+// (skip), in the report's order. Lines that are not part of a table are wrapped where
+// they do not fit, never cut; a title box (╔═╗ ║ ║ ╚═╝) is narrowed to the width.
+package columns
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"llmbench/tui/components/panel"
 )
-
-// A report's tables (llama-bench's markdown table, the sweep table) can be wider than
-// the screen. Rather than cut them at the right edge (or scroll the key column away),
-// fitColumns shows whole columns: the key ones (what a row is, and its headline
-// figure) always, then as many of the others as fit from the first one not scrolled
-// past (skip), in the report's order. Lines that are not part of a table are wrapped
-// where they do not fit, never cut.
 
 // keyHeaders names the columns kept in view: the llama-bench table's test and t/s,
 // the sweep table's point (power, concurrency) and output throughput.
@@ -32,16 +33,50 @@ func isRule(l string) bool {
 	return t == "" || strings.HasPrefix(strings.TrimSpace(l), "=")
 }
 
-// fitColumns returns text's lines fitted to w cells, with skip non-key columns of
-// every too-wide table scrolled past, and whether columns remain hidden to the right.
-func fitColumns(text string, w, skip int) (out []string, more bool) {
+// tableLine reports whether l is a line of a markdown or grid table: a row ("| a |")
+// or a grid rule ("+----+", "+====+").
+func tableLine(l string) bool {
+	return strings.HasPrefix(l, "|") || strings.HasPrefix(l, "+-") || strings.HasPrefix(l, "+=")
+}
+
+// narrowBox returns a line of a title box (╔═╗, ║ title ║, ╚═╝) in w cells: the
+// rule shortened, the title centred (cut only when it is wider than the screen);
+// ok is false for other lines.
+func narrowBox(l string, w int) (string, bool) {
+	r := []rune(l)
+	if len(r) < 2 || w < 2 {
+		return "", false
+	}
+	first, last := r[0], r[len(r)-1]
+	switch {
+	case (first == '╔' && last == '╗') || (first == '╚' && last == '╝'):
+		return string(first) + strings.Repeat("═", w-2) + string(last), true
+	case first == '║' && last == '║':
+		title := strings.TrimSpace(string(r[1 : len(r)-1]))
+		if n := utf8.RuneCountInString(title); n > w-2 {
+			title = panel.Fit(title, w-2)
+		}
+		pad := w - 2 - panel.Width(title)
+		return "║" + strings.Repeat(" ", pad/2) + title + strings.Repeat(" ", pad-pad/2) + "║", true
+	}
+	return "", false
+}
+
+// Fit returns text's lines fitted to w cells, with skip non-key columns of every
+// too-wide table scrolled past, and whether columns remain hidden to the right.
+func Fit(text string, w, skip int) (out []string, more bool) {
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); {
 		l := lines[i]
+		if b, ok := narrowBox(l, w); ok && panel.Width(l) > w {
+			out = append(out, b)
+			i++
+			continue
+		}
 		switch {
-		case strings.HasPrefix(l, "|"):
+		case tableLine(l):
 			j := i
-			for j < len(lines) && strings.HasPrefix(lines[j], "|") {
+			for j < len(lines) && tableLine(lines[j]) {
 				j++
 			}
 			o, mo := markdownBlock(lines[i:j]).fit(w, skip)
@@ -49,8 +84,13 @@ func fitColumns(text string, w, skip int) (out []string, more bool) {
 			i = j
 		case panel.Width(l) > w && !isRule(l):
 			j := i
-			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && !isRule(lines[j]) {
+			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && !isRule(lines[j]) && !tableLine(lines[j]) {
 				j++
+			}
+			if j == i+1 { // a line on its own is prose, not a table: wrapped
+				out = append(out, wrapLine(l, w)...)
+				i = j
+				continue
 			}
 			o, mo := gutterBlock(lines[i:j]).fit(w, skip)
 			out, more = append(out, o...), more || mo
@@ -63,16 +103,39 @@ func fitColumns(text string, w, skip int) (out []string, more bool) {
 	return out, more
 }
 
-// wrapLine breaks l into pieces of at most w runes.
+// wrapLine breaks l into pieces of at most w cells (a wide rune such as an emoji
+// takes two), at the last blank that fits where there is one.
 func wrapLine(l string, w int) []string {
-	r := []rune(l)
-	if len(r) <= w || w <= 0 {
+	if panel.Width(l) <= w || w <= 0 {
 		return []string{l}
 	}
 	var out []string
-	for len(r) > w {
-		out = append(out, string(r[:w]))
-		r = r[w:]
+	r := []rune(l)
+	for panel.Width(string(r)) > w {
+		n, cells, blank := 0, 0, -1
+		for n < len(r) {
+			c := panel.Width(string(r[n]))
+			if cells+c > w {
+				break
+			}
+			if r[n] == ' ' {
+				blank = n
+			}
+			cells += c
+			n++
+		}
+		if n == 0 { // a rune wider than the screen
+			n = 1
+		}
+		cut, next := n, n
+		switch {
+		case n < len(r) && r[n] == ' ': // the break falls on a blank
+			next = n + 1
+		case blank > 0:
+			cut, next = blank, blank+1
+		}
+		out = append(out, string(r[:cut]))
+		r = r[next:]
 	}
 	return append(out, string(r))
 }
@@ -85,17 +148,24 @@ func runes(ls []string) [][]rune {
 	return out
 }
 
-// markdownBlock splits a markdown table at the header's '|'.
+// markdownBlock splits a markdown table at the first line's '|' (a grid table at its
+// first rule's '+', where its rows have their '|'); the header is its first row.
 func markdownBlock(ls []string) block {
 	b := block{lines: runes(ls), tail: -1}
-	h := b.lines[0]
-	for i, c := range h {
-		if c == '|' {
+	for i, c := range b.lines[0] {
+		if c == '|' || c == '+' {
 			b.starts = append(b.starts, i)
 		}
 	}
 	if n := len(b.starts); n > 1 {
 		b.tail, b.starts = b.starts[n-1], b.starts[:n-1]
+	}
+	h := b.lines[0]
+	for _, l := range b.lines {
+		if len(l) > 0 && l[0] == '|' {
+			h = l
+			break
+		}
 	}
 	b.setKeys(h)
 	return b
