@@ -39,6 +39,20 @@ func tableLine(l string) bool {
 	return strings.HasPrefix(l, "|") || strings.HasPrefix(l, "+-") || strings.HasPrefix(l, "+=")
 }
 
+// aligned reports whether ls can be a space-aligned table: two lines or more, one of
+// them with a gap of two blanks or more after its indent (prose has single blanks).
+func aligned(ls []string) bool {
+	if len(ls) < 2 {
+		return false
+	}
+	for _, l := range ls {
+		if strings.Contains(strings.TrimLeft(l, " "), "  ") {
+			return true
+		}
+	}
+	return false
+}
+
 // narrowBox returns a line of a title box (╔═╗, ║ title ║, ╚═╝) in w cells: the
 // rule shortened, the title centred (cut only when it is wider than the screen);
 // ok is false for other lines.
@@ -87,8 +101,10 @@ func Fit(text string, w, skip int) (out []string, more bool) {
 			for j < len(lines) && strings.TrimSpace(lines[j]) != "" && !isRule(lines[j]) && !tableLine(lines[j]) {
 				j++
 			}
-			if j == i+1 { // a line on its own is prose, not a table: wrapped
-				out = append(out, wrapLine(l, w)...)
+			if !aligned(lines[i:j]) { // prose, not a table: wrapped
+				for _, p := range lines[i:j] {
+					out = append(out, wrapLine(p, w)...)
+				}
 				i = j
 				continue
 			}

@@ -52,3 +52,17 @@ func TestFitBoxAndProse(t *testing.T) {
 		}
 	}
 }
+
+// TestFitNotes: consecutive lines of prose (a report's notes) wrap; lines aligned in
+// columns by runs of blanks stay a table, cut by whole columns.
+func TestFitNotes(t *testing.T) {
+	notes := "shape: B=1 H=4 S=512 D=64, float32, block 128\nFLOPs: 4·B·H·S²·D forward, 2.5 times that backward"
+	got, more := Fit(notes, 30, 0)
+	if more || len(got) != 4 {
+		t.Errorf("notes at 30: more=%v %q", more, got)
+	}
+	table := "Successful requests:      40\nBenchmark duration (s):    8.00"
+	if _, more := Fit(table, 24, 0); !more {
+		t.Error("an aligned block was wrapped as prose")
+	}
+}
