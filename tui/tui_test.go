@@ -295,8 +295,9 @@ func TestGolden(t *testing.T) {
 }
 
 // TestGoldenKernels renders the kernels run through the root at every size: Setup
-// with kernels chosen (attention-masks, then paged-attention), and Results of an
-// attention-masks run (its sections: tables and block-mask pictures).
+// with kernels chosen (attention-masks, then paged-attention), Results of an
+// attention-masks run (its sections: tables and block-mask pictures) and of a
+// paged-attention run (the case table by whole columns).
 func TestGoldenKernels(t *testing.T) {
 	for _, sz := range golden.Sizes {
 		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
@@ -309,6 +310,9 @@ func TestGoldenKernels(t *testing.T) {
 		doc := fixture.KernelsDoc("kernels · attention-masks · B=1 H=4 S=512 D=64 · block 128 · causal,sliding_window · r 3", 1, 0)
 		m, _ = update(t, m, live.DoneMsg{Title: doc.Title, Done: run.Done{Result: &result.Stored{Doc: doc, ID: "k1"}, Elapsed: 9 * time.Second}})
 		golden.Assert(t, "results_kernels"+suffix, m.Render())
+		paged := fixture.PagedDoc("kernels · paged-attention · r 3", 0)
+		m, _ = update(t, m, live.DoneMsg{Title: paged.Title, Done: run.Done{Result: &result.Stored{Doc: paged, ID: "k2"}, Elapsed: 90 * time.Second}})
+		golden.Assert(t, "results_kernels_paged"+suffix, m.Render())
 		for _, l := range strings.Split(m.Render(), "\n") {
 			if w := lipgloss.Width(l); w != sz[0] {
 				t.Errorf("%v: line of %d cells: %q", sz, w, l)

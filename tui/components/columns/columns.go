@@ -1,5 +1,5 @@
 // Package columns fits a report's text to a screen's width: its tables (llama-bench's
-// markdown table, the sweep table, a kernel suite's grid tables) can be wider than
+// markdown table, the sweep table, a kernel suite's grid and " | " tables) can be wider than
 // the screen. Rather than cut them at the right edge (or scroll the key column away),
 // Fit shows whole columns: the key ones (what a row is, and its headline figure)
 // always, then as many of the others as fit from the first one not scrolled past
@@ -15,8 +15,9 @@ import (
 )
 
 // keyHeaders names the columns kept in view: the llama-bench table's test and t/s,
-// the sweep table's point (power, concurrency) and output throughput.
-var keyHeaders = map[string]bool{"test": true, "t/s": true, "power": true, "concurrency": true, "out tok/s": true}
+// the sweep table's point (power, concurrency) and output throughput, the
+// paged-attention table's speedup (its case is its first column).
+var keyHeaders = map[string]bool{"test": true, "t/s": true, "power": true, "concurrency": true, "out tok/s": true, "speedup": true}
 
 // block is a run of lines of one table, split into column spans (rune offsets).
 type block struct {
@@ -37,6 +38,28 @@ func isRule(l string) bool {
 // or a grid rule ("+----+", "+====+").
 func tableLine(l string) bool {
 	return strings.HasPrefix(l, "|") || strings.HasPrefix(l, "+-") || strings.HasPrefix(l, "+=")
+}
+
+// pipeLine reports whether l is a line of a " | "-separated table (the
+// paged-attention suite's case table): not a markdown row, cells joined by " | ".
+func pipeLine(l string) bool { return !strings.HasPrefix(l, "|") && strings.Contains(l, " | ") }
+
+// blockEnd returns the end of the run of lines from i that in reports true for.
+func blockEnd(lines []string, i int, in func(string) bool) int {
+	for i < len(lines) && in(lines[i]) {
+		i++
+	}
+	return i
+}
+
+// wider reports whether a line of ls is wider than w.
+func wider(ls []string, w int) bool {
+	for _, l := range ls {
+		if panel.Width(l) > w {
+			return true
+		}
+	}
+	return false
 }
 
 // aligned reports whether ls can be a space-aligned table: two lines or more, one of
@@ -88,6 +111,11 @@ func Fit(text string, w, skip int) (out []string, more bool) {
 			continue
 		}
 		switch {
+		case pipeLine(l) && wider(lines[i:blockEnd(lines, i, pipeLine)], w):
+			j := blockEnd(lines, i, pipeLine)
+			o, mo := pipeBlock(lines[i:j]).fit(w, skip)
+			out, more = append(out, o...), more || mo
+			i = j
 		case tableLine(l):
 			j := i
 			for j < len(lines) && tableLine(lines[j]) {
@@ -184,6 +212,20 @@ func markdownBlock(ls []string) block {
 		}
 	}
 	b.setKeys(h)
+	return b
+}
+
+// pipeBlock splits a " | "-separated table at its first line's '|' (the first column
+// from the line's start).
+func pipeBlock(ls []string) block {
+	b := block{lines: runes(ls), tail: -1, starts: []int{0}}
+	for i, c := range b.lines[0] {
+		if c == '|' {
+			b.starts = append(b.starts, i)
+		}
+	}
+	b.setKeys(b.lines[0])
+	b.keys[0] = true // what a row is, kept in view beside a key figure
 	return b
 }
 

@@ -66,3 +66,17 @@ func TestFitNotes(t *testing.T) {
 		t.Error("an aligned block was wrapped as prose")
 	}
 }
+
+// TestFitPipeTable: a " | " table (the paged-attention cases) wider than the screen
+// shows its first column and speedup always, header and rows cut at the same joints
+// even where the header alone would fit; the prose line after it wraps.
+func TestFitPipeTable(t *testing.T) {
+	text := "case  | shape            | speedup\n" +
+		"small | B=1, q=1, kv=128 |   33.3% | after, faster\n" +
+		"settings: 2 threads, blocks of 16"
+	got, more := Fit(text, 30, 0)
+	want := []string{"case  | speedup", "small |   33.3% | after, faster", "settings: 2 threads, blocks of", "16"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || !more {
+		t.Errorf("fit at 30: more=%v\n%s", more, strings.Join(got, "\n"))
+	}
+}
