@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,8 +32,8 @@ func (x *execution) kernels(ctx context.Context) (result.Document, error) {
 			sections++
 			x.rep.Output(*e.Section)
 		}
-		x.rep.Output(kernelbench.Event{Done: e.Done, Total: e.Total, Case: e.Case})
-		x.rep.Progress(float64(e.Done), float64(e.Total), "cases", e.Case)
+		x.rep.Output(kernelbench.Event{Done: e.Done, Total: e.Total, Unit: e.Unit, Case: e.Case})
+		x.rep.Progress(float64(e.Done), float64(e.Total), cmp.Or(e.Unit, "cases"), e.Case)
 	})
 	if rep == nil {
 		if err == nil {

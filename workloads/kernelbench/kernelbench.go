@@ -82,12 +82,16 @@ func (r *Report) Headline() string {
 	return s
 }
 
-// Event is what a suite tells its caller while it runs: Done of Total cases finished
-// (Case names the one running now), and each section once it is complete.
+// Event is what a suite tells its caller while it runs: Done of Total steps finished
+// (Case names the one running now), what the steps are (Unit), and each section once
+// it is complete.
 type Event struct {
 	Done, Total int
-	Case        string
-	Section     *Section
+	// Unit is what Done and Total count: "rounds" (attention-masks: each mask's warmup
+	// and timed rounds) or "cases" (paged-attention; "" means cases too).
+	Unit    string `json:",omitempty"`
+	Case    string
+	Section *Section
 }
 
 // Observer receives a suite's events; it must not block.

@@ -86,8 +86,8 @@ func kernelEvents() []run.Event {
 	at := time.Duration(0)
 	step := func(d time.Duration, done int, label string) {
 		at += d
-		ev = append(ev, run.Output{At: at, Data: kernelbench.Event{Done: done, Total: 8, Case: label}},
-			run.Progress{At: at, Done: float64(done), Total: 8, Unit: "cases", Label: label})
+		ev = append(ev, run.Output{At: at, Data: kernelbench.Event{Done: done, Total: 8, Unit: "rounds", Case: label}},
+			run.Progress{At: at, Done: float64(done), Total: 8, Unit: "rounds", Label: label})
 	}
 	step(0, 0, "causal · warmup")
 	for r := 1; r <= 3; r++ {
