@@ -24,6 +24,7 @@ import (
 	"llmbench/tui/screens/results"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
@@ -356,6 +357,9 @@ func Document(title string, env []result.KV, d run.Done) result.Document {
 		for _, p := range r {
 			doc.Partial = doc.Partial || p.Partial
 		}
+	case *kernelbench.Report:
+		doc.Kernels = r
+		doc.Partial = doc.Partial || r.Partial
 	}
 	return doc
 }

@@ -297,7 +297,8 @@ func TestGolden(t *testing.T) {
 // TestGoldenKernels renders the kernels run through the root at every size: Setup
 // with kernels chosen (attention-masks, then paged-attention), Results of an
 // attention-masks run (its sections: tables and block-mask pictures) and of a
-// paged-attention run (the case table by whole columns).
+// paged-attention run (the case table by whole columns), and Compare of two kernels
+// runs (c on Results).
 func TestGoldenKernels(t *testing.T) {
 	for _, sz := range golden.Sizes {
 		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
@@ -313,6 +314,16 @@ func TestGoldenKernels(t *testing.T) {
 		paged := fixture.PagedDoc("kernels · paged-attention · r 3", 0)
 		m, _ = update(t, m, live.DoneMsg{Title: paged.Title, Done: run.Done{Result: &result.Stored{Doc: paged, ID: "k2"}, Elapsed: 90 * time.Second}})
 		golden.Assert(t, "results_kernels_paged"+suffix, m.Render())
+		// c compares with the previous kernels run: figure by figure of the tables
+		m = newRootWith(Options{Store: fixture.NewStore(fixture.KernelsDoc("kernels · earlier", 1.2, 0))})
+		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		now := fixture.KernelsDoc("", 1, 5)
+		m, _ = update(t, m, live.DoneMsg{Title: "kernels · now", Done: run.Done{Result: now.Kernels, Elapsed: 9 * time.Second}})
+		m = keys(t, m, "c")
+		if m.Screen() != ScreenCompare {
+			t.Fatalf("c on a kernels run: screen %d, %q", m.Screen(), m.Err())
+		}
+		golden.Assert(t, "compare_kernels"+suffix, stripWhen(m.Render()))
 		for _, l := range strings.Split(m.Render(), "\n") {
 			if w := lipgloss.Width(l); w != sz[0] {
 				t.Errorf("%v: line of %d cells: %q", sz, w, l)
