@@ -89,7 +89,7 @@ type Event struct {
 	Done, Total int
 	// Unit is what Done and Total count: "rounds" (attention-masks: each mask's warmup
 	// and timed rounds) or "cases" (paged-attention; "" means cases too).
-	Unit    string `json:",omitempty"`
+	Unit    string
 	Case    string
 	Section *Section
 }
