@@ -462,3 +462,64 @@ func TestTUINewUser(t *testing.T) {
 	}
 	keys("q")
 }
+
+// TestTUIKernels drives a kernel suite through the workbench in tmux (120×36): kernels
+// chosen on Setup with small sizes typed (S=256, one head of 32, blocks of 64, two
+// masks, one round), Live lists the cases and shows the latest section, Results shows
+// both masks' tables and block-mask pictures, the run is in the store (History lists
+// it), q quits.
+func TestTUIKernels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a kernel suite in a terminal")
+	}
+	dir := t.TempDir()
+	tm := startTerm(t, "kernels", 120, 36,
+		fmt.Sprintf("cd %s && env NO_COLOR=1 LLMBENCH_HOME=%s/home %s tui --device none; sleep 30", dir, dir, binPath))
+	keys, waitFor := tm.keys, tm.waitFor
+	waitFor("Estimated:", 10*time.Second)
+	for range 4 { // built-in, synthetic, type, path: then the workload row
+		keys("Down")
+	}
+	keys("Right", "Right")
+	waitFor("◂ kernels ▸", 5*time.Second)
+	// suite, then cases, seq len, heads, head dim, block size, threads, repetitions
+	set := func(v string) { keys("Down", "C-u"); keys(strings.Split(v, "")...) }
+	keys("Down")
+	for _, v := range []string{"causal,sliding_window", "256", "1", "32", "64", "0", "1"} {
+		set(v)
+	}
+	s := waitFor("Estimated: 2 cases × 1 rep", 5*time.Second)
+	if !strings.Contains(s, "◂ attention-masks ▸") {
+		t.Fatalf("Setup:\n%s", s)
+	}
+	keys("Enter")
+	s = waitFor("[Live]", 10*time.Second)
+	if !strings.Contains(s, "Cases (") {
+		t.Errorf("Live lacks the cases panel:\n%s", s)
+	}
+	s = waitFor("✓ finished", 120*time.Second)
+	keys("Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down") // to the second mask
+	s2 := waitFor("Sliding Window 1024", 5*time.Second)
+	if strings.Contains(s, "more columns") {
+		t.Errorf("Results offers more columns where everything fits:\n%s", s)
+	}
+	for _, want := range []string{"Correctness check passed", "| block-sparse", "sparsity="} {
+		if !strings.Contains(s+s2, want) {
+			t.Errorf("Results lack %q:\n%s\n%s", want, s, s2)
+		}
+	}
+	keys("Tab", "Tab")
+	s = waitFor("[History]", 5*time.Second)
+	if !strings.Contains(s, "kernels") {
+		t.Errorf("History does not list the kernels run:\n%s", s)
+	}
+	keys("q")
+	st, err := store.OpenStore(filepath.Join(dir, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.List()
+	if err != nil || len(runs) != 1 || runs[0].Kind != "kernels" || runs[0].Status != store.Done || runs[0].Partial {
+		t.Errorf("store: %+v %v", runs, err)
+	}
+}

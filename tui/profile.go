@@ -20,9 +20,14 @@ import (
 func ProfileOf(c setup.Config) profiles.Profile {
 	name := c.Describe()
 	var p profiles.Profile
-	if c.Kind == setup.Bench {
+	switch c.Kind {
+	case setup.Bench:
 		p = profiles.FromBench(name, c.BenchSpec())
-	} else {
+	case setup.Kernels:
+		k := c.Kernel
+		k.Cases = slices.Clone(k.Cases)
+		p = profiles.Profile{Schema: profiles.SchemaVersion, Name: name, Runs: []profiles.Run{{Name: name, Kernels: &k}}}
+	default:
 		var concs []int
 		var rates []workloads.Rate
 		if len(c.Concurrency) > 1 || len(c.Rate) > 1 {
@@ -88,7 +93,7 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 }
 
 // errNotSetup is why a profile cannot be loaded into Setup.
-var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads) or one serve-bench sweep as Setup saves it; llmbench run FILE runs this profile")
+var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep or one kernel suite as Setup saves it; llmbench run FILE runs this profile")
 
 // ConfigOf is the Setup config of a profile that holds one run Setup can express
 // (ProfileOf's inverse), or a one-line error saying why it cannot.
@@ -112,6 +117,30 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 		}
 		if !reflect.DeepEqual(c.BenchSpec().WithDefaults(), b.WithDefaults()) || !setupModel(c.Model) {
 			return setup.Config{}, errors.New("the bench sets more than Setup shows: " + errNotSetup.Error())
+		}
+		return c, nil
+	}
+	if k := r.Kernels; k != nil {
+		c = setup.Config{Kind: setup.Kernels, Kernel: *k, PowerW: slices.Clone(r.PowerLimitW)}
+		c.Kernel.Cases = slices.Clone(k.Cases)
+		if k.Suite == workloads.SuiteAttentionMasks {
+			c.Kernel = c.Kernel.WithDefaults()
+		}
+		shown := c.Kernel.WithDefaults()
+		// Setup shows the suite, cases, threads and repetitions, and the sizes of
+		// attention-masks (the window, prefix, documents, batch and seed at their
+		// defaults); paged-attention's cases have their own shapes.
+		if k.Suite == workloads.SuiteAttentionMasks {
+			def := workloads.KernelSpec{Suite: k.Suite, Cases: k.Cases, SeqLen: shown.SeqLen, Heads: shown.Heads, HeadDim: shown.HeadDim,
+				BlockSize: shown.BlockSize, Threads: k.Threads, Reps: shown.Reps}.WithDefaults()
+			if !reflect.DeepEqual(def, shown) {
+				return setup.Config{}, errors.New("the kernels run sets more than Setup shows: " + errNotSetup.Error())
+			}
+		} else {
+			c.Kernel = workloads.KernelSpec{Suite: k.Suite, Cases: c.Kernel.Cases, Threads: k.Threads, Reps: shown.Reps}
+		}
+		if k.Check {
+			return setup.Config{}, errors.New("the kernels run fails on its checks (check: true), which Setup does not show: " + errNotSetup.Error())
 		}
 		return c, nil
 	}

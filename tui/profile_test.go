@@ -48,7 +48,7 @@ func TestSetupSaveOpen(t *testing.T) {
 		t.Fatalf("the profile written: %+v %v", p, err)
 	}
 
-	m = keys(t, m, "left") // workload ▸ serve-bench
+	m = keys(t, m, "right") // workload ▸ serve-bench
 	if c, _ := m.setup.Config(); c.Kind != setup.Serve {
 		t.Fatalf("not changed to serve-bench: %+v", c)
 	}
@@ -124,6 +124,50 @@ func TestEverySweepPointWarmsUp(t *testing.T) {
 	for _, p := range pts {
 		if p.NumWarmups < 1 {
 			t.Errorf("point c=%d: no warm-up", p.MaxConcurrency)
+		}
+	}
+}
+
+// TestKernelsProfile: a kernels Setup config is a profile of one kernels run (the
+// job the Starter runs) and reads back into the same config; the built-in
+// attention-masks and paged-attention profiles open in Setup; a kernels run that
+// sets what Setup does not show (a window, --check) is refused with the reason.
+func TestKernelsProfile(t *testing.T) {
+	masks := setup.Config{Kind: setup.Kernels, PowerW: []float64{300}, Kernel: workloads.KernelSpec{Suite: workloads.SuiteAttentionMasks,
+		Cases: []string{"causal"}, SeqLen: 512, Heads: 2, HeadDim: 32, BlockSize: 64, Threads: 2, Reps: 1}.WithDefaults()}
+	paged := setup.Config{Kind: setup.Kernels, Kernel: workloads.KernelSpec{Suite: workloads.SuitePagedAttention, Cases: []string{"decode-long"}, Reps: 3}}
+	for _, c := range []setup.Config{masks, paged} {
+		p := ProfileOf(c)
+		r := p.Runs[0]
+		if len(p.Runs) != 1 || r.Kernels == nil || r.Bench != nil || r.Serve != nil || !reflect.DeepEqual(*r.Kernels, c.Kernel) ||
+			!reflect.DeepEqual(r.PowerLimitW, c.PowerW) || r.Kind() != "kernels" {
+			t.Fatalf("profile of %+v: %+v", c, r)
+		}
+		back, err := ConfigOf(&p)
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Errorf("round trip of %+v: %+v, %v", c.Kernel, back, err)
+		}
+	}
+	for _, name := range []string{"attention-masks", "paged-attention"} {
+		p, err := profiles.Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ConfigOf(p)
+		if err != nil || c.Kind != setup.Kernels || c.Kernel.Suite != name {
+			t.Errorf("builtin:%s in Setup: %+v, %v", name, c, err)
+		}
+		if got := ProfileOf(c).Runs[0].Kernels.WithDefaults(); !reflect.DeepEqual(got, p.Runs[0].Kernels.WithDefaults()) {
+			t.Errorf("builtin:%s: Setup runs %+v, the profile %+v", name, got, p.Runs[0].Kernels.WithDefaults())
+		}
+	}
+	for _, k := range []workloads.KernelSpec{
+		{Suite: workloads.SuiteAttentionMasks, Window: 64},
+		{Suite: workloads.SuitePagedAttention, Check: true},
+	} {
+		p := profiles.Profile{Runs: []profiles.Run{{Kernels: &k}}}
+		if _, err := ConfigOf(&p); err == nil || !strings.Contains(err.Error(), "Setup") {
+			t.Errorf("%+v opened in Setup: %v", k, err)
 		}
 	}
 }

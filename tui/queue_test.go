@@ -12,6 +12,7 @@ import (
 
 	"llmbench/tui/internal/fixture"
 	"llmbench/workloads"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
 )
@@ -158,5 +159,28 @@ func TestQueueBuildError(t *testing.T) {
 	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
 	if got := f.events(); got != "buildB startB endB" || m.Err() != "" {
 		t.Errorf("after n: %s, error %q", got, m.Err())
+	}
+}
+
+// TestQueuedKernels: a queued kernels run (llmbench run builtin:attention-masks on a
+// terminal) is shown with the kernels views on Live (its cases and latest section).
+func TestQueuedKernels(t *testing.T) {
+	seen := make(chan struct{})
+	q := []QueuedRun{{Title: "attention-masks", Kernels: true, Start: func() (run.Workload, string, []run.Option, error) {
+		return run.Func{Label: "kernels", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+			r.Output(kernelbench.Event{Total: 1, Unit: "rounds", Case: "causal · warmup"})
+			<-seen
+			return fixture.KernelsDoc("attention-masks", 1, 0).Kernels, nil
+		}}, "", nil, nil
+	}}}
+	m := newRootWith(Options{Queue: q, Store: fixture.NewStore()})
+	m, cmd := pumpCmd(t, m, m.Init(), func(m Model) bool { return strings.Contains(m.Render(), "causal  warmup") })
+	if s := m.Render(); !strings.Contains(s, "Cases (0 done)") || !strings.Contains(s, "Latest section") {
+		t.Errorf("queued kernels run on Live:\n%s", s)
+	}
+	close(seen)
+	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
+	if s := m.Render(); !strings.Contains(s, "Causal Mask") {
+		t.Errorf("Results:\n%s", s)
 	}
 }

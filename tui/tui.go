@@ -24,6 +24,7 @@ import (
 	"llmbench/tui/screens/results"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
@@ -86,9 +87,21 @@ type Options struct {
 // QueuedRun is one run of Options.Queue: its title and how to build its workload
 // (built when it starts, as Starter does for a Setup config).
 type QueuedRun struct {
-	Title string
-	Serve bool // a serving run (the Live screen shows requests and latencies)
-	Start func() (w run.Workload, note string, opts []run.Option, err error)
+	Title   string
+	Serve   bool // a serving run (the Live screen shows requests and latencies)
+	Kernels bool // a kernel suite (the Live screen shows its cases and sections)
+	Start   func() (w run.Workload, note string, opts []run.Option, err error)
+}
+
+// liveKind is the Live views of a run: serving, a kernel suite or bench.
+func liveKind(serve, kernels bool) live.Kind {
+	switch {
+	case serve:
+		return live.ServeRun
+	case kernels:
+		return live.KernelsRun
+	}
+	return live.BenchRun
 }
 
 // queueMsg starts the next run of the queue.
@@ -344,6 +357,9 @@ func Document(title string, env []result.KV, d run.Done) result.Document {
 		for _, p := range r {
 			doc.Partial = doc.Partial || p.Partial
 		}
+	case *kernelbench.Report:
+		doc.Kernels = r
+		doc.Partial = doc.Partial || r.Partial
 	}
 	return doc
 }
@@ -368,7 +384,7 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 	}
 	m.results.Show(doc, id, m.running, msg.Done.Err, msg.Done.Elapsed)
 	if m.running != nil && msg.Done.Err == nil && !doc.Partial {
-		if p, ok := paceOf(doc); ok {
+		if p, ok := paceOf(doc, msg.Done.Elapsed/time.Duration(max(1, len(m.running.PowerW)))); ok {
 			m.setup.Learn(*m.running, p)
 		}
 	}
@@ -410,7 +426,7 @@ func (m Model) startQueued() (tea.Model, tea.Cmd) {
 	}
 	m.err, m.running, m.queued = "", nil, q.Title
 	var cmd tea.Cmd
-	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), q.Serve, w, note, opts...)
+	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), liveKind(q.Serve, q.Kernels), w, note, opts...)
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
 	return m, cmd
@@ -523,7 +539,7 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	m.err = ""
 	var cmd tea.Cmd
 	m.running, m.queued = &c, ""
-	m.live, cmd = m.live.Start(c.Describe(), c.Kind == setup.Serve, w, note, opts...)
+	m.live, cmd = m.live.Start(c.Describe(), liveKind(c.Kind == setup.Serve, c.Kind == setup.Kernels), w, note, opts...)
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
 	return m, cmd
@@ -627,11 +643,18 @@ func (m Model) View() tea.View {
 	return v
 }
 
-// paceOf is what a finished run measured, for Setup's time estimate: mean prompt and
-// generation t/s over its bench tests, or its requests per second over its points.
-func paceOf(doc result.Document) (setup.Pace, bool) {
+// paceOf is what a finished run that took elapsed (per power limit) measured, for Setup's time
+// estimate: mean prompt and generation t/s over its bench tests, its requests per
+// second over its points, or a kernel suite's seconds per case and round.
+func paceOf(doc result.Document, elapsed time.Duration) (setup.Pace, bool) {
 	var p setup.Pace
 	switch {
+	case doc.Kernels != nil:
+		k := doc.Kernels.Spec
+		if rounds := len(setup.KernelCases(k)) * (k.Reps + 1); rounds > 0 {
+			p.RoundSeconds = elapsed.Seconds() / float64(rounds)
+		}
+		return p, p.RoundSeconds > 0
 	case doc.Bench != nil && len(doc.Bench.Records) > 0:
 		var pp, tg []float64
 		for i := range doc.Bench.Records {

@@ -20,6 +20,7 @@ import (
 	"llmbench/tui/screens/live"
 	"llmbench/tui/screens/setup"
 	"llmbench/tui/theme"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
 	"llmbench/workloads/run"
@@ -110,6 +111,13 @@ func TestQTypesIntoPath(t *testing.T) {
 // pump runs cmd and feeds its messages to m until none is left or until stop says so.
 func pump(t *testing.T, m Model, cmd tea.Cmd, stop func(Model) bool) Model {
 	t.Helper()
+	m, _ = pumpCmd(t, m, cmd, stop)
+	return m
+}
+
+// pumpCmd is pump that also returns the command pending when stop held.
+func pumpCmd(t *testing.T, m Model, cmd tea.Cmd, stop func(Model) bool) (Model, tea.Cmd) {
+	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for cmd != nil && !stop(m) {
 		msgs := make(chan tea.Msg, 1)
@@ -129,7 +137,7 @@ func pump(t *testing.T, m Model, cmd tea.Cmd, stop func(Model) bool) Model {
 			t.Fatal("timed out")
 		}
 	}
-	return m
+	return m, cmd
 }
 
 func TestStartRunResults(t *testing.T) {
@@ -149,6 +157,62 @@ func TestStartRunResults(t *testing.T) {
 	}
 	if m.Screen() != ScreenResults || !strings.Contains(m.Render(), "no test finished") {
 		t.Errorf("screen %d:\n%s", m.Screen(), m.Render())
+	}
+}
+
+// TestKernelsRun: kernels chosen on Setup, enter starts the config's kernels job;
+// Live shows the suite's cases as they go and its latest section (the run waits
+// until the test has seen it); Results shows the report's sections (tables and
+// block-mask pictures); Setup then estimates the next run's time from this one.
+func TestKernelsRun(t *testing.T) {
+	var got setup.Config
+	seen := make(chan struct{})
+	doc := fixture.KernelsDoc("", 1, 0)
+	start := func(c setup.Config) (run.Workload, string, []run.Option, error) {
+		got = c
+		return run.Func{Label: "kernels", F: func(ctx context.Context, r *run.Reporter) (any, error) {
+			step := func(done int, label string) { // as the kernels job publishes a step
+				r.Output(kernelbench.Event{Done: done, Total: 2, Case: label})
+				r.Progress(float64(done), 2, "cases", label)
+			}
+			step(0, "causal · round 1/1")
+			r.Output(doc.Kernels.Sections[0])
+			step(1, "causal done")
+			step(1, "sliding_window · warmup")
+			<-seen
+			step(2, "sliding_window done")
+			return &result.Stored{Doc: doc, ID: "k1"}, nil
+		}}, "", nil, nil
+	}
+	m := newRootWith(Options{Start: start, Store: fixture.NewStore()})
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 36})
+	m = keys(t, m, "down", "down", "down", "down", "right", "right", "down", "down", "down", "ctrl+u", "5", "1", "2", "down", "down", "down", "down", "down", "ctrl+u", "1")
+	m, cmd := update(t, m, enter)
+	m, cmd = pumpCmd(t, m, cmd, func(m Model) bool {
+		s := m.Render()
+		return m.Screen() == ScreenLive && strings.Contains(s, "sliding_window  warmup") && strings.Contains(s, "Latest section: Causal Mask")
+	})
+	live := m.Render()
+	close(seen)
+	if got.Kind != setup.Kernels || got.Kernel.SeqLen != 512 || got.Kernel.Reps != 1 {
+		t.Errorf("started %+v", got)
+	}
+	for _, want := range []string{"Cases (1 done)", "causal          ✓ done", "| block-sparse", "sparsity=37.50%"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("Live lacks %q:\n%s", want, live)
+		}
+	}
+	m = pump(t, m, cmd, func(m Model) bool { return m.Screen() == ScreenResults })
+	m, _ = update(t, m, tea.WindowSizeMsg{Width: 200, Height: 60}) // both sections in view
+	out := m.Render()
+	for _, want := range []string{"✓ finished", "Causal Mask", "Sliding Window 128", "| dense + mask", "sparsity=56.25%", "    ░░░░"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Results lacks %q:\n%s", want, out)
+		}
+	}
+	m = keys(t, m, "shift+tab", "shift+tab")
+	if s := m.Render(); m.Screen() != ScreenSetup || !strings.Contains(s, "at the last run's pace") {
+		t.Errorf("no time estimate after a kernels run:\n%s", s)
 	}
 }
 
@@ -230,6 +294,44 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenKernels renders the kernels run through the root at every size: Setup
+// with kernels chosen (attention-masks, then paged-attention), Results of an
+// attention-masks run (its sections: tables and block-mask pictures) and of a
+// paged-attention run (the case table by whole columns), and Compare of two kernels
+// runs (c on Results).
+func TestGoldenKernels(t *testing.T) {
+	for _, sz := range golden.Sizes {
+		suffix := fmt.Sprintf("_%dx%d", sz[0], sz[1])
+		m := newRootWith(Options{Store: fixture.NewStore()})
+		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		m = keys(t, m, "down", "down", "down", "down", "right", "right") // workload: bench → serve-bench → kernels
+		golden.Assert(t, "setup_kernels"+suffix, m.Render())
+		m = keys(t, m, "down", "right") // suite: paged-attention
+		golden.Assert(t, "setup_kernels_paged"+suffix, m.Render())
+		doc := fixture.KernelsDoc("kernels · attention-masks · B=1 H=4 S=512 D=64 · block 128 · causal,sliding_window · r 3", 1, 0)
+		m, _ = update(t, m, live.DoneMsg{Title: doc.Title, Done: run.Done{Result: &result.Stored{Doc: doc, ID: "k1"}, Elapsed: 9 * time.Second}})
+		golden.Assert(t, "results_kernels"+suffix, m.Render())
+		paged := fixture.PagedDoc("kernels · paged-attention · r 3", 0)
+		m, _ = update(t, m, live.DoneMsg{Title: paged.Title, Done: run.Done{Result: &result.Stored{Doc: paged, ID: "k2"}, Elapsed: 90 * time.Second}})
+		golden.Assert(t, "results_kernels_paged"+suffix, m.Render())
+		// c compares with the previous kernels run: figure by figure of the tables
+		m = newRootWith(Options{Store: fixture.NewStore(fixture.KernelsDoc("kernels · earlier", 1.2, 0))})
+		m, _ = update(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		now := fixture.KernelsDoc("", 1, 5)
+		m, _ = update(t, m, live.DoneMsg{Title: "kernels · now", Done: run.Done{Result: now.Kernels, Elapsed: 9 * time.Second}})
+		m = keys(t, m, "c")
+		if m.Screen() != ScreenCompare {
+			t.Fatalf("c on a kernels run: screen %d, %q", m.Screen(), m.Err())
+		}
+		golden.Assert(t, "compare_kernels"+suffix, stripWhen(m.Render()))
+		for _, l := range strings.Split(m.Render(), "\n") {
+			if w := lipgloss.Width(l); w != sz[0] {
+				t.Errorf("%v: line of %d cells: %q", sz, w, l)
+			}
+		}
+	}
+}
+
 // stripStarted blanks the start time of a run that ended during the test.
 func stripStarted(s string) string {
 	return regexp.MustCompile(`started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d`).ReplaceAllString(s, "started YYYY-MM-DD hh:mm:ss")
@@ -267,12 +369,16 @@ func keys(t *testing.T, m Model, names ...string) Model {
 			k = up
 		case "left":
 			k = tea.KeyPressMsg{Code: tea.KeyLeft}
+		case "right":
+			k = tea.KeyPressMsg{Code: tea.KeyRight}
 		case "space":
 			k = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 		case "enter":
 			k = enter
 		case "esc":
 			k = esc
+		case "shift+tab":
+			k = shiftTab
 		case "tab":
 			k = tab
 		case "backspace":
@@ -519,17 +625,21 @@ func TestHelpScrolls(t *testing.T) {
 
 // TestPaceOf: a finished run's pace, for Setup's time estimate.
 func TestPaceOf(t *testing.T) {
-	p, ok := paceOf(fixture.BenchDoc("b", 1, 0))
+	p, ok := paceOf(fixture.BenchDoc("b", 1, 0), time.Second)
 	if !ok || p.PromptTps <= 0 || p.GenTps <= 0 {
 		t.Errorf("bench pace %+v %v", p, ok)
 	}
 	d := fixture.ServeDoc("s", 40, 4, 1, 0)
-	p, ok = paceOf(d)
+	p, ok = paceOf(d, time.Second)
 	want := 40 / d.Serving[0].Duration.Seconds()
 	if !ok || math.Abs(p.RequestsPerS-want) > 1e-9 {
 		t.Errorf("serve pace %+v, want %.2f req/s", p, want)
 	}
-	if _, ok := paceOf(result.Document{}); ok {
+	// kernels: seconds per case and round (2 cases, a warmup and 3 rounds each)
+	if p, ok := paceOf(fixture.KernelsDoc("k", 1, 0), 8*time.Second); !ok || p.RoundSeconds != 1 {
+		t.Errorf("kernels pace %+v %v, want 1 s per round", p, ok)
+	}
+	if _, ok := paceOf(result.Document{}, time.Second); ok {
 		t.Error("a pace from nothing")
 	}
 }

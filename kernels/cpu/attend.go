@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync/atomic"
 
 	"llmbench/kernels"
 )
@@ -16,7 +17,8 @@ import (
 // attnPlan lists the rows and work units of one attention call. Rows are numbered
 // across the call's sequences in order (row r's queries and outputs start at
 // r*Heads*HeadDim); each row goes to the one-pass path (plain) or the partitioned
-// path (part).
+// path (part). The call's work list is the partitioned units (partUnits of them, see
+// partUnit) followed by the plain rows' (row, head) pairs, run in one pool pass.
 type attnPlan struct {
 	seqs    []kernels.Attention // per sequence: the call's Attention with its N, Start and Blocks
 	qOff    []int               // the first row of each sequence
@@ -25,7 +27,11 @@ type attnPlan struct {
 	part    []int32             // rows of the partitioned path
 	partOff []int               // units of part[:i] (len(part)+1 entries); see partUnit
 	slotOff []int               // partial results of part[:i]: Heads×partitions per row
-	one     [1]kernels.VarSeq   // Attend's single sequence
+	// partUnits is the partitioned units of the call; left[i] counts the units of
+	// part[i] not yet done: the unit that brings it to 0 reduces the row.
+	partUnits int
+	left      []int32
+	one       [1]kernels.VarSeq // Attend's single sequence
 	// Per partitioned row, head and partition (slot slotOff[i]+h*partitions+p): the
 	// partition's maximum score, sum of exponentials and unnormalised output (HeadDim
 	// values at slot*HeadDim).
@@ -56,15 +62,15 @@ func (c *CPU) Attend(dst, q []float32, a *kernels.Attention) {
 // AttendVarlen is Attend for several sequences in one call (varlen prefill and batched
 // decode): seqs give each sequence's new tokens, first position and block table, a
 // the rest (heads, scale, the cache, the path). q and dst hold the sequences' rows one
-// after another. All work units of all sequences go to the pool together; each row's
-// output is computed as Attend computes it alone, bit for bit.
+// after another. All work units of all sequences and both paths go to the pool in one
+// pass; each row's output is computed as Attend computes it alone, bit for bit.
 //
 // The partitioned path works per (row, key/value head, partition of a.Partition
 // positions): the query heads that share the key/value head walk the partition
 // together in tiles of 64 positions with an online softmax (each K and V row is read
-// once for the group), leaving their maximum, float64 sum and unnormalised output; a
-// reduce per row then rescales the partitions to the common maximum and divides by the
-// total. A single partition is the flash path's arithmetic exactly; more partitions
+// once for the group), leaving their maximum, float64 sum and unnormalised output; the
+// worker that finishes a row's last unit then reduces the row (in the same pass): it
+// rescales the partitions to the common maximum and divides by the total. A single partition is the flash path's arithmetic exactly; more partitions
 // agree with it to rounding (the sums are regrouped).
 func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernels.VarSeq) {
 	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
@@ -85,7 +91,7 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	}
 	pl.rowSeq = grow(pl.rowSeq, rows)
 	rows = 0
-	plainCtx := 0 // positions the plain rows attend over
+	ctxSum := 0 // positions the rows attend over
 	for i, s := range seqs {
 		sa := &pl.seqs[i]
 		*sa = *a
@@ -94,14 +100,15 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 		for t := range s.N {
 			r := int32(rows + t)
 			pl.rowSeq[r] = int32(i)
-			if ctx := s.Start + t + 1; a.Partition > 0 && ctx >= a.PartitionMin {
+			ctx := s.Start + t + 1
+			ctxSum += ctx
+			if a.Partition > 0 && ctx >= a.PartitionMin {
 				np := partsOf(ctx, a.Partition)
 				pl.part = append(pl.part, r)
 				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*subgroups(gqa, a.KVHeads*np, c.threads)*np)
 				pl.slotOff = append(pl.slotOff, pl.slotOff[len(pl.slotOff)-1]+a.Heads*np)
 			} else {
 				pl.plain = append(pl.plain, r)
-				plainCtx += ctx
 			}
 		}
 		rows += s.N
@@ -109,23 +116,23 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	if len(q) < rows*a.Heads*a.HeadDim || len(dst) < rows*a.Heads*a.HeadDim {
 		panic(fmt.Sprintf("cpu: attention over %d rows of %d heads of %d: q has %d, dst %d", rows, a.Heads, a.HeadDim, len(q), len(dst)))
 	}
-	j := &c.job
-	*j = job{dst: dst, q: q, attn: a}
-	if len(pl.plain) > 0 {
-		j.kind = taskAttend
-		// work: a dot product and an axpy of HeadDim per (row, head, position)
-		c.pool.RunWork(len(pl.plain)*a.Heads, 2*a.Heads*a.HeadDim*plainCtx, c.run)
-	}
-	if units := pl.partOff[len(pl.part)]; units > 0 {
+	pl.partUnits = pl.partOff[len(pl.part)]
+	if pl.partUnits > 0 {
 		slots := pl.slotOff[len(pl.part)]
 		pl.pMax = grow(pl.pMax, slots)
 		pl.pSum = grow(pl.pSum, slots)
 		pl.pAcc = grow(pl.pAcc, slots*a.HeadDim)
-		j.kind = taskAttendPart
-		c.pool.Run(units, c.run)
-		j.kind = taskReduce
-		c.pool.Run(len(pl.part), c.run)
+		pl.left = grow(pl.left, len(pl.part))
+		for i := range pl.part {
+			pl.left[i] = int32(pl.partOff[i+1] - pl.partOff[i])
+		}
 	}
+	j := &c.job
+	*j = job{dst: dst, q: q, attn: a, kind: taskAttend}
+	// One pass over both paths' units: a call that mixes them (auto) pays one hand-over
+	// to the pool, not one per path and one more for the reduce. work: a dot product
+	// and an axpy of HeadDim per (row, head, position), on either path.
+	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads, 2*a.Heads*a.HeadDim*ctxSum, c.run)
 	*j = job{}
 	clear(pl.seqs) // keep no cache alive
 }
@@ -146,7 +153,23 @@ type attnScratch struct {
 // flashTile is the number of positions the fused attention path scores at a time.
 const flashTile = 64
 
-// attend runs the one-pass path for one (row, head) pair.
+// attendUnit runs unit u of the call's work list: a partitioned unit (attendPart, and
+// the row's reduce when it is the row's last unit to finish) or a plain (row, head)
+// pair (attend).
+func (c *CPU) attendUnit(u, worker int) {
+	pl := &c.ap
+	if u >= pl.partUnits {
+		c.attend(u-pl.partUnits, worker)
+		return
+	}
+	if i := c.attendPart(u, worker); atomic.AddInt32(&pl.left[i], -1) == 0 {
+		// Every other unit of the row added to left after writing its slots, so the
+		// slots are complete here; the reduce is the same whoever runs it.
+		c.reducePart(i)
+	}
+}
+
+// attend runs the one-pass path for the plain rows' (row, head) pair part.
 func (c *CPU) attend(part, worker int) {
 	j := &c.job
 	pl := &c.ap
@@ -330,8 +353,9 @@ func (pl *attnPlan) partUnit(u, heads, kvHeads int) (i, g, sub, p, np, sg int) {
 
 // attendPart runs one unit of the partitioned path: a subgroup of the query heads of
 // one key/value head of one row over one partition of its context, leaving the
-// partition's maximum, sum and unnormalised output per head in the plan's slots.
-func (c *CPU) attendPart(u, worker int) {
+// partition's maximum, sum and unnormalised output per head in the plan's slots. It
+// returns the row's index in pl.part.
+func (c *CPU) attendPart(u, worker int) int {
 	j := &c.job
 	pl := &c.ap
 	i, g, sub, p, np, sg := pl.partUnit(u, j.attn.Heads, j.attn.KVHeads)
@@ -403,6 +427,7 @@ func (c *CPU) attendPart(u, worker int) {
 			pl.pMax[sl], pl.pSum[sl] = m, sum
 		}
 	}
+	return i
 }
 
 // reducePart combines the partitions of the partitioned row pl.part[i] for every

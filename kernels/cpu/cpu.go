@@ -60,8 +60,6 @@ const (
 	taskBand
 	taskPrep
 	taskAttend
-	taskAttendPart
-	taskReduce
 	taskSwiGLU
 	taskHalfPrep
 	taskHalfGemm
@@ -133,11 +131,7 @@ func (c *CPU) step(part, worker int) {
 	case taskPrep:
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.gsz, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskAttend:
-		c.attend(part, worker)
-	case taskAttendPart:
-		c.attendPart(part, worker)
-	case taskReduce:
-		c.reducePart(part)
+		c.attendUnit(part, worker)
 	case taskHalfPrep:
 		j.hk.widen(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
 	case taskHalfGemm:

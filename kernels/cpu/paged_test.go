@@ -121,10 +121,9 @@ func TestAttendVarlen(t *testing.T) {
 	}
 }
 
-// checkVarlen builds one paged cache holding every sequence's rows (each its own
-// block table), runs them in one AttendVarlen call and compares each with Attend.
-func checkVarlen(t *testing.T, c *CPU, rng *rand.Rand, typ kernels.DType, flash bool, shapes [][2]int, part, partMin int) {
-	t.Helper()
+// varlenCase builds one paged cache holding every sequence's rows (shapes: new
+// tokens and first position; each sequence its own block table) and the queries.
+func varlenCase(rng *rand.Rand, typ kernels.DType, flash bool, shapes [][2]int, part, partMin int) ([]float32, *kernels.Attention, []kernels.VarSeq) {
 	const heads, kvHeads, hd, bs = 8, 2, 32, 16
 	kvDim := kvHeads * hd
 	var seqs []kernels.VarSeq
@@ -152,13 +151,21 @@ func checkVarlen(t *testing.T, c *CPU, rng *rand.Rand, typ kernels.DType, flash 
 	}
 	a := &kernels.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: float32(1 / math.Sqrt(hd)),
 		K: store(typ, kf), V: store(typ, vf), BlockSize: bs, Flash: flash, Partition: part, PartitionMin: partMin}
+	return q, a, seqs
+}
+
+// checkVarlen runs the sequences of varlenCase in one AttendVarlen call and compares
+// each with Attend.
+func checkVarlen(t *testing.T, c *CPU, rng *rand.Rand, typ kernels.DType, flash bool, shapes [][2]int, part, partMin int) {
+	t.Helper()
+	q, a, seqs := varlenCase(rng, typ, flash, shapes, part, partMin)
 	got := make([]float32, len(q))
 	c.AttendVarlen(got, q, a, seqs)
 	off := 0
 	for i, s := range seqs {
 		one := *a
 		one.N, one.Start, one.Blocks = s.N, s.Start, s.Blocks
-		w := s.N * heads * hd
+		w := s.N * a.Heads * a.HeadDim
 		want := make([]float32, w)
 		c.Attend(want, q[off:off+w], &one)
 		for k := range want {
@@ -167,6 +174,57 @@ func checkVarlen(t *testing.T, c *CPU, rng *rand.Rand, typ kernels.DType, flash 
 			}
 		}
 		off += w
+	}
+}
+
+// TestAttendVarlenMixed checks a mixed batch (decode rows and prompt chunks, rows on
+// both sides of the crossover, one chunk straddling it) in one call: every row equals,
+// bit for bit, what the same call gives it with partitions off (rows below the
+// crossover) or on for every row (the others), at 1, 2 and 3 threads (so that
+// different workers finish a row's units and reduce it), and the call hands its work
+// to the pool once (the partitioned units, the one-pass units and the reduces in one
+// pass).
+func TestAttendVarlenMixed(t *testing.T) {
+	const part, from = 64, 300
+	shapes := [][2]int{{1, 1000}, {1, 40}, {12, 290}, {1, 299}, {3, 0}, {1, 700}, {5, 120}}
+	for _, typ := range []kernels.DType{kernels.F32, kernels.F16, kernels.Q8_0} {
+		for _, flash := range []bool{false, true} {
+			q, a, seqs := varlenCase(rand.New(rand.NewPCG(29, uint64(typ))), typ, flash, shapes, part, from)
+			off, on := *a, *a
+			off.Partition, on.PartitionMin = 0, 0
+			wantOff, wantOn := make([]float32, len(q)), make([]float32, len(q))
+			ref := New(1)
+			ref.AttendVarlen(wantOff, q, &off, seqs)
+			ref.AttendVarlen(wantOn, q, &on, seqs)
+			ref.Close()
+			row := a.Heads * a.HeadDim
+			for _, th := range []int{1, 2, 3} {
+				c := New(th)
+				got := make([]float32, len(q))
+				before := c.pool.splits
+				c.AttendVarlen(got, q, a, seqs)
+				if n := c.pool.splits - before; th > 1 && n != 1 {
+					t.Errorf("%s flash=%v threads=%d: the mixed call took %d pool passes, want 1", typ, flash, th, n)
+				}
+				c.Close()
+				r := 0
+				for _, s := range seqs {
+					for k := range s.N {
+						want, path := wantOff, "off"
+						if s.Start+k+1 >= from {
+							want, path = wantOn, "on"
+						}
+						for i := r * row; i < (r+1)*row; i++ {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s flash=%v threads=%d row %d (context %d): output %d is %v, partitions %s gives %v",
+									typ, flash, th, r, s.Start+k+1, i, got[i], path, want[i])
+							}
+						}
+						r++
+					}
+				}
+			}
+		}
 	}
 }
 

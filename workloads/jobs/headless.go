@@ -137,6 +137,7 @@ func (p *printer) output(data any) {
 		p.tenth = -1
 	case kernelbench.Section:
 		fmt.Fprint(w, d.Text)
+	case kernelbench.Event: // a step of the suite: the progress line says it
 	case PointDone:
 		report.VLLMFailures(w, d.Result)
 		report.VLLMBlock(w, d.Result)
@@ -149,7 +150,7 @@ func (p *printer) progress(e run.Progress) {
 		return
 	}
 	w := p.t.Stderr
-	if e.Unit != "requests" && e.Unit != "tests" && e.Unit != "cases" { // loading, writing a model
+	if e.Unit != "requests" && e.Unit != "tests" && e.Unit != "cases" && e.Unit != "rounds" { // loading, writing a model
 		if p.t.Progress == ProgressBar {
 			fmt.Fprintf(w, "\r\x1b[K%s: %3.0f%%|%s| %s", p.kind, 100*e.Done/e.Total, bar(e.Done, e.Total, 20), e.Label)
 			p.drawn = true

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,10 @@ import (
 var ErrCheckFailed = errors.New("acceptance check failed")
 
 // kernels runs a kernel benchmark: progress per case, each section published (a
-// headless front end prints it) and kept in the store as it completes.
+// headless front end prints it) and kept in the store as it completes, and every
+// step of the suite published too (a kernelbench.Event without its section, after
+// the section: Progress keeps only the latest, so a front end that lists the cases,
+// such as the TUI's Live screen, reads them from these).
 func (x *execution) kernels(ctx context.Context) (result.Document, error) {
 	spec := x.job.Kernels.WithDefaults()
 	rec := x.keep()
@@ -28,7 +32,8 @@ func (x *execution) kernels(ctx context.Context) (result.Document, error) {
 			sections++
 			x.rep.Output(*e.Section)
 		}
-		x.rep.Progress(float64(e.Done), float64(e.Total), "cases", e.Case)
+		x.rep.Output(kernelbench.Event{Done: e.Done, Total: e.Total, Unit: e.Unit, Case: e.Case})
+		x.rep.Progress(float64(e.Done), float64(e.Total), cmp.Or(e.Unit, "cases"), e.Case)
 	})
 	if rep == nil {
 		if err == nil {

@@ -125,14 +125,14 @@ func runAttentionMasks(ctx context.Context, spec workloads.KernelSpec, obs Obser
 			if round > 0 {
 				label = fmt.Sprintf("%s · round %d/%d", m.Name, round, spec.Reps)
 			}
-			obs(Event{Done: steps*i + round, Total: total, Case: label})
+			obs(Event{Done: steps*i + round, Total: total, Unit: "rounds", Case: label})
 		})
 		if err != nil {
 			break
 		}
 		results = append(results, res)
 		rep.Sections = append(rep.Sections, sec)
-		obs(Event{Done: steps * (i + 1), Total: total, Case: m.Name + " done", Section: &rep.Sections[len(rep.Sections)-1]})
+		obs(Event{Done: steps * (i + 1), Total: total, Unit: "rounds", Case: m.Name + " done", Section: &rep.Sections[len(rep.Sections)-1]})
 	}
 	rep.Partial = len(results) < len(selected)
 	if spec.Check && !rep.Partial {

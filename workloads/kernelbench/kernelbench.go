@@ -82,12 +82,16 @@ func (r *Report) Headline() string {
 	return s
 }
 
-// Event is what a suite tells its caller while it runs: Done of Total cases finished
-// (Case names the one running now), and each section once it is complete.
+// Event is what a suite tells its caller while it runs: Done of Total steps finished
+// (Case names the one running now), what the steps are (Unit), and each section once
+// it is complete.
 type Event struct {
 	Done, Total int
-	Case        string
-	Section     *Section
+	// Unit is what Done and Total count: "rounds" (attention-masks: each mask's warmup
+	// and timed rounds) or "cases" (paged-attention; "" means cases too).
+	Unit    string
+	Case    string
+	Section *Section
 }
 
 // Observer receives a suite's events; it must not block.
@@ -124,6 +128,23 @@ func Lookup(name string) (Suite, error) {
 	return Suite{}, fmt.Errorf("kernels: no suite %q in this build (%s)", name, strings.Join(names, ", "))
 }
 
+// CaseNames lists the cases of the suite named suite, in its order (attention-masks:
+// the mask names; paged-attention: the case names); nil for no such suite.
+func CaseNames(suite string) []string {
+	var names []string
+	switch suite {
+	case workloads.SuiteAttentionMasks:
+		for _, m := range masks {
+			names = append(names, m.Name)
+		}
+	case workloads.SuitePagedAttention:
+		for _, c := range pagedCases {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // Validate says why spec cannot run, before anything runs.
 func Validate(spec workloads.KernelSpec) error {
 	spec = spec.WithDefaults()
@@ -140,11 +161,7 @@ func Validate(spec workloads.KernelSpec) error {
 				return fmt.Errorf("--cases: %w", err)
 			}
 		case workloads.SuitePagedAttention:
-			if !slices.ContainsFunc(pagedCases, func(p PagedCase) bool { return p.Name == c }) {
-				var names []string
-				for _, p := range pagedCases {
-					names = append(names, p.Name)
-				}
+			if names := CaseNames(spec.Suite); !slices.Contains(names, c) {
 				return fmt.Errorf("--cases: no paged-attention case %q (cases: %s)", c, strings.Join(names, ", "))
 			}
 		}

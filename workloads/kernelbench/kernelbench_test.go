@@ -255,7 +255,7 @@ func TestPagedSuiteWired(t *testing.T) {
 		t.Errorf("data: %v %+v", err, pr)
 	}
 	spec.Check = true
-	rep, _ = pagedReport(spec, &pr)
+	rep, _ = PagedSuiteReport(spec, &pr)
 	if len(rep.Checks) != len(pr.Checks) || len(rep.Checks) == 0 || len(rep.Notes) != 0 {
 		t.Errorf("Check: checks %v, notes %v", rep.Checks, rep.Notes)
 	}

@@ -22,7 +22,7 @@ func runPagedSuite(ctx context.Context, spec workloads.KernelSpec, obs Observer)
 	if pr == nil {
 		return nil, err
 	}
-	rep, werr := pagedReport(spec, pr)
+	rep, werr := PagedSuiteReport(spec, pr)
 	if err == nil {
 		err = werr
 	}
@@ -31,8 +31,10 @@ func runPagedSuite(ctx context.Context, spec workloads.KernelSpec, obs Observer)
 	return rep, err
 }
 
-// pagedReport turns a paged-attention run into the suite's Report.
-func pagedReport(spec workloads.KernelSpec, pr *PagedReport) (*Report, error) {
+// PagedSuiteReport turns a paged-attention run into the suite's Report: its table
+// (WritePagedTable) as the one section, its checks (spec.Check) or notes, its results
+// as the report's data.
+func PagedSuiteReport(spec workloads.KernelSpec, pr *PagedReport) (*Report, error) {
 	table := *pr
 	table.Checks = nil // the report prints them (Trailer)
 	var b strings.Builder

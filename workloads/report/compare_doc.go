@@ -5,9 +5,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/result"
 	"llmbench/workloads/serving"
@@ -336,6 +338,42 @@ func docMetrics(d result.Document) []docMetric {
 	for _, p := range d.Serving {
 		set := []setting{{"c", p.Spec.ConcurrencyLabel()}, {"rate", p.Spec.RequestRate.String()}, {"W", watts(p.PowerLimitW)}}
 		out = append(out, servingMetrics(set, p)...)
+	}
+	if d.Kernels != nil {
+		out = append(out, kernelMetrics(d.Kernels)...)
+	}
+	return out
+}
+
+// kernelMetrics lists a kernel suite's figures: every number of its sections' tables,
+// by section and row ("Causal Mask: block-sparse", "Paged Attention: decode-long")
+// and column ("FW Time (ms)", "after_ms"; times lower-better, the first numeric column
+// of a table the headline), measured at the suite's thread count. Difference columns
+// (delta_…) are left out: a percent change of a difference says nothing.
+func kernelMetrics(r *kernelbench.Report) []docMetric {
+	var out []docMetric
+	set := []setting{{"t", fmt.Sprint(r.Spec.Threads)}}
+	for _, sec := range r.Sections {
+		t := sec.Table
+		if t == nil {
+			continue
+		}
+		for _, row := range t.Rows {
+			first := true
+			for c, cell := range row {
+				if c == 0 || c >= len(t.Columns) || strings.HasPrefix(t.Columns[c], "delta") {
+					continue
+				}
+				v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(cell), "%"), 64)
+				if err != nil {
+					continue
+				}
+				col := t.Columns[c]
+				out = append(out, docMetric{base: sec.Title + ": " + row[0], set: set, metric: col, headline: first,
+					lowerBetter: strings.Contains(col, "(ms)") || strings.HasSuffix(col, "_ms"), value: v})
+				first = false
+			}
+		}
 	}
 	return out
 }

@@ -3,8 +3,10 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,5 +72,38 @@ func TestKernelsExports(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("html lacks %q", want)
 		}
+	}
+}
+
+// TestCompareKernels: two kernel runs compare number by number of their tables (by
+// section, row and column), times lower-better, the first number of a row the
+// headline, difference columns and text cells left out.
+func TestCompareKernels(t *testing.T) {
+	a, b := kernelsDoc(), kernelsDoc()
+	b.Title = "again"
+	b.Kernels.Sections[0].Table.Rows[0][1] = "3.0"
+	paged := &kernelbench.Table{Columns: []string{"case", "after_ms", "delta_ms", "speedup", "auto"},
+		Rows: [][]string{{"decode-long", "1.500", "-0.750", "33.3%", "after, faster"}}}
+	a.Kernels.Sections = append(a.Kernels.Sections, kernelbench.Section{Title: "Paged Attention", Table: paged})
+	c, err := CompareDocs([]result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range c.Rows {
+		labels = append(labels, r.Label())
+	}
+	want := []string{"Causal Mask: dense + mask FW Time (ms)", "Causal Mask: block-sparse FW Time (ms)",
+		"Sliding <Window>: dense + mask FW Time (ms)", "Sliding <Window>: block-sparse FW Time (ms)",
+		"Paged Attention: decode-long after_ms", "Paged Attention: decode-long speedup"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("rows %q, want %q", labels, want)
+	}
+	r := c.Rows[0]
+	if r.Values[0] != 2 || r.Values[1] != 3 || r.DiffPct[1] != 50 || !r.LowerBetter || !r.Headline {
+		t.Errorf("first row %+v", r)
+	}
+	if p := c.Rows[5]; p.Values[0] != 33.3 || !math.IsNaN(p.Values[1]) || p.LowerBetter || p.Headline {
+		t.Errorf("speedup row %+v", p)
 	}
 }

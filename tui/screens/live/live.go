@@ -2,10 +2,13 @@
 // tea.Cmd, reads the run's events with one re-armed command per event (the pattern of
 // bubbletea's examples/realtime), and shows progress and ETA, a throughput sparkline,
 // a streaming latency histogram, a percentiles table, the device panel and the log
-// tail. esc cancels; the run still ends with a Done that keeps partial results.
+// tail; a kernel suite shows its cases (state and time of each) and the latest
+// section it completed instead. esc cancels; the run still ends with a Done that
+// keeps partial results.
 package live
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -16,6 +19,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/tui/components/columns"
 	"llmbench/tui/components/histogram"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/progress"
@@ -23,10 +27,25 @@ import (
 	"llmbench/tui/components/table"
 	"llmbench/tui/components/telemetry"
 	"llmbench/tui/theme"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
 	hw "llmbench/workloads/telemetry"
+)
+
+// Kind selects the views of a run.
+type Kind int
+
+const (
+	// BenchRun is llama-bench's tests: t/s per repetition, the tests' table, the
+	// repetitions' latency histogram.
+	BenchRun Kind = iota
+	// ServeRun is a serving benchmark: output tok/s, percentiles, the TTFT/TPOT/ITL
+	// histograms.
+	ServeRun
+	// KernelsRun is a kernel suite: its cases and the latest section it completed.
+	KernelsRun
 )
 
 // DoneMsg says the run ended (finished, failed or cancelled): Done holds its result.
@@ -162,6 +181,7 @@ type Model struct {
 
 	Title   string
 	serving bool
+	kernels bool
 	run     *run.Run
 	events  <-chan run.Event
 	started bool
@@ -189,6 +209,18 @@ type Model struct {
 	peak, pointPeak float64
 	reps            map[string][]float64 // bench: t/s per repetition by test
 	order           []string
+	// kernels: the cases seen so far in order, and the latest section completed
+	// (nil before the first).
+	cases   []kernelCase
+	section *kernelbench.Section
+}
+
+// kernelCase is one case of a kernel suite as Live saw it: its name, where it is
+// ("warmup", "round 2/3"; "" when the suite says no more), and when it started and
+// ended (end < 0 while it runs).
+type kernelCase struct {
+	name, state string
+	start, end  time.Duration
 }
 
 // New returns an idle Live screen; Start begins a run on it.
@@ -198,17 +230,21 @@ func New(t theme.Theme) Model {
 	return m
 }
 
-// Start resets the screen for a run of w titled title (serving selects the
-// serve-bench views) and returns the command that starts it.
-func (m Model) Start(title string, serving bool, w run.Workload, note string, opts ...run.Option) (Model, tea.Cmd) {
+// Start resets the screen for a run of w titled title (kind selects the views) and
+// returns the command that starts it.
+func (m Model) Start(title string, kind Kind, w run.Workload, note string, opts ...run.Option) (Model, tea.Cmd) {
 	n := New(m.theme)
-	n.Title, n.serving, n.started = title, serving, true
+	n.Title, n.serving, n.kernels, n.started = title, kind == ServeRun, kind == KernelsRun, true
 	n.tele.Note = note
 	n.reps = map[string][]float64{}
-	if serving {
+	switch kind {
+	case ServeRun:
 		n.pct = table.New(m.theme, "ms", "mean", "p50", "p90", "p99")
 		n.pct.Priority = []int{0, 1, 2, 4, 3} // narrow: p90 goes first
-	} else {
+	case KernelsRun:
+		n.pct = table.New(m.theme, "case", "state", "time")
+		n.pct.Priority = []int{0, 2, 1}
+	default:
 		n.pct = table.New(m.theme, "test", "reps", "mean t/s", "± std", "max")
 		n.pct.Priority = []int{0, 2, 3, 1, 4}
 	}
@@ -241,9 +277,28 @@ func (m *Model) SetSize(w, h int) {
 	l := layoutFor(h)
 	m.prog.SetSize(w, 2)
 	m.thr.SetSize(lw-2, l.thr-2)
-	m.pct.SetSize(lw-2, l.avail-l.thr-2)
+	m.pct.SetSize(m.pctSize())
 	m.hist.SetSize(rw-2, l.avail-l.dev-2)
 	m.tele.SetSize(rw-2, l.dev-2)
+	if m.kernels {
+		m.tele.SetSize(rw-2, kernelTop(l)-2)
+		m.setCases() // as many of the latest cases as fit now
+	}
+}
+
+// kernelTop is the height of a kernel suite's top row of panels (the cases beside the
+// device) in l: two fifths of the rows, at least the device panel's; the latest
+// section, as wide as the screen (its tables are), gets the rest.
+func kernelTop(l layout) int { return max(l.dev, l.avail*2/5) }
+
+// pctSize is the size of the table inside its box: under the throughput box, or the
+// top left for a kernel suite (no throughput).
+func (m Model) pctSize() (w, h int) {
+	l := layoutFor(m.h)
+	if m.kernels {
+		return m.w/2 - 2, kernelTop(l) - 2
+	}
+	return m.w/2 - 2, l.avail - l.thr - 2
 }
 
 // layout is how the Live screen's rows are shared: panels (avail rows: throughput
@@ -323,6 +378,13 @@ func (m *Model) finish(d run.Done) {
 	m.paused = false
 	m.prog.Finished = !d.Partial && d.Err == nil
 	m.prog.Elapsed = d.Elapsed
+	if n := len(m.cases); n > 0 && m.cases[n-1].end < 0 {
+		m.cases[n-1].end = d.Elapsed
+		if d.Partial || d.Err != nil {
+			m.cases[n-1].state = "stopped"
+		}
+		m.setCases()
+	}
 	switch {
 	case d.Err != nil:
 		m.log(d.Elapsed, "run failed: "+d.Err.Error())
@@ -344,6 +406,14 @@ func (m *Model) apply(ev run.Event) {
 	switch e := ev.(type) {
 	case run.Progress:
 		m.prog.Done, m.prog.Total, m.prog.Unit, m.prog.Label, m.prog.Elapsed = e.Done, e.Total, e.Unit, e.Label, e.At
+	case run.Output:
+		switch d := e.Data.(type) {
+		case kernelbench.Section:
+			m.section = &d
+		case kernelbench.Event: // every step, in order (Progress keeps only the latest)
+			m.prog.Elapsed = max(m.prog.Elapsed, e.At)
+			m.addCase(e.At, d.Case)
+		}
 	case run.Log:
 		m.log(e.At, e.Text)
 	case run.Telemetry:
@@ -359,6 +429,49 @@ func (m *Model) apply(ev run.Event) {
 			m.addLive(e.At, s)
 		}
 	}
+}
+
+// addCase follows a kernel suite's step label: "causal · round 2/3" (case and
+// where it is), "causal done", a case name alone (paged-attention), "calibrating the
+// crossover" (a step before the cases); "" and "done" end the last case.
+func (m *Model) addCase(at time.Duration, label string) {
+	name, state, _ := strings.Cut(label, " · ")
+	finished := false
+	if n, ok := strings.CutSuffix(name, " done"); ok {
+		name, finished = n, true
+	}
+	last := len(m.cases) - 1
+	if last >= 0 && m.cases[last].name == name {
+		m.cases[last].state = state
+	} else {
+		if last >= 0 && m.cases[last].end < 0 {
+			m.cases[last].end, m.cases[last].state = at, ""
+		}
+		if name != "" && name != "done" {
+			m.cases = append(m.cases, kernelCase{name: name, state: state, start: at, end: -1})
+		}
+	}
+	if last = len(m.cases) - 1; finished && last >= 0 {
+		m.cases[last].end, m.cases[last].state = at, ""
+	}
+	m.setCases()
+}
+
+// setCases shows the cases in the table: the latest that fit its rows.
+func (m *Model) setCases() {
+	var rows [][]string
+	for _, c := range m.cases {
+		state, end := "✓ done", c.end
+		switch {
+		case c.end < 0:
+			state, end = cmp.Or(c.state, "running"), m.prog.Elapsed
+		case c.state != "":
+			state = c.state
+		}
+		rows = append(rows, []string{c.name, state, fmt.Sprintf("%.1f s", (end - c.start).Seconds())})
+	}
+	_, h := m.pctSize()
+	m.pct.SetRows(rows[max(0, len(rows)-max(1, h-1)):])
 }
 
 func (m *Model) addRep(s micro.RepSnapshot) {
@@ -489,11 +602,31 @@ func (m Model) render() string {
 	}
 	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, l.thr), panel.Box(t, pctTitle, m.pct.View(), lw, avail-l.thr))
 	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, m.tele.Title(), m.tele.View(), rw, devH))
+	top := panel.Join(left, right)
+	if m.kernels {
+		title, text := "Latest section", " none yet: each case's table shows here when it completes"
+		if s := m.section; s != nil {
+			// the panel's title names the section: its own title box is left out
+			title, text = "Latest section: "+s.Title, strings.TrimRight(strings.TrimPrefix(s.Text, kernelbench.Box(s.Title)), "\n")
+			// whole columns of a table wider than the screen, never a cut figure
+			lines, _ := columns.Fit(text, m.w-2, 0)
+			text = strings.Join(lines, "\n")
+		}
+		done := 0
+		for _, c := range m.cases {
+			if c.end >= 0 && c.state == "" {
+				done++
+			}
+		}
+		th := kernelTop(l)
+		top = panel.Stack(panel.Join(panel.Box(t, fmt.Sprintf("Cases (%d done)", done), m.pct.View(), lw, th),
+			panel.Box(t, m.tele.Title(), m.tele.View(), rw, th)), panel.Box(t, title, text, m.w, avail-th))
+	}
 	var logs []string
 	for _, e := range m.logs[max(0, len(m.logs)-l.logs):] {
 		logs = append(logs, fmt.Sprintf(" log %s %s", progress.Clock(e.At), e.Text))
 	}
-	body := m.prog.View() + "\n" + panel.Join(left, right)
+	body := m.prog.View() + "\n" + top
 	if l.logs > 0 {
 		body += "\n" + strings.Join(panel.Lines(strings.Join(logs, "\n"), m.w, l.logs), "\n")
 	}

@@ -10,8 +10,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/tui/internal/fixture"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
@@ -21,9 +23,9 @@ import (
 var esc = tea.KeyPressMsg{Code: tea.KeyEscape}
 
 // scripted starts a Live screen on a channel the test feeds, without a real run.
-func scripted(t *testing.T, serving bool, events ...run.Event) Model {
+func scripted(t *testing.T, kind Kind, events ...run.Event) Model {
 	t.Helper()
-	m, _ := New(theme.New(theme.ASCII)).Start("bench · stories260K · pp 512 tg 128 · r 5", serving, run.Func{}, "NVML: no device")
+	m, _ := New(theme.New(theme.ASCII)).Start("bench · stories260K · pp 512 tg 128 · r 5", kind, run.Func{}, "NVML: no device")
 	ch := make(chan run.Event, len(events))
 	m, cmd := m.Update(startedMsg{events: ch})
 	if cmd == nil {
@@ -75,24 +77,89 @@ func serveEvents() []run.Event {
 	return append(ev, run.Telemetry{At: 8 * time.Second, Data: hw.Reading{CPU: hw.CPUUsage{UtilAll: 87, MHz: []float64{3400, 3400}, RSS: 300 << 20}}})
 }
 
+// kernelEvents is an attention-masks run as the kernels job publishes it: per round a
+// step ("causal · round 1/3") and its progress, "causal done" after the mask's
+// section, then the sliding-window mask's warmup and first round (still running).
+func kernelEvents() []run.Event {
+	secs := fixture.KernelSections(1)
+	ev := []run.Event{run.Telemetry{At: time.Second, Data: hw.Reading{CPU: hw.CPUUsage{UtilAll: 97, MHz: []float64{3400, 3400}, RSS: 80 << 20}}}}
+	at := time.Duration(0)
+	step := func(d time.Duration, done int, label string) {
+		at += d
+		ev = append(ev, run.Output{At: at, Data: kernelbench.Event{Done: done, Total: 8, Unit: "rounds", Case: label}},
+			run.Progress{At: at, Done: float64(done), Total: 8, Unit: "rounds", Label: label})
+	}
+	step(0, 0, "causal · warmup")
+	for r := 1; r <= 3; r++ {
+		step(500*time.Millisecond, r, fmt.Sprintf("causal · round %d/3", r))
+	}
+	ev = append(ev, run.Output{At: at + 500*time.Millisecond, Data: secs[0]})
+	step(500*time.Millisecond, 4, "causal done")
+	step(100*time.Millisecond, 4, "sliding_window · warmup")
+	step(400*time.Millisecond, 5, "sliding_window · round 1/3")
+	return ev
+}
+
+// TestKernelCases: the cases panel follows the suite's labels (a case per name, its
+// round while it runs, "✓ done" and its time once the next starts or it says done),
+// the latest section shows beside it, and the run's end closes the case running
+// (stopped, when the run was).
+func TestKernelCases(t *testing.T) {
+	m := scripted(t, KernelsRun, kernelEvents()...)
+	want := [][]string{{"causal", "✓ done", "2.0 s"}, {"sliding_window", "round 1/3", "0.4 s"}}
+	if got := m.pct.Rows(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cases %q, want %q", got, want)
+	}
+	if m.section == nil || m.section.Title != "Causal Mask" {
+		t.Fatalf("latest section %+v", m.section)
+	}
+	m.SetSize(200, 57)
+	v := m.View()
+	for _, s := range []string{"Cases (1 done)", "Latest section: Causal Mask", "Correctness check passed", "| block-sparse", "sparsity=37.50%", "██████░░"} {
+		if !strings.Contains(v, s) {
+			t.Errorf("view lacks %q:\n%s", s, v)
+		}
+	}
+	m, _ = m.Update(batchMsg{ch: m.events, events: []run.Event{run.Done{Elapsed: 3 * time.Second, Partial: true}}})
+	want[1] = []string{"sliding_window", "stopped", "0.9 s"}
+	if got := m.pct.Rows(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after a stop: cases %q, want %q", got, want)
+	}
+	// paged-attention: case names alone, a calibration step first, "" at the end.
+	step := func(at time.Duration, done int, label string) run.Event {
+		return run.Output{At: at, Data: kernelbench.Event{Done: done, Total: 2, Case: label}}
+	}
+	m = scripted(t, KernelsRun, step(0, 0, "calibrating the crossover"), step(3*time.Second, 0, "decode-small"),
+		step(4*time.Second, 1, "decode-long"), step(6*time.Second, 2, ""))
+	want = [][]string{{"calibrating the crossover", "✓ done", "3.0 s"}, {"decode-small", "✓ done", "1.0 s"}, {"decode-long", "✓ done", "2.0 s"}}
+	if got := m.pct.Rows(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("paged cases %q, want %q", got, want)
+	}
+	m.SetSize(60, 12) // the latest cases that fit
+	if got := m.pct.Rows(); len(got) == 0 || got[len(got)-1][0] != "decode-long" || len(got) > 10 {
+		t.Errorf("at 60×12: cases %q", got)
+	}
+}
+
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		serving bool
-		events  []run.Event
-		keys    []tea.KeyPressMsg
+		name   string
+		kind   Kind
+		events []run.Event
+		keys   []tea.KeyPressMsg
 	}{
-		{"idle", false, nil, nil},
-		{"bench", false, benchEvents(), nil},
-		{"serve_ttft", true, serveEvents(), nil},
-		{"serve_itl", true, serveEvents(), []tea.KeyPressMsg{{Code: 'i', Text: "i"}}},
+		{"idle", BenchRun, nil, nil},
+		{"bench", BenchRun, benchEvents(), nil},
+		{"serve_ttft", ServeRun, serveEvents(), nil},
+		{"serve_itl", ServeRun, serveEvents(), []tea.KeyPressMsg{{Code: 'i', Text: "i"}}},
+		{"kernels", KernelsRun, kernelEvents(), nil},
 	} {
 		for _, sz := range golden.Sizes {
 			var m Model
 			if tc.name == "idle" {
 				m = New(theme.New(theme.ASCII))
 			} else {
-				m = scripted(t, tc.serving, tc.events...)
+				m = scripted(t, tc.kind, tc.events...)
 			}
 			for _, k := range tc.keys {
 				m, _ = m.Update(k)
@@ -104,7 +171,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestMetricSwitch(t *testing.T) {
-	m := scripted(t, true, serveEvents()...)
+	m := scripted(t, ServeRun, serveEvents()...)
 	for i, k := range []rune{'p', 'i', 't'} {
 		m, _ = m.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
 		if want := []int{1, 2, 0}[i]; m.metric != want {
@@ -151,7 +218,7 @@ func TestRunToDone(t *testing.T) {
 		r.Logf("all done")
 		return &micro.Result{}, nil
 	}}
-	m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+	m, cmd := New(theme.New(theme.ASCII)).Start("t", BenchRun, w, "")
 	m, d := drive(t, m, cmd, nil)
 	if d.Done.Partial || d.Done.Err != nil || d.Done.Result == nil {
 		t.Fatalf("done %+v", d.Done)
@@ -169,7 +236,7 @@ func TestCancelKeepsPartial(t *testing.T) {
 		<-ctx.Done()
 		return &micro.Result{Partial: true}, ctx.Err()
 	}}
-	m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+	m, cmd := New(theme.New(theme.ASCII)).Start("t", BenchRun, w, "")
 	sent := false
 	m, d := drive(t, m, cmd, func(m Model) Model {
 		if !sent && m.run != nil {
@@ -191,7 +258,7 @@ func TestCancelKeepsPartial(t *testing.T) {
 }
 
 func TestStaleEventsIgnored(t *testing.T) {
-	m := scripted(t, false)
+	m := scripted(t, BenchRun)
 	old := make(chan run.Event)
 	m2, cmd := m.Update(batchMsg{ch: old, events: []run.Event{run.Log{Text: "old"}}})
 	if cmd != nil || len(m2.logs) != 0 {
@@ -200,7 +267,7 @@ func TestStaleEventsIgnored(t *testing.T) {
 }
 
 func TestTinySizes(t *testing.T) {
-	m := scripted(t, true, serveEvents()...)
+	m := scripted(t, ServeRun, serveEvents()...)
 	for _, sz := range [][2]int{{1, 1}, {12, 4}, {30, 8}} {
 		m.SetSize(sz[0], sz[1])
 		if n := len(strings.Split(m.View(), "\n")); n != sz[1] {
@@ -215,7 +282,7 @@ var space = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 // again shows where the run got to.
 func TestPauseKeepsRunGoing(t *testing.T) {
 	ev := serveEvents()
-	m := scripted(t, true, ev[:2]...)
+	m := scripted(t, ServeRun, ev[:2]...)
 	m, _ = m.Update(space)
 	frozen := m.View()
 	if !m.Paused() || !strings.HasPrefix(m.HeaderRight(), "❚❚ view paused") {
@@ -276,7 +343,7 @@ func TestFrameRate(t *testing.T) {
 				}
 				return &micro.Result{}, nil
 			}}
-			m, cmd := New(theme.New(theme.ASCII)).Start("t", false, w, "")
+			m, cmd := New(theme.New(theme.ASCII)).Start("t", BenchRun, w, "")
 			m, d := drive(t, m, cmd, nil)
 			secs := d.Done.Elapsed.Seconds()
 			rate := float64(m.Frames()) / secs
@@ -299,13 +366,13 @@ func TestFrameRate(t *testing.T) {
 // at most ns/op × 10 per second of one core.
 func BenchmarkView(b *testing.B) {
 	for _, tc := range []struct {
-		name    string
-		serving bool
-		events  []run.Event
-	}{{"bench", false, benchEvents()}, {"serve", true, serveEvents()}} {
+		name   string
+		kind   Kind
+		events []run.Event
+	}{{"bench", BenchRun, benchEvents()}, {"serve", ServeRun, serveEvents()}} {
 		for _, sz := range golden.Sizes {
 			b.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), func(b *testing.B) {
-				m := scripted(&testing.T{}, tc.serving, tc.events...)
+				m := scripted(&testing.T{}, tc.kind, tc.events...)
 				m.theme = theme.New(theme.Color)
 				m.SetSize(sz[0], sz[1]-3)
 				for b.Loop() {
@@ -326,7 +393,7 @@ func TestOutputTokensAsTheyArrive(t *testing.T) {
 	rec := &metrics.Record{Start: 10 * time.Millisecond}
 	rec.Stream = l.Stream()
 	rec.Stream.Tokens(50*time.Millisecond, 1) // the first token of a request still going
-	m := scripted(t, true, run.Snapshot{At: 200 * time.Millisecond, Data: l.Snapshot()})
+	m := scripted(t, ServeRun, run.Snapshot{At: 200 * time.Millisecond, Data: l.Snapshot()})
 	m.SetSize(100, 30)
 	v := m.View()
 	if !strings.Contains(v, "5.00 t/s") {

@@ -17,6 +17,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/tui/components/columns"
 	"llmbench/tui/components/panel"
 	"llmbench/tui/components/prompt"
 	"llmbench/tui/screens/setup"
@@ -184,7 +185,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, m.Keys.Left):
 		m.col = max(0, m.col-1)
 	case key.Matches(k, m.Keys.Right):
-		if _, more := fitColumns(m.text, m.w-2, m.col); more {
+		if _, more := columns.Fit(m.text, m.w-2, m.col); more {
 			m.col++
 		}
 	case !m.has:
@@ -268,7 +269,7 @@ func (m Model) View() string {
 	if !m.has {
 		return strings.Join(panel.Lines(" No results yet: run something from the Setup screen,\n or open a past run on the History screen.", m.w, m.h), "\n")
 	}
-	lines, more := fitColumns(m.text, m.w-2, m.col)
+	lines, more := columns.Fit(m.text, m.w-2, m.col)
 	lines = lines[min(m.offset, len(lines)):]
 	hint := ""
 	switch {

@@ -1,6 +1,7 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
 // a .gguf file here, or a path) and a workload (bench or serve-bench) with its
-// parameters, validated inline; enter starts the run.
+// parameters, or a kernel suite (kernels: no model) with its sizes, validated inline;
+// enter starts the run.
 package setup
 
 import (
@@ -28,6 +29,7 @@ import (
 	"llmbench/tui/theme"
 	"llmbench/workloads"
 	"llmbench/workloads/discover"
+	"llmbench/workloads/kernelbench"
 	"llmbench/workloads/micro"
 	"llmbench/workloads/serving"
 )
@@ -43,10 +45,15 @@ const (
 	Bench Kind = iota
 	// Serve is the serving benchmark (vllm bench serve).
 	Serve
+	// Kernels is a kernel benchmark suite (llmbench kernels): no model.
+	Kernels
 )
 
+// kinds is how many Kinds there are (the kind row cycles through them).
+const kinds = 3
+
 // String names the workload as the command line does.
-func (k Kind) String() string { return [...]string{"bench", "serve-bench"}[k] }
+func (k Kind) String() string { return [...]string{"bench", "serve-bench", "kernels"}[k] }
 
 // Config is what the user set up: everything a front end needs to build the job
 // (tui.ProfileOf turns it into one).
@@ -78,6 +85,10 @@ type Config struct {
 	MaxNumSeqs                 int // the in-process engine's --max-num-seqs; 0 = its default
 	// PowerW runs everything at each GPU power limit (watts); empty leaves it as is.
 	PowerW []float64
+	// Kernel is a Kernels run's spec: the suite, its cases (none: all), the
+	// attention-masks sizes (defaults filled; zero for paged-attention, whose cases
+	// have their own shapes), threads and repetitions. Threads and Reps above are 0.
+	Kernel workloads.KernelSpec
 }
 
 // Remote reports whether the run measures an external server.
@@ -87,6 +98,8 @@ func (c Config) Remote() bool { return c.Kind == Serve && c.Backend != "" }
 // for an external server, what it serves (or its address until it says).
 func (c Config) ModelName() string {
 	switch {
+	case c.Kind == Kernels:
+		return c.kernelShape()
 	case c.Remote() && c.ServedModel != "":
 		return c.ServedModel
 	case c.Remote():
@@ -106,10 +119,27 @@ func (c Config) Describe() string {
 	if len(c.PowerW) > 0 {
 		pw = " · " + joinFloats(c.PowerW) + " W"
 	}
-	if c.Kind == Bench {
+	switch c.Kind {
+	case Bench:
 		return fmt.Sprintf("bench · %s · pp %d tg %d · r %d", c.ModelName(), c.Prompt, c.Gen, c.Reps) + pw
+	case Kernels:
+		cases := ""
+		if len(c.Kernel.Cases) > 0 {
+			cases = " · " + strings.Join(c.Kernel.Cases, ",")
+		}
+		return fmt.Sprintf("kernels · %s%s · r %d", c.kernelShape(), cases, c.Kernel.Reps) + pw
 	}
 	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.ModelName(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
+}
+
+// kernelShape is a Kernels run's suite and the sizes it runs at ("attention-masks ·
+// B=1 H=4 S=2048 D=64 · block 128"; paged-attention's cases have their own shapes).
+func (c Config) kernelShape() string {
+	k := c.Kernel
+	if k.Suite != workloads.SuiteAttentionMasks {
+		return k.Suite
+	}
+	return fmt.Sprintf("%s · B=%d H=%d S=%d D=%d · block %d", k.Suite, k.Batch, k.Heads, k.SeqLen, k.HeadDim, k.BlockSize)
 }
 
 func joinInts(v []int) string {
@@ -230,6 +260,13 @@ const (
 	rowServed   = "served model"
 	rowMaxSeqs  = "max seqs"
 	rowPower    = "power W"
+	rowSuite    = "suite"
+	rowCases    = "cases"
+	rowSeqLen   = "seq len"
+	rowHeads    = "heads"
+	rowHeadDim  = "head dim"
+	rowBlock    = "block size"
+	rowKReps    = "repetitions"
 	filePrefix  = "file:"
 	inprocLabel = "in-process"
 )
@@ -266,6 +303,7 @@ type Model struct {
 	dataset  int
 	backend  int
 	kv       int
+	suite    int                        // index into workloads.KernelSuites
 	in       map[string]textinput.Model // every text field
 	tried    bool                       // enter was pressed: show every error
 	errorMsg string
@@ -312,6 +350,9 @@ func New(t theme.Theme, files []File) Model {
 		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
 		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
 		rowURL: "http://127.0.0.1:8000", rowEndpoint: "", rowServed: "", rowMaxSeqs: "0", rowPower: "",
+		rowCases: "", rowSeqLen: strconv.Itoa(workloads.DefaultKernelSeqLen), rowHeads: strconv.Itoa(workloads.DefaultKernelHeads),
+		rowHeadDim: strconv.Itoa(workloads.DefaultKernelHeadDim), rowBlock: strconv.Itoa(workloads.DefaultKernelBlockSize),
+		rowKReps: strconv.Itoa(workloads.DefaultKernelReps),
 	} {
 		m.in[f] = prompt.Input(v)
 	}
@@ -341,10 +382,12 @@ type planned struct {
 
 // Pace is what a finished run measured, for the time estimate of the next run of the
 // same workload and model: prompt and generation tokens per second (bench), requests
-// per second (serve-bench, at the concurrency it ran).
+// per second (serve-bench, at the concurrency it ran), seconds per case and round
+// (kernels: a warmup round and the repetitions, at the same suite and sizes).
 type Pace struct {
 	PromptTps, GenTps float64
 	RequestsPerS      float64
+	RoundSeconds      float64
 }
 
 func paceKey(c Config) string { return c.Kind.String() + "\x00" + c.ModelName() }
@@ -360,8 +403,12 @@ func (m *Model) Learn(c Config, p Pace) {
 // model says how fast it goes).
 func (m Model) duration(c Config) string {
 	p, ok := m.paces[paceKey(c)]
+	unknown := "time: known after a first run of this model"
+	if c.Kind == Kernels {
+		unknown = "time: known after a run of this suite and sizes"
+	}
 	if !ok {
-		return "time: known after a first run of this model"
+		return unknown
 	}
 	powers := float64(max(1, len(c.PowerW)))
 	var secs float64
@@ -376,8 +423,10 @@ func (m Model) duration(c Config) string {
 		secs *= float64(c.Reps+1) * powers
 	case c.Kind == Serve && p.RequestsPerS > 0:
 		secs = float64(len(c.Concurrency)*len(c.Rate)*c.Prompts) * powers / p.RequestsPerS
+	case c.Kind == Kernels && p.RoundSeconds > 0:
+		secs = float64(len(KernelCases(c.Kernel))*(c.Kernel.Reps+1)) * powers * p.RoundSeconds
 	default:
-		return "time: known after a first run of this model"
+		return unknown
 	}
 	return "~" + durationText(secs) + " at the last run's pace"
 }
@@ -442,9 +491,18 @@ func (m Model) synthPlan() (Plan, bool) {
 // nil: it does not ask.
 func (m *Model) SetDetect(f func(url string) (string, error)) { m.detect = f }
 
+// KernelCases returns the cases a kernels spec runs: its own list, else every case
+// of its suite.
+func KernelCases(k workloads.KernelSpec) []string {
+	if len(k.Cases) > 0 {
+		return k.Cases
+	}
+	return kernelbench.CaseNames(k.Suite)
+}
+
 func (m Model) modelRows() []string {
-	if m.remote() {
-		return nil // the server holds the model
+	if m.remote() || m.kind == Kernels {
+		return nil // the server holds the model; kernels run on no model
 	}
 	rows := []string{rowBuiltin, rowShape, rowType}
 	for _, f := range m.files {
@@ -457,9 +515,18 @@ func (m Model) remote() bool { return m.kind == Serve && backends[m.backend] != 
 
 func (m Model) datasetName() string { return workloads.Datasets[m.dataset] }
 
+func (m Model) suiteName() string { return workloads.KernelSuites[m.suite] }
+
 func (m Model) workRows() []string {
-	if m.kind == Bench {
+	switch m.kind {
+	case Bench:
 		return []string{rowKind, rowPP, rowTG, rowReps, rowThreads, rowKV, rowPower}
+	case Kernels:
+		rows := []string{rowKind, rowSuite, rowCases}
+		if m.suiteName() == workloads.SuiteAttentionMasks { // paged-attention's cases have their own shapes
+			rows = append(rows, rowSeqLen, rowHeads, rowHeadDim, rowBlock)
+		}
+		return append(rows, rowThreads, rowKReps, rowPower)
 	}
 	rows := []string{rowKind, rowDataset}
 	ds := m.datasetName()
@@ -697,11 +764,22 @@ func (m *Model) SetConfig(c Config) {
 	m.setText(rowThreads, strconv.Itoa(c.Threads))
 	m.kv = max(0, slices.Index(kvTypes, c.KVType))
 	m.setText(rowPower, joinFloats(c.PowerW))
-	if c.Kind == Bench {
+	switch c.Kind {
+	case Kernels:
+		k := c.Kernel.WithDefaults()
+		m.suite = max(0, slices.Index(workloads.KernelSuites, k.Suite))
+		m.setText(rowCases, strings.Join(k.Cases, ","))
+		m.setText(rowSeqLen, strconv.Itoa(k.SeqLen))
+		m.setText(rowHeads, strconv.Itoa(k.Heads))
+		m.setText(rowHeadDim, strconv.Itoa(k.HeadDim))
+		m.setText(rowBlock, strconv.Itoa(k.BlockSize))
+		m.setText(rowThreads, strconv.Itoa(k.Threads))
+		m.setText(rowKReps, strconv.Itoa(k.Reps))
+	case Bench:
 		m.setText(rowPP, strconv.Itoa(c.Prompt))
 		m.setText(rowTG, strconv.Itoa(c.Gen))
 		m.setText(rowReps, strconv.Itoa(c.Reps))
-	} else {
+	default:
 		m.dataset = max(0, slices.Index(workloads.Datasets, c.Dataset))
 		m.setText(rowDSPath, c.DatasetPath)
 		m.setText(rowPrompts, strconv.Itoa(c.Prompts))
@@ -743,7 +821,11 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 	case rowType:
 		m.typ = cycle(m.typ, d, len(m.types))
 	case rowKind:
-		m.kind = Kind(cycle(int(m.kind), d, 2))
+		m.kind = Kind(cycle(int(m.kind), d, kinds))
+	case rowSuite:
+		m.suite = cycle(m.suite, d, len(workloads.KernelSuites))
+		m.in = maps.Clone(m.in)
+		m.setText(rowCases, "") // one suite's cases are no other's
 	case rowDataset:
 		m.dataset = cycle(m.dataset, d, len(workloads.Datasets))
 		m.in = maps.Clone(m.in)
@@ -773,6 +855,17 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 		return m, m.probe()
 	}
 	return m, nil
+}
+
+// splitList returns the non-empty items of a comma list.
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // parseInts reads a comma list of whole numbers ≥ lo ("1,4,16").
@@ -848,8 +941,15 @@ func (m Model) fieldErr(f string) string {
 	switch f {
 	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
-	case rowReps, rowPrompts, rowInLen:
+	case rowReps, rowPrompts, rowInLen, rowSeqLen, rowHeads, rowHeadDim, rowBlock, rowKReps:
 		return atLeast(1)
+	case rowCases:
+		names := kernelbench.CaseNames(m.suiteName())
+		for _, c := range splitList(v) {
+			if !slices.Contains(names, c) {
+				return fmt.Sprintf("%q is not a case of %s", c, m.suiteName())
+			}
+		}
 	case rowConc:
 		_, err := parseInts(v, 1)
 		return errStr(err)
@@ -916,6 +1016,9 @@ func (m Model) Config() (Config, error) {
 	default:
 		c.Model.Path = strings.TrimPrefix(m.chosen, filePrefix)
 	}
+	if c.Kind == Kernels {
+		return m.kernelConfig(c)
+	}
 	if c.Kind == Bench {
 		if c.Prompt == 0 && c.Gen == 0 {
 			return Config{}, errors.New("pp and tg are both 0: nothing to run")
@@ -943,6 +1046,22 @@ func (m Model) Config() (Config, error) {
 	return c, nil
 }
 
+// kernelConfig fills c (a Kernels config with its power limits) from the kernel
+// rows: the spec of the suite shown, sizes only for attention-masks (defaults filled,
+// as a profile writes them).
+func (m Model) kernelConfig(c Config) (Config, error) {
+	num := func(f string) int { n, _ := strconv.Atoi(m.text(f)); return n }
+	k := workloads.KernelSpec{Suite: m.suiteName(), Cases: splitList(m.text(rowCases)), Threads: num(rowThreads), Reps: num(rowKReps)}
+	if k.Suite == workloads.SuiteAttentionMasks {
+		k.SeqLen, k.Heads, k.HeadDim, k.BlockSize = num(rowSeqLen), num(rowHeads), num(rowHeadDim), num(rowBlock)
+		k = k.WithDefaults()
+	}
+	if err := kernelbench.Validate(k); err != nil {
+		return Config{}, err
+	}
+	return Config{Kind: Kernels, Kernel: k, PowerW: c.PowerW}, nil
+}
+
 // Estimate is the line under the panels: what the run will do, how many tokens it
 // moves and the memory it needs (model file and KV cache, where they are known).
 func (m Model) Estimate() string {
@@ -953,6 +1072,14 @@ func (m Model) Estimate() string {
 	powers := ""
 	if n := len(c.PowerW); n > 0 {
 		powers = fmt.Sprintf(" × %d power limits", n)
+	}
+	if c.Kind == Kernels {
+		threads := "all cores"
+		if t := c.Kernel.Threads; t > 0 {
+			threads = plural(t, "thread")
+		}
+		return fmt.Sprintf("Estimated: %s × %s (after a warmup each)%s · on the CPU, %s, no model · %s",
+			plural(len(KernelCases(c.Kernel)), "case"), plural(c.Kernel.Reps, "rep"), powers, threads, m.duration(c))
 	}
 	mem := m.memory(c)
 	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
@@ -1158,7 +1285,13 @@ func (m Model) workPanel(w, h int) string {
 		rowThreads: "0 = all cores", rowPrompts: "requests per point", rowConc: "max in flight, comma list",
 		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
 		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",
-		rowEndpoint: "the " + backends[m.backend] + " API's path"}
+		rowEndpoint: "the " + backends[m.backend] + " API's path",
+		rowCases:    "comma list, empty = all: " + strings.Join(kernelbench.CaseNames(m.suiteName()), ","),
+		rowSeqLen:   "S (queries and keys)", rowHeads: "H", rowHeadDim: "D", rowBlock: "block-mask tile side",
+		rowKReps: "timed rounds after a warmup"}
+	if m.kind == Kernels {
+		hint[rowThreads] = "CPU threads, 0 = all cores"
+	}
 	if ds := m.datasetName(); ds == "sharegpt" || ds == "custom" {
 		hint[rowOutLen] = "0 = the dataset's own"
 	}
@@ -1176,6 +1309,8 @@ func (m Model) workPanel(w, h int) string {
 		switch r {
 		case rowKind:
 			lines = append(lines, m.line(r, false, label, choice(m.kind.String())))
+		case rowSuite:
+			lines = append(lines, m.line(r, false, label, choice(m.suiteName())))
 		case rowDataset:
 			lines = append(lines, m.line(r, false, label, choice(m.datasetName())))
 		case rowBackend:
@@ -1192,8 +1327,15 @@ func (m Model) workPanel(w, h int) string {
 			lines = append(lines, m.line(r, false, label, choice(v)))
 		default:
 			v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
-			if h := hint[r]; panel.Width("  "+label+v+h) <= w-2 { // a hint is dropped, not cut
-				v += m.theme.Dim.Render(h)
+			hints := []string{hint[r]}
+			if r == rowCases { // the names where they fit
+				hints = []string{"comma list, empty = all: " + strings.Join(kernelbench.CaseNames(m.suiteName()), ","), "comma list, empty = all"}
+			}
+			for _, h := range hints {
+				if panel.Width("  "+label+v+h) <= w-2 { // a hint is dropped, not cut
+					v += m.theme.Dim.Render(h)
+					break
+				}
 			}
 			lines = append(lines, m.line(r, false, label, v))
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
+	"llmbench/workloads"
 )
 
 func press(m Model, keys ...tea.KeyPressMsg) (Model, tea.Cmd) {
@@ -428,5 +430,83 @@ func TestTimeEstimate(t *testing.T) {
 	s.Learn(sc, Pace{RequestsPerS: 10})
 	if e := s.Estimate(); !strings.Contains(e, "~20 s at the last run's pace") { // 2 points × 100 requests at 10/s
 		t.Errorf("serve: %q", e)
+	}
+}
+
+// TestKernels: the workload row's third choice is a kernel suite: no model panel,
+// the suite's rows (attention-masks: cases and sizes; paged-attention: cases only, its
+// shapes are its own), edits validated inline, and enter runs the spec the CLI's
+// flags would build (sizes as typed, the rest at the defaults).
+func TestKernels(t *testing.T) {
+	m := at(t, newModel(), rowKind)
+	m, _ = press(m, right, right)
+	if m.kind != Kernels || len(m.modelRows()) != 0 || m.focused() != rowKind {
+		t.Fatalf("kind %v, model rows %v, focus %q", m.kind, m.modelRows(), m.focused())
+	}
+	want := []string{rowKind, rowSuite, rowCases, rowSeqLen, rowHeads, rowHeadDim, rowBlock, rowThreads, rowKReps, rowPower}
+	if !slices.Equal(m.rows(), want) {
+		t.Errorf("rows %v, want %v", m.rows(), want)
+	}
+	c := runConfig(t, m)
+	def := workloads.KernelSpec{Suite: workloads.SuiteAttentionMasks}.WithDefaults()
+	if c.Kind != Kernels || !reflect.DeepEqual(c.Kernel, def) || c.Model != (workloads.BenchModel{}) {
+		t.Errorf("default kernels config %+v", c)
+	}
+	if got := c.Describe(); got != "kernels · attention-masks · B=1 H=4 S=2048 D=64 · block 128 · r 3" {
+		t.Errorf("describe %q", got)
+	}
+	m = set(t, m, rowSeqLen, "512")
+	m = set(t, m, rowHeads, "2")
+	m = set(t, m, rowHeadDim, "32")
+	m = set(t, m, rowBlock, "64")
+	m = set(t, m, rowThreads, "2")
+	m = set(t, m, rowKReps, "1")
+	m = set(t, m, rowCases, "causal, document")
+	c = runConfig(t, m)
+	want2 := workloads.KernelSpec{Suite: workloads.SuiteAttentionMasks, Cases: []string{"causal", "document"}, SeqLen: 512, Heads: 2,
+		HeadDim: 32, BlockSize: 64, Threads: 2, Reps: 1}.WithDefaults()
+	if !reflect.DeepEqual(c.Kernel, want2) {
+		t.Errorf("kernel spec %+v, want %+v", c.Kernel, want2)
+	}
+	if e := m.Estimate(); !strings.Contains(e, "2 cases × 1 rep") || !strings.Contains(e, "2 threads") {
+		t.Errorf("estimate %q", e)
+	}
+	// the time estimate from a run of the same suite at the same sizes
+	m.Learn(c, Pace{RoundSeconds: 0.5})
+	if e := m.Estimate(); !strings.Contains(e, "~2 s at the last run's pace") { // 2 cases × (1 + 1) rounds
+		t.Errorf("estimate after a run: %q", e)
+	}
+	// bad values are refused where they are typed
+	for _, bad := range []struct{ row, v, want string }{
+		{rowCases, "causal,nope", `"nope" is not a case of attention-masks`},
+		{rowSeqLen, "0", "a whole number ≥ 1"},
+		{rowKReps, "x", "a whole number ≥ 1"},
+	} {
+		b := set(t, m, bad.row, bad.v)
+		if _, err := b.Config(); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s=%q: %v, want %q", bad.row, bad.v, err, bad.want)
+		}
+		if b, _ = press(b, enter); !strings.Contains(b.View(), "✗ cannot run: "+bad.row) {
+			t.Errorf("%s=%q: not refused on screen:\n%s", bad.row, bad.v, b.View())
+		}
+	}
+	// paged-attention: its cases, no sizes; the cases typed for another suite go
+	m = at(t, m, rowSuite)
+	m, _ = press(m, right)
+	want = []string{rowKind, rowSuite, rowCases, rowThreads, rowKReps, rowPower}
+	if !slices.Equal(m.rows(), want) || m.text(rowCases) != "" {
+		t.Errorf("paged rows %v, cases %q", m.rows(), m.text(rowCases))
+	}
+	m = set(t, m, rowCases, "decode-long,varlen-light")
+	c = runConfig(t, m)
+	if k := c.Kernel; k.Suite != workloads.SuitePagedAttention || !slices.Equal(k.Cases, []string{"decode-long", "varlen-light"}) ||
+		k.Threads != 2 || k.Reps != 1 || k.SeqLen != 0 {
+		t.Errorf("paged spec %+v", k)
+	}
+	// SetConfig shows a kernels config as set up by hand
+	n := newModel()
+	n.SetConfig(Config{Kind: Kernels, Kernel: want2})
+	if got := runConfig(t, n); !reflect.DeepEqual(got.Kernel, want2) {
+		t.Errorf("SetConfig round trip %+v", got.Kernel)
 	}
 }
