@@ -24,6 +24,7 @@ func lbResult() *micro.Result {
 				NPrompt: test[0], NGen: test[1], TestTime: "2025-01-01T00:00:00Z",
 				SamplesNs:           []uint64{uint64(1e9 / th), uint64(1.1e9 / float64(th)), uint64(0.9e9 / float64(th))},
 				WeightBytesPerToken: 600_000_000, FLOPsPerRep: 1e12,
+				CPUMask: "0x0", Poll: 50, NGPULayers: -1, SplitMode: "layer", Devices: "auto", TensorSplit: "0.00", Overrides: "none", UseMmap: true,
 			})
 		}
 	}
@@ -140,7 +141,7 @@ func TestLlamaBenchCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,type_k,type_v") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,cpu_mask,cpu_strict,poll,type_k,type_v") {
 		t.Fatalf("csv:\n%s", b.String())
 	}
 	if !strings.Contains(lines[1], `"CPU ""quoted"", it's"`) {
