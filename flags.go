@@ -98,7 +98,7 @@ func usageErr(cmd string, err error) error {
 
 // serveBenchNargs are the flags that take several values, as vllm bench serve's
 // argparse nargs do: "--goodput ttft:100 tpot:50" becomes two --goodput flags.
-var serveBenchNargs = map[string]int{"--header": -1, "--metadata": -1, "--goodput": -1, "--compare": 2}
+var serveBenchNargs = map[string]int{"--header": -1, "--metadata": -1, "--goodput": -1, "--compare": 2, "--lora-modules": -1}
 
 // expandNargs rewrites nargs-style arguments into repeated flags.
 func expandNargs(args []string) []string {

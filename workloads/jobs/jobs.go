@@ -130,6 +130,9 @@ func Check(job workloads.Job, o Options) error {
 		if err := serving.CheckEnergyDevice(job.Serve); err != nil {
 			return fmt.Errorf("--energy-device: %w", err)
 		}
+		if err := job.Serve.ValidateRequestOptions(); err != nil {
+			return err
+		}
 		if job.Serve.Backend == "inproc" {
 			m, err := ModelRef(job.Serve.Model, job.Serve.SyntheticType)
 			if err != nil {
