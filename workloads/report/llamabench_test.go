@@ -256,3 +256,34 @@ func TestReadLlamaBenchSad(t *testing.T) {
 		t.Errorf("old file: %v %+v", err, r)
 	}
 }
+
+// TestLlamaBenchMarkdownSettings: settings given away from llama-bench's defaults get
+// columns named as llama-bench names them; -fa auto (the command line's default) and 0
+// (the profiles') get none; -ngl never shows on a CPU backend, as in llama-bench.
+func TestLlamaBenchMarkdownSettings(t *testing.T) {
+	res := lbResult()
+	res.Spec.CPUMask, res.Spec.Poll, res.Spec.SplitMode, res.Spec.UseMmap = []string{"0x1"}, []int{0}, []string{"row"}, []int{0}
+	res.Spec.FlashAttn, res.Spec.NGPULayers = []int{workloads.FlashAttnAuto}, []int{99}
+	for i := range res.Records {
+		r := &res.Records[i]
+		r.CPUMask, r.Poll, r.SplitMode, r.UseMmap, r.FlashAttn, r.NGPULayers = "0x1", 0, "row", false, -1, 99
+	}
+	var b bytes.Buffer
+	if err := LlamaBenchMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.SplitN(b.String(), "\n", 2)[0]
+	for _, want := range []string{"| cpu_mask   |", "|       poll |", "| sm     |", "| lm         |"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header lacks %q:\n%s", want, head)
+		}
+	}
+	for _, not := range []string{" fa |", " ngl |"} {
+		if strings.Contains(head, not) {
+			t.Errorf("header has %q:\n%s", not, head)
+		}
+	}
+	if row := strings.Split(b.String(), "\n")[2]; !strings.Contains(row, "| 0x1        |") || !strings.Contains(row, "| none       |") {
+		t.Errorf("row: %s", row)
+	}
+}
