@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"llmbench/engine"
 	"llmbench/workloads/metrics"
 )
 
@@ -103,5 +104,35 @@ func TestRequestIDAndInsecureTLS(t *testing.T) {
 	}
 	if id := <-ids; id != "bench-1234-7" {
 		t.Errorf("x-request-id %q; want bench-1234-7", id)
+	}
+}
+
+// reqCapture records the engine request an InProc client makes.
+type reqCapture struct{ got *engine.Request }
+
+func (c reqCapture) Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Stats, error) {
+	*c.got = req
+	emit(engine.Token{Text: "x"})
+	return engine.Stats{GenTokens: 1}, nil
+}
+
+// TestInProcVLLMSampling: the in-process client hands --min-p, the penalties and
+// --logprobs to the engine's sampler (penalties over the whole history, as vLLM's).
+func TestInProcVLLMSampling(t *testing.T) {
+	minP, fp, pp, rp, lp := 0.05, 0.5, 0.25, 1.1, 2
+	var got engine.Request
+	c := &InProc{Gen: reqCapture{&got}, Sampling: Sampling{MinP: &minP, FrequencyPenalty: &fp, PresencePenalty: &pp, RepetitionPenalty: &rp, Logprobs: &lp}}
+	start := time.Now()
+	rec := &metrics.Record{}
+	c.Do(context.Background(), &Request{Prompt: "p", OutputLen: 1}, rec, func() time.Duration { return time.Since(start) })
+	s := got.Sampling
+	if !rec.Success || s.MinP != 0.05 || s.FrequencyPenalty != 0.5 || s.PresencePenalty != 0.25 || s.RepeatPenalty != float32(1.1) || s.RepeatLastN != -1 ||
+		!got.Logprobs || got.TopLogprobs != 2 {
+		t.Errorf("engine request %+v (record %+v)", got, rec)
+	}
+	c = &InProc{Gen: reqCapture{&got}}
+	c.Do(context.Background(), &Request{Prompt: "p", OutputLen: 1}, &metrics.Record{}, func() time.Duration { return 0 })
+	if got.Sampling.RepeatLastN != 0 || got.Sampling.MinP != 0 || got.Logprobs {
+		t.Errorf("unset options reached the engine: %+v", got)
 	}
 }
