@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,8 @@ var benchExamples = []string{
 var benchGroups = []flagGroup{
 	{"llama-bench compatible", []string{"m", "model", "p", "n-prompt", "n", "n-gen", "pg", "d", "n-depth", "b", "batch-size", "ub", "ubatch-size",
 		"t", "threads", "fa", "flash-attn", "ctk", "cache-type-k", "ctv", "cache-type-v", "r", "repetitions", "delay", "no-warmup", "o", "output"}},
+	{"llama-bench compatible: CPU placement, output, model source", llamaBenchGroupNames},
+	{"llama-bench compatible: GPU settings (recorded, no effect on the CPU engine)", gpuOnlyFlags},
 	{"llmbench additions", []string{"shape", "type", "seed", "cache-dir", "ceiling", "bw-size", "bw-probes", "compare", "alpha",
 		"device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
@@ -32,8 +35,20 @@ func runBench(ctx context.Context, args []string) error {
 		"       llmbench bench --compare A.json B.json\n"+
 		"Lists take commas and ranges (first-last, first-last+step, first-last*factor); every combination runs, as llama-bench.", benchExamples, benchGroups...)
 	a := defineBench(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parse(fs, llamaBenchArgs(args)); err != nil {
 		return err
+	}
+	if a.lb.listDevices {
+		return jobs.ListDevices(os.Stdout)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	notes, err := a.lb.finish(&a.spec, set)
+	if err != nil {
+		return usageErr("bench", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(os.Stderr, "llmbench bench: "+n)
 	}
 	spec, paths, shapes, types := a.spec, a.paths, a.shapes, a.types
 	if a.compare {
@@ -51,6 +66,13 @@ func runBench(ctx context.Context, args []string) error {
 	export, ok := report.LlamaBenchFormats[a.out]
 	if !ok {
 		return usageErr("bench", fmt.Errorf("-o: %q is not one of %s", a.out, strings.Join(report.LlamaBenchFormatNames(), ", ")))
+	}
+	if a.lb.outErr != "" && a.lb.outErr != "none" {
+		second, ok := report.LlamaBenchFormats[a.lb.outErr]
+		if !ok {
+			return usageErr("bench", fmt.Errorf("-oe: %q is not one of %s, none", a.lb.outErr, strings.Join(report.LlamaBenchFormatNames(), ", ")))
+		}
+		export = report.LlamaBenchTee(export, second, os.Stderr)
 	}
 	for _, p := range paths {
 		spec.Models = append(spec.Models, workloads.BenchModel{Path: p})
@@ -79,7 +101,10 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("bench", err)
 	}
-	var bo jobs.BenchOptions
+	bo := jobs.BenchOptions{Verbose: a.lb.verbose}
+	if a.lb.progress {
+		bo.Steps = func(line string) { fmt.Fprintln(os.Stderr, line) }
+	}
 	if a.ceiling {
 		if bo.CeilingBytes, err = workloads.ParseBytes(a.bwSize); err != nil {
 			return usageErr("bench", fmt.Errorf("--bw-size: %w", err))

@@ -75,6 +75,9 @@ func (a *serveBenchArgs) job(set map[string]bool) (workloads.Job, error) {
 	if err := a.maps(&sp); err != nil {
 		return workloads.Job{}, err
 	}
+	if err := a.vc.apply(&sp, set); err != nil {
+		return workloads.Job{}, err
+	}
 	rates, concs, err := a.sweep()
 	if err != nil {
 		return workloads.Job{}, err

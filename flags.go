@@ -98,7 +98,7 @@ func usageErr(cmd string, err error) error {
 
 // serveBenchNargs are the flags that take several values, as vllm bench serve's
 // argparse nargs do: "--goodput ttft:100 tpot:50" becomes two --goodput flags.
-var serveBenchNargs = map[string]int{"--header": -1, "--metadata": -1, "--goodput": -1, "--compare": 2}
+var serveBenchNargs = map[string]int{"--header": -1, "--metadata": -1, "--goodput": -1, "--compare": 2, "--lora-modules": -1}
 
 // expandNargs rewrites nargs-style arguments into repeated flags.
 func expandNargs(args []string) []string {
@@ -211,7 +211,8 @@ func (f benchStrings) Set(s string) error {
 	return nil
 }
 
-// benchFA is the repeatable -fa flag: 0/1, on/off, true/false, comma-separated.
+// benchFA is the repeatable -fa flag as llama-bench reads it: on/off/auto, 1/0/-1,
+// true/false, enabled/disabled, comma-separated (auto is recorded as -1).
 type benchFA struct{ v *[]int }
 
 func (f benchFA) String() string { return benchInts(f).String() }
@@ -219,12 +220,14 @@ func (f benchFA) String() string { return benchInts(f).String() }
 func (f benchFA) Set(s string) error {
 	for _, x := range strings.Split(s, ",") {
 		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "0", "off", "false", "no":
+		case "0", "off", "false", "no", "disabled":
 			*f.v = append(*f.v, 0)
-		case "1", "on", "true", "yes":
+		case "1", "on", "true", "yes", "enabled":
 			*f.v = append(*f.v, 1)
+		case "-1", "auto":
+			*f.v = append(*f.v, workloads.FlashAttnAuto)
 		default:
-			return fmt.Errorf("%q is not 0 or 1 (on/off)", x)
+			return fmt.Errorf("%q is not on, off or auto (1, 0, -1)", x)
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ type benchFlags struct {
 	alpha                 float64
 	tf                    *telemetryFlags
 	of                    *outputFlags
+	lb                    *llamaBenchFlags
 }
 
 // defineBench defines bench's flags (llama-bench's names) on fs.
@@ -47,13 +48,13 @@ func defineBench(fs *flag.FlagSet) *benchFlags {
 	intList(&spec.UBatch, "physical batch: tokens per forward pass (default 512)", "ub", "ubatch-size")
 	intList(&spec.Threads, "threads (default 0 = all cores)", "t", "threads")
 	for _, n := range []string{"fa", "flash-attn"} {
-		fs.Var(benchFA{&spec.FlashAttn}, n, "flash attention `0,1` (default 0)")
+		fs.Var(benchFA{&spec.FlashAttn}, n, "flash attention `on|off|auto` (1, 0, -1; default auto: on, the CPU engine has it for every model)")
 	}
 	for _, n := range []string{"ctk", "cache-type-k"} {
-		fs.Var(benchStrings{&spec.TypeK}, n, "KV cache `type` of K: f16, q8_0 (default f16)")
+		fs.Var(benchStrings{&spec.TypeK}, n, "KV cache `type` of K, as llama.cpp spells it: the engine keeps f16, q8_0, f32 (default f16)")
 	}
 	for _, n := range []string{"ctv", "cache-type-v"} {
-		fs.Var(benchStrings{&spec.TypeV}, n, "KV cache `type` of V (default: as -ctk)")
+		fs.Var(benchStrings{&spec.TypeV}, n, "KV cache `type` of V (default f16, as llama-bench: the engine needs it equal to -ctk)")
 	}
 	fs.IntVar(&spec.Reps, "r", workloads.DefaultBenchReps, "repetitions of each test (after one warmup)")
 	fs.IntVar(&spec.Reps, "repetitions", workloads.DefaultBenchReps, "same as -r")
@@ -69,5 +70,6 @@ func defineBench(fs *flag.FlagSet) *benchFlags {
 	fs.BoolVar(&a.compare, "compare", false, "compare two saved -o json/jsonl runs: --compare A.json B.json")
 	fs.Float64Var(&a.alpha, "alpha", 0.05, "significance level of --compare")
 	a.tf, a.of = addTelemetryFlags(fs), addOutputFlags(fs)
+	a.lb = defineLlamaBench(fs, spec)
 	return a
 }

@@ -25,6 +25,7 @@ type serveBenchArgs struct {
 	readyTimeout               float64
 	tf                         *telemetryFlags
 	of                         *outputFlags
+	vc                         *vllmFlags
 }
 
 var serveBenchExamples = []string{
@@ -41,6 +42,7 @@ var serveBenchGroups = []flagGroup{
 		"ramp-up-start-rps", "ramp-up-end-rps", "num-warmups", "ignore-eos", "temperature", "top-p", "top-k", "request-timeout", "percentile-metrics",
 		"metric-percentiles", "goodput", "header", "metadata", "save-result", "save-detailed", "result-dir", "result-filename", "append-result",
 		"ready-check-timeout-sec", "disable-tqdm"}},
+	{"vLLM compatible: more sampling, request shaping, timeline, spec_bench", vllmGroupNames},
 	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"}},
 	{"llmbench additions", []string{"warm-connections", "energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
@@ -49,7 +51,7 @@ var serveBenchGroups = []flagGroup{
 func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	a := &serveBenchArgs{}
 	sp, def := &a.sp, workloads.DefaultServe()
-	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
+	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai or vllm (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
 	fs.StringVar(&a.baseURL, "base-url", "", "server base URL (default http://HOST:PORT)")
 	fs.StringVar(&a.host, "host", "127.0.0.1", "server host when --base-url is not given")
 	fs.IntVar(&a.port, "port", 8000, "server port when --base-url is not given")
@@ -93,13 +95,14 @@ func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	fs.Bool("disable-tqdm", false, "no progress bar")
 	a.tf = addTelemetryFlags(fs)
 	a.of = addOutputFlags(fs)
+	a.vc = defineVLLM(fs, sp)
 	return a
 }
 
 // defineDataset defines the dataset flags (vLLM's names) on fs.
 func defineDataset(fs *flag.FlagSet, d *workloads.DatasetSpec, dd workloads.DatasetSpec, a *serveBenchArgs) {
-	fs.StringVar(&d.Name, "dataset-name", dd.Name, "sharegpt, sonnet, random, prefix_repetition or custom (JSONL)")
-	fs.StringVar(&d.Path, "dataset-path", "", "dataset file (sharegpt JSON, sonnet text, custom JSONL)")
+	fs.StringVar(&d.Name, "dataset-name", dd.Name, "sharegpt, burstgpt (CSV), sonnet, random, prefix_repetition, custom (JSONL), spec_bench (question.jsonl) or txt-slices (text)")
+	fs.StringVar(&d.Path, "dataset-path", "", "dataset file (sharegpt JSON, burstgpt CSV, sonnet text, custom JSONL, spec_bench JSONL, txt-slices text)")
 	fs.IntVar(&d.NumPrompts, "num-prompts", dd.NumPrompts, "number of prompts to send")
 	fs.Int64Var(&d.Seed, "seed", 0, "random seed (dataset sampling and arrival times)")
 	fs.IntVar(&a.inputLen, "input-len", 0, "general input length (maps to --random-input-len)")

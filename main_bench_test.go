@@ -97,7 +97,7 @@ func TestBenchFormats(t *testing.T) {
 
 	out, _, code = run(t, append(benchArgs, "-o", "csv")...)
 	lines = strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,type_k,type_v,") {
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,cpu_mask,cpu_strict,poll,type_k,type_v,") {
 		t.Errorf("csv: exit %d\n%s", code, out)
 	}
 
@@ -139,6 +139,18 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"-p", "0", "-n", "0"}, "no test"},
 		{[]string{"--compare", "a.json"}, "--compare"},
 		{[]string{"--nosuch"}, "nosuch"},
+		{[]string{"-ctk", "q8_0"}, "-ctv q8_0"},
+		{[]string{"-ctk", "q4_0", "-ctv", "q4_0"}, "f16, q8_0, f32"},
+		{[]string{"-fa", "maybe"}, "-fa"},
+		{[]string{"-hf", "ggml-org/model"}, "-hf"},
+		{[]string{"-lm", "dio"}, "-lm dio"},
+		{[]string{"-dio", "1"}, "-dio"},
+		{[]string{"--poll", "101"}, "--poll"},
+		{[]string{"-C", "zz"}, "-C"},
+		{[]string{"-sm", "diag"}, "-sm"},
+		{[]string{"--prio", "9"}, "prio"},
+		{[]string{"--numa", "spread"}, "--numa"},
+		{[]string{"-oe", "xml"}, "-oe"},
 	}
 	for _, c := range cases {
 		_, stderr, code := run(t, append([]string{"bench"}, c.args...)...)
@@ -225,5 +237,40 @@ func TestSysinfo(t *testing.T) {
 		if code != 2 || len(strings.Split(strings.TrimSpace(stderr), "\n")) != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
 		}
+	}
+}
+
+// TestBenchLlamaBenchCommandLine runs a command line copied from llama-bench with
+// every kind of its flags: CPU placement acts, GPU settings are recorded with one
+// note, -oe writes the second format on stderr, --progress llama-bench's lines.
+func TestBenchLlamaBenchCommandLine(t *testing.T) {
+	out, stderr, code := run(t, "bench", "--n_prompt", "16", "-n", "4", "-r", "1", "-ngl", "-1", "-sm", "none", "-mg", "1", "-nkvo", "1",
+		"-ts", "3/1", "-ot", "blk=CPU", "-dev", "none", "-embd", "0", "-nopo", "1", "--no-host", "1", "-fitt", "512", "-fitc", "4096",
+		"-ncmoe", "2", "-C", "0x1", "--poll", "0", "--prio", "0", "--numa", "numactl", "-mmp", "0", "-fa", "on",
+		"-ctk", "f16", "-ctv", "f16", "-o", "json", "-oe", "csv", "--progress", "-v", "--offline", "-hft", "token")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var tests []map[string]any
+	if err := json.Unmarshal([]byte(out), &tests); err != nil || len(tests) != 2 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	want := map[string]any{"n_gpu_layers": -1.0, "split_mode": "none", "main_gpu": 1.0, "no_kv_offload": true, "tensor_split": "3.00/1.00",
+		"tensor_buft_overrides": "blk=CPU", "devices": "none", "embeddings": false, "no_op_offload": 1.0, "no_host": true, "fit_target": 512.0,
+		"fit_min_ctx": 4096.0, "n_cpu_moe": 2.0, "cpu_mask": "0x1", "cpu_strict": false, "poll": 0.0, "load_mode": "none", "use_mmap": false,
+		"flash_attn": 1.0, "type_k": "f16", "type_v": "f16", "n_prompt": 16.0}
+	for k, v := range want {
+		if tests[0][k] != v {
+			t.Errorf("%s = %#v; want %#v", k, tests[0][k], v)
+		}
+	}
+	for _, s := range []string{"build_commit,build_number,", "llama-bench: benchmark 1/2: starting", "llama-bench: benchmark 2/2: generation run 1/1",
+		"no effect on the CPU engine", "load mode none", "CPUs 0"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "no effect on the CPU engine"); n != 1 {
+		t.Errorf("%d notes about GPU flags; want one line", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -70,6 +71,9 @@ type Options struct {
 	// KVCacheFraction, when KVCacheMemory is 0, sizes the pool as this share (0 to 1)
 	// of the memory available at load time. 0 = the default sizing.
 	KVCacheFraction float64
+	// NoMmap makes Load read the model file into memory instead of mapping it
+	// (llama.cpp's --no-mmap, llama-bench's -mmp 0).
+	NoMmap bool
 	// NoPrefixCache turns off the prefix cache (vLLM's --no-enable-prefix-caching):
 	// no KV blocks are shared between requests.
 	NoPrefixCache bool
@@ -135,6 +139,13 @@ type Engine struct {
 func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if opts.NoMmap {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		return LoadBytes(ctx, path, data, opts)
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

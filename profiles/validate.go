@@ -198,8 +198,8 @@ func checkBench(b *workloads.BenchSpec) *problem {
 		}
 	}
 	for i, fa := range b.FlashAttn {
-		if fa != 0 && fa != 1 {
-			return bad(fmt.Sprintf("bench.flash_attn.%d", i), "%d is not 0 or 1", fa)
+		if fa != 0 && fa != 1 && fa != workloads.FlashAttnAuto {
+			return bad(fmt.Sprintf("bench.flash_attn.%d", i), "%d is not 0, 1 or -1 (auto)", fa)
 		}
 	}
 	for i, pg := range b.PG {

@@ -26,7 +26,7 @@ func TestValidateEveryValue(t *testing.T) {
 		{"unknown builtin", bench + "  models:\n    - path: builtin:llama3\n",
 			`p.yaml:7: run "b": bench.models[0].path: "builtin:llama3" is not a built-in model`},
 		{"kv type", bench + "  type_k: [f16, q4_z]\n", `p.yaml:6: run "b": bench.type_k[1]: "q4_z" is not a KV cache type (f16, q8_0, f32)`},
-		{"flash attn", bench + "  flash_attn:\n    - 0\n    - 2\n", `p.yaml:8: run "b": bench.flash_attn[1]: 2 is not 0 or 1`},
+		{"flash attn", bench + "  flash_attn:\n    - 0\n    - 2\n", `p.yaml:8: run "b": bench.flash_attn[1]: 2 is not 0, 1 or -1 (auto)`},
 		{"threads", bench + "  n_threads: [-1]\n", `p.yaml:6: run "b": bench.n_threads[0]: -1 is out of range (minimum 0)`},
 		{"repetitions", bench + "  repetitions: -2\n", `p.yaml:6: run "b": bench.repetitions: -2 (minimum 1)`},
 		{"power limit", bench + "power_limit_w: [300, -5]\n", `p.yaml:6: run "b": power_limit_w[1]: -5 is not a positive number of watts`},

@@ -32,7 +32,68 @@ type BenchSpec struct {
 	NoWarmup bool    `yaml:"no_warmup,omitempty" json:"no_warmup"`
 	// Seed seeds the random prompt and generation tokens.
 	Seed uint64 `yaml:"seed,omitempty" json:"seed"`
+
+	LlamaBenchCPU `yaml:",inline"`
+	LlamaBenchGPU `yaml:",inline"`
 }
+
+// LlamaBenchCPU holds llama-bench's CPU placement settings (lists are axes of the
+// cross product, as llama-bench's): they act on the CPU engine.
+type LlamaBenchCPU struct {
+	CPUMask   []string `yaml:"cpu_mask,omitempty" json:"cpu_mask,omitempty"`     // -C: hex CPU mask, "0x0" = no mask
+	CPUStrict []int    `yaml:"cpu_strict,omitempty" json:"cpu_strict,omitempty"` // --cpu-strict 0|1
+	Poll      []int    `yaml:"poll,omitempty" json:"poll,omitempty"`             // --poll 0..100: busy-wait level of idle workers
+	// UseMmap is -mmp 0|1 (or -lm none|mmap): map the weights (1) or read them into
+	// memory (0).
+	UseMmap []int `yaml:"use_mmap,omitempty" json:"use_mmap,omitempty"`
+	// Prio is --prio -1..3: the nice value of the process while it runs (llama.cpp's
+	// mapping: 5, 0, -5, -10, -20).
+	Prio int `yaml:"prio,omitempty" json:"prio,omitempty"`
+	// NUMA is --numa: "" (off), distribute, isolate or numactl.
+	NUMA string `yaml:"numa,omitempty" json:"numa,omitempty"`
+}
+
+// LlamaBenchGPU holds llama-bench's GPU and device settings: accepted and recorded in
+// every record (so copied command lines and llama.cpp's tools keep working) but with
+// no effect on the CPU engine. Each list is an axis of the cross product, as in
+// llama-bench. Empty lists take llama-bench's defaults (WithDefaults).
+type LlamaBenchGPU struct {
+	NGPULayers  []int    `yaml:"n_gpu_layers,omitempty" json:"n_gpu_layers,omitempty"`                   // -ngl (default -1)
+	NCPUMoE     []int    `yaml:"n_cpu_moe,omitempty" json:"n_cpu_moe,omitempty"`                         // -ncmoe
+	SplitMode   []string `yaml:"split_mode,omitempty" json:"split_mode,omitempty"`                       // -sm none|layer|row|tensor
+	MainGPU     []int    `yaml:"main_gpu,omitempty" json:"main_gpu,omitempty"`                           // -mg
+	NoKVOffload []int    `yaml:"no_kv_offload,omitempty" json:"no_kv_offload,omitempty"`                 // -nkvo 0|1
+	Devices     []string `yaml:"devices,omitempty" json:"devices,omitempty"`                             // -dev (default auto)
+	TensorSplit []string `yaml:"tensor_split,omitempty" json:"tensor_split,omitempty"`                   // -ts as llama-bench prints it ("0.00", "0.50/0.50")
+	Overrides   []string `yaml:"tensor_buft_overrides,omitempty" json:"tensor_buft_overrides,omitempty"` // -ot (default none)
+	Embeddings  []int    `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`                       // -embd 0|1
+	NoOpOffload []int    `yaml:"no_op_offload,omitempty" json:"no_op_offload,omitempty"`                 // -nopo 0|1
+	NoHost      []int    `yaml:"no_host,omitempty" json:"no_host,omitempty"`                             // --no-host 0|1
+	FitTarget   []int    `yaml:"fit_target,omitempty" json:"fit_target,omitempty"`                       // -fitt MiB
+	FitMinCtx   []int    `yaml:"fit_min_ctx,omitempty" json:"fit_min_ctx,omitempty"`                     // -fitc
+}
+
+// Set reports whether any GPU-only setting was given (so a front end can say once
+// that they have no effect on the CPU engine).
+func (g LlamaBenchGPU) Set() bool {
+	return len(g.NGPULayers)+len(g.NCPUMoE)+len(g.SplitMode)+len(g.MainGPU)+len(g.NoKVOffload)+len(g.Devices)+
+		len(g.TensorSplit)+len(g.Overrides)+len(g.Embeddings)+len(g.NoOpOffload)+len(g.NoHost)+len(g.FitTarget)+len(g.FitMinCtx) > 0
+}
+
+// FlashAttnAuto is -fa auto (llama-bench's default, recorded as -1): the engine uses
+// the fused path, which the CPU backend has for every model.
+const FlashAttnAuto = -1
+
+// Llama-bench's defaults of the settings above.
+const (
+	DefaultCPUMask   = "0x0"
+	DefaultPoll      = 50
+	DefaultNGPU      = -1
+	DefaultSplitMode = "layer"
+	DefaultDevices   = "auto"
+	DefaultTSplit    = "0.00"
+	DefaultOverrides = "none"
+)
 
 // BenchModel names one model to benchmark: a GGUF file, or a synthetic model given by
 // shape and type (written and cached on first use).
@@ -87,7 +148,90 @@ func (s BenchSpec) WithDefaults() BenchSpec {
 	if s.Reps == 0 {
 		s.Reps = DefaultBenchReps
 	}
+	s.LlamaBenchCPU, s.LlamaBenchGPU = s.LlamaBenchCPU.withDefaults(), s.LlamaBenchGPU.withDefaults()
 	return s
+}
+
+func defStrings(v []string, d string) []string {
+	if len(v) == 0 {
+		return []string{d}
+	}
+	return v
+}
+
+func defInts(v []int, d int) []int {
+	if len(v) == 0 {
+		return []int{d}
+	}
+	return v
+}
+
+func (c LlamaBenchCPU) withDefaults() LlamaBenchCPU {
+	c.CPUMask, c.CPUStrict, c.Poll, c.UseMmap = defStrings(c.CPUMask, DefaultCPUMask), defInts(c.CPUStrict, 0), defInts(c.Poll, DefaultPoll), defInts(c.UseMmap, 1)
+	return c
+}
+
+func (g LlamaBenchGPU) withDefaults() LlamaBenchGPU {
+	g.NGPULayers, g.NCPUMoE, g.SplitMode, g.MainGPU = defInts(g.NGPULayers, DefaultNGPU), defInts(g.NCPUMoE, 0), defStrings(g.SplitMode, DefaultSplitMode), defInts(g.MainGPU, 0)
+	g.NoKVOffload, g.Devices, g.TensorSplit, g.Overrides = defInts(g.NoKVOffload, 0), defStrings(g.Devices, DefaultDevices), defStrings(g.TensorSplit, DefaultTSplit), defStrings(g.Overrides, DefaultOverrides)
+	g.Embeddings, g.NoOpOffload, g.NoHost, g.FitTarget, g.FitMinCtx = defInts(g.Embeddings, 0), defInts(g.NoOpOffload, 0), defInts(g.NoHost, 0), defInts(g.FitTarget, 0), defInts(g.FitMinCtx, 0)
+	return g
+}
+
+// validate reports the first CPU setting out of range, naming its flag.
+func (c LlamaBenchCPU) validate() error {
+	for _, m := range c.CPUMask {
+		if _, err := ParseCPUMask(m); err != nil {
+			return fmt.Errorf("-C: %w", err)
+		}
+	}
+	for _, b := range []struct {
+		flag string
+		v    []int
+	}{{"--cpu-strict", c.CPUStrict}, {"-mmp", c.UseMmap}} {
+		for _, x := range b.v {
+			if x != 0 && x != 1 {
+				return fmt.Errorf("%s: %d is not 0 or 1", b.flag, x)
+			}
+		}
+	}
+	for _, p := range c.Poll {
+		if p < 0 || p > 100 {
+			return fmt.Errorf("--poll: %d is out of range (0 to 100)", p)
+		}
+	}
+	if c.Prio < -1 || c.Prio > 3 {
+		return fmt.Errorf("--prio: %d is not one of -1, 0, 1, 2, 3", c.Prio)
+	}
+	switch c.NUMA {
+	case "", "distribute", "isolate", "numactl":
+	default:
+		return fmt.Errorf("--numa: %q is not distribute, isolate or numactl", c.NUMA)
+	}
+	return nil
+}
+
+// ParseCPUMask parses llama-bench's -C value: a hexadecimal mask of CPUs, with or
+// without 0x ("0x0F", "ff"); bit i is CPU i. The result lists the CPUs set, empty
+// for "0x0" (no mask: every CPU).
+func ParseCPUMask(s string) ([]int, error) {
+	h := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "0x"), "0X")
+	if h == "" {
+		return nil, fmt.Errorf("%q is not a hexadecimal CPU mask", s)
+	}
+	var cpus []int
+	for i := len(h) - 1; i >= 0; i-- {
+		d, err := strconv.ParseUint(h[i:i+1], 16, 8)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a hexadecimal CPU mask", s)
+		}
+		for b := range 4 {
+			if d&(1<<b) != 0 {
+				cpus = append(cpus, (len(h)-1-i)*4+b)
+			}
+		}
+	}
+	return cpus, nil
 }
 
 // Validate reports the first value that cannot run, naming its flag.
@@ -126,9 +270,12 @@ func (s BenchSpec) Validate() error {
 		}
 	}
 	for _, fa := range s.FlashAttn {
-		if fa != 0 && fa != 1 {
-			return fmt.Errorf("-fa: %d is not 0 or 1", fa)
+		if fa != 0 && fa != 1 && fa != FlashAttnAuto {
+			return fmt.Errorf("-fa: %d is not 0, 1 or -1 (off, on, auto)", fa)
 		}
+	}
+	if err := s.LlamaBenchCPU.validate(); err != nil {
+		return err
 	}
 	for _, pg := range s.PG {
 		if pg.Prompt < 0 || pg.Gen < 0 {
@@ -250,4 +397,28 @@ func ParsePG(s string) (PG, error) {
 		return PG{}, fmt.Errorf("%q is not P,N with non-negative integers", s)
 	}
 	return PG{Prompt: p, Gen: n}, nil
+}
+
+// LlamaBenchKVTypes are the KV cache types llama-bench's -ctk/-ctv accept, as it
+// spells them.
+var LlamaBenchKVTypes = []string{"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+
+// EngineKVTypes are the KV cache types the engine keeps (f32 is llmbench's addition).
+var EngineKVTypes = []string{"f16", "q8_0", "f32"}
+
+// CheckKVType refuses a KV cache type the engine lacks, in one line naming those it
+// has.
+func CheckKVType(t string) error {
+	t = strings.ToLower(t)
+	for _, e := range EngineKVTypes {
+		if t == e {
+			return nil
+		}
+	}
+	for _, l := range LlamaBenchKVTypes {
+		if t == l {
+			return fmt.Errorf("KV cache type %s: the engine keeps %s", t, strings.Join(EngineKVTypes, ", "))
+		}
+	}
+	return fmt.Errorf("%q is not a KV cache type (llama-bench's: %s; the engine keeps %s)", t, strings.Join(LlamaBenchKVTypes, ", "), strings.Join(EngineKVTypes, ", "))
 }

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +101,64 @@ func TestBenchSpecValidate(t *testing.T) {
 		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Validate() = %v; want error containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+func TestParseCPUMask(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []int
+		bad  bool
+	}{
+		{"0x0", nil, false}, {"0x1", []int{0}, false}, {"0x0F", []int{0, 1, 2, 3}, false}, {"a", []int{1, 3}, false},
+		{"0x100", []int{8}, false}, {"0x", nil, true}, {"zz", nil, true},
+	}
+	for _, c := range cases {
+		got, err := ParseCPUMask(c.in)
+		if (err != nil) != c.bad || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("ParseCPUMask(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
+
+func TestCheckKVType(t *testing.T) {
+	for _, ok := range []string{"f16", "Q8_0", "f32"} {
+		if err := CheckKVType(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if err := CheckKVType("q4_0"); err == nil || !strings.Contains(err.Error(), "the engine keeps f16, q8_0, f32") {
+		t.Errorf("q4_0: %v", err)
+	}
+	if err := CheckKVType("xx"); err == nil || !strings.Contains(err.Error(), "iq4_nl") {
+		t.Errorf("xx: %v", err)
+	}
+}
+
+func TestBenchSpecCPUSettings(t *testing.T) {
+	base := BenchSpec{Models: []BenchModel{{Path: "m"}}}
+	for _, c := range []struct {
+		set  func(*BenchSpec)
+		flag string
+	}{
+		{func(s *BenchSpec) { s.Poll = []int{101} }, "--poll"},
+		{func(s *BenchSpec) { s.CPUStrict = []int{2} }, "--cpu-strict"},
+		{func(s *BenchSpec) { s.CPUMask = []string{"q"} }, "-C"},
+		{func(s *BenchSpec) { s.Prio = 4 }, "--prio"},
+		{func(s *BenchSpec) { s.NUMA = "x" }, "--numa"},
+		{func(s *BenchSpec) { s.FlashAttn = []int{-2} }, "-fa"},
+	} {
+		s := base
+		c.set(&s)
+		if err := s.WithDefaults().Validate(); err == nil || !strings.HasPrefix(err.Error(), c.flag) {
+			t.Errorf("%s: %v", c.flag, err)
+		}
+	}
+	d := base.WithDefaults()
+	if d.CPUMask[0] != "0x0" || d.Poll[0] != 50 || d.NGPULayers[0] != -1 || d.SplitMode[0] != "layer" || d.UseMmap[0] != 1 || d.Overrides[0] != "none" {
+		t.Errorf("llama-bench defaults: %+v %+v", d.LlamaBenchCPU, d.LlamaBenchGPU)
+	}
+	if (LlamaBenchGPU{}).Set() || !(LlamaBenchGPU{MainGPU: []int{1}}).Set() {
+		t.Error("LlamaBenchGPU.Set")
 	}
 }

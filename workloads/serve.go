@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -92,6 +93,14 @@ type DatasetSpec struct {
 	// NoOversample (vLLM's --no-oversample) keeps a sharegpt or custom dataset at the
 	// prompts that passed the filters instead of repeating some to reach NumPrompts.
 	NoOversample bool `json:"no_oversample,omitempty" yaml:"no_oversample,omitempty"`
+
+	// DisableShuffle keeps the file's order for sharegpt, custom and spec_bench
+	// (vLLM shuffles them with --seed; --disable-shuffle).
+	DisableShuffle bool `json:"disable_shuffle,omitempty" yaml:"disable_shuffle,omitempty"`
+	// SpecBenchOutputLen and SpecBenchCategory shape the spec_bench dataset (its
+	// question.jsonl): output tokens (default 256) and the one category kept.
+	SpecBenchOutputLen int    `json:"spec_bench_output_len,omitempty" yaml:"spec_bench_output_len,omitempty"`
+	SpecBenchCategory  string `json:"spec_bench_category,omitempty" yaml:"spec_bench_category,omitempty"`
 }
 
 // ServeSpec is one point of a serving benchmark (llmbench serve-bench, vllm bench
@@ -144,6 +153,65 @@ type ServeSpec struct {
 	// "none". Empty: the CPU for the inproc backend (the engine computes there), none
 	// for an external server, whose device only the user knows.
 	EnergyDevice string `json:"energy_device,omitempty" yaml:"energy_device,omitempty"`
+
+	RequestOptions `yaml:",inline"`
+}
+
+// RequestOptions are vllm bench serve's request shaping options beyond temperature,
+// top-p and top-k: more sampling parameters, extra body members, request ids, TLS and
+// the timeline plot.
+type RequestOptions struct {
+	MinP              *float64 `json:"min_p,omitempty" yaml:"min_p,omitempty"`
+	FrequencyPenalty  *float64 `json:"frequency_penalty,omitempty" yaml:"frequency_penalty,omitempty"`
+	PresencePenalty   *float64 `json:"presence_penalty,omitempty" yaml:"presence_penalty,omitempty"`
+	RepetitionPenalty *float64 `json:"repetition_penalty,omitempty" yaml:"repetition_penalty,omitempty"`
+	// Logprobs asks for that many log-probabilities per token (--logprobs).
+	Logprobs *int `json:"logprobs,omitempty" yaml:"logprobs,omitempty"`
+	// ExtraBody is a JSON object whose members are added to every request body,
+	// replacing members of the same name (--extra-body).
+	ExtraBody string `json:"extra_body,omitempty" yaml:"extra_body,omitempty"`
+	// RequestIDPrefix starts each request's x-request-id header; the request's index
+	// follows (--request-id-prefix). Empty: no header.
+	RequestIDPrefix string `json:"request_id_prefix,omitempty" yaml:"request_id_prefix,omitempty"`
+	// Insecure skips TLS certificate verification of an https server (--insecure).
+	Insecure bool `json:"insecure,omitempty" yaml:"insecure,omitempty"`
+	// PlotTimeline writes an HTML timeline of the requests next to the result JSON
+	// (--plot-timeline), its inter-token gaps coloured by TimelineITLThresholdsMs
+	// (two values, default 25 and 50).
+	PlotTimeline            bool      `json:"plot_timeline,omitempty" yaml:"plot_timeline,omitempty"`
+	TimelineITLThresholdsMs []float64 `json:"timeline_itl_thresholds_ms,omitempty" yaml:"timeline_itl_thresholds_ms,omitempty"`
+}
+
+// ValidateRequestOptions reports the first request option out of range, naming its
+// flag.
+func (o RequestOptions) ValidateRequestOptions() error {
+	for _, c := range []struct {
+		flag string
+		v    *float64
+		lo   float64
+		hi   float64
+	}{{"--min-p", o.MinP, 0, 1}, {"--frequency-penalty", o.FrequencyPenalty, -2, 2}, {"--presence-penalty", o.PresencePenalty, -2, 2},
+		{"--repetition-penalty", o.RepetitionPenalty, 0, math.MaxFloat64}} {
+		if c.v != nil && (math.IsNaN(*c.v) || *c.v < c.lo || *c.v > c.hi) {
+			return fmt.Errorf("%s %v is out of range [%g, %g]", c.flag, *c.v, c.lo, c.hi)
+		}
+	}
+	if o.RepetitionPenalty != nil && *o.RepetitionPenalty == 0 {
+		return errors.New("--repetition-penalty must be greater than 0")
+	}
+	if o.Logprobs != nil && *o.Logprobs < 0 {
+		return fmt.Errorf("--logprobs %d is negative", *o.Logprobs)
+	}
+	if o.ExtraBody != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(o.ExtraBody), &m); err != nil || m == nil {
+			return fmt.Errorf("--extra-body: want a JSON object: %s", strings.TrimSpace(o.ExtraBody))
+		}
+	}
+	if t := o.TimelineITLThresholdsMs; len(t) > 0 && (len(t) != 2 || t[0] < 0 || t[1] < t[0]) {
+		return fmt.Errorf("--timeline-itl-thresholds %v: want two values in ms, low,high", t)
+	}
+	return nil
 }
 
 // EngineSpec holds the in-process engine's batching and KV cache settings, under the

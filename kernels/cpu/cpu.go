@@ -107,6 +107,11 @@ func (c *CPU) Name() string { return "cpu/" + level }
 // Threads implements kernels.Backend.
 func (c *CPU) Threads() int { return c.threads }
 
+// SetPoll sets how long idle workers busy-wait for work before they park, as
+// llama.cpp's --poll level (0 to 100, DefaultPoll by default): 0 parks at once, 100
+// spins twice as long as the default. Not while a step runs.
+func (c *CPU) SetPoll(level int) { c.pool.setPoll(level) }
+
 // Close implements kernels.Backend; the backend must not be used afterwards.
 func (c *CPU) Close() {
 	c.pool.Close()

@@ -41,6 +41,19 @@ type pool struct {
 	helpers []helper
 	once    sync.Once
 	splits  int // Runs handed to the helpers (tests: which steps went parallel)
+	// spin is how many polls an idle worker or waiting caller makes before it parks:
+	// poolSpin unless SetPoll changed it.
+	spin atomic.Int64
+}
+
+// DefaultPoll is llama.cpp's default --poll level, at which the pool spins poolSpin
+// times before parking.
+const DefaultPoll = 50
+
+// setPoll sets the busy-wait level as llama.cpp's --poll (0 to 100): the polls before
+// parking scale with it, poolSpin at DefaultPoll, none at 0 (park at once).
+func (p *pool) setPoll(level int) {
+	p.spin.Store(int64(poolSpin) * int64(min(max(level, 0), 100)) / DefaultPoll)
 }
 
 const (
@@ -61,6 +74,7 @@ type helper struct {
 
 func newPool(threads int) *pool {
 	p := &pool{workers: threads, helpers: make([]helper, threads), done: make(chan struct{}, 1)}
+	p.spin.Store(poolSpin)
 	for w := 1; w < threads; w++ {
 		p.helpers[w].wake = make(chan struct{}, 1)
 		go p.loop(w)
@@ -72,8 +86,8 @@ func (p *pool) loop(worker int) {
 	h := &p.helpers[worker]
 	var seen uint64
 	for {
-		for spins := 0; p.state.Load()>>32 == seen; spins++ {
-			if spins < poolSpin {
+		for spins := int64(0); p.state.Load()>>32 == seen; spins++ {
+			if spins < p.spin.Load() {
 				continue
 			}
 			h.parked.Store(1)
@@ -158,8 +172,9 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 			break
 		}
 	}
-	for spins := 0; p.finished.Load() != joined; spins++ {
-		if spins < poolSpin {
+	spin := p.spin.Load()
+	for spins := int64(0); p.finished.Load() != joined; spins++ {
+		if spins < spin {
 			continue
 		}
 		p.parked.Store(parkTag(g))

@@ -163,3 +163,23 @@ func TestSmallOpsStaySerial(t *testing.T) {
 		t.Error("a 2048x2048 product ran on one thread")
 	}
 }
+
+// TestPoolPoll checks --poll: the spin count scales with the level, and the pool
+// still runs every part with no spinning at all (level 0) and with double spinning.
+func TestPoolPoll(t *testing.T) {
+	p := newPool(3)
+	defer p.Close()
+	for _, c := range []struct{ level, spin int64 }{{0, 0}, {50, poolSpin}, {100, 2 * poolSpin}, {150, 2 * poolSpin}} {
+		p.setPoll(int(c.level))
+		if got := p.spin.Load(); got != c.spin {
+			t.Errorf("poll %d: spin %d; want %d", c.level, got, c.spin)
+		}
+		for range 200 {
+			var sum atomic.Int64
+			p.Run(16, func(part, _ int) { sum.Add(int64(part)) })
+			if sum.Load() != 120 {
+				t.Fatalf("poll %d: parts sum %d", c.level, sum.Load())
+			}
+		}
+	}
+}

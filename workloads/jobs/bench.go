@@ -3,6 +3,9 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"runtime"
 
 	"llmbench/workloads/micro"
 	"llmbench/workloads/result"
@@ -16,11 +19,14 @@ func (x *execution) bench(ctx context.Context) (result.Document, error) {
 	spec := *x.job.Bench
 	dev := x.o.Device
 	w := &micro.Bench{
-		Spec:    spec,
-		Open:    x.openModel,
-		Build:   x.o.Build,
-		CPUInfo: telemetry.CPUInfo().Model,
-		GPUInfo: dev.GPUName(),
+		Spec:      spec,
+		Open:      x.openModel,
+		Build:     x.o.Build,
+		CPUInfo:   telemetry.CPUInfo().Model,
+		GPUInfo:   dev.GPUName(),
+		Placement: micro.Placement{Prio: spec.Prio, NUMA: spec.NUMA},
+		Steps:     x.o.Bench.Steps,
+		Verbose:   x.o.Bench.Verbose,
 	}
 	if b := x.o.Bench; b.CeilingBytes > 0 {
 		threads := 0
@@ -60,4 +66,12 @@ func (x *execution) bench(ctx context.Context) (result.Document, error) {
 		err = context.Canceled
 	}
 	return result.Document{Bench: all, Partial: all.Partial}, err
+}
+
+// ListDevices writes llama-bench's --list-devices for the engine: the devices it
+// computes on (the CPU; GPUs are only sampled for telemetry, see llmbench sysinfo).
+func ListDevices(w io.Writer) error {
+	c := telemetry.CPUInfo()
+	_, err := fmt.Fprintf(w, "Available devices:\n  CPU: %s (%d logical CPUs)\n", c.Model, runtime.NumCPU())
+	return err
 }

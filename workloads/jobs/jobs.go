@@ -81,6 +81,10 @@ type BenchOptions struct {
 	// (CeilingProbes probes, the median counts) before the tests.
 	CeilingBytes  int64
 	CeilingProbes int
+	// Steps, when set, receives llama-bench's --progress lines.
+	Steps func(line string)
+	// Verbose logs each test's engine details (llama-bench's -v).
+	Verbose bool
 }
 
 // Console is a line a headless front end prints on stdout (vLLM prints it there).
@@ -125,6 +129,9 @@ func Check(job workloads.Job, o Options) error {
 		}
 		if err := serving.CheckEnergyDevice(job.Serve); err != nil {
 			return fmt.Errorf("--energy-device: %w", err)
+		}
+		if err := job.Serve.ValidateRequestOptions(); err != nil {
+			return err
 		}
 		if job.Serve.Backend == "inproc" {
 			m, err := ModelRef(job.Serve.Model, job.Serve.SyntheticType)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -96,7 +97,8 @@ func (x *execution) serve(ctx context.Context) (result.Document, error) {
 // client (model from /v1/models when none is given, the tokenizer that counts).
 func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*backend, error) {
 	be := &backend{}
-	sampling := serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK}
+	sampling := serving.Sampling{Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK, MinP: sp.MinP, FrequencyPenalty: sp.FrequencyPenalty,
+		PresencePenalty: sp.PresencePenalty, RepetitionPenalty: sp.RepetitionPenalty, Logprobs: sp.Logprobs}
 	if sp.Backend == "inproc" {
 		opts, err := EngineOptions(sp.Engine)
 		if err != nil {
@@ -143,7 +145,17 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 	if maxConc == 0 {
 		maxConc = min(sp.Dataset.NumPrompts, 4096)
 	}
-	hc := &http.Client{Transport: serving.NewTransport(maxConc)}
+	tr := serving.NewTransport(maxConc)
+	if sp.Insecure {
+		serving.InsecureTLS(tr)
+	}
+	hc := &http.Client{Transport: tr}
+	var extra map[string]json.RawMessage
+	if sp.ExtraBody != "" {
+		if err := json.Unmarshal([]byte(sp.ExtraBody), &extra); err != nil {
+			return nil, fmt.Errorf("--extra-body: %w", err)
+		}
+	}
 	var err error
 	if sp.Model == "" && (sp.Backend == "openai" || sp.Backend == "openai-chat") {
 		if sp.Model, err = FirstModel(ctx, hc, sp.BaseURL, hdr); err != nil {
@@ -170,7 +182,8 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		name = sp.Model
 	}
 	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
-		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
+		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: sp.RequestTimeout(), KeepText: x.keepText(),
+		ExtraBody: extra, RequestIDPrefix: sp.RequestIDPrefix}
 	return be, nil
 }
 
@@ -224,9 +237,15 @@ func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backen
 	if ctx.Err() != nil {
 		res.Partial, err = true, context.Canceled
 	}
+	date := time.Now() // one date names the JSON and the timeline beside it
 	if s := x.o.Serve.SaveJSON; s != nil {
-		if serr := x.saveJSON(s, res, p, watts, sweep); serr != nil && err == nil {
+		if serr := x.saveJSON(s, res, p, watts, sweep, date); serr != nil && err == nil {
 			err = serr
+		}
+	}
+	if p.PlotTimeline {
+		if terr := x.saveTimeline(res, p, watts, sweep, date); terr != nil && err == nil {
+			err = terr
 		}
 	}
 	x.rep.Output(PointDone{Result: res})
@@ -234,8 +253,54 @@ func (x *execution) point(ctx context.Context, p workloads.ServeSpec, be *backen
 }
 
 // saveJSON writes a point's vLLM-style result JSON (--save-result).
-func (x *execution) saveJSON(s *SaveJSON, res *serving.Result, p workloads.ServeSpec, watts float64, sweep bool) error {
-	date := time.Now()
+func (x *execution) saveJSON(s *SaveJSON, res *serving.Result, p workloads.ServeSpec, watts float64, sweep bool, date time.Time) error {
+	name, err := resultName(s, res, p, watts, sweep, date)
+	if err != nil {
+		return err
+	}
+	opt := report.VLLMJSONOptions{Detailed: s.Detailed, Metadata: p.Metadata, Date: date, Version: x.o.Build}
+	if err := writeVLLMJSON(name, s.Append, res, opt); err != nil {
+		return err
+	}
+	x.logf("saved %s", name)
+	return nil
+}
+
+// saveTimeline writes a point's --plot-timeline HTML beside its result JSON (named as
+// the JSON, ending _timeline.html; in the current folder without --save-result).
+func (x *execution) saveTimeline(res *serving.Result, p workloads.ServeSpec, watts float64, sweep bool, date time.Time) error {
+	s := x.o.Serve.SaveJSON
+	if s == nil {
+		s = &SaveJSON{}
+	}
+	name, err := resultName(s, res, p, watts, sweep, date)
+	if err != nil {
+		return err
+	}
+	name = strings.TrimSuffix(name, filepath.Ext(name)) + "_timeline.html"
+	th := report.DefaultTimelineITLThresholdsMs
+	if t := p.TimelineITLThresholdsMs; len(t) == 2 {
+		th = [2]float64{t[0], t[1]}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("--plot-timeline: %w", err)
+	}
+	if err := report.VLLMTimelineHTML(f, res, th); err != nil {
+		f.Close()
+		return fmt.Errorf("--plot-timeline: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--plot-timeline: %w", err)
+	}
+	x.logf("timeline plot saved to %s", name)
+	return nil
+}
+
+// resultName is the path of a point's result JSON: --result-filename (with the
+// point's concurrency and rate in a sweep) or vLLM's default name, the power limit
+// appended when one was set, under --result-dir (created).
+func resultName(s *SaveJSON, res *serving.Result, p workloads.ServeSpec, watts float64, sweep bool, date time.Time) (string, error) {
 	name := s.File
 	if name == "" {
 		name = report.VLLMResultFilename(res, date)
@@ -249,16 +314,11 @@ func (x *execution) saveJSON(s *SaveJSON, res *serving.Result, p workloads.Serve
 	}
 	if s.Dir != "" {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-			return err
+			return "", err
 		}
 		name = filepath.Join(s.Dir, name)
 	}
-	opt := report.VLLMJSONOptions{Detailed: s.Detailed, Metadata: p.Metadata, Date: date, Version: x.o.Build}
-	if err := writeVLLMJSON(name, s.Append, res, opt); err != nil {
-		return err
-	}
-	x.logf("saved %s", name)
-	return nil
+	return name, nil
 }
 
 // writeVLLMJSON writes the result JSON to name; appending (--append-result) puts it

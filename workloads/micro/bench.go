@@ -45,6 +45,13 @@ type Bench struct {
 	// repetition and once more when the test ends (test: its number in the run), so a
 	// results store keeps every sample even if the process dies mid-run.
 	Observe func(test int, rec Record)
+	// Placement is the process-wide CPU placement of the run (--prio, --numa).
+	Placement Placement
+	// Steps, when set, receives llama-bench's --progress lines ("llama-bench:
+	// benchmark 1/4: prompt run 2/5").
+	Steps func(line string)
+	// Verbose logs each test's engine details (llama-bench's -v).
+	Verbose bool
 }
 
 // Name implements run.Workload.
@@ -76,6 +83,11 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			return res, err
 		}
 	}
+	undo, err := b.place(r)
+	if err != nil {
+		return res, err
+	}
+	defer undo()
 	if b.ReadBandwidth != nil {
 		r.Progress(0, float64(len(insts)), "tests", "measuring read bandwidth")
 		bw, err := b.ReadBandwidth(ctx)
@@ -113,6 +125,7 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 			cur, facts = in, describe(e)
 		}
+		b.step(i, len(insts), "starting")
 		rec, err := b.runTest(ctx, r, e, in, i, len(insts), fname, facts)
 		if rec != nil {
 			res.Records = append(res.Records, *rec)
@@ -125,22 +138,61 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	return res, nil
 }
 
+// place applies --numa and --prio to the process and returns the function undoing
+// them (a failure to undo is logged: raising the priority back needs CAP_SYS_NICE).
+func (b *Bench) place(r *run.Reporter) (func(), error) {
+	cpus, err := numaCPUs(b.Placement.NUMA)
+	if err != nil {
+		return nil, err
+	}
+	unNUMA, err := setAffinity(cpus)
+	if err != nil {
+		return nil, fmt.Errorf("--numa %s: %w", b.Placement.NUMA, err)
+	}
+	if len(cpus) > 0 {
+		r.Logf("--numa %s: CPUs %s", b.Placement.NUMA, cpuList(cpus))
+	}
+	unPrio, err := setNice(prioNice(b.Placement.Prio))
+	if err != nil {
+		_ = unNUMA()
+		return nil, fmt.Errorf("--prio %d: %w", b.Placement.Prio, err)
+	}
+	return func() {
+		if err := unPrio(); err != nil {
+			r.Logf("--prio %d: could not restore the nice value: %v", b.Placement.Prio, err)
+		}
+		if err := unNUMA(); err != nil {
+			r.Logf("--numa: could not restore the CPU set: %v", err)
+		}
+	}, nil
+}
+
+// step sends one --progress line for test idx of total.
+func (b *Bench) step(idx, total int, what string) {
+	if b.Steps != nil {
+		b.Steps(fmt.Sprintf("llama-bench: benchmark %d/%d: %s", idx+1, total, what))
+	}
+}
+
 // checkInstance rejects what the engine cannot do, before anything runs.
 func checkInstance(in Instance) error {
 	for _, c := range []struct{ flag, v string }{{"-ctk", in.TypeK}, {"-ctv", in.TypeV}} {
-		if _, err := kernels.ParseDType(c.v); err != nil {
-			return fmt.Errorf("%s: %q is not a tensor type (f16, q8_0, f32)", c.flag, c.v)
+		if err := workloads.CheckKVType(c.v); err != nil {
+			return fmt.Errorf("%s: %w", c.flag, err)
 		}
 	}
 	if in.TypeK != in.TypeV {
-		return fmt.Errorf("-ctk %s with -ctv %s: the engine keeps K and V in one type", in.TypeK, in.TypeV)
+		return fmt.Errorf("-ctk %s with -ctv %s: the engine keeps K and V in one type (-ctv defaults to f16, as llama-bench's: give -ctv %s)", in.TypeK, in.TypeV, in.TypeK)
+	}
+	if _, err := maskCPUs(in); err != nil {
+		return err
 	}
 	return nil
 }
 
 func engineOptions(in Instance) engine.Options {
 	kv, _ := kernels.ParseDType(in.TypeK)
-	return engine.Options{Threads: in.Threads, Batch: in.ubatch(), KVType: kv, KVTypeSet: true, FlashAttn: in.FlashAttn == 1}
+	return engine.Options{Threads: in.Threads, Batch: in.ubatch(), KVType: kv, KVTypeSet: true, FlashAttn: in.FlashAttn != 0, NoMmap: in.UseMmap == 0}
 }
 
 // runTest runs one instance: warmup, depth prefill (untimed, once), then the timed
@@ -164,6 +216,19 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		case <-t.C:
 		}
 	}
+	if err := setPoll(e, in); err != nil {
+		return nil, err
+	}
+	cpus, _ := maskCPUs(in)
+	unmask, err := setAffinity(cpus)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := unmask(); err != nil {
+			r.Logf("-C %s: could not restore the CPU set: %v", in.CPUMask, err)
+		}
+	}()
 	// The previous test's session is garbage now: hand it back to the system before
 	// this test allocates its own, so that the peak RSS below is this test's (weights,
 	// its KV cache and scratch), not the sum of both.
@@ -173,7 +238,12 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		return nil, err
 	}
 	resetPeakRSS()
+	st := in.Settings
 	rec := &Record{
+		CPUMask: st.CPUMask, CPUStrict: st.CPUStrict == 1, Poll: st.Poll, NGPULayers: st.NGPULayers, NCPUMoE: st.NCPUMoE,
+		SplitMode: st.SplitMode, MainGPU: st.MainGPU, NoKVOffload: st.NoKVOffload == 1, Devices: st.Devices,
+		TensorSplit: st.TensorSplit, Overrides: st.Overrides, UseMmap: st.UseMmap == 1, Embeddings: st.Embeddings == 1,
+		NoOpOffload: st.NoOpOffload, NoHost: st.NoHost == 1, FitTarget: st.FitTarget, FitMinCtx: st.FitMinCtx,
 		BuildCommit: b.Build, CPUInfo: b.CPUInfo, GPUInfo: b.GPUInfo,
 		Backends:      backendsName(e.Backend().Name()),
 		BackendImpl:   kernels.ImplName(e.Backend(), facts.matTypes),
@@ -203,11 +273,13 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	if !spec.NoWarmup {
 		progress(0, "warmup")
 		if in.NPrompt > 0 {
+			b.step(idx, total, "warmup prompt run")
 			if err := t.prompt(ctx, sess, in.NPrompt, in.NBatch); err != nil {
 				return nil, err
 			}
 		}
 		if in.NGen > 0 {
+			b.step(idx, total, "warmup generation run")
 			if err := t.gen(ctx, sess, 1); err != nil {
 				return nil, err
 			}
@@ -216,6 +288,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	sess.Reset()
 	if in.NDepth > 0 {
 		progress(0, "depth")
+		b.step(idx, total, "depth run")
 		if err := t.prompt(ctx, sess, in.NDepth, in.NBatch); err != nil {
 			return nil, err
 		}
@@ -231,6 +304,12 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 	for rep := range spec.Reps {
 		progress(rep+1, fmt.Sprintf("rep %d/%d", rep+1, spec.Reps))
 		sess.Truncate(in.NDepth)
+		if in.NPrompt > 0 {
+			b.step(idx, total, fmt.Sprintf("prompt run %d/%d", rep+1, spec.Reps))
+		}
+		if in.NGen > 0 {
+			b.step(idx, total, fmt.Sprintf("generation run %d/%d", rep+1, spec.Reps))
+		}
 		t0 := time.Now()
 		if in.NPrompt > 0 {
 			err = t.prompt(ctx, sess, in.NPrompt, in.NBatch)
@@ -258,6 +337,14 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		b.Observe(idx, *rec)
 	}
 	r.Logf("%s: %.2f ± %.2f t/s", label(""), rec.AvgTs(), rec.StddevTs())
+	if b.Verbose {
+		where := "all CPUs"
+		if len(cpus) > 0 {
+			where = "CPUs " + cpuList(cpus)
+		}
+		r.Logf("%s: backend %s, load mode %s, KV cache %s/%s %d bytes, peak RSS %d bytes, poll %d, %s", in.Name(), rec.BackendImpl,
+			rec.LoadMode(), rec.TypeK, rec.TypeV, rec.KVCacheBytes, rec.PeakRSS, in.Poll, where)
+	}
 	return rec, nil
 }
 

@@ -23,7 +23,62 @@ type Instance struct {
 	TypeK     string // lower case, as ggml names it ("f16")
 	TypeV     string
 	Threads   int // 0 = all cores
-	FlashAttn int // 0 or 1
+	FlashAttn int // 0, 1 or -1 (auto: on, the CPU backend has it for every model)
+	// Settings are llama-bench's other per-test settings: the CPU ones act, the GPU
+	// ones are recorded only.
+	Settings
+}
+
+// Settings are one combination of llama-bench's CPU and GPU settings.
+type Settings struct {
+	CPUMask   string
+	CPUStrict int
+	Poll      int
+	UseMmap   int
+
+	NGPULayers, NCPUMoE, MainGPU    int
+	SplitMode, Devices, TensorSplit string
+	Overrides                       string
+	NoKVOffload, Embeddings         int
+	NoOpOffload, NoHost             int
+	FitTarget, FitMinCtx            int
+}
+
+// settings returns the cross product of spec's CPU and GPU settings (defaults filled
+// in), GPU settings slowest, as llama-bench crosses its load-time parameters outside
+// the per-context ones.
+func settings(spec workloads.BenchSpec) []Settings {
+	out := []Settings{{}}
+	cross := func(n int, set func(s *Settings, i int)) {
+		var next []Settings
+		for _, s := range out {
+			for i := range n {
+				c := s
+				set(&c, i)
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	g, c := spec.LlamaBenchGPU, spec.LlamaBenchCPU
+	cross(len(g.NGPULayers), func(s *Settings, i int) { s.NGPULayers = g.NGPULayers[i] })
+	cross(len(g.NCPUMoE), func(s *Settings, i int) { s.NCPUMoE = g.NCPUMoE[i] })
+	cross(len(g.SplitMode), func(s *Settings, i int) { s.SplitMode = g.SplitMode[i] })
+	cross(len(c.UseMmap), func(s *Settings, i int) { s.UseMmap = c.UseMmap[i] })
+	cross(len(g.MainGPU), func(s *Settings, i int) { s.MainGPU = g.MainGPU[i] })
+	cross(len(g.TensorSplit), func(s *Settings, i int) { s.TensorSplit = g.TensorSplit[i] })
+	cross(len(g.Overrides), func(s *Settings, i int) { s.Overrides = g.Overrides[i] })
+	cross(len(g.Devices), func(s *Settings, i int) { s.Devices = g.Devices[i] })
+	cross(len(g.NoKVOffload), func(s *Settings, i int) { s.NoKVOffload = g.NoKVOffload[i] })
+	cross(len(g.Embeddings), func(s *Settings, i int) { s.Embeddings = g.Embeddings[i] })
+	cross(len(g.NoOpOffload), func(s *Settings, i int) { s.NoOpOffload = g.NoOpOffload[i] })
+	cross(len(g.NoHost), func(s *Settings, i int) { s.NoHost = g.NoHost[i] })
+	cross(len(g.FitTarget), func(s *Settings, i int) { s.FitTarget = g.FitTarget[i] })
+	cross(len(g.FitMinCtx), func(s *Settings, i int) { s.FitMinCtx = g.FitMinCtx[i] })
+	cross(len(c.CPUMask), func(s *Settings, i int) { s.CPUMask = c.CPUMask[i] })
+	cross(len(c.CPUStrict), func(s *Settings, i int) { s.CPUStrict = c.CPUStrict[i] })
+	cross(len(c.Poll), func(s *Settings, i int) { s.Poll = c.Poll[i] })
+	return out
 }
 
 // Name returns the test's name as llama-bench prints it: "pp512", "tg128",
@@ -50,15 +105,15 @@ func TestName(nPrompt, nGen, nDepth int) string {
 // sameEngine reports whether two instances can share a loaded engine.
 func (in Instance) sameEngine(o Instance) bool {
 	return in.Model == o.Model && in.Threads == o.Threads && in.ubatch() == o.ubatch() &&
-		in.TypeK == o.TypeK && in.TypeV == o.TypeV && in.FlashAttn == o.FlashAttn
+		in.TypeK == o.TypeK && in.TypeV == o.TypeV && in.FlashAttn == o.FlashAttn && in.UseMmap == o.UseMmap
 }
 
 // ubatch is the tokens per forward pass: llama.cpp clamps n_ubatch to n_batch.
 func (in Instance) ubatch() int { return min(in.NBatch, in.NUBatch) }
 
 // Expand returns the cross product of spec (defaults filled in), in llama-bench's
-// order: model, batch, ubatch, K type, V type, flash attention, threads and depth
-// vary from slowest to fastest, and for each combination the pp tests come first, then
+// order: model, the GPU and CPU settings (see settings), batch, ubatch, K type, V
+// type, flash attention, threads and depth vary from slowest to fastest, and for each combination the pp tests come first, then
 // tg, then pg. Tests of 0 tokens are skipped. When spec.TypeV is empty the V type
 // follows the K type instead of being crossed with it.
 func Expand(spec workloads.BenchSpec) []Instance {
@@ -75,34 +130,37 @@ func Expand(spec workloads.BenchSpec) []Instance {
 		}
 	}
 	var out []Instance
+	sets := settings(spec)
 	for _, m := range spec.Models {
-		for _, nb := range spec.Batch {
-			for _, nub := range spec.UBatch {
-				for _, t := range kvs {
-					for _, fa := range spec.FlashAttn {
-						for _, nt := range spec.Threads {
-							for _, nd := range spec.Depth {
-								base := Instance{Model: m, NDepth: nd, NBatch: nb, NUBatch: nub,
-									TypeK: strings.ToLower(t.k), TypeV: strings.ToLower(t.v), Threads: nt, FlashAttn: fa}
-								for _, p := range spec.Prompt {
-									if p > 0 {
-										in := base
-										in.NPrompt = p
-										out = append(out, in)
+		for _, st := range sets {
+			for _, nb := range spec.Batch {
+				for _, nub := range spec.UBatch {
+					for _, t := range kvs {
+						for _, fa := range spec.FlashAttn {
+							for _, nt := range spec.Threads {
+								for _, nd := range spec.Depth {
+									base := Instance{Model: m, NDepth: nd, NBatch: nb, NUBatch: nub,
+										TypeK: strings.ToLower(t.k), TypeV: strings.ToLower(t.v), Threads: nt, FlashAttn: fa, Settings: st}
+									for _, p := range spec.Prompt {
+										if p > 0 {
+											in := base
+											in.NPrompt = p
+											out = append(out, in)
+										}
 									}
-								}
-								for _, n := range spec.Gen {
-									if n > 0 {
-										in := base
-										in.NGen = n
-										out = append(out, in)
+									for _, n := range spec.Gen {
+										if n > 0 {
+											in := base
+											in.NGen = n
+											out = append(out, in)
+										}
 									}
-								}
-								for _, pg := range spec.PG {
-									if pg.Prompt > 0 || pg.Gen > 0 {
-										in := base
-										in.NPrompt, in.NGen = pg.Prompt, pg.Gen
-										out = append(out, in)
+									for _, pg := range spec.PG {
+										if pg.Prompt > 0 || pg.Gen > 0 {
+											in := base
+											in.NPrompt, in.NGen = pg.Prompt, pg.Gen
+											out = append(out, in)
+										}
 									}
 								}
 							}

@@ -27,11 +27,28 @@ type Record struct {
 	TypeK         string `json:"type_k"`
 	TypeV         string `json:"type_v"`
 	NGPULayers    int    `json:"n_gpu_layers"`
-	FlashAttn     int    `json:"flash_attn"`
-	NPrompt       int    `json:"n_prompt"`
-	NGen          int    `json:"n_gen"`
-	NDepth        int    `json:"n_depth"`
-	TestTime      string `json:"test_time"` // RFC 3339, UTC, when the test started
+	FlashAttn     int    `json:"flash_attn"` // 0, 1, or -1 for auto
+	// llama-bench's CPU placement (acting) and GPU settings (recorded only).
+	CPUMask     string `json:"cpu_mask"`
+	CPUStrict   bool   `json:"cpu_strict"`
+	Poll        int    `json:"poll"`
+	NCPUMoE     int    `json:"n_cpu_moe"`
+	SplitMode   string `json:"split_mode"`
+	MainGPU     int    `json:"main_gpu"`
+	NoKVOffload bool   `json:"no_kv_offload"`
+	Devices     string `json:"devices"`
+	TensorSplit string `json:"tensor_split"`
+	Overrides   string `json:"tensor_buft_overrides"`
+	UseMmap     bool   `json:"use_mmap"`
+	Embeddings  bool   `json:"embeddings"`
+	NoOpOffload int    `json:"no_op_offload"`
+	NoHost      bool   `json:"no_host"`
+	FitTarget   int    `json:"fit_target"`
+	FitMinCtx   int    `json:"fit_min_ctx"`
+	NPrompt     int    `json:"n_prompt"`
+	NGen        int    `json:"n_gen"`
+	NDepth      int    `json:"n_depth"`
+	TestTime    string `json:"test_time"` // RFC 3339, UTC, when the test started
 	// SamplesNs holds the duration of each repetition in nanoseconds.
 	SamplesNs []uint64 `json:"samples_ns"`
 
@@ -55,6 +72,15 @@ type Record struct {
 	// Telemetry summarises power and energy over the timed repetitions (nil when no
 	// telemetry was sampled).
 	Telemetry *telemetry.Power `json:"telemetry,omitempty"`
+}
+
+// LoadMode is llama-bench's load_mode of the test: "mmap" or "none" (read into
+// memory).
+func (r *Record) LoadMode() string {
+	if r.UseMmap {
+		return "mmap"
+	}
+	return "none"
 }
 
 // EnergyKnown reports whether the test's energy was measured.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -23,6 +24,14 @@ var LlamaBenchFormats = map[string]LlamaBenchFunc{
 	"json":  LlamaBenchJSON,
 	"jsonl": LlamaBenchJSONL,
 	"sql":   LlamaBenchSQL,
+}
+
+// LlamaBenchTee returns an exporter writing first to its writer and second to w2, as
+// llama-bench's -o and -oe (stdout and stderr).
+func LlamaBenchTee(first, second LlamaBenchFunc, w2 io.Writer) LlamaBenchFunc {
+	return func(w io.Writer, res *micro.Result) error {
+		return errors.Join(first(w, res), second(w2, res))
+	}
 }
 
 // LlamaBenchFormatNames returns the -o names, sorted.
@@ -53,7 +62,8 @@ type lbField struct {
 }
 
 // lbFields are the fields every machine-readable format carries, in order: llama-bench's
-// names and types first, llmbench's additions after.
+// names and types first (its 40 of tools/llama-bench/llama-bench.cpp at
+// ggml-org/llama.cpp 0104b151, docs/COMPATIBILITY.md), llmbench's additions after.
 var lbFields = []lbField{
 	{"build_commit", lbString, func(r *micro.Record) any { return r.BuildCommit }},
 	{"build_number", lbInt, func(r *micro.Record) any { return r.BuildNumber }},
@@ -67,10 +77,26 @@ var lbFields = []lbField{
 	{"n_batch", lbInt, func(r *micro.Record) any { return r.NBatch }},
 	{"n_ubatch", lbInt, func(r *micro.Record) any { return r.NUBatch }},
 	{"n_threads", lbInt, func(r *micro.Record) any { return r.NThreads }},
+	{"cpu_mask", lbString, func(r *micro.Record) any { return r.CPUMask }},
+	{"cpu_strict", lbBool, func(r *micro.Record) any { return r.CPUStrict }},
+	{"poll", lbInt, func(r *micro.Record) any { return r.Poll }},
 	{"type_k", lbString, func(r *micro.Record) any { return r.TypeK }},
 	{"type_v", lbString, func(r *micro.Record) any { return r.TypeV }},
 	{"n_gpu_layers", lbInt, func(r *micro.Record) any { return r.NGPULayers }},
+	{"n_cpu_moe", lbInt, func(r *micro.Record) any { return r.NCPUMoE }},
+	{"split_mode", lbString, func(r *micro.Record) any { return r.SplitMode }},
+	{"main_gpu", lbInt, func(r *micro.Record) any { return r.MainGPU }},
+	{"no_kv_offload", lbBool, func(r *micro.Record) any { return r.NoKVOffload }},
 	{"flash_attn", lbInt, func(r *micro.Record) any { return r.FlashAttn }},
+	{"devices", lbString, func(r *micro.Record) any { return r.Devices }},
+	{"tensor_split", lbString, func(r *micro.Record) any { return r.TensorSplit }},
+	{"tensor_buft_overrides", lbString, func(r *micro.Record) any { return r.Overrides }},
+	{"load_mode", lbString, func(r *micro.Record) any { return r.LoadMode() }},
+	{"embeddings", lbBool, func(r *micro.Record) any { return r.Embeddings }},
+	{"no_op_offload", lbInt, func(r *micro.Record) any { return r.NoOpOffload }},
+	{"no_host", lbBool, func(r *micro.Record) any { return r.NoHost }},
+	{"fit_target", lbInt, func(r *micro.Record) any { return r.FitTarget }},
+	{"fit_min_ctx", lbInt, func(r *micro.Record) any { return r.FitMinCtx }},
 	{"n_prompt", lbInt, func(r *micro.Record) any { return r.NPrompt }},
 	{"n_gen", lbInt, func(r *micro.Record) any { return r.NGen }},
 	{"n_depth", lbInt, func(r *micro.Record) any { return r.NDepth }},
@@ -79,7 +105,9 @@ var lbFields = []lbField{
 	{"stddev_ns", lbInt, func(r *micro.Record) any { return r.StddevNs() }},
 	{"avg_ts", lbFloat, func(r *micro.Record) any { return r.AvgTs() }},
 	{"stddev_ts", lbFloat, func(r *micro.Record) any { return r.StddevTs() }},
-	// llmbench's additions
+	// llmbench's additions. use_mmap: llama-bench's key before load_mode replaced it,
+	// still required by llama.cpp's scripts/compare-llama-bench.py.
+	{"use_mmap", lbBool, func(r *micro.Record) any { return r.UseMmap }},
 	{"backend_impl", lbString, func(r *micro.Record) any { return r.BackendImpl }},
 	{"peak_rss_bytes", lbInt, func(r *micro.Record) any { return r.PeakRSS }},
 	{"kv_cache_bytes", lbInt, func(r *micro.Record) any { return r.KVCacheBytes }},
@@ -162,30 +190,46 @@ func lbText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// lbObject writes one record as a JSON object; sep goes between members.
+// LlamaBenchKeys is the number of lbFields that are llama-bench's own.
+const LlamaBenchKeys = 40
+
+// lbObject writes one record as a JSON object: llama-bench's fields, its samples_ns
+// and samples_ts, then llmbench's additions; sep goes between members.
 func lbObject(w io.Writer, r *micro.Record, open, sep, close string) error {
 	var b strings.Builder
 	b.WriteString(open)
-	for _, f := range lbFields {
-		v, err := json.Marshal(f.get(r))
+	member := func(name string, v any) error {
+		j, err := json.Marshal(v)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		fmt.Fprintf(&b, "%q: %s,%s", f.name, v, sep)
+		if b.Len() > len(open) {
+			b.WriteString("," + sep)
+		}
+		fmt.Fprintf(&b, "%q: %s", name, j)
+		return nil
 	}
-	ns, _ := json.Marshal(r.SamplesNs)
-	ts, err := json.Marshal(r.SamplesTs())
-	if err != nil {
-		return err
+	for i, f := range lbFields {
+		if i == LlamaBenchKeys {
+			if err := member("samples_ns", r.SamplesNs); err != nil {
+				return err
+			}
+			if err := member("samples_ts", r.SamplesTs()); err != nil {
+				return err
+			}
+		}
+		if err := member(f.name, f.get(r)); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(&b, "\"samples_ns\": %s,%s\"samples_ts\": %s%s", ns, sep, ts, close)
-	_, err = io.WriteString(w, b.String())
+	b.WriteString(close)
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // LlamaBenchJSON writes a JSON array with one object per test: llama-bench's fields
-// (strings, integers, floats as its json printer types them), llmbench's additions,
-// then samples_ns and samples_ts.
+// (strings, booleans, integers, floats as its json printer types them), samples_ns and
+// samples_ts, then llmbench's additions.
 func LlamaBenchJSON(w io.Writer, res *micro.Result) error {
 	if len(res.Records) == 0 {
 		_, err := io.WriteString(w, "[]\n")

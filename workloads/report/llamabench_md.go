@@ -37,6 +37,19 @@ func lbColumns(spec workloads.BenchSpec) []lbColumn {
 		{"backend", -10, func(r *micro.Record) string { return r.Backends }},
 		{"threads", 7, func(r *micro.Record) string { return strconv.Itoa(r.NThreads) }},
 	}
+	c, g := spec.LlamaBenchCPU, spec.LlamaBenchGPU
+	if lbShown(g.NCPUMoE, 0) {
+		cols = append(cols, lbColumn{"n_cpu_moe", 10, func(r *micro.Record) string { return strconv.Itoa(r.NCPUMoE) }})
+	}
+	if lbShown(c.CPUMask, workloads.DefaultCPUMask) {
+		cols = append(cols, lbColumn{"cpu_mask", -10, func(r *micro.Record) string { return r.CPUMask }})
+	}
+	if lbShown(c.CPUStrict, 0) {
+		cols = append(cols, lbColumn{"cpu_strict", 10, func(r *micro.Record) string { return lbBit(r.CPUStrict) }})
+	}
+	if lbShown(c.Poll, workloads.DefaultPoll) {
+		cols = append(cols, lbColumn{"poll", 10, func(r *micro.Record) string { return strconv.Itoa(r.Poll) }})
+	}
 	if lbShown(spec.Batch, workloads.DefaultBenchBatch) {
 		cols = append(cols, lbColumn{"n_batch", 7, func(r *micro.Record) string { return strconv.Itoa(r.NBatch) }})
 	}
@@ -60,14 +73,52 @@ func lbColumns(spec workloads.BenchSpec) []lbColumn {
 	if lbShown(tv, workloads.DefaultBenchKV) {
 		cols = append(cols, lbColumn{"type_v", 6, func(r *micro.Record) string { return r.TypeV }})
 	}
-	if lbShown(spec.FlashAttn, 0) {
+	if lbShown(g.MainGPU, 0) {
+		cols = append(cols, lbColumn{"main_gpu", 10, func(r *micro.Record) string { return strconv.Itoa(r.MainGPU) }})
+	}
+	if lbShown(g.SplitMode, workloads.DefaultSplitMode) {
+		cols = append(cols, lbColumn{"sm", -6, func(r *micro.Record) string { return r.SplitMode }})
+	}
+	if lbShown(g.NoKVOffload, 0) {
+		cols = append(cols, lbColumn{"nkvo", 10, func(r *micro.Record) string { return lbBit(r.NoKVOffload) }})
+	}
+	// Both the profiles' default (0) and the command line's (auto) count as unset.
+	if lbShown(spec.FlashAttn, 0) && lbShown(spec.FlashAttn, workloads.FlashAttnAuto) {
 		cols = append(cols, lbColumn{"fa", 3, func(r *micro.Record) string { return strconv.Itoa(r.FlashAttn) }})
+	}
+	for _, o := range []struct {
+		head  string
+		width int
+		shown bool
+		get   func(r *micro.Record) string
+	}{
+		{"dev", -12, lbShown(g.Devices, workloads.DefaultDevices), func(r *micro.Record) string { return r.Devices }},
+		{"ts", -10, lbShown(g.TensorSplit, workloads.DefaultTSplit), func(r *micro.Record) string { return r.TensorSplit }},
+		{"ot", -10, lbShown(g.Overrides, workloads.DefaultOverrides), func(r *micro.Record) string { return r.Overrides }},
+		{"lm", -10, lbShown(c.UseMmap, 1), func(r *micro.Record) string { return r.LoadMode() }},
+		{"embd", 10, lbShown(g.Embeddings, 0), func(r *micro.Record) string { return lbBit(r.Embeddings) }},
+		{"nopo", 4, lbShown(g.NoOpOffload, 0), func(r *micro.Record) string { return strconv.Itoa(r.NoOpOffload) }},
+		{"noh", 4, lbShown(g.NoHost, 0), func(r *micro.Record) string { return lbBit(r.NoHost) }},
+		{"fitt", 10, lbShown(g.FitTarget, 0), func(r *micro.Record) string { return strconv.Itoa(r.FitTarget) }},
+		{"fitc", 10, lbShown(g.FitMinCtx, 0), func(r *micro.Record) string { return strconv.Itoa(r.FitMinCtx) }},
+	} {
+		if o.shown {
+			cols = append(cols, lbColumn{o.head, o.width, o.get})
+		}
 	}
 	cols = append(cols,
 		lbColumn{"test", 15, func(r *micro.Record) string { return r.Name() }},
 		lbColumn{"t/s", 20, func(r *micro.Record) string { return fmt.Sprintf("%.2f ± %.2f", r.AvgTs(), r.StddevTs()) }},
 	)
 	return cols
+}
+
+// lbBit writes a boolean setting as llama-bench's markdown does (std::to_string).
+func lbBit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // lbSize formats bytes as llama-bench's size column: MiB below 1 GiB, GiB above.

@@ -24,6 +24,7 @@ func lbResult() *micro.Result {
 				NPrompt: test[0], NGen: test[1], TestTime: "2025-01-01T00:00:00Z",
 				SamplesNs:           []uint64{uint64(1e9 / th), uint64(1.1e9 / float64(th)), uint64(0.9e9 / float64(th))},
 				WeightBytesPerToken: 600_000_000, FLOPsPerRep: 1e12,
+				CPUMask: "0x0", Poll: 50, NGPULayers: -1, SplitMode: "layer", Devices: "auto", TensorSplit: "0.00", Overrides: "none", UseMmap: true,
 			})
 		}
 	}
@@ -140,7 +141,7 @@ func TestLlamaBenchCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,type_k,type_v") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,model_n_params,n_batch,n_ubatch,n_threads,cpu_mask,cpu_strict,poll,type_k,type_v") {
 		t.Fatalf("csv:\n%s", b.String())
 	}
 	if !strings.Contains(lines[1], `"CPU ""quoted"", it's"`) {
@@ -253,5 +254,36 @@ func TestReadLlamaBenchSad(t *testing.T) {
 	r, err := ReadLlamaBench("old.jsonl", strings.NewReader(`{"flash_attn": false, "n_prompt": 512, "n_gen": 0, "samples_ts": [1, 2]}`+"\n"))
 	if err != nil || r.Tests[0].Fields["flash_attn"] != "false" {
 		t.Errorf("old file: %v %+v", err, r)
+	}
+}
+
+// TestLlamaBenchMarkdownSettings: settings given away from llama-bench's defaults get
+// columns named as llama-bench names them; -fa auto (the command line's default) and 0
+// (the profiles') get none; -ngl never shows on a CPU backend, as in llama-bench.
+func TestLlamaBenchMarkdownSettings(t *testing.T) {
+	res := lbResult()
+	res.Spec.CPUMask, res.Spec.Poll, res.Spec.SplitMode, res.Spec.UseMmap = []string{"0x1"}, []int{0}, []string{"row"}, []int{0}
+	res.Spec.FlashAttn, res.Spec.NGPULayers = []int{workloads.FlashAttnAuto}, []int{99}
+	for i := range res.Records {
+		r := &res.Records[i]
+		r.CPUMask, r.Poll, r.SplitMode, r.UseMmap, r.FlashAttn, r.NGPULayers = "0x1", 0, "row", false, -1, 99
+	}
+	var b bytes.Buffer
+	if err := LlamaBenchMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.SplitN(b.String(), "\n", 2)[0]
+	for _, want := range []string{"| cpu_mask   |", "|       poll |", "| sm     |", "| lm         |"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header lacks %q:\n%s", want, head)
+		}
+	}
+	for _, not := range []string{" fa |", " ngl |"} {
+		if strings.Contains(head, not) {
+			t.Errorf("header has %q:\n%s", not, head)
+		}
+	}
+	if row := strings.Split(b.String(), "\n")[2]; !strings.Contains(row, "| 0x1        |") || !strings.Contains(row, "| none       |") {
+		t.Errorf("row: %s", row)
 	}
 }

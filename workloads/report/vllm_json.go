@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"llmbench/workloads/metrics"
@@ -58,10 +60,55 @@ func (o vllmObject) MarshalJSON() ([]byte, error) {
 
 // vllmJSONSafe maps non-finite floats to null (JSON has no NaN or Infinity).
 func vllmJSONSafe(v any) any {
-	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		return nil
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return pyFloat(x)
+	case []float64:
+		out := make([]pyFloat, len(x))
+		for i, f := range x {
+			out[i] = pyFloat(f)
+		}
+		return out
+	case [][]float64:
+		out := make([][]pyFloat, len(x))
+		for i, row := range x {
+			out[i] = vllmJSONSafe(row).([]pyFloat)
+		}
+		return out
 	}
 	return v
+}
+
+// intIfWhole is v as an int when it is a whole number (as vLLM's int options), else v.
+func intIfWhole(v float64) any {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return int64(v)
+	}
+	return v
+}
+
+// pyFloat is a float written as Python's json.dump writes one (its repr): always with
+// a decimal point or an exponent ("10.0", not "10"), so that a reader of the file gets
+// the float vLLM's result holds, not an int. NaN and infinities are written as null.
+type pyFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f pyFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	if a := math.Abs(x); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return []byte(strconv.FormatFloat(x, 'e', -1, 64)), nil
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return []byte(s), nil
 }
 
 // VLLMJSONOptions selects the optional parts of a saved result.
@@ -116,8 +163,8 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	}
 	if s.RampUpStrategy != "" {
 		o.set("ramp_up_strategy", s.RampUpStrategy)
-		o.set("ramp_up_start_rps", s.RampUpStartRPS)
-		o.set("ramp_up_end_rps", s.RampUpEndRPS)
+		o.set("ramp_up_start_rps", intIfWhole(s.RampUpStartRPS)) // ints in vLLM (type=int)
+		o.set("ramp_up_end_rps", intIfWhole(s.RampUpEndRPS))
 	}
 	o.set("duration", res.Duration.Seconds())
 	o.set("completed", m.Completed)

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -146,5 +147,29 @@ func TestVLLMJSONServerTimings(t *testing.T) {
 			m.PerReq[2]["llamacpp_prompt_ms"] != 4):
 			t.Errorf("per-request timings not aligned: %v (ttfts %d)", m.PerReq, len(m.TTFTs))
 		}
+	}
+}
+
+// TestVLLMJSONFloatTypes: the result's float fields are written as Python writes
+// floats (request_rate 10.0, burstiness 1.0), so readers get vLLM's value types.
+func TestVLLMJSONFloatTypes(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{10, "10.0"}, {1, "1.0"}, {0.5, "0.5"}, {0, "0.0"}, {-3, "-3.0"}, {1e-5, "1e-05"}, {1e16, "1e+16"}, {123456789.25, "123456789.25"}} {
+		got, _ := pyFloat(c.v).MarshalJSON()
+		if string(got) != c.want {
+			t.Errorf("%v: %s; want %s", c.v, got, c.want)
+		}
+	}
+	var o vllmObject
+	o.set("request_rate", 10.0)
+	o.set("burstiness", 1.0)
+	o.set("max_concurrency", 4)
+	o.set("ttfts", []float64{0.25, 1})
+	o.set("nan", math.NaN())
+	b, err := o.MarshalJSON()
+	if err != nil || string(b) != `{"request_rate": 10.0, "burstiness": 1.0, "max_concurrency": 4, "ttfts": [0.25,1.0], "nan": null}` {
+		t.Errorf("%s %v", b, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,11 @@ type Sampling struct {
 	Temperature *float64
 	TopP        *float64
 	TopK        *int
+	// MinP, the penalties and Logprobs are sent when set (vllm bench serve's
+	// --min-p, --frequency-penalty, --presence-penalty, --repetition-penalty,
+	// --logprobs), under each backend's names.
+	MinP, FrequencyPenalty, PresencePenalty, RepetitionPenalty *float64
+	Logprobs                                                   *int
 }
 
 // Temp returns the temperature requests carry: the given one, else 0 (greedy).
@@ -89,7 +96,21 @@ func (c *InProc) Do(run context.Context, req *Request, rec *metrics.Record, now 
 		}
 		p.Seed = uint64(rec.Index)
 	}
+	s := c.Sampling
+	f32 := func(v *float64) float32 {
+		if v == nil {
+			return 0
+		}
+		return float32(*v)
+	}
+	p.MinP, p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty = f32(s.MinP), f32(s.RepetitionPenalty), f32(s.FrequencyPenalty), f32(s.PresencePenalty)
+	if s.RepetitionPenalty != nil || s.FrequencyPenalty != nil || s.PresencePenalty != nil {
+		p.RepeatLastN = -1 // the whole history, as vLLM's penalties
+	}
 	er := engine.Request{Prompt: req.Prompt, Tokens: req.Tokens, MaxTokens: req.OutputLen, Sampling: p, IgnoreEOS: c.IgnoreEOS}
+	if s.Logprobs != nil {
+		er.Logprobs, er.TopLogprobs = true, *s.Logprobs
+	}
 	var text []byte
 	var times inprocTimes // tokens timed when the engine emitted them
 	times.start(rec, now)
@@ -134,6 +155,12 @@ type HTTP struct {
 	// KeepText keeps each request's generated text in its record (--save-detailed);
 	// otherwise it is dropped once the tokens are counted.
 	KeepText bool
+	// ExtraBody holds members added to every request body, replacing those of the same
+	// name (--extra-body).
+	ExtraBody map[string]json.RawMessage
+	// RequestIDPrefix, when set, sends the header x-request-id: prefix + the request's
+	// index, as vllm bench serve does.
+	RequestIDPrefix string
 }
 
 // DefaultEndpoint returns the endpoint a backend uses when --endpoint is not given.
@@ -166,6 +193,12 @@ func NewTransport(conns int) *http.Transport {
 	}
 }
 
+// InsecureTLS makes tr accept any TLS certificate (vllm bench serve's --insecure, for
+// servers with self-signed certificates).
+func InsecureTLS(tr *http.Transport) {
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+}
+
 // readers are the SSE line readers, reused across requests: 8 KiB holds a typical chunk
 // line (longer ones are assembled in sseReader.long), so a first wave of hundreds of
 // streams allocates little.
@@ -179,6 +212,21 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 	temp := s.Temp()
 	if (s.TopP != nil && !finite(*s.TopP)) || !finite(temp) {
 		return nil, fmt.Errorf("sampling: temperature %v, top_p %v: want finite numbers", temp, s.TopP)
+	}
+	for _, p := range []*float64{s.MinP, s.FrequencyPenalty, s.PresencePenalty, s.RepetitionPenalty} {
+		if p != nil && !finite(*p) {
+			return nil, fmt.Errorf("sampling: %v is not a finite number", *p)
+		}
+	}
+	// optional appends ,"name":v for each set parameter.
+	optional := func(b []byte, names ...string) []byte {
+		vals := []*float64{s.MinP, s.FrequencyPenalty, s.PresencePenalty, s.RepetitionPenalty}
+		for i, n := range names {
+			if n != "" && vals[i] != nil {
+				b = strconv.AppendFloat(append(b, `,"`+n+`":`...), *vals[i], 'g', -1, 64)
+			}
+		}
+		return b
 	}
 	b := make([]byte, 0, 160+len(req.Prompt)+len(c.Model))
 	sampling := func(b []byte, withTemp bool) []byte {
@@ -208,6 +256,14 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 			b = append(b, `,"ignore_eos":true`...)
 		}
 		b = sampling(b, true)
+		b = optional(b, "min_p", "frequency_penalty", "presence_penalty", "repetition_penalty")
+		if s.Logprobs != nil {
+			if c.Backend == "openai" {
+				b = strconv.AppendInt(append(b, `,"logprobs":`...), int64(*s.Logprobs), 10)
+			} else {
+				b = strconv.AppendInt(append(b, `,"logprobs":true,"top_logprobs":`...), int64(*s.Logprobs), 10)
+			}
+		}
 	case "tgi":
 		b = appendJSONString(append(b, `{"inputs":`...), req.Prompt)
 		b = strconv.AppendInt(append(b, `,"parameters":{"max_new_tokens":`...), int64(req.OutputLen), 10)
@@ -215,7 +271,11 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 		if temp > 0 {
 			b = append(b, `,"do_sample":true`...)
 		}
-		b = append(sampling(b, temp > 0), '}') // TGI refuses 0: greedy is do_sample false, its default
+		b = optional(sampling(b, temp > 0), "", "frequency_penalty", "", "repetition_penalty")
+		if s.Logprobs != nil && *s.Logprobs > 0 {
+			b = strconv.AppendInt(append(b, `,"top_n_tokens":`...), int64(*s.Logprobs), 10)
+		}
+		b = append(b, '}') // TGI refuses temperature 0: greedy is do_sample false, its default
 	case "llamacpp":
 		b = appendJSONString(append(b, `{"prompt":`...), req.Prompt)
 		b = strconv.AppendInt(append(b, `,"n_predict":`...), int64(req.OutputLen), 10)
@@ -224,10 +284,31 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 			b = append(b, `,"ignore_eos":true`...)
 		}
 		b = sampling(b, true)
+		b = optional(b, "min_p", "frequency_penalty", "presence_penalty", "repeat_penalty")
+		if s.Logprobs != nil {
+			b = strconv.AppendInt(append(b, `,"n_probs":`...), int64(*s.Logprobs), 10)
+		}
 	default:
 		return nil, fmt.Errorf("unknown backend %q", c.Backend)
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	if len(c.ExtraBody) > 0 {
+		return mergeBody(b, c.ExtraBody)
+	}
+	return b, nil
+}
+
+// mergeBody adds extra's members to the JSON object body, replacing those of the same
+// name, as vllm bench serve's payload.update(extra_body).
+func mergeBody(body []byte, extra map[string]json.RawMessage) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("extra body: %w", err)
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -299,6 +380,9 @@ func (c *HTTP) Do(run context.Context, req *Request, rec *metrics.Record, now fu
 	hr.Header.Set("Accept", "text/event-stream")
 	for k, v := range c.Headers {
 		hr.Header.Set(k, v)
+	}
+	if c.RequestIDPrefix != "" {
+		hr.Header.Set("x-request-id", c.RequestIDPrefix+strconv.Itoa(rec.Index))
 	}
 	rec.Start = now()
 	resp, err := c.HC.Do(hr)

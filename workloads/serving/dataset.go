@@ -7,6 +7,7 @@ package serving
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"llmbench/workloads"
@@ -49,6 +51,9 @@ type Dataset struct {
 // LoadDataset builds spec.NumPrompts requests. data is the content of --dataset-path
 // (nil when the dataset needs none); ctxLen, when > 0, drops prompts whose prompt plus
 // output do not fit in the model's context (counted in Skipped).
+// DatasetNames are the --dataset-name values LoadDataset knows (vLLM's names).
+var DatasetNames = []string{"sharegpt", "burstgpt", "sonnet", "random", "prefix_repetition", "custom", "spec_bench", "txt-slices"}
+
 func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen int) (*Dataset, error) {
 	if spec.NumPrompts <= 0 {
 		return nil, errors.New("dataset: --num-prompts must be positive")
@@ -68,8 +73,14 @@ func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen 
 		ds, err = prefixRepetitionDataset(spec, tok, rng)
 	case "custom":
 		ds, err = customDataset(spec, data, tok)
+	case "burstgpt":
+		ds, err = burstGPTDataset(spec, data, tok, rng)
+	case "spec_bench":
+		ds, err = specBenchDataset(spec, data, tok)
+	case "txt-slices":
+		ds, err = txtSlicesDataset(spec, data, tok, rng)
 	default:
-		return nil, fmt.Errorf("dataset: unknown --dataset-name %q (want sharegpt, sonnet, random, prefix_repetition or custom)", spec.Name)
+		return nil, fmt.Errorf("dataset: unknown --dataset-name %q (want %s)", spec.Name, strings.Join(DatasetNames, ", "))
 	}
 	if err != nil {
 		return nil, err
@@ -96,7 +107,7 @@ func LoadDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, ctxLen 
 		}
 		return nil, errors.New(msg + ")")
 	}
-	if n := len(ds.Requests); n < spec.NumPrompts && !spec.NoOversample && (spec.Name == "sharegpt" || spec.Name == "custom") {
+	if n := len(ds.Requests); n < spec.NumPrompts && !spec.NoOversample && (spec.Name == "sharegpt" || spec.Name == "custom" || spec.Name == "spec_bench") {
 		// vLLM's maybe_oversample_requests: random.choices(requests, k=missing), seeded.
 		orng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x0e5a))
 		for len(ds.Requests) < spec.NumPrompts {
@@ -208,7 +219,9 @@ func sharegptDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng
 	if len(usable) == 0 {
 		return nil, errors.New("dataset sharegpt: no conversation with a reply (single-turn files need --sharegpt-output-len)")
 	}
-	rng.Shuffle(len(usable), func(i, j int) { usable[i], usable[j] = usable[j], usable[i] })
+	if !spec.DisableShuffle {
+		rng.Shuffle(len(usable), func(i, j int) { usable[i], usable[j] = usable[j], usable[i] })
+	}
 	ds := &Dataset{}
 	var plens []int
 	short, shortOut, long, total := 0, 0, 0, 0
@@ -295,24 +308,27 @@ func sonnetDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng *
 }
 
 // customDataset reads JSONL: one {"prompt": …, "output_tokens": …} per line
-// ("output_tokens" falls back to --custom-output-len, default 256).
+// ("output_tokens" falls back to --custom-output-len, default 256), shuffled with the
+// seed as vLLM does unless --disable-shuffle, the first --num-prompts kept.
 func customDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer) (*Dataset, error) {
 	if data == nil {
 		return nil, errors.New("dataset custom: --dataset-path is required")
 	}
+	type entry struct {
+		Prompt       string `json:"prompt"`
+		OutputTokens int    `json:"output_tokens"`
+	}
+	var entries []entry
 	ds := &Dataset{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	line := 0
-	for sc.Scan() && len(ds.Requests) < spec.NumPrompts {
+	for sc.Scan() {
 		line++
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var e struct {
-			Prompt       string `json:"prompt"`
-			OutputTokens int    `json:"output_tokens"`
-		}
+		var e entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("dataset custom: line %d: %w", line, err)
 		}
@@ -320,15 +336,172 @@ func customDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer) (*Dat
 			ds.Skipped++
 			continue
 		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("dataset custom: %w", err)
+	}
+	if !spec.DisableShuffle {
+		srng := rand.New(rand.NewPCG(uint64(spec.Seed), 0xc057))
+		srng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	}
+	for _, e := range entries[:min(len(entries), spec.NumPrompts)] {
 		ol := e.OutputTokens
 		if ol <= 0 {
 			ol = orDefault(spec.CustomOutputLen, 256)
 		}
 		ds.Requests = append(ds.Requests, Request{Prompt: e.Prompt, PromptLen: len(tok.Encode(e.Prompt, false, false)), OutputLen: ol})
 	}
-	if err := sc.Err(); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("dataset custom: %w", err)
-	}
 	ds.Note = fmt.Sprintf("custom: %d prompts", len(ds.Requests))
+	return ds, nil
+}
+
+// burstGPTDataset follows vLLM's burstgpt dataset over the BurstGPT CSV: rows of model
+// GPT-4 with a positive response token count, num_prompts of them drawn at random
+// (with replacement when the file has fewer), each a synthetic prompt of its Request
+// tokens (token ids (i + j) mod vocabulary) asking for its Response tokens.
+func burstGPTDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng *rand.Rand) (*Dataset, error) {
+	if data == nil {
+		return nil, errors.New("dataset burstgpt: --dataset-path is required (BurstGPT's CSV)")
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("dataset burstgpt: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("dataset burstgpt: empty file")
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, h := range []string{"Model", "Request tokens", "Response tokens"} {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("dataset burstgpt: no %q column (BurstGPT's CSV has Timestamp, Model, Request tokens, Response tokens, …)", h)
+		}
+	}
+	type row struct{ in, out int }
+	var kept []row
+	skipped := 0
+	for i, r := range rows[1:] {
+		if len(r) <= max(col["Model"], col["Request tokens"], col["Response tokens"]) {
+			return nil, fmt.Errorf("dataset burstgpt: line %d: %d fields", i+2, len(r))
+		}
+		in, err1 := strconv.ParseFloat(strings.TrimSpace(r[col["Request tokens"]]), 64)
+		out, err2 := strconv.ParseFloat(strings.TrimSpace(r[col["Response tokens"]]), 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("dataset burstgpt: line %d: token counts %q, %q", i+2, r[col["Request tokens"]], r[col["Response tokens"]])
+		}
+		if strings.TrimSpace(r[col["Model"]]) != "GPT-4" || out <= 0 {
+			skipped++
+			continue
+		}
+		kept = append(kept, row{int(in), int(out)})
+	}
+	if len(kept) == 0 {
+		return &Dataset{Skipped: skipped, filtered: "vLLM's burstgpt keeps rows of model GPT-4 with Response tokens > 0"}, nil
+	}
+	pick := rng.Perm(len(kept))
+	ds := &Dataset{Skipped: skipped, Note: fmt.Sprintf("burstgpt: %d GPT-4 rows of %d", len(kept), len(rows)-1)}
+	vocab := tok.VocabSize()
+	for i := range spec.NumPrompts {
+		var r row
+		if spec.NumPrompts <= len(kept) {
+			r = kept[pick[i]]
+		} else {
+			r = kept[rng.IntN(len(kept))] // with replacement, as vLLM's sample(replace=True)
+		}
+		ids := make([]int32, r.in)
+		for j := range ids {
+			ids[j] = int32((i + j) % vocab)
+		}
+		ds.Requests = append(ds.Requests, Request{Prompt: tok.Decode(ids), Tokens: ids, PromptLen: r.in, OutputLen: r.out})
+	}
+	return ds, nil
+}
+
+// specBenchDataset follows vLLM's spec_bench dataset over Spec-Bench's question.jsonl:
+// each line's first turn is a prompt, kept when --spec-bench-category is empty or
+// names its category, shuffled with the seed unless --disable-shuffle, each asking
+// for --spec-bench-output-len tokens (default 256).
+func specBenchDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer) (*Dataset, error) {
+	if data == nil {
+		return nil, errors.New("dataset spec_bench: --dataset-path is required (Spec-Bench's question.jsonl)")
+	}
+	out := orDefault(spec.SpecBenchOutputLen, 256)
+	var prompts []string
+	skipped, line := 0, 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line++
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e struct {
+			Category string   `json:"category"`
+			Turns    []string `json:"turns"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("dataset spec_bench: line %d: %w", line, err)
+		}
+		if len(e.Turns) == 0 {
+			return nil, fmt.Errorf("dataset spec_bench: line %d: no \"turns\"", line)
+		}
+		if spec.SpecBenchCategory != "" && e.Category != spec.SpecBenchCategory {
+			skipped++
+			continue
+		}
+		prompts = append(prompts, e.Turns[0])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("dataset spec_bench: %w", err)
+	}
+	if !spec.DisableShuffle {
+		srng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x5bec))
+		srng.Shuffle(len(prompts), func(i, j int) { prompts[i], prompts[j] = prompts[j], prompts[i] })
+	}
+	ds := &Dataset{Skipped: skipped, Note: fmt.Sprintf("spec_bench: %d questions, output %d", len(prompts), out)}
+	if spec.SpecBenchCategory != "" {
+		ds.filtered = fmt.Sprintf("no question of category %q", spec.SpecBenchCategory)
+	}
+	for _, p := range prompts[:min(len(prompts), spec.NumPrompts)] {
+		ds.Requests = append(ds.Requests, Request{Prompt: p, PromptLen: len(tok.Encode(p, false, false)), OutputLen: out})
+	}
+	return ds, nil
+}
+
+// txtSlicesDataset follows vLLM's txt-slices dataset: the text file tokenized once,
+// each prompt a slice of --random-input-len tokens from a random start (wrapping at
+// the end), asking for --random-output-len tokens; --random-range-ratio spreads both
+// as for the random dataset.
+func txtSlicesDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng *rand.Rand) (*Dataset, error) {
+	if data == nil {
+		return nil, errors.New("dataset txt-slices: --dataset-path is required (a text file)")
+	}
+	ids := tok.Encode(string(data), false, false)
+	if len(ids) == 0 {
+		return nil, errors.New("dataset txt-slices: the text has no tokens")
+	}
+	in, out := orDefault(spec.RandomInputLen, 1024), orDefault(spec.RandomOutputLen, 128)
+	r := spec.RandomRangeRatio
+	if r < 0 || r >= 1 {
+		return nil, fmt.Errorf("dataset txt-slices: --random-range-ratio %v must be in [0, 1)", r)
+	}
+	span := func(n int) (int, int) {
+		return max(1, int(math.Floor(float64(n)*(1-r)))), max(1, int(math.Ceil(float64(n)*(1+r))))
+	}
+	inLo, inHi := span(in)
+	outLo, outHi := span(out)
+	ds := &Dataset{Note: fmt.Sprintf("txt-slices: %d-token text, input %d..%d, output %d..%d tokens", len(ids), inLo, inHi, outLo, outHi)}
+	for range spec.NumPrompts {
+		n := inLo + rng.IntN(inHi-inLo+1)
+		start := rng.IntN(len(ids))
+		p := make([]int32, n)
+		for j := range p {
+			p[j] = ids[(start+j)%len(ids)]
+		}
+		ds.Requests = append(ds.Requests, Request{Prompt: tok.Decode(p), Tokens: p, PromptLen: n, OutputLen: outLo + rng.IntN(outHi-outLo+1)})
+	}
 	return ds, nil
 }
