@@ -130,8 +130,16 @@ func chunkWeights(r *Record) []float64 {
 		w[0] = math.Max(0, float64(r.OutputTokens-rest))
 		return w
 	}
-	per := max(0, float64(r.OutputTokens)/float64(n)) // a 0-token success carries none
-	for i := range w {
+	// Chunks before the first one with text (a chat stream's role-only chunk) carry
+	// none: the tokens are spread over the chunks from that one on.
+	lead := 0
+	if r.TTFTContent > r.TTFT {
+		for at := r.TTFT; lead < len(r.ITL) && at < r.TTFTContent; lead++ {
+			at += r.ITL[lead]
+		}
+	}
+	per := max(0, float64(r.OutputTokens)/float64(n-lead)) // a 0-token success carries none
+	for i := lead; i < n; i++ {
 		w[i] = per
 	}
 	return w

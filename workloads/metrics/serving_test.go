@@ -91,6 +91,22 @@ func TestMultiTokenChunks(t *testing.T) {
 	}
 }
 
+// TestRoleChunkCarriesNoTokens: a chat stream's role-only first chunk (TTFT at 5 ms,
+// text from 60 ms) carries none of the tokens when the server gives no per-chunk
+// counts: 8 tokens over the 4 text chunks are 2 each, so the per-token gaps are
+// 55/2, 10/2, 10/2, 10/2 (spread over all 5 chunks they read 55/1.6, 10/1.6, …).
+func TestRoleChunkCarriesNoTokens(t *testing.T) {
+	r := Record{Start: 0, TTFT: 5 * msT, TTFTContent: 60 * msT,
+		ITL: []time.Duration{55 * msT, 10 * msT, 10 * msT, 10 * msT}, Latency: 90 * msT, OutputTokens: 8, Success: true}
+	s := Summary([]Record{r}, time.Second, ServingConfig{Percentiles: []float64{50}})
+	if s.ITLPerToken.N != 4 || !closeTo(s.ITLPerToken.Mean, (27.5+15)/4) || !closeTo(s.ITLPerToken.Median, 5) {
+		t.Errorf("per-token ITL %+v: want 27.5, 5, 5, 5", s.ITLPerToken)
+	}
+	if s.PeakOutputTokensPerS != 8 {
+		t.Errorf("token peak %v, want 8", s.PeakOutputTokensPerS)
+	}
+}
+
 func TestCompareVerdict(t *testing.T) {
 	a := []float64{10, 11, 9, 10, 10.5, 9.5}
 	b := []float64{20, 21, 19, 20, 20.5, 19.5}
