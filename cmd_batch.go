@@ -15,11 +15,12 @@ var batchExamples = []string{
 	"llmbench batch -m synth:llama-1b:Q4_0 --sequence-length 128 --decode-length 8 --batch-size 1,2,4,8,16,32 --runs 3 --warmups 1 -t 2",
 	"llmbench batch -m model.gguf -b 1 -b 8 --temperature 0.7 --top-k 40 --export tgi.md,tgi.json",
 	"llmbench batch --merge t1.json t2.json > report.md",
+	"llmbench batch --backend tgi --url http://localhost:8080 -b 1,4,16   (approximated from streamed tokens)",
 }
 
 var batchGroups = []flagGroup{
 	{"TGI benchmark compatible", batchFlagNames},
-	{"llmbench additions", []string{"t", "threads", "kv-cache-type", "label", "cache-dir", "merge",
+	{"llmbench additions", []string{"t", "threads", "kv-cache-type", "label", "cache-dir", "merge", "backend", "url", "base-url", "tokenizer",
 		"export", "data-dir", "device", "sample-interval", "power-limit", "settle-timeout"}},
 }
 
@@ -44,11 +45,17 @@ func runBatch(ctx context.Context, args []string) error {
 		return usageErr("batch", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	spec := a.spec
-	m, err := jobs.ModelRef(a.model, "")
-	if err != nil {
-		return usageErr("batch", fmt.Errorf("-m: %w", err))
+	if spec.Backend != "inproc" { // a server: -m names its model
+		if a.model != workloads.BuiltinModel {
+			spec.ServerModel = a.model
+		}
+	} else {
+		m, err := jobs.ModelRef(a.model, "")
+		if err != nil {
+			return usageErr("batch", fmt.Errorf("-m: %w", err))
+		}
+		spec.Model = m
 	}
-	spec.Model = m
 	spec.Warmups = &a.warmups
 	spec.Temperature, spec.TopK, spec.TopP, spec.TypicalP, spec.RepetitionPenalty = a.temp.v, a.topK.v, a.topP.v, a.typical.v, a.rep.v
 	limits, err := a.tf.limits()

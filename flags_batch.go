@@ -55,6 +55,11 @@ func defineBatch(fs *flag.FlagSet) *batchFlags {
 	}
 	fs.StringVar(&s.KVType, "kv-cache-type", workloads.DefaultBenchKV, "KV cache `type`: f16, q8_0 or f32")
 	fs.StringVar(&s.Label, "label", "", "heading of this run's section in a report (as TGI's \"Tensor Parallel (TP) - 2 GPUs\"; default \"CPU - N threads\")")
+	fs.StringVar(&s.Backend, "backend", "inproc", "where to run: inproc (the engine, in this process) or a server: openai, tgi, llamacpp (figures approximated from streamed tokens)")
+	for _, n := range []string{"url", "base-url"} {
+		fs.StringVar(&s.BaseURL, n, "", "server `URL` (--backend openai|tgi|llamacpp)")
+	}
+	fs.StringVar(&s.Tokenizer, "tokenizer", "", "GGUF `file` whose tokenizer sizes the prompt for a server (default: the built-in one)")
 	fs.StringVar(&a.cacheDir, "cache-dir", "", "synthetic model cache `dir` (default: the user cache dir)")
 	fs.BoolVar(&a.merge, "merge", false, "print one report of several runs' JSON exports: --merge A.json B.json …")
 	a.tf, a.of = addTelemetryFlags(fs), addOutputFlags(fs)

@@ -26,8 +26,11 @@ type BatchSpec struct {
 	// token, a decode step ≈ the mean gap between tokens).
 	Backend string `yaml:"backend,omitempty" json:"backend,omitempty"`
 	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
-	// ServerModel is the model name sent to a server (empty: its first model).
+	// ServerModel is the model name sent to a server (empty: its first model, for
+	// openai); Tokenizer a GGUF file whose tokenizer sizes the prompt for a server
+	// (empty: the built-in one).
 	ServerModel string `yaml:"server_model,omitempty" json:"server_model,omitempty"`
+	Tokenizer   string `yaml:"tokenizer,omitempty" json:"tokenizer,omitempty"`
 
 	SequenceLength int   `yaml:"sequence_length" json:"sequence_length"`
 	DecodeLength   int   `yaml:"decode_length" json:"decode_length"`
@@ -133,6 +136,9 @@ func (s BatchSpec) Validate() error {
 	if s.Approximate() {
 		if s.BaseURL == "" {
 			return fmt.Errorf("--backend %s needs --url", s.Backend)
+		}
+		if s.RepetitionPenalty != nil {
+			return errors.New("--repetition-penalty: sent to the in-process engine only, not to servers")
 		}
 	} else if (s.Model.Path == "") == (s.Model.Shape == "") {
 		return errors.New("-m: give a model file, builtin:stories260K or synth:SHAPE:TYPE")

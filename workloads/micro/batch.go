@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"llmbench/engine"
@@ -154,16 +153,71 @@ type BatchSnapshot struct {
 // loremIpsum is the text TGI's benchmark repeats into its prompt.
 const loremIpsum = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum."
 
-// batchPrompt returns n tokens of lorem ipsum repeated, as TGI's benchmark builds its
-// prompt (BOS first when the model adds one).
-func batchPrompt(e *engine.Engine, n int) []int32 {
+// encoder is what loremTokens needs of a tokenizer (the engine's, or the one a
+// serving job counts with).
+type encoder interface {
+	Encode(text string, addSpecial, parseSpecial bool) []int32
+}
+
+// loremTokens returns n tokens of lorem ipsum repeated, as TGI's benchmark builds its
+// prompt (BOS first when special is set and the tokenizer adds one).
+func loremTokens(tok encoder, n int, special bool) []int32 {
 	text := loremIpsum
-	ids := e.Tok.Encode(text, true, true)
+	ids := tok.Encode(text, special, special)
 	for len(ids) < n {
 		text += " " + loremIpsum
-		ids = e.Tok.Encode(text, true, true)
+		ids = tok.Encode(text, special, special)
 	}
 	return ids[:n]
+}
+
+// pointRunner prepares one batch size: it returns the function that times one run
+// of it and the memory of its KV cache (0 when unknown).
+type pointRunner func(bs int) (run func(ctx context.Context) (BatchRun, error), kvBytes int64, err error)
+
+// runPoints runs every batch size of spec, warmups then timed runs, into res:
+// progress, a snapshot and observe after each timed run, a log line per point.
+// Interrupted, it marks res and the point partial and returns ctx's error.
+func runPoints(ctx context.Context, r *run.Reporter, spec workloads.BatchSpec, res *BatchResult, prepare pointRunner, observe func(int, *BatchResult)) error {
+	warm := spec.NWarmups()
+	total := float64(len(spec.BatchSize) * (warm + spec.Runs))
+	done := 0.0
+	for pi, bs := range spec.BatchSize {
+		label := func(what string) string { return fmt.Sprintf("batch %d %s", bs, what) }
+		timeRun, kv, err := prepare(bs)
+		if err != nil {
+			return err
+		}
+		res.Points = append(res.Points, BatchPoint{BatchSize: bs, KVCacheBytes: kv, Runs: []BatchRun{}})
+		pt := &res.Points[pi]
+		for i := range warm + spec.Runs {
+			what := fmt.Sprintf("warmup %d/%d", i+1, warm)
+			if i >= warm {
+				what = fmt.Sprintf("run %d/%d", i-warm+1, spec.Runs)
+			}
+			r.Progress(done, total, "tests", label(what))
+			run, err := timeRun(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					pt.Partial, res.Partial = true, true
+					return ctx.Err()
+				}
+				return err
+			}
+			done++
+			if i < warm {
+				continue
+			}
+			pt.Runs = append(pt.Runs, run)
+			if observe != nil {
+				observe(pi, res)
+			}
+			r.Snapshot(BatchSnapshot{BatchSize: bs, Run: len(pt.Runs), Runs: spec.Runs, Latest: run})
+		}
+		r.Logf("batch %d: prefill %.2f ms, decode %.2f ms/token (%s)", bs, StatsOf(pt.PrefillMs()).Avg, StatsOf(pt.DecodeTokenMs()).Avg, res.Label)
+	}
+	r.Progress(total, total, "tests", "done")
+	return nil
 }
 
 // Run implements run.Workload: for each batch size, the warmups and the timed runs.
@@ -175,7 +229,7 @@ func (b *BatchBench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return res, err
 	}
 	if spec.Approximate() {
-		return res, errors.New("batch: a server backend is not measured by the in-process benchmark")
+		return res, errors.New("batch: a server is measured by BatchServer, not the in-process benchmark")
 	}
 	kv, err := kernels.ParseDType(spec.KVType)
 	if err != nil {
@@ -185,9 +239,7 @@ func (b *BatchBench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	if now == nil {
 		now = time.Now
 	}
-	warm := spec.NWarmups()
-	total := float64(len(spec.BatchSize) * (warm + spec.Runs))
-	r.Progress(0, total, "tests", "loading "+b.ModelID)
+	r.Progress(0, float64(len(spec.BatchSize)*(spec.NWarmups()+spec.Runs)), "tests", "loading "+b.ModelID)
 	e, fname, err := b.Open(ctx, spec.Model, engine.Options{Threads: spec.Threads, KVType: kv, KVTypeSet: true})
 	if err != nil {
 		return res, err
@@ -201,49 +253,22 @@ func (b *BatchBench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	res.ModelType, res.Threads = facts.typ, e.Backend().Threads()
 	res.Backend = kernels.ImplName(e.Backend(), facts.matTypes)
 	res.Label = spec.SectionLabel(res.Threads)
-	prompt := batchPrompt(e, spec.SequenceLength)
-	done := 0.0
-	for pi, bs := range spec.BatchSize {
-		label := func(what string) string { return fmt.Sprintf("batch %d %s", bs, what) }
+	prompt := loremTokens(e.Tok, spec.SequenceLength, true)
+	err = runPoints(ctx, r, spec, res, func(bs int) (func(context.Context) (BatchRun, error), int64, error) {
 		debug.FreeOSMemory() // the previous batch's cache and activations are garbage now
 		batch, err := e.NewBatch(bs, need, spec.Sampling())
 		if err != nil {
-			return res, err
+			return nil, 0, err
 		}
 		prompts := make([][]int32, bs)
 		for i := range prompts {
 			prompts[i] = prompt
 		}
-		res.Points = append(res.Points, BatchPoint{BatchSize: bs, KVCacheBytes: batch.KVBytes(), Runs: []BatchRun{}})
-		pt := &res.Points[pi]
-		for i := range warm + spec.Runs {
-			what := fmt.Sprintf("warmup %d/%d", i+1, warm)
-			if i >= warm {
-				what = fmt.Sprintf("run %d/%d", i-warm+1, spec.Runs)
-			}
-			r.Progress(done, total, "tests", label(what))
-			run, err := timeRun(ctx, batch, prompts, spec.DecodeLength, now)
-			if err != nil {
-				if errors.Is(err, ctx.Err()) {
-					pt.Partial, res.Partial = true, true
-				}
-				return res, err
-			}
-			done++
-			if i < warm {
-				continue
-			}
-			pt.Runs = append(pt.Runs, run)
-			if b.Observe != nil {
-				b.Observe(pi, res)
-			}
-			r.Snapshot(BatchSnapshot{BatchSize: bs, Run: len(pt.Runs), Runs: spec.Runs, Latest: run})
-		}
-		st := StatsOf(pt.DecodeTokenMs())
-		r.Logf("batch %d: prefill %.2f ms, decode %.2f ms/token (%s)", bs, StatsOf(pt.PrefillMs()).Avg, st.Avg, strings.TrimSpace(res.Label))
-	}
-	r.Progress(total, total, "tests", "done")
-	return res, nil
+		return func(ctx context.Context) (BatchRun, error) {
+			return timeRun(ctx, batch, prompts, spec.DecodeLength, now)
+		}, batch.KVBytes(), nil
+	}, b.Observe)
+	return res, err
 }
 
 // timeRun runs one prefill and decodeLen−1 decode steps on batch.
