@@ -188,6 +188,10 @@ func TestTGIExports(t *testing.T) {
 	if TGILatencyTable(back) != TGILatencyTable(d.Batch) {
 		t.Error("the JSON export does not give back the same tables")
 	}
+	var h bytes.Buffer
+	if err := DocumentHTML(&h, d); err != nil || !strings.Contains(h.String(), "| Decode (token) | 1          | 11.00 ms ") {
+		t.Errorf("html export: %v\n%s", err, h.String())
+	}
 	if _, err := ReadTGIRun("y.json", strings.NewReader(`{"kind":"bench"}`)); err == nil {
 		t.Error("a bench export read as a batch run")
 	}
