@@ -145,7 +145,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency"} {
+	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "tgi-batch"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}
@@ -155,6 +155,10 @@ func TestBuiltins(t *testing.T) {
 	}
 	if k, _ := Builtin("attention-masks"); k.Runs[0].Kernels == nil || k.Runs[0].Kernels.Suite != "attention-masks" || k.Runs[0].Kind() != "kernels" {
 		t.Errorf("attention-masks: %+v", k.Runs[0])
+	}
+	if tg, _ := Builtin("tgi-batch"); len(tg.Runs) != 2 || tg.Runs[0].Kind() != "batch" || tg.Runs[1].Batch.Threads != 2 ||
+		tg.Runs[0].Batch.SequenceLength != 128 || tg.Runs[0].Batch.DecodeLength != 8 || len(tg.Runs[0].Batch.BatchSize) != 6 || tg.Runs[0].Batch.Model.Shape != "llama-1b" {
+		t.Errorf("tgi-batch: %+v", tg.Runs)
 	}
 	p, _ := Builtin("power-sweep")
 	if r := p.Runs[0]; r.Device != "fake" || len(r.PowerLimitW) < 2 {
