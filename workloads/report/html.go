@@ -191,6 +191,7 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 			return err
 		}
 		p.heading("TGI benchmark")
+		p.charts(tgiCharts(d.Batch))
 		p.pre(b.String())
 	}
 	if len(d.Env) > 0 {

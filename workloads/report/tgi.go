@@ -289,3 +289,31 @@ func TGIMergeFiles(w io.Writer, paths ...string) error {
 	}
 	return TGIReport(w, runs...)
 }
+
+// tgiCharts draws the run against batch size: the average prefill and per-token
+// decode latency (ms), and the average decode throughput (tokens/s).
+func tgiCharts(r *micro.BatchResult) []string {
+	lat := []xySeries{{name: "Prefill"}, {name: "Decode (token)"}}
+	thr := []xySeries{{name: "Decode"}}
+	for _, p := range r.Points {
+		if len(p.Runs) == 0 {
+			continue
+		}
+		x := float64(p.BatchSize)
+		pre, tok, dec := micro.StatsOf(p.PrefillMs()).Avg, micro.StatsOf(p.DecodeTokenMs()).Avg, micro.StatsOf(p.DecodeTPS()).Avg
+		lat[0].pts = append(lat[0].pts, xyPoint{x, pre, num(pre)})
+		lat[1].pts = append(lat[1].pts, xyPoint{x, tok, num(tok)})
+		thr[0].pts = append(thr[0].pts, xyPoint{x, dec, num(dec)})
+	}
+	if len(thr[0].pts) == 0 {
+		return nil
+	}
+	sub := r.Label
+	if r.Approximate {
+		sub += " · approximation (measured from outside the server)"
+	}
+	return []string{
+		lineSVG("tgi-latency", "Latency vs batch size", sub, "batch size", "ms", lat),
+		lineSVG("tgi-throughput", "Decode throughput vs batch size", sub, "batch size", "tokens/s", thr),
+	}
+}

@@ -189,7 +189,8 @@ func TestTGIExports(t *testing.T) {
 		t.Error("the JSON export does not give back the same tables")
 	}
 	var h bytes.Buffer
-	if err := DocumentHTML(&h, d); err != nil || !strings.Contains(h.String(), "| Decode (token) | 1          | 11.00 ms ") {
+	if err := DocumentHTML(&h, d); err != nil || !strings.Contains(h.String(), "| Decode (token) | 1          | 11.00 ms ") ||
+		!strings.Contains(h.String(), "Latency vs batch size") || !strings.Contains(h.String(), "Decode throughput vs batch size") {
 		t.Errorf("html export: %v\n%s", err, h.String())
 	}
 	if _, err := ReadTGIRun("y.json", strings.NewReader(`{"kind":"bench"}`)); err == nil {
