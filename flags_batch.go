@@ -42,11 +42,11 @@ func defineBatch(fs *flag.FlagSet) *batchFlags {
 	for _, n := range []string{"w", "warmups"} {
 		fs.IntVar(&a.warmups, n, workloads.DefaultBatchWarmups, "untimed runs before each batch size's runs")
 	}
-	fs.Var(&a.temp, "temperature", "sampling temperature (TGI's; unset: greedy unless another warper or --do-sample)")
+	fs.Var(&a.temp, "temperature", "sampling `temperature` (TGI's; unset: greedy unless another warper or --do-sample)")
 	fs.Var(&a.topK, "top-k", "sample among the `k` most likely tokens")
 	fs.Var(&a.topP, "top-p", "sample among the most likely tokens holding `p` of the probability")
-	fs.Var(&a.typical, "typical-p", "typical sampling (refused: the sampler has none)")
-	fs.Var(&a.rep, "repetition-penalty", "penalise tokens already in the sequence, prompt included (TGI's)")
+	fs.Var(&a.typical, "typical-p", "typical sampling `p` (refused: the sampler has none)")
+	fs.Var(&a.rep, "repetition-penalty", "`penalty` of tokens already in the sequence, prompt included (TGI's)")
 	fs.BoolVar(&s.Watermark, "watermark", false, "watermarking (refused: the sampler has none)")
 	fs.BoolVar(&s.DoSample, "do-sample", false, "sample (temperature 1 unless given) instead of greedy decoding")
 	fs.Uint64Var(&s.Seed, "seed", 0, "sampling seed (sequence i uses seed+i)")
