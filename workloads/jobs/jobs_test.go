@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/engine/server"
 	"llmbench/engine/synth"
 	"llmbench/workloads"
+	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
 	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
@@ -332,5 +337,53 @@ func TestHeadlessBatch(t *testing.T) {
 	md, err := os.ReadFile(export)
 	if err != nil || !strings.Contains(string(md), out.String()[strings.Index(out.String(), "| Step "):]) {
 		t.Errorf("the export lacks the printed tables: %v\n%s", err, md)
+	}
+}
+
+// TestHeadlessBatchServer runs TGI's benchmark against llmbench's own server (the
+// built-in model behind engine/server): batch-size simultaneous requests per run,
+// every point measured, and the report, the stored result and the history say the
+// figures are approximations.
+func TestHeadlessBatchServer(t *testing.T) {
+	e, err := engine.LoadBytes(context.Background(), builtin.Name, builtin.Stories260K, engine.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	srv, err := server.New(server.Config{Gen: e, Model: builtin.Name, MaxRunning: 4, MaxQueue: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := 1
+	job := workloads.Job{Batch: &workloads.BatchSpec{Backend: "openai", BaseURL: hs.URL + "/", SequenceLength: 12, DecodeLength: 4,
+		BatchSize: []int{1, 3}, Runs: 2, Warmups: &w}}
+	if err := Check(job, Options{Device: dev}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	stored, err := Headless(context.Background(), job, Options{Device: dev, Store: st, Build: "test"}, Terminal{Stdout: &out, Stderr: &errb})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	b := stored.Doc.Batch
+	if b == nil || !b.Approximate || b.Model != builtin.Name || len(b.Points) != 2 || len(b.Points[1].Runs) != 2 || len(b.Points[1].Runs[0].DecodeStepsNs) == 0 {
+		t.Fatalf("result %+v", b)
+	}
+	if !strings.Contains(out.String(), micro.ApproximationNote) || !strings.Contains(out.String(), "| URL       | "+hs.URL) {
+		t.Errorf("stdout:\n%s", out.String())
+	}
+	list, _ := st.List()
+	if len(list) != 1 || !strings.HasPrefix(list[0].Headline, "≈ ") {
+		t.Errorf("history %+v", list)
 	}
 }
