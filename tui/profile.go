@@ -20,9 +20,12 @@ import (
 func ProfileOf(c setup.Config) profiles.Profile {
 	name := c.Describe()
 	var p profiles.Profile
-	if c.Kind == setup.Bench {
+	switch c.Kind {
+	case setup.Bench:
 		p = profiles.FromBench(name, c.BenchSpec())
-	} else {
+	case setup.Batch:
+		p = profiles.FromBatch(name, c.BatchSpec())
+	default:
 		var concs []int
 		var rates []workloads.Rate
 		if len(c.Concurrency) > 1 || len(c.Rate) > 1 {
@@ -88,7 +91,7 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 }
 
 // errNotSetup is why a profile cannot be loaded into Setup.
-var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads) or one serve-bench sweep as Setup saves it; llmbench run FILE runs this profile")
+var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep or one batch run as Setup saves it; llmbench run FILE runs this profile")
 
 // ConfigOf is the Setup config of a profile that holds one run Setup can express
 // (ProfileOf's inverse), or a one-line error saying why it cannot.
@@ -114,6 +117,17 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 			return setup.Config{}, errors.New("the bench sets more than Setup shows: " + errNotSetup.Error())
 		}
 		return c, nil
+	}
+	if b := r.Batch; b != nil {
+		c = setup.Config{Kind: setup.Batch, Model: b.Model, SequenceLength: b.SequenceLength, DecodeLength: b.DecodeLength,
+			BatchSizes: slices.Clone(b.BatchSize), Reps: b.Runs, Threads: b.Threads, KVType: b.KVType}
+		if !reflect.DeepEqual(c.BatchSpec().WithDefaults(), b.WithDefaults()) || !setupModel(c.Model) {
+			return setup.Config{}, errors.New("the batch run sets more than Setup shows: " + errNotSetup.Error())
+		}
+		return c, nil
+	}
+	if r.Serve == nil {
+		return setup.Config{}, errors.New("the run is not one Setup shows: " + errNotSetup.Error())
 	}
 	sp := *r.Serve
 	d := sp.Dataset

@@ -150,6 +150,14 @@ type BatchSnapshot struct {
 	Latest               BatchRun
 }
 
+// Rep returns the run as a repetition of a test named by its batch size ("decode
+// bs8"), its tokens the batch's decoded tokens over the whole decode, so that a live
+// view of llama-bench repetitions shows the decode throughput of each batch size.
+func (s BatchSnapshot) Rep() RepSnapshot {
+	return RepSnapshot{Test: fmt.Sprintf("decode bs%d", s.BatchSize), Rep: s.Run, Reps: s.Runs,
+		Tokens: s.BatchSize * len(s.Latest.DecodeStepsNs), Elapsed: time.Duration(s.Latest.DecodeNs)}
+}
+
 // loremIpsum is the text TGI's benchmark repeats into its prompt.
 const loremIpsum = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum."
 

@@ -90,6 +90,9 @@ func TestBatchBenchTimes(t *testing.T) {
 	if clk.n != 4*2*9 {
 		t.Errorf("%d clock readings, want %d", clk.n, 4*2*9)
 	}
+	if r := (BatchSnapshot{BatchSize: 3, Run: 2, Runs: 2, Latest: res.Points[1].Runs[1]}).Rep(); r.Test != "decode bs3" || r.Tokens != 9 || r.TokensPerSec() != 9/0.007 {
+		t.Errorf("as a repetition: %+v", r)
+	}
 	// Snapshots travel latest-wins: at least the last arrives.
 	if observed != 4 || len(snaps) == 0 || snaps[len(snaps)-1].BatchSize != 3 || snaps[len(snaps)-1].Run != 2 {
 		t.Errorf("%d observed runs (want 4), snapshots %+v", observed, snaps)

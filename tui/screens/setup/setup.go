@@ -43,18 +43,26 @@ const (
 	Bench Kind = iota
 	// Serve is the serving benchmark (vllm bench serve).
 	Serve
+	// Batch is TGI's prefill/decode benchmark per batch size (llmbench batch).
+	Batch
 )
 
+// kinds counts the workloads Setup offers.
+const kinds = 3
+
 // String names the workload as the command line does.
-func (k Kind) String() string { return [...]string{"bench", "serve-bench"}[k] }
+func (k Kind) String() string { return [...]string{"bench", "serve-bench", "batch"}[k] }
 
 // Config is what the user set up: everything a front end needs to build the job
 // (tui.ProfileOf turns it into one).
 type Config struct {
 	Kind  Kind
 	Model workloads.BenchModel // Path (Builtin for the built-in model) or Shape and Type
-	// bench
+	// bench (Reps: also batch's runs)
 	Prompt, Gen, Reps int
+	// batch: prompt and generated tokens per sequence, the batch sizes (TGI's flags)
+	SequenceLength, DecodeLength int
+	BatchSizes                   []int
 	// Threads is the engine's threads (bench and in-process serve-bench); 0 = all cores.
 	Threads int
 	// KVType is the KV cache element type (f16, q8_0, f32); "" = the engine's default.
@@ -109,6 +117,9 @@ func (c Config) Describe() string {
 	if c.Kind == Bench {
 		return fmt.Sprintf("bench · %s · pp %d tg %d · r %d", c.ModelName(), c.Prompt, c.Gen, c.Reps) + pw
 	}
+	if c.Kind == Batch {
+		return fmt.Sprintf("batch · %s · seq %d dec %d · bs %s · r %d", c.ModelName(), c.SequenceLength, c.DecodeLength, joinInts(c.BatchSizes), c.Reps)
+	}
 	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.ModelName(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
 }
 
@@ -141,6 +152,13 @@ func (c Config) BenchSpec() workloads.BenchSpec {
 		sp.TypeK = []string{c.KVType}
 	}
 	return sp
+}
+
+// BatchSpec returns TGI's benchmark spec of a Batch config (one warmup per batch
+// size, as TGI).
+func (c Config) BatchSpec() workloads.BatchSpec {
+	return workloads.BatchSpec{Model: c.Model, SequenceLength: c.SequenceLength, DecodeLength: c.DecodeLength,
+		BatchSize: slices.Clone(c.BatchSizes), Runs: c.Reps, Threads: c.Threads, KVType: c.KVType}
 }
 
 // Power is what Setup knows of the GPU's power limit (main reads it from the
@@ -230,6 +248,10 @@ const (
 	rowServed   = "served model"
 	rowMaxSeqs  = "max seqs"
 	rowPower    = "power W"
+	rowSeqLen   = "sequence len"
+	rowDecLen   = "decode len"
+	rowBatch    = "batch sizes"
+	rowRuns     = "runs"
 	filePrefix  = "file:"
 	inprocLabel = "in-process"
 )
@@ -312,6 +334,7 @@ func New(t theme.Theme, files []File) Model {
 		rowPath: "", rowPP: "512", rowTG: "128", rowReps: "5", rowThreads: "0", rowDSPath: "",
 		rowPrompts: "100", rowInLen: "128", rowOutLen: "64", rowConc: "8", rowRate: "inf",
 		rowURL: "http://127.0.0.1:8000", rowEndpoint: "", rowServed: "", rowMaxSeqs: "0", rowPower: "",
+		rowSeqLen: "128", rowDecLen: "8", rowBatch: "1,2,4,8,16,32", rowRuns: "3",
 	} {
 		m.in[f] = prompt.Input(v)
 	}
@@ -460,6 +483,9 @@ func (m Model) datasetName() string { return workloads.Datasets[m.dataset] }
 func (m Model) workRows() []string {
 	if m.kind == Bench {
 		return []string{rowKind, rowPP, rowTG, rowReps, rowThreads, rowKV, rowPower}
+	}
+	if m.kind == Batch {
+		return []string{rowKind, rowSeqLen, rowDecLen, rowBatch, rowRuns, rowThreads, rowKV}
 	}
 	rows := []string{rowKind, rowDataset}
 	ds := m.datasetName()
@@ -697,11 +723,17 @@ func (m *Model) SetConfig(c Config) {
 	m.setText(rowThreads, strconv.Itoa(c.Threads))
 	m.kv = max(0, slices.Index(kvTypes, c.KVType))
 	m.setText(rowPower, joinFloats(c.PowerW))
-	if c.Kind == Bench {
+	switch c.Kind {
+	case Bench:
 		m.setText(rowPP, strconv.Itoa(c.Prompt))
 		m.setText(rowTG, strconv.Itoa(c.Gen))
 		m.setText(rowReps, strconv.Itoa(c.Reps))
-	} else {
+	case Batch:
+		m.setText(rowSeqLen, strconv.Itoa(c.SequenceLength))
+		m.setText(rowDecLen, strconv.Itoa(c.DecodeLength))
+		m.setText(rowBatch, joinInts(c.BatchSizes))
+		m.setText(rowRuns, strconv.Itoa(c.Reps))
+	default:
 		m.dataset = max(0, slices.Index(workloads.Datasets, c.Dataset))
 		m.setText(rowDSPath, c.DatasetPath)
 		m.setText(rowPrompts, strconv.Itoa(c.Prompts))
@@ -743,7 +775,7 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 	case rowType:
 		m.typ = cycle(m.typ, d, len(m.types))
 	case rowKind:
-		m.kind = Kind(cycle(int(m.kind), d, 2))
+		m.kind = Kind(cycle(int(m.kind), d, kinds))
 	case rowDataset:
 		m.dataset = cycle(m.dataset, d, len(workloads.Datasets))
 		m.in = maps.Clone(m.in)
@@ -848,8 +880,13 @@ func (m Model) fieldErr(f string) string {
 	switch f {
 	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
-	case rowReps, rowPrompts, rowInLen:
+	case rowReps, rowPrompts, rowInLen, rowSeqLen, rowRuns:
 		return atLeast(1)
+	case rowDecLen:
+		return atLeast(2)
+	case rowBatch:
+		_, err := parseInts(v, 1)
+		return errStr(err)
 	case rowConc:
 		_, err := parseInts(v, 1)
 		return errStr(err)
@@ -916,6 +953,15 @@ func (m Model) Config() (Config, error) {
 	default:
 		c.Model.Path = strings.TrimPrefix(m.chosen, filePrefix)
 	}
+	if c.Kind == Batch {
+		c.Prompt, c.Gen, c.Reps, c.PowerW = 0, 0, num(rowRuns), nil
+		c.SequenceLength, c.DecodeLength = num(rowSeqLen), num(rowDecLen)
+		c.BatchSizes, _ = parseInts(m.text(rowBatch), 1)
+		if err := c.BatchSpec().WithDefaults().Validate(); err != nil {
+			return Config{}, err
+		}
+		return c, nil
+	}
 	if c.Kind == Bench {
 		if c.Prompt == 0 && c.Gen == 0 {
 			return Config{}, errors.New("pp and tg are both 0: nothing to run")
@@ -959,6 +1005,14 @@ func (m Model) Estimate() string {
 		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
 	}
 	mem = " · " + m.duration(c) + mem
+	if c.Kind == Batch {
+		var tokens int64
+		for _, b := range c.BatchSizes {
+			tokens += int64(b) * int64(c.SequenceLength+c.DecodeLength) * int64(c.Reps+1)
+		}
+		return fmt.Sprintf("Estimated: %s × %s (after a warmup each) · %s tokens%s",
+			plural(len(c.BatchSizes), "batch size"), plural(c.Reps, "run"), humanCount(tokens), mem)
+	}
 	if c.Kind == Bench {
 		n := len(micro.Expand(c.BenchSpec().WithDefaults()))
 		tokens := int64(n) * int64(c.Reps+1) * int64(c.Prompt+c.Gen) * int64(max(1, len(c.PowerW)))
@@ -1002,6 +1056,9 @@ func (m Model) memory(c Config) string {
 		if c.Kind == Serve {
 			ctx = max(c.InputLen, 1024) + c.OutputLen
 			seqs = slices.Max(c.Concurrency)
+		}
+		if c.Kind == Batch {
+			ctx, seqs = c.SequenceLength+c.DecodeLength, slices.Max(c.BatchSizes)
 		}
 		elt := map[string]int64{"f32": 4, "q8_0": 1}[c.KVType]
 		if elt == 0 {
@@ -1155,6 +1212,8 @@ func (m Model) powerHint() string {
 func (m Model) workPanel(w, h int) string {
 	var lines []string
 	hint := map[string]string{rowPP: "prompt tokens", rowTG: "generated tokens", rowReps: "repetitions",
+		rowSeqLen: "prompt tokens per sequence", rowDecLen: "tokens per sequence (TGI's)", rowBatch: "comma list",
+		rowRuns:    "timed runs per batch size",
 		rowThreads: "0 = all cores", rowPrompts: "requests per point", rowConc: "max in flight, comma list",
 		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
 		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",
