@@ -49,48 +49,45 @@ func TGIReport(w io.Writer, runs ...*micro.BatchResult) error {
 // TGILatencyTable returns TGI's latency table: Prefill, Decode (token) and Decode
 // (total) for each batch size, in ms, the Step named on its first row only.
 func TGILatencyTable(r *micro.BatchResult) string {
-	rows := [][]string{{"Step", "Batch Size", "Average", "Lowest", "Highest", "p50", "p90", "p99"}}
-	for _, s := range []struct {
-		name string
-		get  func(micro.BatchPoint) []float64
-	}{{"Prefill", micro.BatchPoint.PrefillMs}, {"Decode (token)", micro.BatchPoint.DecodeTokenMs}, {"Decode (total)", micro.BatchPoint.DecodeTotalMs}} {
-		for i, p := range r.Points {
-			if len(p.Runs) == 0 {
-				continue
-			}
-			st := micro.StatsOf(s.get(p))
-			step := s.name
-			if i > 0 {
-				step = ""
-			}
-			rows = append(rows, []string{step, strconv.Itoa(p.BatchSize), tgiValue(st.Avg, "ms"), tgiValue(st.Min, "ms"), tgiValue(st.Max, "ms"),
-				tgiValue(st.P50, "ms"), tgiValue(st.P90, "ms"), tgiValue(st.P99, "ms")})
-		}
-	}
-	return tgiTable(rows)
+	return tgiTable(tgiRows([]string{"Step", "Batch Size", "Average", "Lowest", "Highest", "p50", "p90", "p99"}, r,
+		[]tgiStep{{"Prefill", micro.BatchPoint.PrefillMs}, {"Decode (token)", micro.BatchPoint.DecodeTokenMs}, {"Decode (total)", micro.BatchPoint.DecodeTotalMs}},
+		func(st micro.BatchStats) []string {
+			return []string{tgiValue(st.Avg, "ms"), tgiValue(st.Min, "ms"), tgiValue(st.Max, "ms"), tgiValue(st.P50, "ms"), tgiValue(st.P90, "ms"), tgiValue(st.P99, "ms")}
+		}))
 }
 
 // TGIThroughputTable returns TGI's throughput table: Prefill and Decode for each
 // batch size, in tokens/secs, the Step named on its first row only.
 func TGIThroughputTable(r *micro.BatchResult) string {
-	rows := [][]string{{"Step", "Batch Size", "Average", "Lowest", "Highest"}}
-	for _, s := range []struct {
-		name string
-		get  func(micro.BatchPoint) []float64
-	}{{"Prefill", micro.BatchPoint.PrefillTPS}, {"Decode", micro.BatchPoint.DecodeTPS}} {
-		for i, p := range r.Points {
+	return tgiTable(tgiRows([]string{"Step", "Batch Size", "Average", "Lowest", "Highest"}, r,
+		[]tgiStep{{"Prefill", micro.BatchPoint.PrefillTPS}, {"Decode", micro.BatchPoint.DecodeTPS}},
+		func(st micro.BatchStats) []string {
+			return []string{tgiValue(st.Avg, "tokens/secs"), tgiValue(st.Min, "tokens/secs"), tgiValue(st.Max, "tokens/secs")}
+		}))
+}
+
+// tgiStep is one Step of a TGI table: its name and the figure of each run.
+type tgiStep struct {
+	name string
+	get  func(micro.BatchPoint) []float64
+}
+
+// tgiRows returns the header and a row per step and batch size with runs: the Step
+// named on its first row (blank below, as TGI's merged cells), the batch size, then
+// cells of the runs' statistics.
+func tgiRows(header []string, r *micro.BatchResult, steps []tgiStep, cells func(micro.BatchStats) []string) [][]string {
+	rows := [][]string{header}
+	for _, s := range steps {
+		name := s.name
+		for _, p := range r.Points {
 			if len(p.Runs) == 0 {
 				continue
 			}
-			st := micro.StatsOf(s.get(p))
-			step := s.name
-			if i > 0 {
-				step = ""
-			}
-			rows = append(rows, []string{step, strconv.Itoa(p.BatchSize), tgiValue(st.Avg, "tokens/secs"), tgiValue(st.Min, "tokens/secs"), tgiValue(st.Max, "tokens/secs")})
+			rows = append(rows, append([]string{name, strconv.Itoa(p.BatchSize)}, cells(micro.StatsOf(s.get(p)))...))
+			name = ""
 		}
 	}
-	return tgiTable(rows)
+	return rows
 }
 
 // tgiLauncherTable is the table of how the model was served: for the engine, its

@@ -146,6 +146,13 @@ func TestTGIReportSections(t *testing.T) {
 	if err := TGIReport(&b); err == nil {
 		t.Error("a report of no run written")
 	}
+	// A point with no run (a partial run rebuilt from the store) has no row; the Step
+	// is named on the first row shown.
+	p := tgiSample()
+	p.Points[0].Runs = nil
+	if lat := TGILatencyTable(p); !strings.Contains(lat, "| Prefill        | 2          |") || strings.Contains(lat, "| 1 ") {
+		t.Errorf("latency table without batch 1's runs:\n%s", lat)
+	}
 }
 
 // TestTGIExports writes the run as CSV and JSON and reads the JSON back for a merged
