@@ -1,5 +1,5 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
-// a .gguf file here, or a path) and a workload (bench or serve-bench) with its
+// a .gguf file here, or a path) and a workload (bench, serve-bench or batch) with its
 // parameters, validated inline; enter starts the run.
 package setup
 
