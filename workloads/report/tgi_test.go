@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,5 +203,34 @@ func TestTGIExports(t *testing.T) {
 	}
 	if _, err := ReadTGIRun("y.json", strings.NewReader(`{"kind":"bench"}`)); err == nil {
 		t.Error("a bench export read as a batch run")
+	}
+}
+
+// TestTGICompare: two batch runs compare batch size by batch size: prefill and
+// per-token latency (lower is better) and decode throughput, every run a sample; a
+// run twice as slow is +100 % latency and −50 % throughput.
+func TestTGICompare(t *testing.T) {
+	a, b := tgiSample(), tgiSample()
+	for i := range b.Points {
+		for j := range b.Points[i].Runs {
+			r := &b.Points[i].Runs[j]
+			r.PrefillNs, r.DecodeNs = 2*r.PrefillNs, 2*r.DecodeNs
+		}
+	}
+	c, err := CompareDocs([]result.Document{{Title: "a", Batch: a}, {Title: "b", Batch: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rows) != 6 {
+		t.Fatalf("%d rows, want 2 batch sizes × 3 metrics", len(c.Rows))
+	}
+	for _, r := range c.Rows {
+		want := 100.0
+		if r.Metric == "Decode tokens/s" {
+			want = -50
+		}
+		if math.Abs(r.DiffPct[1]-want) > 1e-9 || len(r.Samples[0]) != 3 || !strings.HasPrefix(r.Group, "batch ") {
+			t.Errorf("%s: %+.3f %% (want %+.0f), samples %v", r.Label(), r.DiffPct[1], want, r.Samples)
+		}
 	}
 }
