@@ -169,14 +169,18 @@ type encoder interface {
 
 // loremTokens returns n tokens of lorem ipsum repeated, as TGI's benchmark builds its
 // prompt (BOS first when special is set and the tokenizer adds one).
-func loremTokens(tok encoder, n int, special bool) []int32 {
+func loremTokens(tok encoder, n int, special bool) ([]int32, error) {
 	text := loremIpsum
 	ids := tok.Encode(text, special, special)
 	for len(ids) < n {
 		text += " " + loremIpsum
-		ids = tok.Encode(text, special, special)
+		more := tok.Encode(text, special, special)
+		if len(more) <= len(ids) {
+			return nil, fmt.Errorf("batch: the tokenizer makes no %d-token prompt of lorem ipsum", n)
+		}
+		ids = more
 	}
-	return ids[:n]
+	return ids[:n], nil
 }
 
 // pointRunner prepares one batch size: it returns the function that times one run
@@ -261,7 +265,10 @@ func (b *BatchBench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 	res.ModelType, res.Threads = facts.typ, e.Backend().Threads()
 	res.Backend = kernels.ImplName(e.Backend(), facts.matTypes)
 	res.Label = spec.SectionLabel(res.Threads)
-	prompt := loremTokens(e.Tok, spec.SequenceLength, true)
+	prompt, err := loremTokens(e.Tok, spec.SequenceLength, true)
+	if err != nil {
+		return res, err
+	}
 	err = runPoints(ctx, r, spec, res, func(bs int) (func(context.Context) (BatchRun, error), int64, error) {
 		debug.FreeOSMemory() // the previous batch's cache and activations are garbage now
 		batch, err := e.NewBatch(bs, need, spec.Sampling())

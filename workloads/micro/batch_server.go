@@ -40,9 +40,12 @@ func (b *BatchServer) Run(ctx context.Context, r *run.Reporter) (any, error) {
 		return res, err
 	}
 	r.Logf("%s", ApproximationNote)
-	ids := loremTokens(b.Tok, spec.SequenceLength, false)
+	ids, err := loremTokens(b.Tok, spec.SequenceLength, false)
+	if err != nil {
+		return res, err
+	}
 	req := serving.Request{Prompt: b.Tok.Decode(ids), PromptLen: len(ids), OutputLen: spec.DecodeLength}
-	err := runPoints(ctx, r, spec, res, func(bs int) (func(context.Context) (BatchRun, error), int64, error) {
+	err = runPoints(ctx, r, spec, res, func(bs int) (func(context.Context) (BatchRun, error), int64, error) {
 		return func(ctx context.Context) (BatchRun, error) { return b.batch(ctx, &req, bs) }, 0, nil
 	}, b.Observe)
 	return res, err

@@ -83,7 +83,15 @@ func TestBatchServer(t *testing.T) {
 			}
 		}
 	}
-	if got := len(loremTokens(tok, 20, false)); got != 20 {
-		t.Errorf("prompt of %d tokens, want 20", got)
+	if ids, err := loremTokens(tok, 700, false); err != nil || len(ids) != 700 {
+		t.Errorf("prompt of %d tokens (%v), want 700", len(ids), err)
+	}
+	if _, err := loremTokens(silent{}, 4, false); err == nil {
+		t.Error("a tokenizer that makes no tokens gave a prompt")
 	}
 }
+
+// silent is a tokenizer that makes no tokens.
+type silent struct{}
+
+func (silent) Encode(string, bool, bool) []int32 { return nil }
