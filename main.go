@@ -30,6 +30,7 @@ func commands() []command {
 		{"model", "model info FILE | model synth --shape S --type T -o FILE", runModel},
 		{"run", "run a profile (YAML file or builtin:NAME) headless or in the TUI; --list, --history", runRun},
 		{"bench", "llama-bench: pp/tg tests over lists of parameters; --compare A.json B.json", runBench},
+		{"batch", "TGI's benchmark: prefill and decode latency per batch size, TGI's tables; --merge A.json B.json", runBatch},
 		{"kernels", "kernel benchmarks: attention masks as attention-gym compares them, paged attention; --suite", runKernels},
 		{"telemetry", "GPU (NVML) and CPU readings: power, clocks, energy, utilisation; --watch, --json", runTelemetry},
 		{"sysinfo", "CPU model, features, cores and measured memory read bandwidth", runSysinfo},

@@ -58,6 +58,11 @@ func FromBench(name string, spec workloads.BenchSpec) Profile {
 	return Profile{Schema: SchemaVersion, Name: name, Runs: []Run{{Name: name, Bench: &spec}}}
 }
 
+// FromBatch returns a profile of one run of TGI's benchmark.
+func FromBatch(name string, spec workloads.BatchSpec) Profile {
+	return Profile{Schema: SchemaVersion, Name: name, Runs: []Run{{Name: name, Batch: &spec}}}
+}
+
 // FromServe returns a profile of one serving run; give concurrencies or rates to
 // sweep them (nil keeps the spec's own value).
 func FromServe(name string, spec workloads.ServeSpec, concurrencies []int, rates []workloads.Rate) Profile {

@@ -34,8 +34,8 @@ func TestParseErrors(t *testing.T) {
 		{"models item key", "bench:\n  models:\n    - {shape: llama-tiny, typ: Q4_0}\n",
 			`p.yaml:3: unknown key "typ" in bench.models (did you mean "type"?)`},
 		{"schema", "schema: 2\nbench: {n_gen: [4]}\n", `p.yaml:1: schema 2 is not supported`},
-		{"neither", "name: x\n", `p.yaml:1: run "x": give bench:, serve: or kernels:`},
-		{"two kinds", "bench: {n_gen: [4]}\nkernels: {suite: attention-masks}\n", "give one of bench:, serve: and kernels:, not several"},
+		{"neither", "name: x\n", `p.yaml:1: run "x": give bench:, serve:, kernels: or batch:`},
+		{"two kinds", "bench: {n_gen: [4]}\nkernels: {suite: attention-masks}\n", "give one of bench:, serve:, kernels: and batch:, not several"},
 		{"kernels suite", "kernels: {suite: flash}\n", `kernels: suite: "flash" is not one of attention-masks, paged-attention`},
 		{"kernels mask", "kernels: {suite: attention-masks, cases: [causal, diagonal]}\n", `kernels: cases: no mask "diagonal"`},
 		{"kernels key", "kernels: {suite: attention-masks, seqlen: 4}\n", `unknown key "seqlen" in kernels (did you mean "seq_len"?)`},
@@ -145,7 +145,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency"} {
+	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "tgi-batch"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}
@@ -155,6 +155,10 @@ func TestBuiltins(t *testing.T) {
 	}
 	if k, _ := Builtin("attention-masks"); k.Runs[0].Kernels == nil || k.Runs[0].Kernels.Suite != "attention-masks" || k.Runs[0].Kind() != "kernels" {
 		t.Errorf("attention-masks: %+v", k.Runs[0])
+	}
+	if tg, _ := Builtin("tgi-batch"); len(tg.Runs) != 2 || tg.Runs[0].Kind() != "batch" || tg.Runs[1].Batch.Threads != 2 ||
+		tg.Runs[0].Batch.SequenceLength != 128 || tg.Runs[0].Batch.DecodeLength != 8 || len(tg.Runs[0].Batch.BatchSize) != 6 || tg.Runs[0].Batch.Model.Shape != "llama-1b" {
+		t.Errorf("tgi-batch: %+v", tg.Runs)
 	}
 	p, _ := Builtin("power-sweep")
 	if r := p.Runs[0]; r.Device != "fake" || len(r.PowerLimitW) < 2 {

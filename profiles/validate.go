@@ -115,11 +115,11 @@ func runError(name string, n *yaml.Node, r *Run, p *problem) error {
 
 // check reports the first value of r that cannot run, defaults applied.
 func runCheck(r *Run) *problem {
-	switch n := btoi(r.Bench != nil) + btoi(r.Serve != nil) + btoi(r.Kernels != nil); {
+	switch n := btoi(r.Bench != nil) + btoi(r.Serve != nil) + btoi(r.Kernels != nil) + btoi(r.Batch != nil); {
 	case n == 0:
-		return bad("", "give bench:, serve: or kernels:")
+		return bad("", "give bench:, serve:, kernels: or batch:")
 	case n > 1:
-		return bad("", "give one of bench:, serve: and kernels:, not several")
+		return bad("", "give one of bench:, serve:, kernels: and batch:, not several")
 	}
 	switch r.Device {
 	case "", "auto", "nvml", "fake", "none":
@@ -147,6 +147,23 @@ func runCheck(r *Run) *problem {
 		if err := kernelbench.Validate(*r.Kernels); err != nil {
 			return bad("kernels", "%s", strings.NewReplacer("--seq-len", "seq_len", "--head-dim", "head_dim", "--block-size", "block_size",
 				"--prefix-len", "prefix_len", "--cases", "cases", "--suite", "suite", "-r", "repetitions", "-t", "threads", "--", "").Replace(err.Error()))
+		}
+		return nil
+	}
+	if r.Batch != nil {
+		if r.Sweep != nil || len(r.PowerLimitW) > 0 {
+			return bad("sweep", "sweep: and power_limit_w: are for serve and bench runs, not batch")
+		}
+		if err := r.Batch.WithDefaults().Validate(); err != nil {
+			return bad("batch", "%s", err)
+		}
+		if m := r.Batch.Model; m.Shape != "" {
+			if _, err := synth.Lookup(m.Shape); err != nil {
+				return bad("batch.model.shape", "%s", strings.TrimPrefix(err.Error(), "synth: "))
+			}
+			if _, err := synth.ParseFileType(m.Type); err != nil {
+				return bad("batch.model.type", "%s", strings.TrimPrefix(err.Error(), "synth: "))
+			}
 		}
 		return nil
 	}

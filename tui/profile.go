@@ -27,6 +27,8 @@ func ProfileOf(c setup.Config) profiles.Profile {
 		k := c.Kernel
 		k.Cases = slices.Clone(k.Cases)
 		p = profiles.Profile{Schema: profiles.SchemaVersion, Name: name, Runs: []profiles.Run{{Name: name, Kernels: &k}}}
+	case setup.Batch:
+		p = profiles.FromBatch(name, c.BatchSpec())
 	default:
 		var concs []int
 		var rates []workloads.Rate
@@ -93,7 +95,7 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 }
 
 // errNotSetup is why a profile cannot be loaded into Setup.
-var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep or one kernel suite as Setup saves it; llmbench run FILE runs this profile")
+var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep, one batch run or one kernel suite as Setup saves it; llmbench run FILE runs this profile")
 
 // ConfigOf is the Setup config of a profile that holds one run Setup can express
 // (ProfileOf's inverse), or a one-line error saying why it cannot.
@@ -143,6 +145,17 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 			return setup.Config{}, errors.New("the kernels run fails on its checks (check: true), which Setup does not show: " + errNotSetup.Error())
 		}
 		return c, nil
+	}
+	if b := r.Batch; b != nil {
+		c = setup.Config{Kind: setup.Batch, Model: b.Model, SequenceLength: b.SequenceLength, DecodeLength: b.DecodeLength,
+			BatchSizes: slices.Clone(b.BatchSize), Reps: b.Runs, Threads: b.Threads, KVType: b.KVType}
+		if !reflect.DeepEqual(c.BatchSpec().WithDefaults(), b.WithDefaults()) || !setupModel(c.Model) {
+			return setup.Config{}, errors.New("the batch run sets more than Setup shows: " + errNotSetup.Error())
+		}
+		return c, nil
+	}
+	if r.Serve == nil {
+		return setup.Config{}, errors.New("the run is not one Setup shows: " + errNotSetup.Error())
 	}
 	sp := *r.Serve
 	d := sp.Dataset

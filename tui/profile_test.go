@@ -48,7 +48,7 @@ func TestSetupSaveOpen(t *testing.T) {
 		t.Fatalf("the profile written: %+v %v", p, err)
 	}
 
-	m = keys(t, m, "right") // workload ▸ serve-bench
+	m = keys(t, m, "right") // workload ▸ serve-bench (left: batch)
 	if c, _ := m.setup.Config(); c.Kind != setup.Serve {
 		t.Fatalf("not changed to serve-bench: %+v", c)
 	}
@@ -169,5 +169,25 @@ func TestKernelsProfile(t *testing.T) {
 		if _, err := ConfigOf(&p); err == nil || !strings.Contains(err.Error(), "Setup") {
 			t.Errorf("%+v opened in Setup: %v", k, err)
 		}
+	}
+}
+
+// TestBatchProfileRoundTrip: a Setup batch run is a profile of one batch job, and
+// ConfigOf gives the same Setup back; a batch run that sets more than Setup shows
+// (a label, sampling) is refused in one line.
+func TestBatchProfileRoundTrip(t *testing.T) {
+	c := setup.Config{Kind: setup.Batch, Model: workloads.BenchModel{Shape: "llama-1b", Type: "Q4_0"}, SequenceLength: 128, DecodeLength: 8,
+		BatchSizes: []int{1, 4}, Reps: 3, Threads: 2}
+	p := ProfileOf(c)
+	if len(p.Runs) != 1 || p.Runs[0].Kind() != "batch" || p.Runs[0].Batch.Runs != 3 || p.Runs[0].Batch.Model.Shape != "llama-1b" {
+		t.Fatalf("profile %+v", p.Runs)
+	}
+	got, err := ConfigOf(&p)
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("ConfigOf = %+v, %v; want %+v", got, err, c)
+	}
+	p.Runs[0].Batch.Label = "TP 2"
+	if _, err := ConfigOf(&p); err == nil || !strings.Contains(err.Error(), "the batch run sets more than Setup shows") {
+		t.Errorf("a labelled batch run: %v", err)
 	}
 }

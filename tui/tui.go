@@ -376,7 +376,7 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 	m.err = ""
 	if st, ok := msg.Done.Result.(*result.Stored); ok {
 		id = st.ID // the job kept it in the store as it ran
-	} else if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0 || doc.Kernels != nil) {
+	} else if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0 || doc.Kernels != nil || doc.Batch != nil) {
 		var err error
 		if id, err = m.opts.Store.Save(doc); err != nil {
 			m.err = "results store: " + err.Error()

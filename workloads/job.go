@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,8 @@ type Job struct {
 	Serve *ServeSpec `yaml:"serve,omitempty" json:"serve,omitempty"`
 	// Kernels is a kernel benchmark (`llmbench kernels`).
 	Kernels *KernelSpec `yaml:"kernels,omitempty" json:"kernels,omitempty"`
+	// Batch is TGI's prefill/decode benchmark per batch size (`llmbench batch`).
+	Batch *BatchSpec `yaml:"batch,omitempty" json:"batch,omitempty"`
 	// Sweep lists the serving points (the cross product of its lists); empty lists
 	// keep the serve spec's single value.
 	Sweep *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
@@ -37,13 +40,15 @@ type Sweep struct {
 	MaxConcurrency []int  `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 }
 
-// Kind returns "bench", "kernels" or "serve-bench".
+// Kind returns "bench", "kernels", "batch" or "serve-bench".
 func (j Job) Kind() string {
 	switch {
 	case j.Bench != nil:
 		return "bench"
 	case j.Kernels != nil:
 		return "kernels"
+	case j.Batch != nil:
+		return "batch"
 	}
 	return "serve-bench"
 }
@@ -90,6 +95,9 @@ func (j Job) Title() string {
 	if j.Kernels != nil {
 		return "kernels · " + j.Kernels.Suite
 	}
+	if j.Batch != nil {
+		return "batch · " + j.ModelNames()
+	}
 	if j.Serve == nil {
 		return "empty job"
 	}
@@ -112,6 +120,16 @@ func (j Job) ModelNames() string {
 				name = m.Shape + " " + m.Type
 			}
 			add(name)
+		}
+	}
+	if j.Batch != nil {
+		switch m := j.Batch.Model; {
+		case j.Batch.Approximate():
+			add(cmp.Or(j.Batch.ServerModel, j.Batch.BaseURL))
+		case m.Shape != "":
+			add(m.Shape + " " + m.Type)
+		case m.Path != "":
+			add(filepath.Base(m.Path))
 		}
 	}
 	if j.Serve != nil {

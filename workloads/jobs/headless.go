@@ -38,8 +38,8 @@ type Terminal struct {
 }
 
 // Headless runs job without the TUI, through the same Workload the TUI runs: vLLM's
-// blocks (serve), llama-bench's table (bench) or the suite's sections, notes and
-// checks (kernels) on t.Stdout as they are made,
+// blocks (serve), llama-bench's table (bench), the suite's sections, notes and
+// checks (kernels) or TGI's tables (batch) on t.Stdout as they are made,
 // progress and the log on t.Stderr. An interrupted run returns context.Canceled
 // after printing what it measured.
 func Headless(ctx context.Context, job workloads.Job, o Options, t Terminal) (*result.Stored, error) {
@@ -81,6 +81,12 @@ func Headless(ctx context.Context, job workloads.Job, o Options, t Terminal) (*r
 		}
 	case doc.Kernels != nil:
 		fmt.Fprint(t.Stdout, doc.Kernels.Trailer())
+	case doc.Batch != nil:
+		if len(doc.Batch.Points) > 0 {
+			if perr := report.TGIReport(t.Stdout, doc.Batch); perr != nil && err == nil {
+				err = perr
+			}
+		}
 	case len(doc.Serving) > 1 || len(doc.Serving) == 1 && len(job.PowerLimitW) > 1:
 		if err == nil || done.Partial {
 			report.VLLMSweepTable(t.Stdout, doc.Serving)
@@ -157,7 +163,7 @@ func (p *printer) progress(e run.Progress) {
 		}
 		return
 	}
-	if p.kind == "bench" || p.kind == "kernels" {
+	if p.kind == "bench" || p.kind == "kernels" || p.kind == "batch" {
 		step := min(int(e.Done)+1, int(e.Total))
 		if p.t.Progress == ProgressBar {
 			fmt.Fprintf(w, "\r\x1b[K%s: %3.0f%%|%s| %d/%.0f %s%s", p.kind, 100*e.Done/max(e.Total, 1), bar(e.Done, e.Total, 20), step, e.Total, e.Label, p.live)

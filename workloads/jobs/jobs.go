@@ -120,6 +120,8 @@ func Check(job workloads.Job, o Options) error {
 			return errors.New("--power-limit and sweeps are for bench and serve-bench runs, not kernels")
 		}
 		return kernelbench.Validate(*job.Kernels)
+	case job.Batch != nil:
+		return checkBatch(job)
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
 			return err
@@ -142,7 +144,7 @@ func Check(job workloads.Job, o Options) error {
 		}
 		return nil
 	}
-	return errors.New("jobs: the job has no bench, serve or kernels section")
+	return errors.New("jobs: the job has no bench, serve, kernels or batch section")
 }
 
 // Workload is job as one run.Workload: Run executes every point, keeps the run in
@@ -161,6 +163,8 @@ func Workload(job workloads.Job, o Options) run.Workload {
 			doc, err = x.bench(ctx)
 		case job.Kernels != nil:
 			doc, err = x.kernels(ctx)
+		case job.Batch != nil:
+			doc, err = x.batch(ctx)
 		default:
 			doc, err = x.serve(ctx)
 		}
@@ -223,7 +227,8 @@ func kept(job workloads.Job) workloads.Job {
 // that measured nothing is neither kept nor exported. It returns the stored result
 // and runErr, else the first export error.
 func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, error) {
-	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0 || doc.Kernels != nil && len(doc.Kernels.Sections) > 0
+	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0 || doc.Kernels != nil && len(doc.Kernels.Sections) > 0 ||
+		doc.Batch != nil && len(doc.Batch.Points) > 0
 	doc.Title, doc.Started, doc.Env = x.job.Title(), x.started, x.env
 	stored := &result.Stored{Doc: doc}
 	canceled := runErr != nil && errors.Is(runErr, context.Canceled)

@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"llmbench/engine"
+	"llmbench/engine/builtin"
+	"llmbench/engine/server"
 	"llmbench/engine/synth"
 	"llmbench/workloads"
+	"llmbench/workloads/micro"
 	"llmbench/workloads/run"
 	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
@@ -33,6 +38,8 @@ func TestModelRef(t *testing.T) {
 		{file, "", workloads.BenchModel{Path: file}, file, ""},
 		{"llama-tiny", "Q4_0", workloads.BenchModel{Shape: "llama-tiny", Type: "Q4_0"}, "synth:llama-tiny:Q4_0", ""},
 		{"llama-tiny", "Q4_Z", workloads.BenchModel{}, "", "Q4_Z"},
+		{"synth:llama-tiny:Q8_0", "", workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, "synth:llama-tiny:Q8_0", ""},
+		{"synth:llama-tiny", "", workloads.BenchModel{}, "", "synth:SHAPE:TYPE"},
 		{"no-such-model", "Q4_0", workloads.BenchModel{}, "", "not a file and not a synthetic shape"},
 	}
 	for _, c := range cases {
@@ -280,5 +287,108 @@ func TestWritingLabel(t *testing.T) {
 		if got := writingLabel("m", c.done, c.total, c.elapsed); got != c.want {
 			t.Errorf("writingLabel(%d, %d, %v) = %q; want %q", c.done, c.total, c.elapsed, got, c.want)
 		}
+	}
+}
+
+// TestHeadlessBatch runs TGI's benchmark on the built-in model through Headless:
+// TGI's tables on stdout, the run kept in the store as Headless returned it, and the
+// markdown export holding the same tables; Check refuses a bad batch job first.
+func TestHeadlessBatch(t *testing.T) {
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		job  workloads.Job
+		want string
+	}{
+		{workloads.Job{Batch: &workloads.BatchSpec{Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q4_Z"}}}, "Q4_Z"},
+		{workloads.Job{Batch: &workloads.BatchSpec{Watermark: true}}, "--watermark"},
+		{workloads.Job{Batch: &workloads.BatchSpec{}, PowerLimitW: []float64{300}}, "nothing changed"},
+	} {
+		if err := Check(c.job, Options{Device: dev}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check = %v; want an error naming %q", err, c.want)
+		}
+	}
+	dir := t.TempDir()
+	st, err := store.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "out.md")
+	w := 0
+	job := workloads.Job{Batch: &workloads.BatchSpec{SequenceLength: 8, DecodeLength: 3, BatchSize: []int{1, 2}, Runs: 2, Warmups: &w, Threads: 1}}
+	if err := Check(job, Options{Device: dev}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	stored, err := Headless(context.Background(), job, Options{Device: dev, Store: st, Exports: []string{export}, Build: "test"},
+		Terminal{Stdout: &out, Stderr: &errb})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	for _, want := range []string{"| Decode (token) | 1 ", "| Decode  | 1 ", "# CPU - 1 threads", "| Model              | stories260K |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	if stored.ID == "" || stored.Doc.Batch == nil || len(stored.Doc.Batch.Points) != 2 {
+		t.Fatalf("stored %+v", stored)
+	}
+	doc, err := st.Load(stored.ID)
+	if err != nil || doc.Batch == nil || doc.Batch.Points[1].Runs[1].DecodeNs != stored.Doc.Batch.Points[1].Runs[1].DecodeNs {
+		t.Errorf("the store holds %+v, %v", doc.Batch, err)
+	}
+	md, err := os.ReadFile(export)
+	if err != nil || !strings.Contains(string(md), out.String()[strings.Index(out.String(), "| Step "):]) {
+		t.Errorf("the export lacks the printed tables: %v\n%s", err, md)
+	}
+}
+
+// TestHeadlessBatchServer runs TGI's benchmark against llmbench's own server (the
+// built-in model behind engine/server): batch-size simultaneous requests per run,
+// every point measured, and the report, the stored result and the history say the
+// figures are approximations.
+func TestHeadlessBatchServer(t *testing.T) {
+	e, err := engine.LoadBytes(context.Background(), builtin.Name, builtin.Stories260K, engine.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	srv, err := server.New(server.Config{Gen: e, Model: builtin.Name, MaxRunning: 4, MaxQueue: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	dev, err := OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := 1
+	job := workloads.Job{Batch: &workloads.BatchSpec{Backend: "openai", BaseURL: hs.URL + "/", SequenceLength: 12, DecodeLength: 4,
+		BatchSize: []int{1, 3}, Runs: 2, Warmups: &w}}
+	if err := Check(job, Options{Device: dev}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	stored, err := Headless(context.Background(), job, Options{Device: dev, Store: st, Build: "test"}, Terminal{Stdout: &out, Stderr: &errb})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	b := stored.Doc.Batch
+	if b == nil || !b.Approximate || b.Model != builtin.Name || len(b.Points) != 2 || len(b.Points[1].Runs) != 2 || len(b.Points[1].Runs[0].DecodeStepsNs) == 0 {
+		t.Fatalf("result %+v", b)
+	}
+	if !strings.Contains(out.String(), micro.ApproximationNote) || !strings.Contains(out.String(), "| URL       | "+hs.URL) {
+		t.Errorf("stdout:\n%s", out.String())
+	}
+	list, _ := st.List()
+	if len(list) != 1 || !strings.HasPrefix(list[0].Headline, "≈ ") {
+		t.Errorf("history %+v", list)
 	}
 }

@@ -25,9 +25,17 @@ import (
 
 // ModelRef turns what a user typed for a model into a reference: "" or
 // "builtin:stories260K" is the built-in model, an existing file is that GGUF file, a
-// synthetic shape name (llama-1b, …) is that shape in typ. Anything else is an error
-// that lists the shapes.
+// synthetic shape name (llama-1b, …) is that shape in typ, and "synth:SHAPE:TYPE"
+// (ModelID's form) that shape in that type. Anything else is an error that lists the
+// shapes.
 func ModelRef(s, typ string) (workloads.BenchModel, error) {
+	if rest, ok := strings.CutPrefix(s, "synth:"); ok && !fileExists(s) {
+		shape, t, found := strings.Cut(rest, ":")
+		if !found {
+			return workloads.BenchModel{}, fmt.Errorf("model %q: want synth:SHAPE:TYPE (synth:llama-1b:Q4_0)", s)
+		}
+		s, typ = shape, t
+	}
 	switch {
 	case s == "" || s == workloads.BuiltinModel || s == builtin.Name:
 		return workloads.BenchModel{Path: workloads.BuiltinModel}, nil

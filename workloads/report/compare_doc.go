@@ -339,6 +339,23 @@ func docMetrics(d result.Document) []docMetric {
 		set := []setting{{"c", p.Spec.ConcurrencyLabel()}, {"rate", p.Spec.RequestRate.String()}, {"W", watts(p.PowerLimitW)}}
 		out = append(out, servingMetrics(set, p)...)
 	}
+	if b := d.Batch; b != nil {
+		set := []setting{{"model", b.Model}, {"t", fmt.Sprint(b.Threads)}, {"seq", fmt.Sprint(b.Spec.SequenceLength)}, {"dec", fmt.Sprint(b.Spec.DecodeLength)}}
+		for _, p := range b.Points {
+			if len(p.Runs) == 0 {
+				continue
+			}
+			base := fmt.Sprintf("batch %d", p.BatchSize)
+			for _, f := range []struct {
+				metric         string
+				x              []float64
+				head, lowerBtr bool
+			}{{"Prefill (ms)", p.PrefillMs(), false, true}, {"Decode token (ms)", p.DecodeTokenMs(), true, true}, {"Decode tokens/s", p.DecodeTPS(), true, false}} {
+				out = append(out, docMetric{base: base, set: set, metric: f.metric, headline: f.head, lowerBetter: f.lowerBtr,
+					value: metrics.Mean(f.x), samples: f.x, repeats: true})
+			}
+		}
+	}
 	if d.Kernels != nil {
 		out = append(out, kernelMetrics(d.Kernels)...)
 	}

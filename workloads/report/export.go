@@ -70,7 +70,7 @@ func Export(path string, d result.Document) error {
 	if err != nil {
 		return err
 	}
-	if d.Bench == nil && len(d.Serving) == 0 && d.Kernels == nil {
+	if d.Bench == nil && len(d.Serving) == 0 && d.Kernels == nil && d.Batch == nil {
 		return fmt.Errorf("export %s: the run has no results", path)
 	}
 	dir, base := filepath.Split(path)
@@ -147,6 +147,11 @@ func DocumentMarkdown(w io.Writer, d result.Document) error {
 	if d.Kernels != nil {
 		kernelsMarkdown(&b, d.Kernels)
 	}
+	if d.Batch != nil {
+		if err := TGIReport(&b, d.Batch); err != nil {
+			return err
+		}
+	}
 	if len(d.Serving) > 1 {
 		b.WriteString("## Sweep\n\n```text\n")
 		if err := VLLMSweepTable(&b, d.Serving); err != nil {
@@ -196,6 +201,9 @@ func DocumentCSV(w io.Writer, d result.Document) error {
 	partial := d.IsPartial()
 	if d.Kernels != nil {
 		return kernelsCSV(w, d.Kernels, partial)
+	}
+	if d.Batch != nil {
+		return tgiCSV(w, d.Batch, partial)
 	}
 	if d.Bench != nil {
 		return lbCSV(w, d.Bench, lbField{"run_partial", lbBool, func(*micro.Record) any { return partial }})
@@ -356,6 +364,8 @@ func DocumentJSON(w io.Writer, d result.Document) error {
 		o.set("metric_definitions", benchDefinitions)
 	} else if d.Kernels != nil {
 		kernelsJSON(&o, d.Kernels)
+	} else if d.Batch != nil {
+		tgiJSON(&o, d.Batch)
 	} else {
 		o.set("kind", "serving")
 		points := make([]json.RawMessage, len(d.Serving))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -164,6 +165,9 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 	if d.Kernels != nil {
 		kind = "kernels · " + d.Kernels.Spec.Suite
 	}
+	if d.Batch != nil {
+		kind = "batch"
+	}
 	meta := kind
 	if !d.Started.IsZero() {
 		meta += " · started " + d.Started.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -180,6 +184,15 @@ func DocumentHTML(w io.Writer, d result.Document) error {
 	}
 	if d.Kernels != nil {
 		kernelsHTML(&p, d.Kernels)
+	}
+	if d.Batch != nil {
+		var b bytes.Buffer
+		if err := TGIReport(&b, d.Batch); err != nil {
+			return err
+		}
+		p.heading("TGI benchmark")
+		p.charts(tgiCharts(d.Batch))
+		p.pre(b.String())
 	}
 	if len(d.Env) > 0 {
 		rows := make([][]htmlCell, len(d.Env))

@@ -20,7 +20,7 @@ import (
 )
 
 // Document is one finished (or partial) run as every exporter sees it: what ran, where,
-// and what it measured. Exactly one of Bench, Serving and Kernels is set. The results store
+// and what it measured. Exactly one of Bench, Serving, Kernels and Batch is set. The results store
 // (workloads/store) keeps the same parts, so an export of a stored run equals the export made
 // when it ran.
 type Document struct {
@@ -37,6 +37,8 @@ type Document struct {
 	Serving []*serving.Result
 	// Kernels holds a kernel benchmark's report.
 	Kernels *kernelbench.Report
+	// Batch holds a run of TGI's benchmark (`llmbench batch`).
+	Batch *micro.BatchResult
 	// Partial is set when the run was cancelled or crashed before it finished.
 	Partial bool
 }
@@ -52,6 +54,9 @@ func (d Document) IsPartial() bool {
 		return true
 	}
 	if d.Kernels != nil && d.Kernels.Partial {
+		return true
+	}
+	if d.Batch != nil && d.Batch.Partial {
 		return true
 	}
 	if d.Bench != nil && (d.Bench.Partial || slices.ContainsFunc(d.Bench.Records, func(r micro.Record) bool { return r.Partial })) {
@@ -84,7 +89,7 @@ func (d Document) Version() string {
 type Summary struct {
 	Title    string
 	Started  time.Time
-	Kind     string // "bench", "serve-bench" or "kernels"
+	Kind     string // "bench", "serve-bench", "kernels" or "batch"
 	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
 	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
 	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"; a failed run's reason
@@ -128,6 +133,24 @@ func Summarize(d Document) Summary {
 			s.Workload = k.Suite
 		}
 		s.Headline = d.Kernels.Headline()
+	case d.Batch != nil:
+		b := d.Batch
+		s.Kind, s.Model = "batch", b.Model
+		var sizes, heads []string
+		for _, p := range b.Points {
+			sizes = append(sizes, fmt.Sprint(p.BatchSize))
+			if len(p.Runs) > 0 {
+				heads = append(heads, fmt.Sprintf("bs%d %.1f ms/tok", p.BatchSize, micro.StatsOf(p.DecodeTokenMs()).Avg))
+			}
+		}
+		s.Workload = fmt.Sprintf("seq %d dec %d bs %s ×%d", b.Spec.SequenceLength, b.Spec.DecodeLength, strings.Join(sizes, ","), b.Spec.Runs)
+		s.Headline = strings.Join(heads, " · ")
+		if s.Headline == "" {
+			s.Headline = "no run finished"
+		}
+		if b.Approximate {
+			s.Headline = "≈ " + s.Headline
+		}
 	case len(d.Serving) > 0:
 		s.Kind = "serve-bench"
 		first := d.Serving[0]

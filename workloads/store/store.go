@@ -124,7 +124,7 @@ func (m *meta) entry() Entry {
 
 // sample is one line of samples.jsonl.
 type sample struct {
-	Kind string `json:"kind"` // "bench", "point", "request" or "kernels"
+	Kind string `json:"kind"` // "bench", "point", "request", "kernels" or "batch"
 	Key  int    `json:"key"`  // bench: test number; point/request: sweep point; kernels: section
 	// bench: the test's record so far (the last line of a key wins).
 	Bench *micro.Record `json:"bench,omitempty"`
@@ -134,6 +134,9 @@ type sample struct {
 	Request *metrics.Record `json:"request,omitempty"`
 	// kernels: one finished section of a kernel benchmark.
 	Section *kernelbench.Section `json:"section,omitempty"`
+	// batch: the run's header (model, backend, label) and point Key's runs so far
+	// (the last line of a key wins).
+	Batch *micro.BatchResult `json:"batch,omitempty"`
 }
 
 type pointHeader struct {
@@ -358,6 +361,15 @@ func (w *Writer) Request(key int, rec metrics.Record) {
 	w.append(sample{Kind: "request", Key: key, Request: &rec})
 }
 
+// BatchPoint records the runs so far of point key (a batch size) of a batch run
+// whose header (model, backend, label) is head; call it after every timed run with
+// the same key and the last one counts.
+func (w *Writer) BatchPoint(key int, head micro.BatchResult, p micro.BatchPoint) {
+	p.Runs = slices.Clone(p.Runs) // the run goes on appending to its own
+	head.Points = []micro.BatchPoint{p}
+	w.append(sample{Kind: "batch", Key: key, Batch: &head})
+}
+
 // KernelSection records section key of a kernel benchmark once it is complete.
 func (w *Writer) KernelSection(key int, sec kernelbench.Section) {
 	w.append(sample{Kind: "kernels", Key: key, Section: &sec})
@@ -449,7 +461,7 @@ func (m *meta) summarize(doc result.Document) result.Summary {
 	if sum.Kind == "?" {
 		sum.Kind = m.Summary.Kind
 	}
-	measured := len(doc.Serving) > 0 || doc.Bench != nil && len(doc.Bench.Records) > 0
+	measured := len(doc.Serving) > 0 || doc.Bench != nil && len(doc.Bench.Records) > 0 || doc.Batch != nil && len(doc.Batch.Points) > 0
 	switch {
 	case m.Status == Failed && measured:
 		sum.Failed, sum.Headline = true, "failed: "+m.Error+" · "+sum.Headline
@@ -638,6 +650,29 @@ func rebuild(doc *result.Document, r workloads.Job, samples []sample) {
 		doc.Kernels = rep
 		return
 	}
+	if r.Batch != nil {
+		res := &micro.BatchResult{Spec: r.Batch.WithDefaults()}
+		for _, s := range samples {
+			if s.Kind != "batch" || s.Batch == nil || len(s.Batch.Points) != 1 || s.Key < 0 {
+				continue
+			}
+			pts := res.Points
+			*res = *s.Batch // the run's header: model, backend, label
+			res.Points = pts
+			for len(res.Points) <= s.Key {
+				res.Points = append(res.Points, micro.BatchPoint{})
+			}
+			res.Points[s.Key] = s.Batch.Points[0]
+		}
+		res.Partial = true
+		for i := range res.Points {
+			if len(res.Points[i].Runs) < res.Spec.Runs {
+				res.Points[i].Partial = true
+			}
+		}
+		doc.Batch = res
+		return
+	}
 	if r.Bench != nil {
 		res := &micro.Result{Spec: r.Bench.WithDefaults(), Partial: true}
 		byKey := map[int]micro.Record{}
@@ -714,6 +749,7 @@ type storedDoc struct {
 	Bench   *micro.Result       `json:"bench,omitempty"`
 	Serving []storedServing     `json:"serving,omitempty"`
 	Kernels *kernelbench.Report `json:"kernels,omitempty"`
+	Batch   *micro.BatchResult  `json:"batch,omitempty"`
 }
 
 // storedServing hides serving.Result's Summary: the outer field dominates the
@@ -724,7 +760,7 @@ type storedServing struct {
 }
 
 func marshalDoc(d result.Document) ([]byte, error) {
-	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels}
+	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels, Batch: d.Batch}
 	for _, r := range d.Serving {
 		sd.Serving = append(sd.Serving, storedServing{Result: r})
 	}
@@ -745,7 +781,7 @@ func unmarshalDoc(b []byte) (result.Document, error) {
 	if sd.Schema > StoreSchema {
 		return result.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
 	}
-	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels}
+	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels, Batch: sd.Batch}
 	for _, s := range sd.Serving {
 		if s.Result == nil {
 			continue
@@ -786,6 +822,9 @@ func jobOf(d result.Document) (workloads.Job, error) {
 	case d.Kernels != nil:
 		spec := d.Kernels.Spec
 		return workloads.Job{Name: d.Title, Kernels: &spec}, nil
+	case d.Batch != nil:
+		spec := d.Batch.Spec
+		return workloads.Job{Name: d.Title, Batch: &spec}, nil
 	case len(d.Serving) > 0:
 		var concs []int
 		var rates []workloads.Rate

@@ -477,3 +477,61 @@ func TestStoreKernels(t *testing.T) {
 		t.Fatalf("saved job %+v, %v", k, err)
 	}
 }
+
+// TestStoreBatch: a batch run is kept run by run, loads back exactly once finished,
+// rebuilds its points (partial, the last sample of a point winning) when it never
+// finished, and keeps its job to run again.
+func TestStoreBatch(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	w1 := 1
+	spec := workloads.BatchSpec{Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, SequenceLength: 16, DecodeLength: 4,
+		BatchSize: []int{1, 2}, Runs: 2, Warmups: &w1}.WithDefaults()
+	job := workloads.Job{Batch: &spec}
+	run := micro.BatchRun{PrefillNs: 5e6, DecodeNs: 3e6, DecodeStepsNs: []int64{1e6, 1e6, 1e6}}
+	head := micro.BatchResult{Spec: spec, Model: "synth:llama-tiny:Q8_0", Backend: "cpu", Threads: 2, Label: "CPU - 2 threads"}
+	doc := result.Document{Title: "batch", Batch: &head}
+	full := head
+	full.Points = []micro.BatchPoint{{BatchSize: 1, Runs: []micro.BatchRun{run, run}}, {BatchSize: 2, Runs: []micro.BatchRun{run, run}}}
+	doc.Batch = &full
+	w, err := s.Create(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BatchPoint(0, head, full.Points[0])
+	if err := w.Finish(doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(w.ID())
+	if err != nil || got.Batch == nil || got.Partial || !reflect.DeepEqual(got.Batch, doc.Batch) {
+		t.Fatalf("loaded %+v, %v; want %+v", got.Batch, err, doc.Batch)
+	}
+	if k, err := keptJob(t, s, w.ID()); err != nil || k.Batch == nil || k.Kind() != "batch" || k.Batch.SequenceLength != 16 {
+		t.Fatalf("kept job %+v, %v", k, err)
+	}
+	list, _ := s.List()
+	if len(list) != 1 || list[0].Kind != "batch" || list[0].Model != "synth:llama-tiny:Q8_0" || !strings.Contains(list[0].Headline, "bs2 1.0 ms/tok") {
+		t.Errorf("history %+v", list)
+	}
+
+	w2, _ := s.Create(job, nil)
+	one := micro.BatchPoint{BatchSize: 1, Runs: []micro.BatchRun{run}}
+	w2.BatchPoint(0, head, one)
+	w2.BatchPoint(0, head, full.Points[0])
+	w2.BatchPoint(1, head, micro.BatchPoint{BatchSize: 2, Runs: []micro.BatchRun{run}})
+	if err := w2.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	part, err := s.Load(w2.ID())
+	if err != nil || part.Batch == nil || !part.IsPartial() || part.Batch.Label != "CPU - 2 threads" || len(part.Batch.Points) != 2 ||
+		len(part.Batch.Points[0].Runs) != 2 || part.Batch.Points[0].Partial || len(part.Batch.Points[1].Runs) != 1 || !part.Batch.Points[1].Partial {
+		t.Fatalf("rebuilt %+v, %v", part.Batch, err)
+	}
+
+	id, err := s.Save(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := keptJob(t, s, id); err != nil || k.Batch == nil || k.Batch.Model.Shape != "llama-tiny" {
+		t.Fatalf("saved job %+v, %v", k, err)
+	}
+}

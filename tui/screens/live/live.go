@@ -425,6 +425,8 @@ func (m *Model) apply(ev run.Event) {
 		switch s := e.Data.(type) {
 		case micro.RepSnapshot:
 			m.addRep(s)
+		case micro.BatchSnapshot:
+			m.addRep(s.Rep())
 		case metrics.LiveSnapshot:
 			m.addLive(e.At, s)
 		}

@@ -106,6 +106,8 @@ func (m *Model) Show(doc result.Document, id string, config *setup.Config, faile
 		err = report.LlamaBenchMarkdown(&b, doc.Bench)
 	case doc.Kernels != nil:
 		err = report.KernelsText(&b, doc.Kernels)
+	case doc.Batch != nil && len(doc.Batch.Points) > 0:
+		err = report.TGIReport(&b, doc.Batch)
 	case len(doc.Serving) > 1:
 		err = report.VLLMSweepTable(&b, doc.Serving)
 		for _, p := range doc.Serving {

@@ -84,6 +84,20 @@ func TestKernelsView(t *testing.T) {
 	}
 }
 
+// TestBatchView: a run of TGI's benchmark shows TGI's tables.
+func TestBatchView(t *testing.T) {
+	m := New(theme.New(theme.ASCII), nil)
+	m.SetSize(140, 40)
+	run := micro.BatchRun{PrefillNs: 8e6, DecodeNs: 6e6, DecodeStepsNs: []int64{3e6, 3e6}}
+	w := 1
+	res := &micro.BatchResult{Spec: workloads.BatchSpec{SequenceLength: 16, DecodeLength: 3, Runs: 1, Warmups: &w}, Model: "stories260K", Label: "CPU - 2 threads",
+		Points: []micro.BatchPoint{{BatchSize: 4, Runs: []micro.BatchRun{run}}}}
+	m.Show(result.Document{Title: "batch · stories260K", Batch: res}, "", nil, nil, time.Second)
+	if v := m.View(); !strings.Contains(v, "| Decode (token) | 4          | 3.00 ms") || !strings.Contains(v, "# CPU - 2 threads") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
 // TestServeViews: a serve-bench run and a power × concurrency sweep at every size:
 // the sweep table keeps its point and throughput columns (golden.Assert checks no
 // figure is cut).

@@ -1,5 +1,5 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
-// a .gguf file here, or a path) and a workload (bench or serve-bench) with its
+// a .gguf file here, or a path) and a workload (bench, serve-bench or batch) with its
 // parameters, or a kernel suite (kernels: no model) with its sizes, validated inline;
 // enter starts the run.
 package setup
@@ -47,21 +47,26 @@ const (
 	Serve
 	// Kernels is a kernel benchmark suite (llmbench kernels): no model.
 	Kernels
+	// Batch is TGI's prefill/decode benchmark per batch size (llmbench batch).
+	Batch
 )
 
 // kinds is how many Kinds there are (the kind row cycles through them).
-const kinds = 3
+const kinds = 4
 
 // String names the workload as the command line does.
-func (k Kind) String() string { return [...]string{"bench", "serve-bench", "kernels"}[k] }
+func (k Kind) String() string { return [...]string{"bench", "serve-bench", "kernels", "batch"}[k] }
 
 // Config is what the user set up: everything a front end needs to build the job
 // (tui.ProfileOf turns it into one).
 type Config struct {
 	Kind  Kind
 	Model workloads.BenchModel // Path (Builtin for the built-in model) or Shape and Type
-	// bench
+	// bench (Reps: also batch's runs)
 	Prompt, Gen, Reps int
+	// batch: prompt and generated tokens per sequence, the batch sizes (TGI's flags)
+	SequenceLength, DecodeLength int
+	BatchSizes                   []int
 	// Threads is the engine's threads (bench and in-process serve-bench); 0 = all cores.
 	Threads int
 	// KVType is the KV cache element type (f16, q8_0, f32); "" = the engine's default.
@@ -129,6 +134,9 @@ func (c Config) Describe() string {
 		}
 		return fmt.Sprintf("kernels · %s%s · r %d", c.kernelShape(), cases, c.Kernel.Reps) + pw
 	}
+	if c.Kind == Batch {
+		return fmt.Sprintf("batch · %s · seq %d dec %d · bs %s · r %d", c.ModelName(), c.SequenceLength, c.DecodeLength, joinInts(c.BatchSizes), c.Reps)
+	}
 	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.ModelName(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
 }
 
@@ -171,6 +179,13 @@ func (c Config) BenchSpec() workloads.BenchSpec {
 		sp.TypeK = []string{c.KVType}
 	}
 	return sp
+}
+
+// BatchSpec returns TGI's benchmark spec of a Batch config (one warmup per batch
+// size, as TGI).
+func (c Config) BatchSpec() workloads.BatchSpec {
+	return workloads.BatchSpec{Model: c.Model, SequenceLength: c.SequenceLength, DecodeLength: c.DecodeLength,
+		BatchSize: slices.Clone(c.BatchSizes), Runs: c.Reps, Threads: c.Threads, KVType: c.KVType}
 }
 
 // Power is what Setup knows of the GPU's power limit (main reads it from the
@@ -267,6 +282,10 @@ const (
 	rowHeadDim  = "head dim"
 	rowBlock    = "block size"
 	rowKReps    = "repetitions"
+	rowBatchSeq = "sequence len"
+	rowDecLen   = "decode len"
+	rowBatch    = "batch sizes"
+	rowRuns     = "runs"
 	filePrefix  = "file:"
 	inprocLabel = "in-process"
 )
@@ -352,7 +371,8 @@ func New(t theme.Theme, files []File) Model {
 		rowURL: "http://127.0.0.1:8000", rowEndpoint: "", rowServed: "", rowMaxSeqs: "0", rowPower: "",
 		rowCases: "", rowSeqLen: strconv.Itoa(workloads.DefaultKernelSeqLen), rowHeads: strconv.Itoa(workloads.DefaultKernelHeads),
 		rowHeadDim: strconv.Itoa(workloads.DefaultKernelHeadDim), rowBlock: strconv.Itoa(workloads.DefaultKernelBlockSize),
-		rowKReps: strconv.Itoa(workloads.DefaultKernelReps),
+		rowKReps:    strconv.Itoa(workloads.DefaultKernelReps),
+		rowBatchSeq: "128", rowDecLen: "8", rowBatch: "1,2,4,8,16,32", rowRuns: "3",
 	} {
 		m.in[f] = prompt.Input(v)
 	}
@@ -527,6 +547,9 @@ func (m Model) workRows() []string {
 			rows = append(rows, rowSeqLen, rowHeads, rowHeadDim, rowBlock)
 		}
 		return append(rows, rowThreads, rowKReps, rowPower)
+	}
+	if m.kind == Batch {
+		return []string{rowKind, rowBatchSeq, rowDecLen, rowBatch, rowRuns, rowThreads, rowKV}
 	}
 	rows := []string{rowKind, rowDataset}
 	ds := m.datasetName()
@@ -779,6 +802,11 @@ func (m *Model) SetConfig(c Config) {
 		m.setText(rowPP, strconv.Itoa(c.Prompt))
 		m.setText(rowTG, strconv.Itoa(c.Gen))
 		m.setText(rowReps, strconv.Itoa(c.Reps))
+	case Batch:
+		m.setText(rowBatchSeq, strconv.Itoa(c.SequenceLength))
+		m.setText(rowDecLen, strconv.Itoa(c.DecodeLength))
+		m.setText(rowBatch, joinInts(c.BatchSizes))
+		m.setText(rowRuns, strconv.Itoa(c.Reps))
 	default:
 		m.dataset = max(0, slices.Index(workloads.Datasets, c.Dataset))
 		m.setText(rowDSPath, c.DatasetPath)
@@ -941,7 +969,7 @@ func (m Model) fieldErr(f string) string {
 	switch f {
 	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
-	case rowReps, rowPrompts, rowInLen, rowSeqLen, rowHeads, rowHeadDim, rowBlock, rowKReps:
+	case rowReps, rowPrompts, rowInLen, rowSeqLen, rowHeads, rowHeadDim, rowBlock, rowKReps, rowBatchSeq, rowRuns:
 		return atLeast(1)
 	case rowCases:
 		names := kernelbench.CaseNames(m.suiteName())
@@ -950,6 +978,11 @@ func (m Model) fieldErr(f string) string {
 				return fmt.Sprintf("%q is not a case of %s", c, m.suiteName())
 			}
 		}
+	case rowDecLen:
+		return atLeast(2)
+	case rowBatch:
+		_, err := parseInts(v, 1)
+		return errStr(err)
 	case rowConc:
 		_, err := parseInts(v, 1)
 		return errStr(err)
@@ -1019,6 +1052,15 @@ func (m Model) Config() (Config, error) {
 	if c.Kind == Kernels {
 		return m.kernelConfig(c)
 	}
+	if c.Kind == Batch {
+		c.Prompt, c.Gen, c.Reps, c.PowerW = 0, 0, num(rowRuns), nil
+		c.SequenceLength, c.DecodeLength = num(rowBatchSeq), num(rowDecLen)
+		c.BatchSizes, _ = parseInts(m.text(rowBatch), 1)
+		if err := c.BatchSpec().WithDefaults().Validate(); err != nil {
+			return Config{}, err
+		}
+		return c, nil
+	}
 	if c.Kind == Bench {
 		if c.Prompt == 0 && c.Gen == 0 {
 			return Config{}, errors.New("pp and tg are both 0: nothing to run")
@@ -1086,6 +1128,14 @@ func (m Model) Estimate() string {
 		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
 	}
 	mem = " · " + m.duration(c) + mem
+	if c.Kind == Batch {
+		var tokens int64
+		for _, b := range c.BatchSizes {
+			tokens += int64(b) * int64(c.SequenceLength+c.DecodeLength) * int64(c.Reps+1)
+		}
+		return fmt.Sprintf("Estimated: %s × %s (after a warmup each) · %s tokens%s",
+			plural(len(c.BatchSizes), "batch size"), plural(c.Reps, "run"), humanCount(tokens), mem)
+	}
 	if c.Kind == Bench {
 		n := len(micro.Expand(c.BenchSpec().WithDefaults()))
 		tokens := int64(n) * int64(c.Reps+1) * int64(c.Prompt+c.Gen) * int64(max(1, len(c.PowerW)))
@@ -1129,6 +1179,9 @@ func (m Model) memory(c Config) string {
 		if c.Kind == Serve {
 			ctx = max(c.InputLen, 1024) + c.OutputLen
 			seqs = slices.Max(c.Concurrency)
+		}
+		if c.Kind == Batch {
+			ctx, seqs = c.SequenceLength+c.DecodeLength, slices.Max(c.BatchSizes)
 		}
 		elt := map[string]int64{"f32": 4, "q8_0": 1}[c.KVType]
 		if elt == 0 {
@@ -1282,6 +1335,8 @@ func (m Model) powerHint() string {
 func (m Model) workPanel(w, h int) string {
 	var lines []string
 	hint := map[string]string{rowPP: "prompt tokens", rowTG: "generated tokens", rowReps: "repetitions",
+		rowBatchSeq: "prompt tokens per sequence", rowDecLen: "tokens per sequence (TGI's)", rowBatch: "comma list",
+		rowRuns:    "timed runs per batch size",
 		rowThreads: "0 = all cores", rowPrompts: "requests per point", rowConc: "max in flight, comma list",
 		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
 		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",

@@ -329,7 +329,7 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		m    Model
-	}{{"bench", newModel()}, {"serve", serve}} {
+	}{{"bench", newModel()}, {"serve", serve}, {"batch", batchModel(t)}} {
 		for _, sz := range golden.Sizes {
 			m := tc.m
 			m.SetSize(sz[0], sz[1]-3) // the root takes header, error line and footer
@@ -508,5 +508,47 @@ func TestKernels(t *testing.T) {
 	n.SetConfig(Config{Kind: Kernels, Kernel: want2})
 	if got := runConfig(t, n); !reflect.DeepEqual(got.Kernel, want2) {
 		t.Errorf("SetConfig round trip %+v", got.Kernel)
+	}
+}
+
+// batchModel is Setup on the batch workload (kind row → left: the last kind).
+func batchModel(t *testing.T) Model {
+	m := at(t, newModel(), rowKind)
+	m, _ = press(m, left)
+	return m
+}
+
+// TestBatchSetup: the fourth kind is TGI's benchmark with TGI's fields (sequence and
+// decode length, a comma list of batch sizes, runs), refused values named, and the
+// config round-trips through SetConfig.
+func TestBatchSetup(t *testing.T) {
+	m := batchModel(t)
+	c := runConfig(t, m)
+	if c.Kind != Batch || c.SequenceLength != 128 || c.DecodeLength != 8 || !slices.Equal(c.BatchSizes, []int{1, 2, 4, 8, 16, 32}) || c.Reps != 3 ||
+		c.Model.Path != Builtin || c.PowerW != nil {
+		t.Fatalf("batch config %+v", c)
+	}
+	if d := c.Describe(); d != "batch · stories260K · seq 128 dec 8 · bs 1,2,4,8,16,32 · r 3" {
+		t.Errorf("describe %q", d)
+	}
+	if e := m.Estimate(); !strings.Contains(e, "6 batch sizes × 3 runs") || !strings.Contains(e, "34k tokens") {
+		t.Errorf("estimate %q", e) // (1+2+4+8+16+32) × 136 × 4 = 34272
+	}
+	for _, bad := range []struct{ row, v, want string }{
+		{rowDecLen, "1", "decode len: a whole number ≥ 2"},
+		{rowBatch, "1,x", "batch sizes: "},
+		{rowBatchSeq, "0", "sequence len: a whole number ≥ 1"},
+	} {
+		if _, err := set(t, m, bad.row, bad.v).Config(); err == nil || !strings.HasPrefix(err.Error(), bad.want) {
+			t.Errorf("%s %q: %v", bad.row, bad.v, err)
+		}
+	}
+	m = set(t, m, rowBatch, "2,4")
+	m = set(t, m, rowRuns, "5")
+	c = runConfig(t, m)
+	n := newModel()
+	n.SetConfig(c)
+	if got := runConfig(t, n); !slices.Equal(got.BatchSizes, []int{2, 4}) || got.Reps != 5 || got.Kind != Batch {
+		t.Errorf("SetConfig round trip: %+v", got)
 	}
 }
