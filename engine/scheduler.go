@@ -238,6 +238,7 @@ type scheduler struct {
 	pbuf     []float32
 
 	beforeStep func() // tests only: called by the loop before each step
+	afterStep  func() // tests only: called by the loop after each step
 }
 
 func newScheduler(e *Engine) *scheduler {
@@ -337,6 +338,9 @@ func (s *scheduler) loop() {
 				s.stepMu.Lock()
 				s.steps.add(d)
 				s.stepMu.Unlock()
+			}
+			if s.afterStep != nil {
+				s.afterStep()
 			}
 		}
 	}
