@@ -13,6 +13,7 @@ import (
 	"llmbench/engine/builtin"
 	"llmbench/engine/model"
 	"llmbench/engine/sample"
+	"llmbench/engine/synth"
 	"llmbench/kernels"
 )
 
@@ -517,4 +518,48 @@ func TestSpecAllRejectedRollsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// specTinyPair writes the small synthetic pair (spec-tiny Q8_0 and its draft) into a
+// temporary cache and returns their paths.
+func specTinyPair(t *testing.T) (target, draft string) {
+	t.Helper()
+	dir := t.TempDir()
+	var err error
+	if target, err = synth.Ensure(context.Background(), dir, "spec-tiny", "Q8_0", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if draft, err = synth.Ensure(context.Background(), dir, "spec-tiny"+synth.DraftSuffix, "Q8_0", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return target, draft
+}
+
+// TestPairAcceptance runs the small synthetic pair under the published llama-server
+// settings (--draft-max 24 --draft-min 1 --draft-p-min 0.6): 32 concurrent greedy
+// requests get exactly the model's own answers, and the measured acceptance rate is
+// within the 60–85 % real pairs show, with more than one token per model step.
+func TestPairAcceptance(t *testing.T) {
+	target, draft := specTinyPair(t)
+	e := specEngine(t, target, draft, Options{DraftMax: 24, DraftMin: 1, DraftPMin: 0.6, MaxNumSeqs: 32})
+	prompts := testPrompts(e, 32, 3)
+	const gen = 64
+	got, sts := runAllStats(t, e, prompts, gen)
+	checkGreedy(t, e, prompts, got, gen)
+	drafted, accepted := checkSpecStats(t, e, sts)
+	rate := float64(accepted) / float64(drafted)
+	ss := e.SchedulerStats()
+	tps := float64(ss.SeqTokens) / float64(ss.SeqSteps)
+	t.Logf("spec-tiny pair: %d of %d proposals accepted (%.1f %%), %.2f tokens per model step", accepted, drafted, 100*rate, tps)
+	if rate < 0.60 || rate > 0.85 {
+		t.Errorf("acceptance rate %.1f %%, want 60–85 %%", 100*rate)
+	}
+	if tps <= 1.5 {
+		t.Errorf("%.2f tokens per model step", tps)
+	}
+	info, ok := e.DraftInfo()
+	if !ok || info.WeightBytes <= 0 || info.KVBytes != int64(e.KVCache().Tokens())*e.draft.Model.KVBytesPerToken(e.KVCache().Type) {
+		t.Errorf("draft info %+v", info)
+	}
+	t.Log(info)
 }
