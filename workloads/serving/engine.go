@@ -56,10 +56,12 @@ func (s EngineStats) Since(before EngineStats) EngineStats {
 // inprocTimes times an in-process request's tokens into its record, as a client of a
 // server streaming text would see them but without the delivery: each token is timed
 // when the engine emitted it (engine.Token.At, moved onto the run clock), not when the
-// client took it. A token that carries no text (the first bytes of a character) goes
-// out with the next one that does, in one chunk, so TTFT is the first token with text
-// and the ITL gaps are between chunks (ChunkTokens counts their tokens when one
-// carries more than one).
+// client took it. The tokens the engine emitted at one instant (the accepted proposals
+// and the model's token of one speculative-decoding step) go out together in one
+// chunk, as a server streams them; a token that carries no text (the first bytes of a
+// character) goes out with the next one that does. So TTFT is the first chunk with
+// text and the ITL gaps are between chunks (ChunkTokens counts their tokens when one
+// carries more than one, for the per-token ITL).
 type inprocTimes struct {
 	rec     *metrics.Record
 	now     func() time.Duration
@@ -67,6 +69,7 @@ type inprocTimes struct {
 	last    time.Duration // the latest token, on the run clock
 	prev    time.Duration // the latest chunk
 	pending int32         // tokens since the latest chunk
+	text    bool          // a pending token carries text
 	chunks  int
 	multi   bool // a chunk carried more than one token
 }
@@ -78,18 +81,20 @@ func (t *inprocTimes) start(rec *metrics.Record, now func() time.Duration) {
 	t.wall = time.Now()
 }
 
-// token takes one emitted token.
+// token takes one emitted token. The pending tokens leave as a chunk when this one
+// was emitted later than they were and one of them carries text.
 func (t *inprocTimes) token(tok engine.Token) {
 	at := t.now()
 	if !tok.At.IsZero() { // a Generator that stamps nothing is timed on arrival
 		at = t.rec.Start + tok.At.Sub(t.wall)
 	}
+	if t.text && at != t.last {
+		t.chunk(t.last, true)
+	}
 	t.last = at
 	t.pending++
+	t.text = t.text || tok.Text != ""
 	t.rec.Stream.Tokens(at, 1)
-	if tok.Text != "" {
-		t.chunk(at, true)
-	}
 }
 
 // chunk closes a chunk of the pending tokens at time at.
@@ -107,13 +112,13 @@ func (t *inprocTimes) chunk(at time.Duration, text bool) {
 	t.multi = t.multi || t.pending > 1
 	r.Latency = at - r.Start
 	t.chunks++
-	t.prev, t.pending = at, 0
+	t.prev, t.pending, t.text = at, 0, false
 }
 
-// finish sends the tokens still pending (no text came after them) as the last chunk.
+// finish sends the tokens still pending as the last chunk.
 func (t *inprocTimes) finish() {
 	if t.pending > 0 {
-		t.chunk(t.last, false)
+		t.chunk(t.last, t.text)
 	}
 	if !t.multi {
 		t.rec.ChunkTokens = nil // one token per chunk
