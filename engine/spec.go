@@ -65,13 +65,7 @@ func draftFromFile(f *gguf.File, source string) (*Draft, error) {
 func (d *Draft) Close() error { return d.File.Close() }
 
 // WeightBytes returns the bytes of the draft's tensors.
-func (d *Draft) WeightBytes() int64 {
-	var n int64
-	for _, t := range d.File.Tensors {
-		n += int64(t.Size)
-	}
-	return n
-}
+func (d *Draft) WeightBytes() int64 { return tensorBytes(d.File) }
 
 // CheckVocab reports, in one line, the first difference between the vocabularies of
 // a target (model m, tokenizer tok) and the draft; nil when they are the same: same
@@ -94,6 +88,17 @@ func (d *Draft) CheckVocab(m *model.Model, tok *tokenizer.Tokenizer) error {
 		}
 	}
 	return nil
+}
+
+// WeightBytes returns the bytes of the model's tensors (its file's data).
+func (e *Engine) WeightBytes() int64 { return tensorBytes(e.File) }
+
+func tensorBytes(f *gguf.File) int64 {
+	var n int64
+	for _, t := range f.Tensors {
+		n += int64(t.Size)
+	}
+	return n
 }
 
 // DraftInfo describes an engine's draft model: where it came from, its settings and

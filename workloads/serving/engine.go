@@ -30,6 +30,41 @@ type EngineStats struct {
 	DecodeStepMedianMs float64 `json:"decode_step_median_ms"`
 	// Steps is the engine's histogram of decode step durations (not saved).
 	Steps engine.StepTimes `json:"-"`
+	// WeightBytes is the model's weights (the tensors of its file).
+	WeightBytes int64 `json:"weight_bytes,omitempty"`
+	// Speculative decoding: the draft's proposals and those accepted, and the
+	// (sequence, step) pairs that gave tokens and those tokens, over the measured part;
+	// the draft's weights and KV cache (0 without a draft).
+	DraftedTokens    int64 `json:"draft_tokens,omitempty"`
+	AcceptedTokens   int64 `json:"draft_accepted_tokens,omitempty"`
+	SeqSteps         int64 `json:"seq_steps,omitempty"`
+	SeqTokens        int64 `json:"seq_step_tokens,omitempty"`
+	DraftWeightBytes int64 `json:"draft_weight_bytes,omitempty"`
+	DraftKVBytes     int64 `json:"draft_kv_cache_bytes,omitempty"`
+}
+
+// AcceptanceRate returns the share of the draft's proposals the model accepted, in
+// percent (0 without proposals).
+func (s *EngineStats) AcceptanceRate() float64 {
+	if s.DraftedTokens <= 0 {
+		return 0
+	}
+	return 100 * float64(s.AcceptedTokens) / float64(s.DraftedTokens)
+}
+
+// TokensPerStep returns the tokens a sequence got per model step (1 without a
+// draft; 0 when no step gave tokens).
+func (s *EngineStats) TokensPerStep() float64 {
+	if s.SeqSteps <= 0 {
+		return 0
+	}
+	return float64(s.SeqTokens) / float64(s.SeqSteps)
+}
+
+// MemoryBytes returns the engine's memory: the model's weights and KV cache, and the
+// draft's.
+func (s *EngineStats) MemoryBytes() int64 {
+	return s.WeightBytes + s.KVBytes + s.DraftWeightBytes + s.DraftKVBytes
 }
 
 // PrefixHitRate returns the share of looked-up prompt tokens found in the prefix
@@ -47,6 +82,10 @@ func (s EngineStats) Since(before EngineStats) EngineStats {
 	s.PrefixQueries -= before.PrefixQueries
 	s.PrefixHits -= before.PrefixHits
 	s.Preemptions -= before.Preemptions
+	s.DraftedTokens -= before.DraftedTokens
+	s.AcceptedTokens -= before.AcceptedTokens
+	s.SeqSteps -= before.SeqSteps
+	s.SeqTokens -= before.SeqTokens
 	s.Steps = s.Steps.Sub(before.Steps)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	s.DecodeSteps, s.DecodeStepMeanMs, s.DecodeStepMedianMs = s.Steps.N, ms(s.Steps.Mean()), ms(s.Steps.Median())
