@@ -341,6 +341,10 @@ type Token struct {
 	// (Request.Logprobs; zero and nil otherwise).
 	Logprob float32
 	Top     []sample.TokenLogprob
+	// More says another token of the same scheduler step follows at once (a
+	// speculative-decoding step hands over its accepted tokens together, with one At):
+	// a streaming server sends them in one chunk.
+	More bool
 }
 
 // Stats are the measurements of one Generate call. Times are on the monotonic clock.
@@ -479,7 +483,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 				// character), so that no token index is emitted twice.
 				text += dec.Flush()
 			}
-			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at, Logprob: ev.logprob, Top: ev.top}); err != nil {
+			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at, Logprob: ev.logprob, Top: ev.top, More: ev.more && ev.stop == ""}); err != nil {
 				return st, err
 			}
 			if ev.stop != "" {

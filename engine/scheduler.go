@@ -113,6 +113,7 @@ type event struct {
 	top     []sample.TokenLogprob // Request.TopLogprobs
 	// The request's counts so far (Stats.Steps, Drafted, Accepted).
 	steps, drafted, accepted int
+	more                     bool // Token.More: another token of this step follows
 }
 
 // outbox carries events from the scheduler goroutine to one Generate call without
@@ -236,6 +237,7 @@ type scheduler struct {
 	dbatch   []model.Seq
 	drafting []int
 	pbuf     []float32
+	evs      []event // a speculative step's tokens, handed over together
 
 	beforeStep func() // tests only: called by the loop before each step
 	afterStep  func() // tests only: called by the loop after each step
@@ -580,7 +582,9 @@ func (s *scheduler) step() (decoded bool) {
 		q.steps++
 		s.nSteps.Add(1)
 		s.nTokens.Add(1)
-		if s.hand(q, q.smp.Sample(l, q.toks), l, time.Time{}) {
+		ev := s.next(q, q.smp.Sample(l, q.toks), l, time.Time{})
+		q.out.push(ev)
+		if ev.stop != "" {
 			s.finish(q)
 			finished = true
 		}
@@ -591,11 +595,11 @@ func (s *scheduler) step() (decoded bool) {
 	return decoded
 }
 
-// hand appends token id, sampled from logits l, to q and hands it to q's request
-// stamped at, or with the clock when at is zero (emitted now: the request's consumer
-// may take it later). It reports
-// whether the token ends the request (end of generation, max_tokens or context).
-func (s *scheduler) hand(q *seq, id int32, l []float32, at time.Time) bool {
+// next appends token id, sampled from logits l, to q and returns its event for q's
+// request, stamped at, or with the clock when at is zero (emitted now: the request's
+// consumer may take it later); its stop is set when the token ends the request (end
+// of generation, max_tokens or context).
+func (s *scheduler) next(q *seq, id int32, l []float32, at time.Time) event {
 	q.toks = append(q.toks, id)
 	gen := len(q.toks) - q.nPrompt
 	ev := event{id: id, at: at, steps: q.steps, drafted: q.drafted, accepted: q.accepted}
@@ -613,8 +617,7 @@ func (s *scheduler) hand(q *seq, id int32, l []float32, at time.Time) bool {
 	if ev.at.IsZero() {
 		ev.at = s.e.opts.Clock.Now()
 	}
-	q.out.push(ev)
-	return ev.stop != ""
+	return ev
 }
 
 // finish releases a sequence that has ended; the scheduler drops it from the running

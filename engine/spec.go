@@ -315,7 +315,9 @@ func (s *scheduler) accept(q *seq, rows []float32) bool {
 	s.nDrafted.Add(int64(k))
 	stamp := s.e.opts.Clock.Now()
 	before := len(q.toks)
-	for j := 0; j <= k; j++ {
+	s.evs = s.evs[:0]
+	stop := false
+	for j := 0; j <= k && !stop; j++ {
 		l := rows[j*vocab : (j+1)*vocab]
 		var id int32
 		kept := false
@@ -346,18 +348,25 @@ func (s *scheduler) accept(q *seq, rows []float32) bool {
 			q.accepted++
 			s.nAccepted.Add(1)
 		}
-		if s.hand(q, id, l, stamp) {
-			s.nSteps.Add(1)
-			s.nTokens.Add(int64(len(q.toks) - before))
-			s.finish(q)
-			return true
-		}
+		ev := s.next(q, id, l, stamp)
+		stop = ev.stop != ""
+		s.evs = append(s.evs, ev)
 		if !kept {
 			break
 		}
 	}
+	// The step's tokens go out together, each but the last marked as followed by more.
+	for i := range s.evs {
+		s.evs[i].more = i < len(s.evs)-1
+		q.out.push(s.evs[i])
+	}
+	clear(s.evs)
 	s.nSteps.Add(1)
 	s.nTokens.Add(int64(len(q.toks) - before))
+	if stop {
+		s.finish(q)
+		return true
+	}
 	// The model's cache holds the tokens before the last; the draft's at most as much.
 	q.pos = len(q.toks) - 1
 	q.dpos = min(q.dpos, q.pos)

@@ -563,3 +563,39 @@ func TestPairAcceptance(t *testing.T) {
 	}
 	t.Log(info)
 }
+
+// TestSpecStepTokensGoTogether: the tokens of one speculative step reach the caller
+// with one emit time, each but the step's last marked More, so that the steps a
+// request took are exactly its tokens without More.
+func TestSpecStepTokensGoTogether(t *testing.T) {
+	target, draft := specTinyPair(t)
+	e := specEngine(t, target, draft, Options{DraftMax: 24, DraftMin: 1, DraftPMin: 0.6})
+	more := 0
+	for i, p := range testPrompts(e, 4, 9) {
+		var toks []Token
+		st, err := e.Generate(context.Background(), Request{Tokens: p, MaxTokens: 40, IgnoreEOS: true}, func(tk Token) error {
+			toks = append(toks, tk)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := 0
+		for j, tk := range toks {
+			if !tk.More {
+				ends++
+				continue
+			}
+			more++
+			if j+1 == len(toks) || !toks[j+1].At.Equal(tk.At) {
+				t.Fatalf("request %d: token %d is marked More but the next was emitted at another time", i, j)
+			}
+		}
+		if ends != st.Steps || toks[len(toks)-1].More {
+			t.Errorf("request %d: %d tokens end a step, %d steps; last More=%v", i, ends, st.Steps, toks[len(toks)-1].More)
+		}
+	}
+	if more == 0 {
+		t.Error("no step handed over several tokens")
+	}
+}
