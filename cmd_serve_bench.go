@@ -178,5 +178,10 @@ func serveBenchCompare(w io.Writer, pa, pb string) error {
 	if err != nil {
 		return err
 	}
-	return report.VLLMCompare(w, pa, pb, a, b)
+	if err := report.VLLMCompare(w, pa, pb, a, b); err != nil {
+		return err
+	}
+	// The layout people publish A/B tests in (speculative decoding's, issue 15).
+	fmt.Fprintln(w)
+	return report.ServeABJSON(w, pa, pb, a, b)
 }

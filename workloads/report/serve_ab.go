@@ -25,53 +25,131 @@ func ServeAB(w io.Writer, labelA, labelB string, a, b *serving.Result) error {
 	cfg := metrics.ServingConfig{Percentiles: []float64{50, 99}}
 	sa, sb := metrics.Summary(a.Records, a.Duration, cfg), metrics.Summary(b.Records, b.Duration, cfg)
 	pa, pb := abSamples(a), abSamples(b)
-	type row struct {
+	var t abTable
+	t.add("Memory Usage (GiB)", memoryGiB(a), memoryGiB(b), 2)
+	t.add("Successful requests", float64(sa.Completed), float64(sb.Completed), 0)
+	t.add("Benchmark duration (s)", a.Duration.Seconds(), b.Duration.Seconds(), 2)
+	t.add("Total input tokens", float64(sa.TotalInput), float64(sb.TotalInput), 0)
+	t.add("Total generated tokens", float64(sa.TotalOutput), float64(sb.TotalOutput), 0)
+	t.add("Request throughput (req/s)", sa.RequestThroughput, sb.RequestThroughput, 2)
+	t.add("Output token throughput (tok/s)", sa.OutputThroughput, sb.OutputThroughput, 2)
+	t.add("Total Token throughput (tok/s)", sa.TotalTokenThroughput, sb.TotalTokenThroughput, 2)
+	p99 := func(d metrics.Dist) float64 { v, ok := d.Percentile(99); return orNaN(v, ok) }
+	for _, m := range []struct {
 		name   string
-		a, b   float64
-		ok     bool // both values known
-		digits int
-		test   *metrics.CompareRow
+		da, db metrics.Dist
+		xa, xb []float64
+	}{{"TTFT", sa.TTFT, sb.TTFT, pa.ttft, pb.ttft}, {"TPOT", sa.TPOT, sb.TPOT, pa.tpot, pb.tpot}, {"ITL", sa.ITL, sb.ITL, pa.itl, pb.itl}} {
+		t.addDist(m.name, [3]float64{m.da.Mean, m.da.Median, p99(m.da)}, [3]float64{m.db.Mean, m.db.Median, p99(m.db)}, m.xa, m.xb)
 	}
-	var rows []row
-	add := func(name string, va, vb float64, digits int) {
-		rows = append(rows, row{name: name, a: va, b: vb, ok: !math.IsNaN(va) && !math.IsNaN(vb), digits: digits})
+	if a.Engine != nil || b.Engine != nil {
+		t.add("Draft acceptance rate (%)", acceptance(a), acceptance(b), 2)
+		t.add("Tokens per model step", tokensPerStep(a), tokensPerStep(b), 2)
 	}
-	// addDist adds the mean, median and P99 rows of a latency, with the noise test of
-	// the mean and the median where both sides have samples.
-	addDist := func(name string, da, db metrics.Dist, xa, xb []float64) {
-		for _, s := range []struct {
-			label  string
-			tested bool // the noise test applies (a mean or a median)
-			stat   metrics.Stat
-			get    func(metrics.Dist) float64
-		}{
-			{"Mean", true, metrics.StatMean, func(d metrics.Dist) float64 { return d.Mean }},
-			{"Median", true, metrics.StatMedian, func(d metrics.Dist) float64 { return d.Median }},
-			{"P99", false, 0, func(d metrics.Dist) float64 { v, ok := d.Percentile(99); return orNaN(v, ok) }},
-		} {
-			add(s.label+" "+name+" (ms)", s.get(da), s.get(db), 2)
-			if s.tested && len(xa) >= 2 && len(xb) >= 2 {
-				r := metrics.CompareRequests(name, s.get(da), s.get(db), xa, xb, s.stat)
-				rows[len(rows)-1].test = &r
+	return t.write(w, labelA, labelB)
+}
+
+// ServeABJSON is ServeAB for two saved vLLM-style results (serve-bench --save-result
+// or vllm bench serve's, e.g. of two llama-server configurations): the same rows from
+// their figures, memory from their memory_gib metadata, the draft rows from
+// llmbench's engine figures when present, and the noise column where both were saved
+// with --save-detailed.
+func ServeABJSON(w io.Writer, labelA, labelB string, a, b map[string]any) error {
+	num := func(m map[string]any, k string) float64 {
+		switch v := m[k].(type) {
+		case float64:
+			return v
+		case string: // --metadata values are strings
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				return f
 			}
 		}
+		return math.NaN()
 	}
-	add("Memory Usage (GiB)", memoryGiB(a), memoryGiB(b), 2)
-	add("Successful requests", float64(sa.Completed), float64(sb.Completed), 0)
-	add("Benchmark duration (s)", a.Duration.Seconds(), b.Duration.Seconds(), 2)
-	add("Total input tokens", float64(sa.TotalInput), float64(sb.TotalInput), 0)
-	add("Total generated tokens", float64(sa.TotalOutput), float64(sb.TotalOutput), 0)
-	add("Request throughput (req/s)", sa.RequestThroughput, sb.RequestThroughput, 2)
-	add("Output token throughput (tok/s)", sa.OutputThroughput, sb.OutputThroughput, 2)
-	add("Total Token throughput (tok/s)", sa.TotalTokenThroughput, sb.TotalTokenThroughput, 2)
-	addDist("TTFT", sa.TTFT, sb.TTFT, pa.ttft, pb.ttft)
-	addDist("TPOT", sa.TPOT, sb.TPOT, pa.tpot, pb.tpot)
-	addDist("ITL", sa.ITL, sb.ITL, pa.itl, pb.itl)
-	if a.Engine != nil || b.Engine != nil {
-		add("Draft acceptance rate (%)", acceptance(a), acceptance(b), 2)
-		add("Tokens per model step", tokensPerStep(a), tokensPerStep(b), 2)
+	var t abTable
+	both := func(name, key string, digits int) { t.add(name, num(a, key), num(b, key), digits) }
+	// Memory: the run's metadata, else an in-process engine's figures.
+	mem := func(r map[string]any) float64 {
+		if v := num(r, "memory_gib"); !math.IsNaN(v) {
+			return v
+		}
+		e, _ := r["engine"].(map[string]any)
+		var n float64
+		for _, k := range []string{"weight_bytes", "kv_cache_bytes", "draft_weight_bytes", "draft_kv_cache_bytes"} {
+			if v := num(e, k); !math.IsNaN(v) {
+				n += v
+			}
+		}
+		if num(e, "weight_bytes") > 0 {
+			return n / (1 << 30)
+		}
+		return math.NaN()
 	}
+	t.add("Memory Usage (GiB)", mem(a), mem(b), 2)
+	both("Successful requests", "completed", 0)
+	both("Benchmark duration (s)", "duration", 2)
+	both("Total input tokens", "total_input_tokens", 0)
+	both("Total generated tokens", "total_output_tokens", 0)
+	both("Request throughput (req/s)", "request_throughput", 2)
+	both("Output token throughput (tok/s)", "output_throughput", 2)
+	both("Total Token throughput (tok/s)", "total_token_throughput", 2)
+	for _, m := range []string{"ttft", "tpot", "itl"} {
+		vals := func(r map[string]any) [3]float64 {
+			return [3]float64{num(r, "mean_"+m+"_ms"), num(r, "median_"+m+"_ms"), num(r, "p99_"+m+"_ms")}
+		}
+		t.addDist(strings.ToUpper(m), vals(a), vals(b), vllmSamples(a, m), vllmSamples(b, m))
+	}
+	// An in-process run without a draft saves no tokens_per_step; its engine figures
+	// give it (1).
+	perStep := func(r map[string]any) float64 {
+		if v := num(r, "tokens_per_step"); !math.IsNaN(v) {
+			return v
+		}
+		e, _ := r["engine"].(map[string]any)
+		if n := num(e, "seq_steps"); n > 0 {
+			return num(e, "seq_step_tokens") / n
+		}
+		return math.NaN()
+	}
+	if a["tokens_per_step"] != nil || b["tokens_per_step"] != nil {
+		both("Draft acceptance rate (%)", "draft_acceptance_rate", 2)
+		t.add("Tokens per model step", perStep(a), perStep(b), 2)
+	}
+	return t.write(w, labelA, labelB)
+}
 
+// abTable is the rows of an A/B table.
+type abTable []abRow
+
+type abRow struct {
+	name   string
+	a, b   float64
+	ok     bool // both values known
+	digits int
+	test   *metrics.CompareRow
+}
+
+func (t *abTable) add(name string, va, vb float64, digits int) {
+	*t = append(*t, abRow{name: name, a: va, b: vb, ok: !math.IsNaN(va) && !math.IsNaN(vb), digits: digits})
+}
+
+// addDist adds the mean, median and P99 rows of a latency (va, vb: those three
+// values), with the noise test of the mean and the median where both sides have
+// per-request samples.
+func (t *abTable) addDist(name string, va, vb [3]float64, xa, xb []float64) {
+	stats := []metrics.Stat{metrics.StatMean, metrics.StatMedian}
+	for i, label := range []string{"Mean", "Median", "P99"} {
+		t.add(label+" "+name+" (ms)", va[i], vb[i], 2)
+		if i < len(stats) && len(xa) >= 2 && len(xb) >= 2 && !math.IsNaN(va[i]) && !math.IsNaN(vb[i]) {
+			r := metrics.CompareRequests(name, va[i], vb[i], xa, xb, stats[i])
+			(*t)[len(*t)-1].test = &r
+		}
+	}
+}
+
+// write prints the table: | Metric | A | B | % Difference | Noise |.
+func (t abTable) write(w io.Writer, labelA, labelB string) error {
+	rows := t
 	cells := make([][5]string, 0, len(rows)+1)
 	cells = append(cells, [5]string{"Metric", labelA, labelB, "% Difference", "Noise (95 % CI of B − A)"})
 	noted := false

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,43 @@ func TestServeAB(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), " 20.57 |") || strings.Contains(out.String(), "Draft acceptance") {
 		t.Errorf("external runs:\n%s", out.String())
+	}
+}
+
+// TestServeABJSON: the table of two saved results (vLLM's JSON, --save-detailed, the
+// memory in --metadata memory_gib) has the rows, values and noise column of the table
+// of the runs themselves.
+func TestServeABJSON(t *testing.T) {
+	const gib = 1 << 30
+	a := abResult(6, 10*time.Millisecond, 1, &serving.EngineStats{WeightBytes: gib, KVBytes: gib / 2, SeqSteps: 66, SeqTokens: 66})
+	b := abResult(6, 12*time.Millisecond, 2, &serving.EngineStats{WeightBytes: gib, KVBytes: gib / 2, DraftWeightBytes: gib / 8, DraftKVBytes: gib / 8,
+		DraftedTokens: 100, AcceptedTokens: 75, SeqSteps: 30, SeqTokens: 66})
+	cfg := metrics.ServingConfig{Percentiles: []float64{99}}
+	saved := func(r *serving.Result, mem string) map[string]any {
+		r.Summary = metrics.Summary(r.Records, r.Duration, cfg)
+		var buf bytes.Buffer
+		md := map[string]string{}
+		if mem != "" {
+			md["memory_gib"] = mem
+		}
+		if err := VLLMJSON(&buf, r, VLLMJSONOptions{Detailed: true, Metadata: md}); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ja, jb := saved(a, "1.5"), saved(b, "") // B's memory from its engine figures
+	var want, got bytes.Buffer
+	if err := ServeAB(&want, "A", "B", a, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := ServeABJSON(&got, "A", "B", ja, jb); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("from saved results:\n%s\nfrom the runs:\n%s", got.String(), want.String())
 	}
 }
