@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -77,4 +78,16 @@ func TestServeDraft(t *testing.T) {
 		t.Errorf("stream: %d chunks for %d tokens, text %q (want %q)", chunks, tokens, streamed.String(), want)
 	}
 	t.Logf("%d tokens in %d content chunks", tokens, chunks)
+	// vLLM's speculative-decoding counters on /metrics.
+	m, err := http.Get(spec + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(m.Body)
+	m.Body.Close()
+	drafted := metricValue(string(page), "vllm:spec_decode_num_draft_tokens_total")
+	accepted := metricValue(string(page), "vllm:spec_decode_num_accepted_tokens_total")
+	if !(accepted > 0 && drafted >= accepted) {
+		t.Errorf("/metrics: %v drafted, %v accepted", drafted, accepted)
+	}
 }
