@@ -7,6 +7,7 @@ import (
 
 	"llmbench/engine"
 	"llmbench/engine/builtin"
+	"llmbench/engine/synth"
 	"llmbench/workloads"
 )
 
@@ -17,7 +18,11 @@ func DraftRef(es workloads.EngineSpec, typ string) (m workloads.BenchModel, ok b
 	if es.Draft == "" {
 		return m, false, nil
 	}
-	if m, err = ModelRef(es.Draft, cmp.Or(es.DraftType, typ)); err != nil {
+	typ = cmp.Or(es.DraftType, typ)
+	if _, err := synth.Lookup(es.Draft); err == nil && typ == "" && !fileExists(es.Draft) {
+		return m, true, fmt.Errorf("draft %s is a synthetic shape: give its weight type (--draft-type Q8_0, …)", es.Draft)
+	}
+	if m, err = ModelRef(es.Draft, typ); err != nil {
 		return m, true, fmt.Errorf("draft %w", err)
 	}
 	if err := CheckModel(m); err != nil {

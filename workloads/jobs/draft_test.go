@@ -41,6 +41,14 @@ func TestDraftChecks(t *testing.T) {
 			t.Errorf("case %d: Check = %v; want an error naming %q", i, err, c.want)
 		}
 	}
+	// A synthetic draft needs a type: its own, else the model's.
+	if _, _, err := DraftRef(workloads.EngineSpec{Draft: "spec-tiny-draft"}, ""); err == nil || !strings.Contains(err.Error(), "--draft-type") {
+		t.Errorf("untyped synthetic draft: %v", err)
+	}
+	m, ok, err := DraftRef(workloads.EngineSpec{Draft: "spec-tiny-draft"}, "Q8_0")
+	if !ok || err != nil || ModelID(m) != "synth:spec-tiny-draft:Q8_0" {
+		t.Errorf("draft with the model's type: %+v %v %v", m, ok, err)
+	}
 }
 
 // TestServeWithDraft runs a small serving job on the synthetic pair through Headless:
