@@ -280,17 +280,29 @@ func (s *scheduler) draftOne(q *seq, limit int, l []float32) bool {
 		p.Seed ^= 0x5eed_d4af7 // the draft's draws are independent of the model's
 		q.dsmp = sample.New(p)
 	}
-	q.hist = append(append(q.hist[:0], q.toks...), q.props...)
+	// The history the penalties read: the window they look at, proposals included.
+	hist := q.toks
+	if len(q.props) > 0 && q.req.Sampling.RepeatLastN != 0 {
+		from := 0
+		if n := q.req.Sampling.RepeatLastN; n > 0 {
+			from = max(0, len(q.toks)+len(q.props)-n)
+		}
+		q.hist = append(append(q.hist[:0], q.toks[min(from, len(q.toks)):]...), q.props...)
+		hist = q.hist
+	}
 	var id int32
 	if q.req.Sampling.Temperature <= 0 {
-		id = q.dsmp.Sample(l, q.hist)
+		id = q.dsmp.Sample(l, hist)
 	} else {
 		j := len(q.props)
 		for len(q.qd) <= j {
 			q.qd = append(q.qd, make([]float32, len(l)))
 		}
-		q.dsmp.Dist(l, q.hist, q.qd[j])
+		q.dsmp.Dist(l, hist, q.qd[j])
 		id = q.dsmp.DrawFrom(q.qd[j])
+	}
+	if id < 0 { // no token to draw (logits all NaN): propose nothing more
+		return false
 	}
 	q.props = append(q.props, id)
 	return len(q.props) < limit

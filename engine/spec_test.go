@@ -603,3 +603,40 @@ func TestSpecStepTokensGoTogether(t *testing.T) {
 		t.Error("no step handed over several tokens")
 	}
 }
+
+// TestSpecGreedyWithPenalties: greedy decoding under repetition and presence
+// penalties (whose window takes in the proposals) gives with a draft what it gives
+// without.
+func TestSpecGreedyWithPenalties(t *testing.T) {
+	target, draft := specTinyPair(t)
+	plain, err := Load(context.Background(), target, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	spec := specEngine(t, target, draft, Options{DraftMax: 8, DraftMin: 1, DraftPMin: 0.6})
+	params := sample.Params{RepeatPenalty: 1.3, RepeatLastN: 16, PresencePenalty: 0.5}
+	gen := func(e *Engine, p []int32) ([]int32, Stats) {
+		var out []int32
+		st, err := e.Generate(context.Background(), Request{Tokens: p, MaxTokens: 48, IgnoreEOS: true, Sampling: params}, func(tk Token) error {
+			out = append(out, tk.ID)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, st
+	}
+	accepted := 0
+	for i, p := range testPrompts(plain, 6, 21) {
+		want, _ := gen(plain, p)
+		got, st := gen(spec, p)
+		accepted += st.Accepted
+		if !slices.Equal(got, want) {
+			t.Errorf("request %d: %v with the draft, %v without", i, got, want)
+		}
+	}
+	if accepted == 0 {
+		t.Error("no proposal accepted")
+	}
+}
