@@ -140,12 +140,12 @@ func (o Options) validateDraft() error {
 	case o.DraftPMin > 1 || o.DraftPMin != o.DraftPMin:
 		return fmt.Errorf("draft-p-min %g is not a probability", o.DraftPMin)
 	}
-	max := o.DraftMax
-	if max == 0 {
-		max = DefaultDraftMax
+	most := o.DraftMax
+	if most == 0 {
+		most = DefaultDraftMax
 	}
-	if o.DraftMin > max {
-		return fmt.Errorf("draft-min %d is above draft-max %d", o.DraftMin, max)
+	if o.DraftMin > most {
+		return fmt.Errorf("draft-min %d is above draft-max %d", o.DraftMin, most)
 	}
 	return nil
 }
