@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +91,45 @@ func TestServeDraft(t *testing.T) {
 	accepted := metricValue(string(page), "vllm:spec_decode_num_accepted_tokens_total")
 	if !(accepted > 0 && drafted >= accepted) {
 		t.Errorf("/metrics: %v drafted, %v accepted", drafted, accepted)
+	}
+}
+
+// TestRunCompareAB: a profile with compare: ab runs its two serve runs and then
+// prints the A/B table of each sweep point, labelled with the runs' names, with the
+// draft's rows.
+func TestRunCompareAB(t *testing.T) {
+	_, env := homeEnv(t)
+	dir := t.TempDir()
+	target, err := synth.Ensure(context.Background(), dir, "spec-tiny", "Q8_0", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft, err := synth.Ensure(context.Background(), dir, "spec-tiny-draft", "Q8_0", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := `    serve:
+      backend: inproc
+      model: ` + target + `
+      threads: 1
+      dataset: {dataset_name: random, num_prompts: 4, random_input_len: 16, random_output_len: 24}
+`
+	prof := "schema: 1\nname: ab\ncompare: ab\nruns:\n  - name: plain\n" + serve + "    sweep: {max_concurrency: [1, 2]}\n" +
+		"  - name: drafted\n" + serve + "      engine: {draft: " + draft + ", draft_max: 8, draft_min: 1, draft_p_min: 0.6}\n    sweep: {max_concurrency: [1, 2]}\n"
+	path := filepath.Join(dir, "ab.yaml")
+	if err := os.WriteFile(path, []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runEnv(t, env, "run", path, "--headless")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stderr, out)
+	}
+	if n := strings.Count(out, "| Metric "); n != 2 {
+		t.Errorf("%d A/B tables, want one per concurrency (2):\n%s", n, out)
+	}
+	for _, want := range []string{" plain | ", " drafted | ", "% Difference", "| Output token throughput (tok/s) |", "| Tokens per model step ", "A/B, max concurrency 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
 	}
 }
