@@ -40,7 +40,8 @@ test: lint
 ## attention-gym's mask tables (llmbench kernels, B=1 H=4 S=2048 D=64), then the block-sparse
 ## acceptance: on the sliding-window and document masks at S=4096 (window 512: 85 % of the 128²
 ## tiles skipped, as attention-gym's 1024 at 8192) block-sparse must beat dense + mask by half
-## the ideal 1/(1 − sparsity), forward and backward, or the line fails.
+## the ideal 1/(1 − sparsity), forward and backward, or the line fails. Last, the speculative
+## decoding A/B (issue 15: builtin:spec-decode-ab, the synthetic pair at 2 threads, the table).
 BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
@@ -54,6 +55,7 @@ bench: build
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -timeout 20m -run 'TestPagedAcceptance' ./workloads/kernelbench/
 	./$(BIN) kernels --suite attention-masks
 	./$(BIN) kernels --suite attention-masks --cases sliding_window,document --seq-len 4096 --window 512 -r 5 --check
+	./$(BIN) run builtin:spec-decode-ab --headless
 
 ## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
 lint:

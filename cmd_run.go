@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"llmbench/profiles"
 	"llmbench/tui"
 	"llmbench/workloads/jobs"
+	"llmbench/workloads/report"
+	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
 	"llmbench/workloads/store"
 	"llmbench/workloads/telemetry"
@@ -136,12 +139,30 @@ func runProfile(ctx context.Context, p *profiles.Profile, of *outputFlags, expor
 		opts[i] = o
 	}
 	term := jobs.Terminal{Stdout: os.Stdout, Stderr: os.Stderr, Progress: terminalProgress(), Interval: telemetry.DefaultInterval}
+	done := make([]*result.Stored, len(p.Runs))
 	for i, r := range p.Runs {
 		fmt.Fprintf(os.Stderr, "run: [%d/%d] %s\n", i+1, len(p.Runs), r.Title())
 		t0 := time.Now()
-		_, err := jobs.Headless(ctx, r, opts[i], term)
+		var err error
+		done[i], err = jobs.Headless(ctx, r, opts[i], term)
 		fmt.Fprintf(os.Stderr, "run: %s: %.1f s\n", r.Title(), time.Since(t0).Seconds())
 		if err != nil {
+			return err
+		}
+	}
+	if p.Compare == profiles.CompareAB {
+		return printAB(os.Stdout, p, done)
+	}
+	return nil
+}
+
+// printAB prints the A/B table (report.ServeAB) of a profile's two serve runs, one
+// per sweep point the runs share, labelled with the runs' titles.
+func printAB(w io.Writer, p *profiles.Profile, done []*result.Stored) error {
+	a, b := done[0].Doc.Serving, done[1].Doc.Serving
+	for i := range min(len(a), len(b)) {
+		fmt.Fprintf(w, "\nA/B, max concurrency %s, request rate %s:\n", a[i].Spec.ConcurrencyLabel(), a[i].Spec.RequestRate)
+		if err := report.ServeAB(w, p.Runs[0].Title(), p.Runs[1].Title(), a[i], b[i]); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [--served-model-name NAME] [--chat-template NAME]", nil)
+	fs := newFlags("serve", "[-m FILE | --shape S --type T] [--host H] [--port N] [--api-key KEY] [--max-queue N] [--max-body BYTES] [-t N] [-c N] [--max-num-seqs N] [--max-num-batched-tokens N] [--block-size N] [--kv-cache-memory BYTES|P%] [--kv-cache-type T] [--no-prefix-cache] [-md DRAFT [--draft-max N] [--draft-min N] [--draft-p-min P]] [--served-model-name NAME] [--chat-template NAME]", nil)
 	a := defineServe(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -49,6 +49,9 @@ func runServe(ctx context.Context, args []string) error {
 	ref, err := jobs.ModelRef(cmp.Or(a.path, a.shape), a.typ)
 	if err != nil {
 		return usageErr("serve", err)
+	}
+	if _, err := jobs.SetDraft(ctx, a.es, a.typ, &opts, "", nil); err != nil {
+		return err
 	}
 	e, file, err := jobs.OpenModel(ctx, ref, opts, "", nil)
 	if err != nil {
@@ -126,6 +129,9 @@ func banner(e *engine.Engine, id string, tmpl server.Template, srv *server.Serve
 	fmt.Fprintf(os.Stderr, "batching: up to %d requests and %d tokens a step, up to %d waiting (%s; 429 beyond); %s\n",
 		eo.MaxNumSeqs, eo.MaxNumBatchedTokens, srv.Config().MaxQueue, srv.QueueSizing(), auth)
 	fmt.Fprintln(os.Stderr, e.KVCache())
+	if d, ok := e.DraftInfo(); ok {
+		fmt.Fprintln(os.Stderr, d)
+	}
 	fmt.Fprintln(os.Stderr, e.Partitions())
 	fmt.Fprintf(os.Stderr, "listening on http://%s (/v1/completions, /v1/chat/completions, /v1/models, /v1/models/{id}, /tokenize, /detokenize, /health, /metrics)\n", addr)
 

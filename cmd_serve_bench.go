@@ -94,7 +94,8 @@ func (a *serveBenchArgs) job(set map[string]bool) (workloads.Job, error) {
 	switch sp.Backend {
 	case "inproc":
 	case "openai", "openai-chat", "tgi", "llamacpp":
-		for _, f := range []string{"max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache", "c"} {
+		for _, f := range []string{"max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache", "c",
+			"model-draft", "draft-type", "draft-max", "draft-min", "draft-p-min"} {
 			if set[f] {
 				return workloads.Job{}, fmt.Errorf("-%s configures the in-process engine: it needs --backend inproc", f)
 			}
@@ -180,5 +181,10 @@ func serveBenchCompare(w io.Writer, pa, pb string) error {
 	if err != nil {
 		return err
 	}
-	return report.VLLMCompare(w, pa, pb, a, b)
+	if err := report.VLLMCompare(w, pa, pb, a, b); err != nil {
+		return err
+	}
+	// The layout people publish A/B tests in (speculative decoding's, issue 15).
+	fmt.Fprintln(w)
+	return report.ServeABJSON(w, pa, pb, a, b)
 }

@@ -48,6 +48,7 @@ func defineServe(fs *flag.FlagSet) *serveArgs {
 	fs.IntVar(&a.threads, "t", 0, "threads (0 = all cores)")
 	fs.IntVar(&a.ctxSize, "c", 0, "context size (0 = the model's)")
 	addEngineFlags(fs, &a.es, "")
+	addDraftFlags(fs, &a.es, "", "md", "model-draft")
 	fs.IntVar(&a.seqCtx, "seq-context", 0, "context of one request, prompt plus output (0 = min(context, 4096), at most the KV cache pool's tokens)")
 	fs.StringVar(&a.name, "served-model-name", "", "model name in /v1/models and in answers (default: the file name without .gguf)")
 	fs.StringVar(&a.tmplName, "chat-template", "", "chat template family, overriding the one detected from the model ("+strings.Join(server.TemplateNames(), ", ")+")")
@@ -65,6 +66,20 @@ func addEngineFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string) {
 		strconv.Itoa(int(100*engine.KVMemFraction))+"% of the memory available)")
 	fs.StringVar(&es.KVCacheType, "kv-cache-type", "f16", prefix+"KV cache element `type`: f16, q8_0 (about half of f16's memory) or f32")
 	fs.BoolVar(&es.NoPrefixCache, "no-prefix-cache", false, prefix+"do not share KV blocks of common prompt prefixes between requests")
+}
+
+// addDraftFlags registers the speculative-decoding flags (llama-server's names) into
+// es; help texts start with prefix. model is the draft model flag's name ("md" for
+// serve, as llama-server; "model-draft" for serve-bench).
+func addDraftFlags(fs *flag.FlagSet, es *workloads.EngineSpec, prefix string, names ...string) {
+	for _, n := range names {
+		fs.StringVar(&es.Draft, n, "", prefix+"draft `model` for speculative decoding: a GGUF file, "+workloads.BuiltinModel+" or a synthetic shape (spec-base-draft, …); it must share the model's vocabulary")
+	}
+	fs.StringVar(&es.DraftType, "draft-type", "", prefix+"weight `type` of a synthetic draft shape (default: the model's)")
+	fs.IntVar(&es.DraftMax, "draft-max", 0, prefix+"tokens the draft proposes a step at most (0 = "+strconv.Itoa(engine.DefaultDraftMax)+")")
+	fs.IntVar(&es.DraftMin, "draft-min", 0, prefix+"tokens the draft proposes a step at least, however unsure")
+	fs.Float64Var(&es.DraftPMin, "draft-p-min", 0, prefix+"the draft stops once its likeliest next token is less probable than this, after --draft-min tokens (0 = "+
+		strconv.FormatFloat(engine.DefaultDraftPMin, 'g', -1, 64)+"; negative: never)")
 }
 
 // check refuses a bad combination of serve's flags in one line (rest: the

@@ -43,7 +43,8 @@ var serveBenchGroups = []flagGroup{
 		"metric-percentiles", "goodput", "header", "metadata", "save-result", "save-detailed", "result-dir", "result-filename", "append-result",
 		"ready-check-timeout-sec", "disable-tqdm"}},
 	{"vLLM compatible: more sampling, request shaping, timeline, spec_bench", vllmGroupNames},
-	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache"}},
+	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache",
+		"model-draft", "draft-type", "draft-max", "draft-min", "draft-p-min"}},
 	{"llmbench additions", []string{"warm-connections", "energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
 
@@ -66,6 +67,7 @@ func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	fs.IntVar(&sp.Threads, "t", 0, "inproc: threads (0 = all cores)")
 	fs.IntVar(&sp.Engine.Context, "c", 0, "inproc: context size (0 = the model's)")
 	addEngineFlags(fs, &sp.Engine, "inproc: ")
+	addDraftFlags(fs, &sp.Engine, "inproc: ", "model-draft")
 	fs.Var(&a.headers, "header", "KEY=VALUE header sent with every request (repeatable; values never saved)")
 	fs.Var(&a.metadata, "metadata", "KEY=VALUE saved in the result JSON (repeatable)")
 	fs.Var(&a.goodput, "goodput", "SLO KEY:MS for goodput, KEY in ttft, tpot, e2el (repeatable)")

@@ -168,6 +168,7 @@ func TestEngineOptions(t *testing.T) {
 			engine.Options{MaxNumSeqs: 8, MaxNumBatchedTokens: 256, BlockSize: 32, KVCacheMemory: 512 << 20, KVType: kernels.Q8_0, KVTypeSet: true, NoPrefixCache: true}},
 		{workloads.EngineSpec{KVCacheMemory: "30%", KVCacheType: "F32"}, engine.Options{KVCacheFraction: 0.3, KVType: kernels.F32, KVTypeSet: true}},
 		{workloads.EngineSpec{KVCacheMemory: "2GB", KVCacheType: "f16"}, engine.Options{KVCacheMemory: 2e9, KVType: kernels.F16, KVTypeSet: true}},
+		{workloads.EngineSpec{Draft: "d.gguf", DraftMax: 24, DraftMin: 1, DraftPMin: 0.6}, engine.Options{DraftMax: 24, DraftMin: 1, DraftPMin: 0.6}}, // the draft is set by jobs.SetDraft
 	}
 	for _, c := range good {
 		got, err := jobs.EngineOptions(c.es)
@@ -176,7 +177,8 @@ func TestEngineOptions(t *testing.T) {
 		}
 	}
 	for _, es := range []workloads.EngineSpec{{KVCacheMemory: "0%"}, {KVCacheMemory: "101%"}, {KVCacheMemory: "x"}, {KVCacheType: "q4_0"},
-		{KVCacheType: "nope"}, {MaxNumSeqs: -1}, {BlockSize: -2}, {MaxNumBatchedTokens: -3}} {
+		{KVCacheType: "nope"}, {MaxNumSeqs: -1}, {BlockSize: -2}, {MaxNumBatchedTokens: -3},
+		{DraftMax: -1}, {DraftMin: -1}, {DraftMin: 5, DraftMax: 2}, {DraftPMin: 1.5}} {
 		if _, err := jobs.EngineOptions(es); err == nil {
 			t.Errorf("%+v: no error", es)
 		}

@@ -190,7 +190,10 @@ func TestServeBenchUsage(t *testing.T) {
 	for _, args := range [][]string{{"serve-bench", "--backend", "nope"}, {"serve-bench", "--max-concurrency", "0"},
 		{"serve-bench", "--compare", "onlyone.json"}, {"serve-bench", "--goodput", "ttft"},
 		{"serve-bench", "--backend", "inproc", "--kv-cache-type", "q4_0"}, {"serve-bench", "--backend", "inproc", "--kv-cache-memory", "lots"},
-		{"serve-bench", "--backend", "inproc", "--kv-cache-memory", "150%"}, {"serve-bench", "--backend", "openai", "--no-prefix-cache"}} {
+		{"serve-bench", "--backend", "inproc", "--kv-cache-memory", "150%"}, {"serve-bench", "--backend", "openai", "--no-prefix-cache"},
+		{"serve-bench", "--backend", "openai", "--model-draft", "spec-tiny-draft"},
+		{"serve-bench", "--backend", "inproc", "--model-draft", "spec-tiny-draft", "--draft-min", "5", "--draft-max", "2"},
+		{"serve-bench", "--backend", "inproc", "--model-draft", "no-such-draft"}} {
 		if _, _, code := run(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}

@@ -80,6 +80,24 @@ type Options struct {
 	// Progress, when not nil, follows the weights' preparation for the backend (their
 	// conversion to its own layout), which takes seconds on big models.
 	Progress Progress
+	// Draft is the path of a draft model for speculative decoding (llama-server's -md):
+	// it proposes up to DraftMax tokens a step and the model verifies them in one
+	// forward pass. "" = none, unless DraftModel is set. It must share the model's
+	// vocabulary.
+	Draft string
+	// DraftModel is a draft already opened (OpenDraft); it wins over Draft. The caller
+	// closes it after the engine.
+	DraftModel *Draft
+	// DraftMax is the most tokens the draft proposes a step (--draft-max);
+	// 0 = DefaultDraftMax.
+	DraftMax int
+	// DraftMin is the fewest tokens the draft proposes a step, whatever its confidence
+	// (--draft-min), at most DraftMax.
+	DraftMin int
+	// DraftPMin ends a step's draft once the draft's most likely next token has a
+	// probability below it (--draft-p-min), after DraftMin tokens; 0 = DefaultDraftPMin,
+	// negative = never.
+	DraftPMin float64
 	// Clock stamps each generated token when the scheduler emits it (Token.At, the
 	// Stats times) and times the scheduler's steps; nil = the system's clock. Tests
 	// inject a fake one.
@@ -133,6 +151,9 @@ type Engine struct {
 	part  PartitionInfo
 	mu    sync.Mutex // held for each use of the backend (a scheduler step, Session.Eval)
 	sched *scheduler
+	draft *Draft // speculative decoding's draft model; nil = none
+	// ownDraft: the engine opened the draft (Options.Draft) and closes it.
+	ownDraft bool
 }
 
 // Load opens the GGUF file at path and prepares it for generation.
@@ -230,6 +251,10 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 		return nil, err
 	}
 	e := &Engine{File: f, Model: m, Tok: tok, Source: source, be: be, opts: opts, kv: kv, part: part}
+	if err := e.attachDraft(ctx); err != nil {
+		be.Close()
+		return nil, err
+	}
 	e.sched = newScheduler(e)
 	return e, nil
 }
@@ -286,6 +311,9 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.be.Close()
+	if e.ownDraft {
+		e.draft.Close()
+	}
 	return e.File.Close()
 }
 
@@ -324,6 +352,10 @@ type Token struct {
 	// (Request.Logprobs; zero and nil otherwise).
 	Logprob float32
 	Top     []sample.TokenLogprob
+	// More says another token of the same scheduler step follows at once (a
+	// speculative-decoding step hands over its accepted tokens together, with one At):
+	// a streaming server sends them in one chunk.
+	More bool
 }
 
 // Stats are the measurements of one Generate call. Times are on the monotonic clock.
@@ -334,6 +366,30 @@ type Stats struct {
 	GenTime      time.Duration // from the first generated token to the last
 	StopReason   string        // "length", "eos", "context", "cancelled"
 	PromptIDs    []int32
+	// Steps counts the scheduler steps that gave the request tokens (its first token's
+	// included); with a draft a step can give several.
+	Steps int
+	// Drafted and Accepted count the draft's proposals for the request and those the
+	// model accepted (speculative decoding; zero without a draft).
+	Drafted, Accepted int
+}
+
+// AcceptanceRate returns the share of drafted tokens the model accepted (0 when none
+// were drafted).
+func (s Stats) AcceptanceRate() float64 {
+	if s.Drafted == 0 {
+		return 0
+	}
+	return float64(s.Accepted) / float64(s.Drafted)
+}
+
+// TokensPerStep returns the generated tokens per scheduler step that gave the request
+// tokens: 1 without a draft, up to DraftMax+1 with one.
+func (s Stats) TokensPerStep() float64 {
+	if s.Steps == 0 {
+		return 0
+	}
+	return float64(s.GenTokens) / float64(s.Steps)
 }
 
 // PromptTPS returns prompt tokens per second.
@@ -427,6 +483,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 			}
 			st.GenTokens++
 			st.GenTime = ev.at.Sub(tGen)
+			st.Steps, st.Drafted, st.Accepted = ev.steps, ev.drafted, ev.accepted
 			eog := e.Tok.IsEOG(ev.id) && !req.IgnoreEOS
 			text := ""
 			if !eog {
@@ -437,7 +494,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 				// character), so that no token index is emitted twice.
 				text += dec.Flush()
 			}
-			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at, Logprob: ev.logprob, Top: ev.top}); err != nil {
+			if err := emit(Token{ID: ev.id, Text: text, Index: i, At: ev.at, Logprob: ev.logprob, Top: ev.top, More: ev.more && ev.stop == ""}); err != nil {
 				return st, err
 			}
 			if ev.stop != "" {

@@ -47,6 +47,13 @@ type SchedulerStats struct {
 	// loop taking up its work to its last token handed over). Sub two readings for a
 	// span of time.
 	DecodeSteps StepTimes
+	// DraftedTokens and AcceptedTokens count the draft model's proposals and those
+	// the model accepted, since the start (speculative decoding; 0 without a draft).
+	DraftedTokens, AcceptedTokens int64
+	// SeqSteps and SeqTokens count, since the start, the (sequence, step) pairs that
+	// handed over tokens and the tokens they handed over: SeqTokens/SeqSteps is the
+	// tokens per model step (1 without a draft).
+	SeqSteps, SeqTokens int64
 }
 
 // SchedulerStats returns the scheduler's running and waiting sequences, its KV blocks
@@ -58,6 +65,8 @@ func (e *Engine) SchedulerStats() SchedulerStats {
 		Running: int(s.nRunning.Load()), Waiting: int(s.nWaiting.Load()),
 		KVBlocksUsed: int(s.nUsed.Load()), KVBlocksTotal: e.kv.Blocks,
 		PrefixQueryTokens: s.nQuery.Load(), PrefixHitTokens: s.nHit.Load(), Preemptions: s.nPreempt.Load(),
+		DraftedTokens: s.nDrafted.Load(), AcceptedTokens: s.nAccepted.Load(),
+		SeqSteps: s.nSteps.Load(), SeqTokens: s.nTokens.Load(),
 	}
 	s.stepMu.Lock()
 	st.DecodeSteps = s.steps
@@ -102,6 +111,9 @@ type event struct {
 	err     error
 	logprob float32               // Request.Logprobs
 	top     []sample.TokenLogprob // Request.TopLogprobs
+	// The request's counts so far (Stats.Steps, Drafted, Accepted).
+	steps, drafted, accepted int
+	more                     bool // Token.More: another token of this step follows
 }
 
 // outbox carries events from the scheduler goroutine to one Generate call without
@@ -145,6 +157,17 @@ type seq struct {
 	pos     int      // tokens whose keys and values are in the cache
 	queried bool     // the prompt's prefix-cache lookup has been counted
 	out     outbox
+
+	// Speculative decoding (a draft model): the draft cache shares the block table.
+	dpos     int             // tokens whose keys and values are in the draft's cache
+	dsmp     *sample.Sampler // the draft's sampler (q's parameters, another seed)
+	props    []int32         // this step's proposals
+	qd       [][]float32     // the draft's distribution of each proposal (sampling)
+	verify   []int32         // the tokens the model reads: the last one, then props
+	hist     []int32         // toks and props, for the draft's sampler
+	steps    int             // steps that handed over tokens
+	drafted  int
+	accepted int
 }
 
 // remaining returns the tokens to run before the next token can be sampled: one for
@@ -167,8 +190,10 @@ func (q *seq) key(i, size int) uint64 {
 
 // planned is one sequence's share of the next step.
 type planned struct {
-	q *seq
-	n int
+	q      *seq
+	n      int
+	decode bool // a decode step (one token read), not a prompt chunk
+	draft  int  // the most tokens the draft may propose (decode steps with a draft)
 }
 
 // scheduler runs continuous batching over a paged KV cache: one goroutine owns the
@@ -191,6 +216,8 @@ type scheduler struct {
 
 	nRunning, nWaiting, nUsed atomic.Int64
 	nQuery, nHit, nPreempt    atomic.Int64
+	nDrafted, nAccepted       atomic.Int64
+	nSteps, nTokens           atomic.Int64
 	stepMu                    sync.Mutex
 	steps                     StepTimes // decode step durations, under stepMu
 
@@ -202,8 +229,18 @@ type scheduler struct {
 	state  *model.State
 	plan   []planned
 	batch  []model.Seq
+	// The draft model's (speculative decoding): a cache of the same blocks, its
+	// activations, its batch, the plan entries still drafting, the model's
+	// distribution while verifying.
+	dcache   *model.Cache
+	dstate   *model.State
+	dbatch   []model.Seq
+	drafting []int
+	pbuf     []float32
+	evs      []event // a speculative step's tokens, handed over together
 
 	beforeStep func() // tests only: called by the loop before each step
+	afterStep  func() // tests only: called by the loop after each step
 }
 
 func newScheduler(e *Engine) *scheduler {
@@ -241,6 +278,14 @@ func (s *scheduler) loop() {
 	var err error
 	if s.cache, err = s.e.Model.NewPagedCache(kv.Blocks, kv.BlockSize, kv.Type); err != nil {
 		err = fmt.Errorf("engine: KV cache: %w", err)
+	}
+	if d := s.e.draft; d != nil && err == nil {
+		// A catch-up pass reads the step's tokens plus at most one more per sequence.
+		s.dstate = d.Model.NewState(o.MaxNumBatchedTokens + o.MaxNumSeqs)
+		s.dstate.Flash = o.FlashAttn
+		if s.dcache, err = d.Model.NewPagedCache(kv.Blocks, kv.BlockSize, kv.Type); err != nil {
+			err = fmt.Errorf("engine: draft KV cache: %w", err)
+		}
 	}
 	s.pool = newBlockPool(kv.Blocks, kv.BlockSize, kv.PrefixCache)
 	clock := s.e.opts.Clock.Now
@@ -296,6 +341,9 @@ func (s *scheduler) loop() {
 				s.steps.add(d)
 				s.stepMu.Unlock()
 			}
+			if s.afterStep != nil {
+				s.afterStep()
+			}
 		}
 	}
 }
@@ -339,7 +387,7 @@ func deleteFunc(qs []*seq, del func(*seq) bool) []*seq {
 // findable until their space is needed) and forgets what its cache held.
 func (s *scheduler) release(q *seq) {
 	s.pool.free(q.blocks)
-	q.blocks, q.pos, q.nReg = q.blocks[:0], 0, 0
+	q.blocks, q.pos, q.nReg, q.dpos = q.blocks[:0], 0, 0, 0
 }
 
 // grow extends q's block table to cover end positions, if the pool has the blocks.
@@ -386,21 +434,38 @@ func (s *scheduler) schedule() {
 	budget := s.e.opts.MaxNumBatchedTokens
 	s.plan = s.plan[:0]
 	preempted := false
+	decoding := 0 // decoding sequences not yet planned, each owed one token of the budget
+	if s.e.draft != nil {
+		for _, q := range s.active {
+			if q.remaining() == 1 {
+				decoding++
+			}
+		}
+	}
 	for _, decode := range []bool{true, false} {
 		for i := 0; i < len(s.active) && budget > 0; i++ {
 			q := s.active[i]
 			if (q.remaining() == 1) != decode {
 				continue
 			}
-			n := min(q.remaining(), budget)
+			n, k := min(q.remaining(), budget), 0
+			if decode && s.e.draft != nil {
+				decoding--
+				k = max(0, min(s.draftRoom(q), budget-1-decoding))
+				n = 1 + k
+			}
 			for !s.grow(q, q.pos+n) {
+				if k > 0 { // try without proposals before preempting anyone
+					n, k = 1, 0
+					continue
+				}
 				preempted = true
 				if s.preempt(&budget) == q {
 					break
 				}
 			}
 			if i < len(s.active) && s.active[i] == q {
-				s.plan = append(s.plan, planned{q, n})
+				s.plan = append(s.plan, planned{q: q, n: n, decode: decode, draft: k})
 				budget -= n
 			}
 		}
@@ -424,7 +489,7 @@ func (s *scheduler) schedule() {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		s.active = append(s.active, q)
-		s.plan = append(s.plan, planned{q, n})
+		s.plan = append(s.plan, planned{q: q, n: n})
 		budget -= n
 	}
 }
@@ -451,25 +516,39 @@ func (s *scheduler) lookup(q *seq) int {
 	}
 	q.nReg = len(q.blocks)
 	q.pos = len(q.blocks) * p.size
+	q.dpos = q.pos // a registered block holds the draft's keys and values too
 	return q.pos
 }
 
 // step runs the planned forward pass, samples a token for every sequence whose
 // tokens are all read, hands each to its request stamped with the clock (the time it
-// was emitted), and enters newly filled blocks into the prefix cache. It reports
-// whether a sequence that had already generated a token got its next one (a decode
-// step).
+// was emitted), and enters newly filled blocks into the prefix cache. With a draft
+// model, the draft first proposes tokens for the decoding sequences (propose) and the
+// pass verifies them (accept). It reports whether a sequence that had already
+// generated a token got its next one (a decode step).
 func (s *scheduler) step() (decoded bool) {
+	defer func() { clear(s.batch); clear(s.plan) }() // keep no request reachable between steps
+	var err error
+	if s.e.draft != nil {
+		err = s.propose()
+	}
 	s.batch = s.batch[:0]
 	for _, p := range s.plan {
 		q := p.q
+		if len(q.props) > 0 {
+			q.verify = append(append(q.verify[:0], q.toks[q.pos]), q.props...)
+			s.batch = append(s.batch, model.Seq{Cache: s.cache, Start: q.pos, Tokens: q.verify, Blocks: q.blocks, Logits: true, AllLogits: true})
+			continue
+		}
 		s.batch = append(s.batch, model.Seq{Cache: s.cache, Start: q.pos, Tokens: q.toks[q.pos : q.pos+p.n],
 			Blocks: q.blocks, Logits: q.pos+p.n == len(q.toks)})
 	}
-	s.e.mu.Lock()
-	logits, err := s.e.Model.ForwardBatch(s.e.be, s.state, s.batch)
-	s.e.mu.Unlock()
-	defer func() { clear(s.batch); clear(s.plan) }() // keep no request reachable between steps
+	var logits []float32
+	if err == nil {
+		s.e.mu.Lock()
+		logits, err = s.e.Model.ForwardBatch(s.e.be, s.state, s.batch)
+		s.e.mu.Unlock()
+	}
 	if err != nil {
 		for _, p := range s.plan {
 			p.q.out.push(event{err: err})
@@ -478,12 +557,18 @@ func (s *scheduler) step() (decoded bool) {
 		s.active = deleteFunc(s.active, func(q *seq) bool { return q.blocks == nil })
 		return false
 	}
-	clock := s.e.opts.Clock.Now
 	vocab := s.e.Model.Vocab
-	limit := s.e.opts.SeqContext
 	row, finished := 0, false
 	for i, p := range s.plan {
 		q := p.q
+		if k := len(q.props); k > 0 {
+			decoded = true
+			if s.accept(q, logits[row*vocab:(row+k+1)*vocab]) {
+				finished = true
+			}
+			row += k + 1
+			continue
+		}
 		q.pos += p.n // now in the cache
 		s.register(q)
 		if !s.batch[i].Logits {
@@ -494,22 +579,10 @@ func (s *scheduler) step() (decoded bool) {
 		if p.n == 1 && len(q.toks) > q.nPrompt {
 			decoded = true
 		}
-		id := q.smp.Sample(l, q.toks)
-		q.toks = append(q.toks, id)
-		gen := len(q.toks) - q.nPrompt
-		ev := event{id: id}
-		if q.req.Logprobs {
-			ev.logprob, ev.top = sample.Logprobs(l, id, q.req.TopLogprobs)
-		}
-		switch {
-		case s.e.Tok.IsEOG(id) && !q.req.IgnoreEOS:
-			ev.stop = "eos"
-		case q.req.MaxTokens > 0 && gen >= q.req.MaxTokens:
-			ev.stop = "length"
-		case len(q.toks) >= limit: // prompt + generated tokens fill the context
-			ev.stop = "context"
-		}
-		ev.at = clock() // emitted now: the request's consumer may take it later
+		q.steps++
+		s.nSteps.Add(1)
+		s.nTokens.Add(1)
+		ev := s.next(q, q.smp.Sample(l, q.toks), l, time.Time{})
 		q.out.push(ev)
 		if ev.stop != "" {
 			s.finish(q)
@@ -522,6 +595,31 @@ func (s *scheduler) step() (decoded bool) {
 	return decoded
 }
 
+// next appends token id, sampled from logits l, to q and returns its event for q's
+// request, stamped at, or with the clock when at is zero (emitted now: the request's
+// consumer may take it later); its stop is set when the token ends the request (end
+// of generation, max_tokens or context).
+func (s *scheduler) next(q *seq, id int32, l []float32, at time.Time) event {
+	q.toks = append(q.toks, id)
+	gen := len(q.toks) - q.nPrompt
+	ev := event{id: id, at: at, steps: q.steps, drafted: q.drafted, accepted: q.accepted}
+	if q.req.Logprobs {
+		ev.logprob, ev.top = sample.Logprobs(l, id, q.req.TopLogprobs)
+	}
+	switch {
+	case s.e.Tok.IsEOG(id) && !q.req.IgnoreEOS:
+		ev.stop = "eos"
+	case q.req.MaxTokens > 0 && gen >= q.req.MaxTokens:
+		ev.stop = "length"
+	case len(q.toks) >= s.e.opts.SeqContext: // prompt + generated tokens fill the context
+		ev.stop = "context"
+	}
+	if ev.at.IsZero() {
+		ev.at = s.e.opts.Clock.Now()
+	}
+	return ev
+}
+
 // finish releases a sequence that has ended; the scheduler drops it from the running
 // set after the step (its nil block table marks it).
 func (s *scheduler) finish(q *seq) {
@@ -529,13 +627,18 @@ func (s *scheduler) finish(q *seq) {
 	q.blocks = nil
 }
 
-// register enters the blocks q has filled into the prefix cache.
+// register enters the blocks q has filled into the prefix cache (with a draft, those
+// both caches have filled).
 func (s *scheduler) register(q *seq) {
 	p := s.pool
 	if !p.prefix {
 		return
 	}
-	for ; (q.nReg+1)*p.size <= q.pos; q.nReg++ {
+	end := q.pos
+	if s.e.draft != nil {
+		end = min(end, q.dpos)
+	}
+	for ; (q.nReg+1)*p.size <= end; q.nReg++ {
 		i := q.nReg
 		var parent uint64
 		if i > 0 {

@@ -32,6 +32,9 @@ type Profile struct {
 	Name        string `yaml:"name,omitempty"`
 	Description string `yaml:"description,omitempty"`
 	Runs        []Run  `yaml:"runs"`
+	// Compare, when "ab" (CompareAB), prints after the runs the A/B table of the first
+	// serve run against the second (report.ServeAB), one per sweep point they share.
+	Compare string `yaml:"compare,omitempty"`
 
 	// file and nodes remember where each run came from (the file name errors cite,
 	// each run's YAML node), so checks after Parse can name the line; unset for a
@@ -177,8 +180,28 @@ func Parse(name string, data []byte) (*Profile, error) {
 			return nil, runError(name, n, r, prob)
 		}
 	}
+	if err := p.checkCompare(); err != nil {
+		return nil, fmt.Errorf("%s:%d: compare: %w", name, keyLine(root, "compare"), err)
+	}
 	p.file, p.nodes = name, runNodes
 	return &p, nil
+}
+
+// CompareAB is Profile.Compare's A/B table of two serve runs.
+const CompareAB = "ab"
+
+// checkCompare checks Compare against the runs.
+func (p *Profile) checkCompare() error {
+	switch p.Compare {
+	case "":
+		return nil
+	case CompareAB:
+		if len(p.Runs) != 2 || p.Runs[0].Serve == nil || p.Runs[1].Serve == nil {
+			return fmt.Errorf("%q needs exactly two serve runs (A and B)", p.Compare)
+		}
+		return nil
+	}
+	return fmt.Errorf("%q is not %s", p.Compare, CompareAB)
 }
 
 // runNodes returns the mapping node of each run: the items of runs:, else the root.

@@ -23,6 +23,10 @@ func TestParseErrors(t *testing.T) {
 			`p.yaml:3: unknown key "num_prompt" in serve.dataset (did you mean "num_prompts"?)`},
 		{"key in a list of runs", "runs:\n  - name: a\n    bench:\n      n_gen: [4]\n  - name: b\n    serve:\n      burstyness: 2\n",
 			`p.yaml:7: unknown key "burstyness" in serve (did you mean "burstiness"?)`},
+		{"compare of one run", "compare: ab\nruns:\n  - name: a\n    serve: {backend: inproc}\n",
+			`p.yaml:1: compare: "ab" needs exactly two serve runs (A and B)`},
+		{"compare kind", "compare: abc\nruns:\n  - name: a\n    serve: {backend: inproc}\n  - name: b\n    serve: {backend: inproc}\n",
+			`p.yaml:1: compare: "abc" is not ab`},
 		{"bad int", "bench:\n  repetitions: many\n",
 			`p.yaml:2: bad value "many" for "bench.repetitions" (want an integer)`},
 		{"bad rate", "serve:\n  request_rate: fast\n",
@@ -145,7 +149,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "tgi-batch"} {
+	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "spec-decode-ab", "tgi-batch"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}
@@ -163,6 +167,11 @@ func TestBuiltins(t *testing.T) {
 	p, _ := Builtin("power-sweep")
 	if r := p.Runs[0]; r.Device != "fake" || len(r.PowerLimitW) < 2 {
 		t.Errorf("power sweep: %+v", r)
+	}
+	ab, _ := Builtin("spec-decode-ab")
+	if a, b := ab.Runs[0].Serve, ab.Runs[1].Serve; ab.Compare != CompareAB || a.Engine.Draft != "" || b.Engine.Draft != "spec-base-draft" ||
+		b.Engine.DraftMax != 24 || b.Engine.DraftMin != 1 || b.Engine.DraftPMin != 0.6 || a.Model != b.Model || a.Dataset != b.Dataset {
+		t.Errorf("spec-decode-ab: %+v / %+v", a, b)
 	}
 	q, _ := Builtin("quant-compare")
 	var types []string

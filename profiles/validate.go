@@ -368,6 +368,33 @@ func runCheckServe(r *Run) *problem {
 	if _, _, err := workloads.ParseKVCacheMemory(e.KVCacheMemory); err != nil {
 		return bad("serve.engine.kv_cache_memory", "%v", err)
 	}
+	return checkDraft(s)
+}
+
+// checkDraft checks a serve section's speculative-decoding keys (the draft model
+// itself is found when the run loads it, as the model is).
+func checkDraft(s *workloads.ServeSpec) *problem {
+	e := s.Engine
+	set := e.Draft != "" || e.DraftType != "" || e.DraftMax != 0 || e.DraftMin != 0 || e.DraftPMin != 0
+	switch {
+	case !set:
+		return nil
+	case s.Backend != "inproc":
+		return bad("serve.engine.draft", "a draft model is for the inproc backend (give an external server its draft itself)")
+	case e.Draft == "":
+		return bad("serve.engine.draft", "draft settings without a draft model")
+	case e.DraftMax < 0:
+		return bad("serve.engine.draft_max", "%d is negative (0 = the engine's default)", e.DraftMax)
+	case e.DraftMin < 0 || e.DraftMax > 0 && e.DraftMin > e.DraftMax:
+		return bad("serve.engine.draft_min", "%d: want 0 to draft_max", e.DraftMin)
+	case !(e.DraftPMin <= 1):
+		return bad("serve.engine.draft_p_min", "%g is not a probability (negative: never stop early)", e.DraftPMin)
+	}
+	if e.DraftType != "" {
+		if _, err := synth.ParseFileType(e.DraftType); err != nil {
+			return bad("serve.engine.draft_type", "%s", strings.TrimPrefix(err.Error(), "synth: "))
+		}
+	}
 	return nil
 }
 

@@ -227,6 +227,18 @@ type EngineSpec struct {
 	NoPrefixCache bool   `json:"no_prefix_cache,omitempty" yaml:"no_prefix_cache,omitempty"`
 	// Context is the engine's context size in tokens (0 = the model's).
 	Context int `json:"context,omitempty" yaml:"context,omitempty"`
+
+	// Draft is the draft model of speculative decoding (llama-server's -md): a GGUF
+	// file, builtin:stories260K or a synthetic shape (spec-base-draft, …) in DraftType
+	// (default: the model's synthetic type); "" = none. It must share the model's
+	// vocabulary. DraftMax, DraftMin and DraftPMin are llama-server's --draft-max,
+	// --draft-min and --draft-p-min (0 = the engine's default; p-min < 0 = never stop
+	// early).
+	Draft     string  `json:"draft,omitempty" yaml:"draft,omitempty"`
+	DraftType string  `json:"draft_type,omitempty" yaml:"draft_type,omitempty"`
+	DraftMax  int     `json:"draft_max,omitempty" yaml:"draft_max,omitempty"`
+	DraftMin  int     `json:"draft_min,omitempty" yaml:"draft_min,omitempty"`
+	DraftPMin float64 `json:"draft_p_min,omitempty" yaml:"draft_p_min,omitempty"`
 }
 
 // RequestTimeout is RequestTimeoutS as a duration (0: no limit).

@@ -240,6 +240,9 @@ type Seq struct {
 	// Logits asks for the logits of the sequence's last token (a decode step or the
 	// last chunk of a prompt); an earlier prompt chunk needs none.
 	Logits bool
+	// AllLogits asks for the logits of every token of the sequence, one row each in
+	// order (speculative decoding's verification of drafted tokens); it implies Logits.
+	AllLogits bool
 }
 
 // Forward runs tokens at positions start… through the model, appending their keys and
@@ -255,8 +258,8 @@ func (m *Model) Forward(be kernels.Backend, st *State, cache *Cache, tokens []in
 // ForwardBatch runs the tokens of several sequences through the model in one pass:
 // every weight matrix is applied once to all rows of the batch, while RoPE, the KV
 // append and attention work on each sequence's rows with its own cache and positions.
-// It returns one row of Vocab logits for each sequence that asks for them, in the
-// order of seqs; the slice is reused by the next call. Sequences may share one paged
+// It returns one row of Vocab logits for each sequence that asks for them (a row per
+// token for one with AllLogits), in the order of seqs; the slice is reused by the next call. Sequences may share one paged
 // cache through their block tables, but no two may write the same rows; their tokens
 // together fit in the state's Batch.
 func (m *Model) ForwardBatch(be kernels.Backend, st *State, seqs []Seq) ([]float32, error) {
@@ -274,7 +277,10 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			return nil, fmt.Errorf("model: sequence %d of the batch: %w", i, err)
 		}
 		n += len(s.Tokens)
-		if s.Logits {
+		switch {
+		case s.AllLogits:
+			nOut += len(s.Tokens)
+		case s.Logits:
 			nOut++
 		}
 	}
@@ -374,8 +380,13 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	} else {
 		row, j := 0, 0
 		for i := range seqs {
-			row += len(seqs[i].Tokens)
-			if seqs[i].Logits {
+			sn := len(seqs[i].Tokens)
+			row += sn
+			switch {
+			case seqs[i].AllLogits:
+				be.RMSNorm(hOut[j*e:(j+sn)*e], x[(row-sn)*e:row*e], m.OutputNorm, m.NormEps)
+				j += sn
+			case seqs[i].Logits:
 				be.RMSNorm(hOut[j*e:(j+1)*e], x[(row-1)*e:row*e], m.OutputNorm, m.NormEps)
 				j++
 			}

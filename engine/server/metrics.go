@@ -210,6 +210,8 @@ var snapshotMetrics = []snapshotMetric{
 		func(v *snapshotValues) float64 { return float64(v.st.PrefixQueryTokens) }},
 	{"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", prometheus.CounterValue, func(v *snapshotValues) float64 { return float64(v.st.PrefixHitTokens) }},
 	{"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", prometheus.CounterValue, func(v *snapshotValues) float64 { return float64(v.st.Preemptions) }},
+	{"vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", prometheus.CounterValue, func(v *snapshotValues) float64 { return float64(v.st.DraftedTokens) }},
+	{"vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", prometheus.CounterValue, func(v *snapshotValues) float64 { return float64(v.st.AcceptedTokens) }},
 }
 
 func (c *snapshot) desc(m snapshotMetric) *prometheus.Desc {

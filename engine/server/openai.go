@@ -284,6 +284,7 @@ type output struct {
 	stop         stopper
 	text         strings.Builder // the answer so far (non-streamed)
 	tail         string          // text held for the final chunk
+	held         string          // text of a step's tokens until its last (engine.Token.More)
 	final        bool            // the last token has been seen: later text goes to tail
 	tokens       int             // generated tokens so far
 	ttft         time.Duration   // arrival to the first token (0 until it comes)
@@ -317,21 +318,26 @@ func (o *output) emit(t engine.Token) error {
 		o.offset += len(t.Text)
 	}
 	out, hit := o.stop.push(t.Text)
+	if m := o.maxTokens; m > 0 && o.tokens >= m && !hit {
+		// The last token: its text goes out with finish_reason in the final chunk,
+		// as vLLM does, rather than in a chunk of its own followed by an empty one.
+		o.final = true
+	}
+	if o.held != "" && (hit || o.final || !t.More) {
+		out, o.held = o.held+out, "" // the held text of the step comes first
+	}
 	if hit {
 		o.tail += out
 		o.final = true
 		return errStopString
-	}
-	if m := o.maxTokens; m > 0 && o.tokens >= m {
-		// The last token: its text goes out with finish_reason in the final chunk,
-		// as vLLM does, rather than in a chunk of its own followed by an empty one.
-		o.final = true
 	}
 	switch {
 	case o.final:
 		o.tail += out
 	case !o.j.stream:
 		o.text.WriteString(out)
+	case t.More: // the step's tokens go out in one chunk, as llama-server streams them
+		o.held += out
 	case out != "":
 		o.chunk(out, "")
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,10 +241,12 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
-// script is a fake Generator: each call emits the texts as tokens, a few ms apart.
+// script is a fake Generator: each call emits the texts as tokens, a few ms apart
+// (none after a token marked in more: the next token of the same step).
 type script struct {
 	texts []string
 	delay time.Duration
+	more  []bool // Token.More of each text (nil: none)
 }
 
 func (s script) Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Stats, error) {
@@ -254,14 +257,17 @@ func (s script) Generate(ctx context.Context, req engine.Request, emit func(engi
 			return st, err
 		}
 		st.GenTokens++
-		if err := emit(engine.Token{ID: int32(i), Text: tx, Index: i}); err != nil {
+		more := i < len(s.more) && s.more[i]
+		if err := emit(engine.Token{ID: int32(i), Text: tx, Index: i, More: more}); err != nil {
 			return st, err
 		}
 		if req.MaxTokens > 0 && st.GenTokens >= req.MaxTokens {
 			st.StopReason = "length"
 			return st, nil
 		}
-		time.Sleep(s.delay)
+		if !more {
+			time.Sleep(s.delay)
+		}
 	}
 	st.StopReason = "eos"
 	return st, nil
@@ -314,6 +320,33 @@ func TestStopStrings(t *testing.T) {
 	a := decode(t, post(t, hs.URL+"/v1/completions", `{"prompt":"x","max_tokens":2}`))
 	if *a.Choices[0].Text != "Hello wo" || *a.Choices[0].FinishReason != "length" {
 		t.Errorf("max_tokens 2: %+v", a.Choices[0])
+	}
+}
+
+// TestStepTokensOneChunk: the tokens of one engine step (speculative decoding's
+// accepted tokens, engine.Token.More on all but the last) stream as one chunk; a stop
+// string inside such a step still cuts the text where it starts.
+func TestStepTokensOneChunk(t *testing.T) {
+	gen := script{texts: []string{"A", "b", "c", "D", "e"}, more: []bool{false, true, true, false, false}}
+	_, hs := newServer(t, Config{Gen: gen, Model: "fake"})
+	cases := []struct {
+		stop   string
+		chunks []string // the chunks' non-empty texts
+	}{
+		{`null`, []string{"A", "bcD", "e"}},
+		{`["cD"]`, []string{"A", "b"}},
+	}
+	for _, c := range cases {
+		evs, _ := events(t, post(t, hs.URL+"/v1/completions", `{"prompt":"x","max_tokens":50,"stream":true,"stop":`+c.stop+`}`))
+		var got []string
+		for _, ev := range evs {
+			if len(ev.Choices) > 0 && *ev.Choices[0].Text != "" {
+				got = append(got, *ev.Choices[0].Text)
+			}
+		}
+		if !slices.Equal(got, c.chunks) {
+			t.Errorf("stop %s: chunks %q, want %q", c.stop, got, c.chunks)
+		}
 	}
 }
 

@@ -48,6 +48,10 @@ func TestParams(t *testing.T) {
 		{"qwen2-0.5b", 0.49, 0.50}, // tied: 0.63 B if the embedding were counted twice
 		{"qwen2-7b", 7.60, 7.63},
 		{"mistral-nemo-12b", 12.2, 12.3},
+		{"spec-tiny", 0.00180, 0.00181},
+		{"spec-tiny-draft", 0.00073, 0.00074},
+		{"spec-base", 0.0818, 0.0819},
+		{"spec-base-draft", 0.0125, 0.0126},
 	}
 	for _, tt := range tests {
 		t.Run(tt.shape, func(t *testing.T) {
@@ -67,9 +71,10 @@ func TestParams(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Q4_K_M averages roughly 4.5–5.5 bits per weight (more where a Q8_0
-			// tied embedding dominates a small model).
+			// tied embedding dominates a small model, or the Q6_K output head a draft
+			// of one block).
 			bpw := float64(size) * 8 / float64(spec.Params())
-			if bpw < 4.5 || bpw > 6.5 && !spec.Shape.Tied {
+			if bpw < 4.5 || bpw > 6.5 && !spec.Shape.Tied && spec.Shape.DraftOf == "" {
 				t.Errorf("%s Q4_K_M: %.2f bits per weight", tt.shape, bpw)
 			}
 		})
@@ -869,5 +874,86 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := c.Plan("llama-huge", "Q8_0", 0); err == nil {
 		t.Error("unknown shape: want an error")
+	}
+}
+
+// TestDraftShape writes a pair target and its draft and checks the draft is the
+// target's vocabulary, embeddings, output head and first blocks byte for byte, with
+// fewer blocks; the target's later blocks are drawn at ExtraScale and its output norm
+// at OutputScale.
+func TestDraftShape(t *testing.T) {
+	target, err := NewSpec("spec-tiny", "Q8_0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft, err := NewSpec("SPEC-TINY-draft", "Q8_0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if draft.Shape.Layers != target.Shape.DraftLayers || draft.Shape.DraftOf != "spec-tiny" {
+		t.Fatalf("draft shape %+v", draft.Shape)
+	}
+	if !slices.Contains(Shapes(), "spec-tiny-draft") {
+		t.Errorf("Shapes() = %v lacks the draft", Shapes())
+	}
+	if _, err := Lookup("llama-tiny-draft"); err == nil {
+		t.Error("a shape that is no pair target has a draft")
+	}
+	parse := func(s Spec) *gguf.File {
+		var b bytes.Buffer
+		if err := Write(context.Background(), &b, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Parse(b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	tf, df := parse(target), parse(draft)
+	if n, _ := df.Uint("llama.block_count"); int(n) != draft.Shape.Layers {
+		t.Errorf("draft block_count %d", n)
+	}
+	if got, _ := df.String("llmbench.synth.draft_of"); got != "spec-tiny" {
+		t.Errorf("draft_of %q", got)
+	}
+	tt, _ := tf.Strings("tokenizer.ggml.tokens")
+	dt, _ := df.Strings("tokenizer.ggml.tokens")
+	if !slices.Equal(tt, dt) {
+		t.Error("the draft's vocabulary differs from the target's")
+	}
+	if len(df.Tensors) >= len(tf.Tensors) {
+		t.Errorf("draft has %d tensors, target %d", len(df.Tensors), len(tf.Tensors))
+	}
+	for _, d := range df.Tensors {
+		tg, ok := tf.Tensor(d.Name)
+		if !ok {
+			t.Fatalf("draft tensor %s not in the target", d.Name)
+		}
+		if !bytes.Equal(df.TensorData(&d), tf.TensorData(tg)) {
+			t.Errorf("tensor %s differs between draft and target", d.Name)
+		}
+	}
+	// The scales: rms of a shared block's ffn_down against a later one's, and the
+	// output norm's mean.
+	rms := func(name string) float64 {
+		ti, ok := tf.Tensor(name)
+		if !ok {
+			t.Fatalf("no tensor %s", name)
+		}
+		vals := make([]float32, ti.Elements())
+		kernels.TraitsOf(ti.Type).ToFloat(tf.TensorData(ti), vals)
+		var s float64
+		for _, v := range vals {
+			s += float64(v) * float64(v)
+		}
+		return math.Sqrt(s / float64(len(vals)))
+	}
+	sh := target.Shape
+	if r := rms("blk.1.ffn_down.weight") / rms("blk.0.ffn_down.weight"); math.Abs(r-float64(sh.ExtraScale)) > 0.1*float64(sh.ExtraScale) {
+		t.Errorf("a later block's residual weights are %.3f of a shared one's, want %g", r, sh.ExtraScale)
+	}
+	if r := rms("output_norm.weight"); math.Abs(r-float64(sh.OutputScale)) > 0.02*float64(sh.OutputScale) {
+		t.Errorf("output norm rms %.2f, want about %g", r, sh.OutputScale)
 	}
 }

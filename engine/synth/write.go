@@ -51,6 +51,7 @@ type TensorSpec struct {
 
 	role  tensorRole
 	layer int     // block index, -1 outside the blocks
+	gen   int     // the generator's tensor number (a draft's: its target's)
 	mean  float32 // values are mean + std·z, z roughly standard normal
 	std   float32
 }
@@ -80,6 +81,9 @@ const (
 // Tensors returns the model's tensors in file order, with the type llama.cpp's quantizer
 // would give each of them under the Spec's mix.
 func (s Spec) Tensors() []TensorSpec {
+	if s.Shape.DraftOf != "" {
+		return s.draftTensors()
+	}
 	sh := s.Shape
 	e := uint64(sh.Embd)
 	hd := uint64(sh.headDim())
@@ -88,8 +92,12 @@ func (s Spec) Tensors() []TensorSpec {
 	ff := uint64(sh.FF)
 	var out []TensorSpec
 	add := func(name string, role tensorRole, layer int, shape ...uint64) {
-		t := TensorSpec{Name: name, Shape: shape, role: role, layer: layer, std: weightStd}
+		t := TensorSpec{Name: name, Shape: shape, role: role, layer: layer, std: weightStd, gen: len(out)}
 		switch {
+		case sh.DraftLayers > 0 && layer >= sh.DraftLayers && (role == roleAttnOutput || role == roleFFNDown):
+			t.std *= sh.ExtraScale
+		case sh.OutputScale > 0 && name == "output_norm.weight":
+			t.mean, t.std = sh.OutputScale, normStd*sh.OutputScale
 		case role != roleOther:
 		case len(shape) == 1 && len(name) > 5 && name[len(name)-5:] == ".bias":
 			t.std = biasStd
@@ -124,6 +132,25 @@ func (s Spec) Tensors() []TensorSpec {
 	add("output_norm.weight", roleOther, -1, e)
 	if !sh.Tied {
 		add("output.weight", roleOutput, -1, e, uint64(sh.Vocab))
+	}
+	return out
+}
+
+// draftTensors returns a draft shape's tensors: its target's, less the blocks past
+// the draft's, each drawn as in the target (same generator number and scales) and
+// typed for the draft's mix.
+func (s Spec) draftTensors() []TensorSpec {
+	t, err := s.Shape.target()
+	if err != nil {
+		return nil // declare reports it
+	}
+	var out []TensorSpec
+	for _, ts := range (Spec{Shape: t, Type: s.Type, Seed: s.Seed}).Tensors() {
+		if ts.layer >= s.Shape.Layers {
+			continue
+		}
+		ts.Type = tensorType(s.Type, s.Shape, ts.role, ts.layer, int(ts.Shape[0]))
+		out = append(out, ts)
 	}
 	return out
 }
@@ -180,6 +207,9 @@ func (s Spec) addKVs(add func(string, any)) {
 	add("llmbench.synth.shape", sh.Name)
 	add("llmbench.synth.seed", s.Seed)
 	add("llmbench.synth.version", uint32(Version))
+	if sh.DraftOf != "" {
+		add("llmbench.synth.draft_of", sh.DraftOf)
+	}
 	add(a+"vocab_size", uint32(sh.Vocab))
 	add(a+"context_length", uint32(sh.Context))
 	add(a+"embedding_length", uint32(sh.Embd))
@@ -299,7 +329,7 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 				if cap(f) < n {
 					f = make([]float32, n)
 				}
-				fill(f[:n], spec.Seed, j.c.t, j.c.row, t.mean, t.std)
+				fill(f[:n], spec.Seed, t.gen, j.c.row, t.mean, t.std)
 				rb, _ := t.Type.RowBytes(rowLen)
 				bp := bufs.Get().(*[]byte)
 				nb := rb * j.c.nrows

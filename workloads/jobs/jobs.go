@@ -140,7 +140,14 @@ func Check(job workloads.Job, o Options) error {
 			if err != nil {
 				return err
 			}
-			return CheckModel(m)
+			if err := CheckModel(m); err != nil {
+				return err
+			}
+			_, _, err = DraftRef(job.Serve.Engine, job.Serve.SyntheticType)
+			return err
+		}
+		if job.Serve.Engine.Draft != "" {
+			return errors.New("--model-draft is for --backend inproc (give an external server its draft model itself)")
 		}
 		return nil
 	}

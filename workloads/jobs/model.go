@@ -188,7 +188,8 @@ func FirstModel(ctx context.Context, hc *http.Client, base string, hdr map[strin
 // bad value.
 func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize,
-		NoPrefixCache: es.NoPrefixCache, Context: es.Context}
+		NoPrefixCache: es.NoPrefixCache, Context: es.Context,
+		DraftMax: es.DraftMax, DraftMin: es.DraftMin, DraftPMin: es.DraftPMin}
 	switch {
 	case es.MaxNumSeqs < 0:
 		return o, fmt.Errorf("--max-num-seqs must be positive")
@@ -198,6 +199,12 @@ func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 		return o, fmt.Errorf("--block-size must be positive")
 	case es.Context < 0:
 		return o, fmt.Errorf("context size %d must not be negative", es.Context)
+	case es.DraftMax < 0 || es.DraftMin < 0:
+		return o, fmt.Errorf("--draft-max and --draft-min must not be negative")
+	case es.DraftMax > 0 && es.DraftMin > es.DraftMax:
+		return o, fmt.Errorf("--draft-min %d is above --draft-max %d", es.DraftMin, es.DraftMax)
+	case es.DraftPMin > 1 || es.DraftPMin != es.DraftPMin:
+		return o, fmt.Errorf("--draft-p-min %g is not a probability", es.DraftPMin)
 	}
 	var err error
 	if o.KVCacheMemory, o.KVCacheFraction, err = workloads.ParseKVCacheMemory(es.KVCacheMemory); err != nil {

@@ -110,10 +110,19 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 			return nil, err
 		}
 		be.modelID = ModelID(ref)
+		draft, err := SetDraft(ctx, sp.Engine, sp.SyntheticType, &opts, x.o.CacheDir, x.writing("draft "+sp.Engine.Draft))
+		if err != nil {
+			return nil, err
+		}
 		x.logf("loading %s", be.modelID)
 		e, _, err := x.openModel(ctx, ref, opts)
 		if err != nil {
 			return nil, err
+		}
+		if info, ok := e.DraftInfo(); ok {
+			x.logf("%s", info)
+			be.notes = append(be.notes, fmt.Sprintf("inproc: speculative decoding with draft %s (up to %d tokens a step, at least %d, p-min %g): a step's accepted tokens reach the client in one chunk, so ITL is between steps",
+				draft, info.Max, info.Min, info.PMin))
 		}
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
@@ -348,12 +357,17 @@ func writeVLLMJSON(name string, appendResult bool, res *serving.Result, opt repo
 // engineStats reads the in-process engine's KV cache and scheduler counters.
 func engineStats(e *engine.Engine) serving.EngineStats {
 	kv, st := e.KVCache(), e.SchedulerStats()
-	return serving.EngineStats{
+	s := serving.EngineStats{
 		KVCacheType: strings.ToLower(kv.Type.String()), KVBlockSize: kv.BlockSize, KVBlocks: kv.Blocks,
 		KVBytes: kv.Bytes(), KVSavedVsF16: kv.SavedVs(kernels.F16), KVSavedVsF32: kv.SavedVs(kernels.F32),
 		PrefixCache: kv.PrefixCache, PrefixQueries: st.PrefixQueryTokens, PrefixHits: st.PrefixHitTokens,
-		Preemptions: st.Preemptions, Steps: st.DecodeSteps,
+		Preemptions: st.Preemptions, Steps: st.DecodeSteps, WeightBytes: e.WeightBytes(),
+		DraftedTokens: st.DraftedTokens, AcceptedTokens: st.AcceptedTokens, SeqSteps: st.SeqSteps, SeqTokens: st.SeqTokens,
 	}
+	if d, ok := e.DraftInfo(); ok {
+		s.DraftWeightBytes, s.DraftKVBytes = d.WeightBytes, d.KVBytes
+	}
+	return s
 }
 
 // recordingClient hands every finished request of point key to the results store

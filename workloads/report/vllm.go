@@ -330,6 +330,12 @@ func vllmEngine(l *vllmLines, e *serving.EngineStats) {
 		l.row("Prefix cache:", "off")
 	}
 	l.row("Preemptions:", strconv.FormatInt(e.Preemptions, 10))
+	if e.DraftWeightBytes > 0 {
+		l.row("Draft acceptance rate (%):", vllmFloat(e.AcceptanceRate()))
+		l.row("Draft accepted/drafted (tokens):", fmt.Sprintf("%d/%d", e.AcceptedTokens, e.DraftedTokens))
+		l.row("Tokens per model step:", vllmFloat(e.TokensPerStep()))
+		l.row("Draft memory (MiB):", mib(e.DraftWeightBytes+e.DraftKVBytes))
+	}
 	if e.DecodeSteps > 0 {
 		l.row("Engine decode step median (ms):", vllmFloat(e.DecodeStepMedianMs))
 	}

@@ -293,6 +293,10 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 		if e.PrefixCache {
 			o.set("prefix_cache_hit_rate", e.PrefixHitRate())
 		}
+		if e.DraftWeightBytes > 0 {
+			o.set("draft_acceptance_rate", e.AcceptanceRate())
+			o.set("tokens_per_step", e.TokensPerStep())
+		}
 	}
 	o.set("failure_reasons", m.Failures)
 	o.set("partial", res.Partial)

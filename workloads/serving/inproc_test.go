@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -118,5 +119,49 @@ func TestInProcChunks(t *testing.T) {
 	}
 	if !near(start+rec.Latency, 50*time.Millisecond) || rec.OutputTokens != 5 || rec.Text != "éa" {
 		t.Errorf("E2EL %v, %d tokens, text %q", rec.Latency, rec.OutputTokens, rec.Text)
+	}
+}
+
+// TestInProcOneChunkPerStep: the tokens the engine emits at one instant (one
+// speculative-decoding step: the accepted proposals and the model's token) go out as
+// one chunk, so the ITL gaps are between steps, ChunkTokens counts the step's tokens
+// and the summary's per-token ITL divides each gap among them; the 1-s peak counts
+// tokens, not chunks.
+func TestInProcOneChunkPerStep(t *testing.T) {
+	base := time.Now()
+	ms := func(n int) time.Time { return base.Add(time.Duration(n) * time.Millisecond) }
+	toks := stampScript{
+		{ID: 1, Text: "a", Index: 0, At: ms(10)},
+		{ID: 2, Text: "b", Index: 1, At: ms(40)}, // one step: three tokens
+		{ID: 3, Text: "", Index: 2, At: ms(40)},
+		{ID: 4, Text: "d", Index: 3, At: ms(40)},
+		{ID: 5, Text: "e", Index: 4, At: ms(50)},
+	}
+	var rec metrics.Record
+	(&InProc{Gen: toks}).Do(context.Background(), &Request{Prompt: "x", OutputLen: 5}, &rec, func() time.Duration { return time.Since(base) })
+	near := func(got, want time.Duration) bool {
+		d := got - want
+		return d > -time.Millisecond && d < time.Millisecond
+	}
+	if !near(rec.Start+rec.TTFT, 10*time.Millisecond) {
+		t.Errorf("TTFT %v after a start at %v: want the first token at 10 ms", rec.TTFT, rec.Start)
+	}
+	if len(rec.ITL) != 2 || !near(rec.ITL[0], 30*time.Millisecond) || !near(rec.ITL[1], 10*time.Millisecond) {
+		t.Fatalf("ITL %v: want 30 ms (a step of three tokens) then 10 ms", rec.ITL)
+	}
+	if len(rec.ChunkTokens) != 2 || rec.ChunkTokens[0] != 3 || rec.ChunkTokens[1] != 1 {
+		t.Fatalf("chunk tokens %v: want [3 1]", rec.ChunkTokens)
+	}
+	rec.Success, rec.OutputTokens = true, 5
+	s := metrics.Summary([]metrics.Record{rec}, time.Second, metrics.ServingConfig{})
+	// Per-token ITL: 30 ms over three tokens (10, 10, 10), then 10 ms.
+	if s.ITLPerToken.N != 4 || math.Abs(s.ITLPerToken.Mean-10) > 0.5 {
+		t.Errorf("per-token ITL n %d mean %.2f ms: want 4 gaps of 10 ms", s.ITLPerToken.N, s.ITLPerToken.Mean)
+	}
+	if math.Abs(s.ITL.Mean-20) > 0.5 {
+		t.Errorf("ITL mean %.2f ms: want 20 (two gaps between chunks)", s.ITL.Mean)
+	}
+	if s.PeakOutputTokensPerS != 5 || s.MaxOutputTokensPerS != 3 {
+		t.Errorf("1-s peak %.0f tokens, %.0f chunks: want 5 and 3", s.PeakOutputTokensPerS, s.MaxOutputTokensPerS)
 	}
 }
