@@ -196,6 +196,8 @@ func init() {
 		}{
 			kernels.Q4_0: {tileQ4x4, tileQ4x1}, kernels.Q8_0: {tileQ8x4, tileQ8x1},
 			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1},
+			kernels.IQ4_NL: {tileIQ4NLx4, tileIQ4NLx1}, kernels.MXFP4: {tileMXFP4x4, tileMXFP4x1},
+			kernels.IQ4_XS: {tileIQ4XSx4, tileIQ4XSx1},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 		}
@@ -208,6 +210,7 @@ func init() {
 			f.x4(nu, &tile[0], &act[0], out)
 		}
 		tileFmts[kernels.Q4_0].x1m = tileQ4x1m
+		tileFmts[kernels.IQ4_NL].x1m = tileIQ4NLx1m
 		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
 			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
@@ -356,3 +359,24 @@ func f32ToF16AVX512(n16 int, src *float32, dst *uint16) int
 
 //go:noescape
 func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
+
+//go:noescape
+func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileMXFP4x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileMXFP4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4XSx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx1(nu int, tile, act *byte, tok int, out *[16]float32)
