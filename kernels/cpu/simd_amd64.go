@@ -144,6 +144,7 @@ func init() {
 	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
 		dotISA[t] = "avx2"
 	}
+	setLUTDots()
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
@@ -380,3 +381,36 @@ func tileIQ4XSx4(nu int, tile, act *byte, out *[64]float32)
 
 //go:noescape
 func tileIQ4XSx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func dotIQ4NLAVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotMXFP4AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotIQ4XSAVX2(nb int, w, x *byte) float32
+
+// setLUTDots installs the AVX2 dot products of the lookup-table types (tile_lut.go).
+func setLUTDots() {
+	for t, k := range map[kernels.DType]struct {
+		dot func(int, *byte, *byte) float32
+		bs  int // elements per block
+		wb  int // bytes per weight block
+		xb  int // bytes per activation block
+	}{
+		kernels.IQ4_NL: {dotIQ4NLAVX2, 32, 18, 34},
+		kernels.MXFP4:  {dotMXFP4AVX2, 32, 17, 34},
+		kernels.IQ4_XS: {dotIQ4XSAVX2, 256, 136, 292},
+	} {
+		dotISA[t] = "avx2"
+		fastDots[t] = func(n int, w, x []byte) float32 {
+			nb := n / k.bs
+			if nb == 0 {
+				return 0
+			}
+			_, _ = w[nb*k.wb-1], x[nb*k.xb-1]
+			return k.dot(nb, &w[0], &x[0])
+		}
+	}
+}

@@ -232,7 +232,7 @@ type tiled struct {
 // tileFormat returns the tile format MatMul multiplies w through, or nil where it
 // multiplies w from its own bytes.
 func tileFormat(w *kernels.Matrix) *tileFmt {
-	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && w.Cols%f.unit == 0 {
+	if f := tileFmts[w.Type]; f != nil && f.x4 != nil && tileX4 != nil && w.Cols%f.unit == 0 {
 		return f
 	}
 	return nil
