@@ -228,6 +228,7 @@ func init() {
 	if tileX4 == nil { // no tile kernels: the AVX2 batched ones
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.Q4_0: batchQ4_0AVX2, kernels.Q8_0: batchQ8_0AVX2,
+			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
 		} {
 			bs := t.BlockBytes()
 			batch2[t] = func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32) {
@@ -345,6 +346,12 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 
 //go:noescape
 func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
+func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
+func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
