@@ -30,6 +30,9 @@ var (
 	miniQwen = Shape{Name: "test-qwen", Description: "test", Arch: "qwen2",
 		Vocab: 1024, Embd: 128, Layers: 3, Heads: 4, HeadsKV: 2, FF: 256,
 		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, Tied: true, QKVBias: true, Tok: VocabQwen2}
+	miniQwen3 = Shape{Name: "test-qwen3", Description: "test", Arch: "qwen3",
+		Vocab: 1024, Embd: 128, Layers: 2, Heads: 4, HeadsKV: 2, FF: 256, HeadDim: 64,
+		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2}
 	miniLlama3 = Shape{Name: "test-llama3", Description: "test", Arch: "llama",
 		Vocab: 1024, Embd: 192, Layers: 2, Heads: 4, HeadsKV: 1, FF: 256, HeadDim: 64,
 		Context: 8192, RopeBase: 5e5, RMSEps: 1e-5, Tok: VocabLlama3}
@@ -47,6 +50,8 @@ func TestParams(t *testing.T) {
 		{"llama-8b", 8.02, 8.04},
 		{"qwen2-0.5b", 0.49, 0.50}, // tied: 0.63 B if the embedding were counted twice
 		{"qwen2-7b", 7.60, 7.63},
+		{"qwen3-tiny", 0.0408, 0.0410}, // the tied 151936×256 embedding is 38.9 M of it
+		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
 		{"mistral-nemo-12b", 12.2, 12.3},
 	}
 	for _, tt := range tests {
@@ -338,7 +343,7 @@ func checkFile(t *testing.T, spec Spec, f *gguf.File) {
 
 func TestWriteReadBack(t *testing.T) {
 	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K"}
-	for _, sh := range []Shape{miniLlama, miniQwen, miniLlama3} {
+	for _, sh := range []Shape{miniLlama, miniQwen, miniQwen3, miniLlama3} {
 		for _, typ := range types {
 			t.Run(sh.Name+"/"+typ, func(t *testing.T) {
 				spec := Spec{Shape: sh, Type: mustType(t, typ), Seed: 5}
@@ -387,6 +392,38 @@ func TestLlamaTinyKeys(t *testing.T) {
 	}
 	if n := len(f.Tensors); n != 2+6*9 {
 		t.Errorf("%d tensors, want %d", n, 2+6*9)
+	}
+}
+
+// TestQwen3Tensors checks qwen3-0.6b's tensors against llama.cpp's names and counts:
+// per block eleven tensors, the q and k norms one F32 head (128) each, no biases, no
+// output.weight (tied), 310 in all as in Qwen's own GGUF files.
+func TestQwen3Tensors(t *testing.T) {
+	spec, err := NewSpec("qwen3-0.6b", "Q4_K_M", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := spec.Tensors()
+	if len(ts) != 310 {
+		t.Errorf("%d tensors, want 310", len(ts))
+	}
+	byName := map[string]TensorSpec{}
+	for _, x := range ts {
+		byName[x.Name] = x
+	}
+	for _, name := range []string{"blk.0.attn_q_norm.weight", "blk.27.attn_k_norm.weight"} {
+		x, ok := byName[name]
+		if !ok || x.Type != kernels.F32 || !slices.Equal(x.Shape, []uint64{128}) {
+			t.Errorf("%s: %v %v %v, want F32 [128]", name, ok, x.Type, x.Shape)
+		}
+	}
+	for _, name := range []string{"blk.0.attn_q.bias", "output.weight"} {
+		if _, ok := byName[name]; ok {
+			t.Errorf("%s present", name)
+		}
+	}
+	if q := byName["blk.0.attn_q.weight"]; !slices.Equal(q.Shape, []uint64{1024, 2048}) {
+		t.Errorf("attn_q shape %v, want [1024 2048]", q.Shape)
 	}
 }
 
