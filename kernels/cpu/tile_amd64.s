@@ -122,10 +122,19 @@
 // Q4C4 multiplies nibble dword c of the block at o(SI) (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
 // rows with four tokens' activations (32 bytes each at DI).
 #define Q4C4(o, c, A, B) \
+	NIB2(o, c, A, B) \
+	DOTC4(c, A, B)
+
+// NIB2 loads nibble dword c of the block at o(SI) as its low (A) and high (B) nibbles.
+#define NIB2(o, c, A, B) \
 	VMOVDQU64 (o+64*c)(SI), A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
+	VPANDQ Z31, B, B
+
+// DOTC4 multiplies NIB2's A and B with four tokens' activations (32 bytes each at DI)
+// into Z0–Z3.
+#define DOTC4(c, A, B) \
 	VPDPBUSD.BCST (4*c)(DI), A, Z0 \
 	VPDPBUSD.BCST (32+4*c)(DI), A, Z1 \
 	VPDPBUSD.BCST (64+4*c)(DI), A, Z2 \
@@ -163,9 +172,10 @@
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
-// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
-// one token (R10, R12) into ACC.
-#define Q40T1(P, q, sc, ACC) \
+// NIB8 loads the 32-element nibble block at q(P) (prefetching PFD ahead) as eight
+// registers of low (Z16, Z18, Z20, Z22) and high (Z17, Z19, Z21, Z23) nibbles, and
+// starts the one-token int sums: Z0 at the token's start (R12), Z1 at zero.
+#define NIB8(P, q) \
 	PREFETCHT0 (PFD+q)(P) \
 	PREFETCHT0 (PFD+q+64)(P) \
 	PREFETCHT0 (PFD+q+128)(P) \
@@ -187,7 +197,11 @@
 	VPANDQ Z31, Z20, Z20 \
 	VPANDQ Z31, Z21, Z21 \
 	VPANDQ Z31, Z22, Z22 \
-	VPANDQ Z31, Z23, Z23 \
+	VPANDQ Z31, Z23, Z23
+
+// DOT8T1 multiplies NIB8's eight registers with one token's 32 activations (R10) into
+// the int sum Z0.
+#define DOT8T1 \
 	VPDPBUSD.BCST (R10), Z16, Z0 \
 	VPDPBUSD.BCST 16(R10), Z17, Z1 \
 	VPDPBUSD.BCST 4(R10), Z18, Z0 \
@@ -196,7 +210,13 @@
 	VPDPBUSD.BCST 24(R10), Z21, Z1 \
 	VPDPBUSD.BCST 12(R10), Z22, Z0 \
 	VPDPBUSD.BCST 28(R10), Z23, Z1 \
-	VPADDD Z1, Z0, Z0 \
+	VPADDD Z1, Z0, Z0
+
+// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
+// one token (R10, R12) into ACC.
+#define Q40T1(P, q, sc, ACC) \
+	NIB8(P, q) \
+	DOT8T1 \
 	VCVTPH2PS sc(P), Z10 \
 	VCVTDQ2PS Z0, Z0 \
 	VMULPS.BCST (R12), Z10, Z11 \
@@ -615,20 +635,10 @@ q8x1_done:
 
 // LUTC4 is Q4C4 with the nibbles looked up in Z29.
 #define LUTC4(o, c, A, B) \
-	VMOVDQU64 (o+64*c)(SI), A \
-	VPSRLW $4, A, B \
-	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
+	NIB2(o, c, A, B) \
 	VPSHUFB A, Z29, A \
 	VPSHUFB B, Z29, B \
-	VPDPBUSD.BCST (4*c)(DI), A, Z0 \
-	VPDPBUSD.BCST (32+4*c)(DI), A, Z1 \
-	VPDPBUSD.BCST (64+4*c)(DI), A, Z2 \
-	VPDPBUSD.BCST (96+4*c)(DI), A, Z3 \
-	VPDPBUSD.BCST (16+4*c)(DI), B, Z0 \
-	VPDPBUSD.BCST (48+4*c)(DI), B, Z1 \
-	VPDPBUSD.BCST (80+4*c)(DI), B, Z2 \
-	VPDPBUSD.BCST (112+4*c)(DI), B, Z3
+	DOTC4(c, A, B)
 
 // LUTBLK4 runs the 32-element nibble block at q(SI) against four tokens into the int
 // sums Z0–Z3 (R12 at the block's tail fields); the caller scales and steps.
@@ -640,30 +650,10 @@ q8x1_done:
 	LUTC4(q, 2, Z20, Z21) \
 	LUTC4(q, 3, Z22, Z23)
 
-// LUTT1 runs the nibble block at q(P) against one token (R10, R12) into the int sum Z0.
+// LUTT1 runs the nibble block at q(P), looked up in Z29, against one token (R10, R12)
+// into the int sum Z0.
 #define LUTT1(P, q) \
-	PREFETCHT0 (PFD+q)(P) \
-	PREFETCHT0 (PFD+q+64)(P) \
-	PREFETCHT0 (PFD+q+128)(P) \
-	PREFETCHT0 (PFD+q+192)(P) \
-	VPBROADCASTD 16(R12), Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VMOVDQU64 q(P), Z16 \
-	VMOVDQU64 (q+64)(P), Z18 \
-	VMOVDQU64 (q+128)(P), Z20 \
-	VMOVDQU64 (q+192)(P), Z22 \
-	VPSRLW $4, Z16, Z17 \
-	VPSRLW $4, Z18, Z19 \
-	VPSRLW $4, Z20, Z21 \
-	VPSRLW $4, Z22, Z23 \
-	VPANDQ Z31, Z16, Z16 \
-	VPANDQ Z31, Z17, Z17 \
-	VPANDQ Z31, Z18, Z18 \
-	VPANDQ Z31, Z19, Z19 \
-	VPANDQ Z31, Z20, Z20 \
-	VPANDQ Z31, Z21, Z21 \
-	VPANDQ Z31, Z22, Z22 \
-	VPANDQ Z31, Z23, Z23 \
+	NIB8(P, q) \
 	VPSHUFB Z16, Z29, Z16 \
 	VPSHUFB Z17, Z29, Z17 \
 	VPSHUFB Z18, Z29, Z18 \
@@ -672,15 +662,7 @@ q8x1_done:
 	VPSHUFB Z21, Z29, Z21 \
 	VPSHUFB Z22, Z29, Z22 \
 	VPSHUFB Z23, Z29, Z23 \
-	VPDPBUSD.BCST (R10), Z16, Z0 \
-	VPDPBUSD.BCST 16(R10), Z17, Z1 \
-	VPDPBUSD.BCST 4(R10), Z18, Z0 \
-	VPDPBUSD.BCST 20(R10), Z19, Z1 \
-	VPDPBUSD.BCST 8(R10), Z20, Z0 \
-	VPDPBUSD.BCST 24(R10), Z21, Z1 \
-	VPDPBUSD.BCST 12(R10), Z22, Z0 \
-	VPDPBUSD.BCST 28(R10), Z23, Z1 \
-	VPADDD Z1, Z0, Z0
+	DOT8T1
 
 // NEXT1 steps the one-token pointers to the next activation block.
 #define NEXT1 \
