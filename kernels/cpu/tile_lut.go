@@ -5,9 +5,9 @@ import "llmbench/kernels"
 // The lookup-table types IQ4_NL, IQ4_XS and MXFP4 store 4-bit indices into a table of
 // 16 int8 levels (kernels.Levels). Their fast kernels look the nibbles up with one
 // byte shuffle (VPSHUFB) and multiply the levels with the int8 activations as the
-// other integer kernels do: the AVX2 dot products take the signed levels (lutSigned),
-// the VNNI tile kernels the levels plus 128 (lutTile: unsigned bytes, as VPDPBUSD
-// wants; each block's sum starts at −128·Σy, the packer's k).
+// other integer kernels do: the AVX2 dot products and batch2 kernels take the signed
+// levels (lutSigned*), the VNNI tile kernels the levels plus 128 (lutTile*: unsigned
+// bytes, as VPDPBUSD wants; each block's sum starts at −128·Σy, the packer's k).
 //
 // Tile layouts (sixteen rows, lanes as in tile.go):
 //   - IQ4_NL: Q4_0's (per pair of blocks 2×256 nibble bytes, 2×16 fp16 scales; 576
@@ -19,9 +19,9 @@ import "llmbench/kernels"
 //     Q4_0's); 2240 bytes. A sub-block's row scale is d·(ls−32), as in Q4_K's tiles.
 
 // The lookup tables the assembly reads by name: each type's levels as bytes
-// (lutSigned*, for the AVX2 dot products) and plus 128 (lutTile*, for the tiles), and
-// kernels.E8M0Half of every scale byte (for the AVX2 MXFP4 dot product). IQ4_XS
-// takes IQ4_NL's tables.
+// (lutSigned*, for the AVX2 kernels) and plus 128 (lutTile*, for the tiles), and
+// kernels.E8M0Half of every scale byte (for the AVX2 MXFP4 kernels and batch2Go).
+// IQ4_XS takes IQ4_NL's tables.
 var (
 	lutSignedIQ4NL, lutTileIQ4NL = lutBytes(kernels.IQ4_NL)
 	lutSignedMXFP4, lutTileMXFP4 = lutBytes(kernels.MXFP4)
@@ -37,6 +37,7 @@ func lutBytes(t kernels.DType) (signed, off [16]byte) {
 	return signed, off
 }
 
+// e8m0Table returns kernels.E8M0Half of every byte.
 func e8m0Table() (h [256]float32) {
 	for e := range h {
 		h[e] = kernels.E8M0Half(uint8(e))
