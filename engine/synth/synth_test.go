@@ -141,6 +141,40 @@ func typeMap(s Spec) map[string]kernels.DType {
 	return m
 }
 
+// TestTypeSelectionMatchesLlamaCpp compares the type of every tensor of the shape of
+// llama.cpp's quantization reference model (../shared/models/quant-reference: llama,
+// 256 wide, 2 layers, 4 heads, 2 KV heads, n_ff 512, vocabulary 512, untied) under
+// IQ4_NL, IQ4_XS and Q4_K_M with what llama-quantize chose in those files.
+func TestTypeSelectionMatchesLlamaCpp(t *testing.T) {
+	sh := Shape{Name: "tiny-llama", Description: "quant-reference", Arch: "llama",
+		Vocab: 512, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 512,
+		Context: 256, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM}
+	for _, c := range []struct{ typ, file string }{{"IQ4_NL", "tiny-llama-IQ4_NL.gguf"}, {"IQ4_XS", "tiny-llama-IQ4_XS.gguf"}, {"Q4_K_M", "tiny-llama-Q4_K_M.gguf"}} {
+		t.Run(c.typ, func(t *testing.T) {
+			f, err := gguf.Open(filepath.Join("../../../shared/models/quant-reference", c.file))
+			if errors.Is(err, os.ErrNotExist) {
+				t.Skipf("llama.cpp reference file absent (%s): not checked", c.file)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m := typeMap(Spec{Shape: sh, Type: mustType(t, c.typ)})
+			if len(m) != len(f.Tensors) {
+				t.Errorf("%d tensors, llama.cpp's file has %d", len(m), len(f.Tensors))
+			}
+			for _, ti := range f.Tensors {
+				if got, ok := m[ti.Name]; !ok || got != ti.Type {
+					t.Errorf("%s: %v (%v), llama.cpp %v", ti.Name, got, ok, ti.Type)
+				}
+			}
+			if id, _ := f.Uint("general.file_type"); uint32(id) != mustType(t, c.typ).ID {
+				t.Errorf("general.file_type %d, ours %d", id, mustType(t, c.typ).ID)
+			}
+		})
+	}
+}
+
 func TestTypeSelection(t *testing.T) {
 	// TinyLlama has 22 layers: use_more_bits picks layers < 22/8 = 2, ≥ 7·22/8 = 19, and
 	// (l−2) % 3 == 2 in between.
@@ -219,6 +253,17 @@ func TestTypeSelection(t *testing.T) {
 			"blk.3.ffn_down.weight": kernels.Q4_K}},
 		{"qwen2-7b", "Q4_K_M", map[string]kernels.DType{
 			"token_embd.weight": kernels.Q4_K, "output.weight": kernels.Q6_K, "blk.0.attn_k.bias": kernels.F32}},
+		// IQ4 without an importance matrix: attn_v Q5_K where 4+ query heads share a KV
+		// head (TinyLlama: 8), ffn_down Q5_K in the first eighth of the layers (22/8 = 2).
+		{"llama-1b", "IQ4_NL", map[string]kernels.DType{
+			"token_embd.weight": kernels.IQ4_NL, "output.weight": kernels.Q6_K, "blk.0.attn_q.weight": kernels.IQ4_NL,
+			"blk.5.attn_v.weight": kernels.Q5_K, "blk.1.ffn_down.weight": kernels.Q5_K, "blk.2.ffn_down.weight": kernels.IQ4_NL,
+			"blk.0.attn_output.weight": kernels.IQ4_NL}},
+		{"llama-7b", "IQ4_XS", map[string]kernels.DType{
+			"blk.0.attn_v.weight": kernels.IQ4_XS, "blk.3.ffn_down.weight": kernels.Q5_K, "blk.4.ffn_down.weight": kernels.IQ4_XS}},
+		// stories15M: rows of 288 take IQ4_NL for IQ4_XS; the tied output Q8_0.
+		{"llama-tiny", "IQ4_XS", map[string]kernels.DType{
+			"token_embd.weight": kernels.Q8_0, "blk.0.attn_q.weight": kernels.IQ4_NL, "blk.0.ffn_down.weight": kernels.IQ4_XS}},
 	}
 	for _, tt := range tests {
 		spec, err := NewSpec(tt.shape, tt.typ, 0)
@@ -342,7 +387,7 @@ func checkFile(t *testing.T, spec Spec, f *gguf.File) {
 }
 
 func TestWriteReadBack(t *testing.T) {
-	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K"}
+	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"}
 	for _, sh := range []Shape{miniLlama, miniQwen, miniQwen3, miniLlama3} {
 		for _, typ := range types {
 			t.Run(sh.Name+"/"+typ, func(t *testing.T) {
