@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -219,12 +219,16 @@ func TestSysinfo(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	want := []string{"cpu:", "features:", "cores:", "read bandwidth:", "GB/s (median of 3 probes summing 64.00 MiB", "kernels:"}
-	for _, k := range cpu.Kernels() { // every type and phase, with its kernel and reason
-		want = append(want, fmt.Sprintf("%-5s %-7s %-15s %s; %s", k.Type, k.Phase, k.Kernel, k.Detail, k.Why))
-	}
 	for _, want := range want {
 		if !strings.Contains(out, want) {
 			t.Errorf("sysinfo lacks %q:\n%s", want, out)
+		}
+	}
+	for _, k := range cpu.Kernels() { // every type and phase, with its kernel and reason, in columns
+		q := regexp.QuoteMeta
+		re := regexp.MustCompile(`\s` + q(k.Type.String()) + ` +` + q(k.Phase) + ` +` + q(k.Kernel) + ` +` + q(k.Detail+"; "+k.Why) + `\n`)
+		if !re.MatchString(out) {
+			t.Errorf("sysinfo lacks %s %s %s:\n%s", k.Type, k.Phase, k.Kernel, out)
 		}
 	}
 	out, _, code = run(t, "sysinfo", "--bw-size", "8MiB", "--bw-probes", "1", "-o", "json", "-m", "engine/builtin/stories260K.gguf")

@@ -46,6 +46,23 @@ func init() {
 	t.VecDot = vecDotMXFP4Q8_0
 }
 
+// Levels returns the level table of a block type whose nibbles index one: IQ4_NL's
+// and IQ4_XS's kvalues_iq4nl, MXFP4's kvalues_mxfp4 (twice the E2M1 values), for fast
+// kernels that look the nibbles up themselves; ok is false for every other type.
+func Levels(t DType) (lut [16]int8, ok bool) {
+	switch t {
+	case IQ4_NL, IQ4_XS:
+		return kvaluesIQ4NL, true
+	case MXFP4:
+		return kvaluesMXFP4, true
+	}
+	return lut, false
+}
+
+// E8M0Half returns the factor of an MXFP4 block's E8M0 scale byte e against the
+// Levels table, 2^(e-128), exactly (ggml_e8m0_to_fp32_half).
+func E8M0Half(e uint8) float32 { return e8m0Half(e) }
+
 // e8m0Half is ggml's ggml_e8m0_to_fp32_half: 2^(e-128) as a float32, exact for every
 // byte (e 0 and 1 give the subnormals 2^-128 and 2^-127; 255 is not a NaN here).
 func e8m0Half(e uint8) float32 {

@@ -266,23 +266,28 @@ type lutReference struct {
 }
 
 // eachLUTReference runs check as a subtest per reference file of the IQ4_NL, IQ4_XS
-// and MXFP4 types, with the F32 source's tensors and the file's; it skips, saying so,
-// where the reference folder is absent.
+// and MXFP4 types, with the F32 source's tensors and the file's: on the committed
+// slices (lutSliceDir, always) and on the full files (skipped, saying so, where the
+// reference folder is absent).
 func eachLUTReference(t *testing.T, check func(t *testing.T, c lutReference, src, q map[string]ggufTensor)) {
-	src, err := readGGUF(filepath.Join(quantRefDir, "tiny-llama-F32.gguf"))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []lutReference{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
-		t.Run(c.typ.String(), func(t *testing.T) {
-			q, err := readGGUF(filepath.Join(quantRefDir, c.file))
+	for _, dir := range []struct{ name, path string }{{"slice", lutSliceDir}, {"full", quantRefDir}} {
+		t.Run(dir.name, func(t *testing.T) {
+			src, err := readGGUF(filepath.Join(dir.path, "tiny-llama-F32.gguf"))
+			if errors.Is(err, os.ErrNotExist) && dir.path == quantRefDir {
+				t.Skipf("llama.cpp reference files absent (%s): not checked", quantRefDir)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(t, c, src, q)
+			for _, c := range []lutReference{{"tiny-llama-IQ4_NL.gguf", IQ4_NL}, {"tiny-llama-IQ4_XS.gguf", IQ4_XS}, {"tiny-llama-MXFP4-ffn.gguf", MXFP4}} {
+				t.Run(c.typ.String(), func(t *testing.T) {
+					q, err := readGGUF(filepath.Join(dir.path, c.file))
+					if err != nil {
+						t.Fatal(err)
+					}
+					check(t, c, src, q)
+				})
+			}
 		})
 	}
 }

@@ -25,6 +25,7 @@ type Config struct {
 	NormEps    float32
 	Rope       kernels.RoPE
 	QKVBias    bool // qwen2: biases on the q, k and v projections
+	QKNorm     bool // qwen3: RMSNorm of each query and key head before RoPE
 	TiedOutput bool // no output.weight: logits reuse token_embd
 }
 

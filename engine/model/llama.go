@@ -13,6 +13,9 @@ func init() {
 	Register("llama", func(f *gguf.File) (*Model, error) { return buildDecoder(f, false, false) })
 	// qwen2: NeoX-style RoPE and biases on the q, k and v projections.
 	Register("qwen2", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, true) })
+	// qwen3: NeoX-style RoPE, no biases, and an RMSNorm of every query and key head
+	// (attn_q_norm, attn_k_norm: HeadDim weights each) before RoPE, as llama.cpp's qwen3.
+	Register("qwen3", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, false) })
 }
 
 // Layer holds one transformer block's weights.
@@ -21,6 +24,7 @@ type Layer struct {
 	Q, K, V, O        *kernels.Matrix
 	QBias, KBias      []float32
 	VBias             []float32
+	QNorm, KNorm      []float32 // per-head RMSNorm weights of queries and keys (qwen3), or nil
 	Gate, Up, Down    *kernels.Matrix
 }
 
@@ -41,6 +45,8 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	}
 	c.Rope.NeoX = neox
 	c.QKVBias = bias
+	qkNorm := c.Arch == "qwen3"
+	c.QKNorm = qkNorm
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok || len(te.Shape) != 2 {
 		return nil, fmt.Errorf("model: tensor \"token_embd.weight\" is missing or not 2-D")
@@ -62,6 +68,8 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 			QBias:    l.vector(p+"attn_q.bias", qDim, !bias),
 			KBias:    l.vector(p+"attn_k.bias", kvDim, !bias),
 			VBias:    l.vector(p+"attn_v.bias", kvDim, !bias),
+			QNorm:    l.vector(p+"attn_q_norm.weight", c.HeadDim, !qkNorm),
+			KNorm:    l.vector(p+"attn_k_norm.weight", c.HeadDim, !qkNorm),
 			FFNNorm:  l.vector(p+"ffn_norm.weight", c.Embd, false),
 			Gate:     l.matrix(p+"ffn_gate.weight", c.Embd, c.FF),
 			Up:       l.matrix(p+"ffn_up.weight", c.Embd, c.FF),
@@ -340,6 +348,10 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			addBias(q, L.QBias)
 			addBias(k, L.KBias)
 			addBias(v, L.VBias)
+		}
+		if L.QNorm != nil { // qwen3: each head normalised in place
+			be.RMSNorm(q, q, L.QNorm, m.NormEps)
+			be.RMSNorm(k, k, L.KNorm, m.NormEps)
 		}
 		row := 0
 		for i := range seqs {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 	"llmbench/kernels/cpu"
 )
 
-// ref64 is a plain float64 implementation of the llama/qwen2 forward pass, written
+// ref64 is a plain float64 implementation of the llama/qwen2/qwen3 forward pass, written
 // straight from the architecture's definition with every weight dequantized to
 // float64. It shares no code with Model.Forward.
 type ref64 struct {
@@ -23,6 +24,7 @@ type ref64 struct {
 	attnNorm, ffnNorm [][]float64
 	q, k, v, o        [][][]float64
 	qb, kb, vb        [][]float64
+	qn, kn            [][]float64 // per-head q/k RMSNorm weights (qwen3), or nil
 	gate, up, down    [][][]float64
 }
 
@@ -76,6 +78,8 @@ func newRef(t *testing.T, f *gguf.File, c Config) *ref64 {
 		r.qb = append(r.qb, opt(p+"attn_q.bias"))
 		r.kb = append(r.kb, opt(p+"attn_k.bias"))
 		r.vb = append(r.vb, opt(p+"attn_v.bias"))
+		r.qn = append(r.qn, opt(p+"attn_q_norm.weight"))
+		r.kn = append(r.kn, opt(p+"attn_k_norm.weight"))
 		r.gate = append(r.gate, must(p+"ffn_gate.weight"))
 		r.up = append(r.up, must(p+"ffn_up.weight"))
 		r.down = append(r.down, must(p+"ffn_down.weight"))
@@ -139,9 +143,15 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 			h := rmsnorm(xs[i], r.attnNorm[l], float64(c.NormEps))
 			qs[i], ks[i], vs[i] = matvec(r.q[l], h, r.qb[l]), matvec(r.k[l], h, r.kb[l]), matvec(r.v[l], h, r.vb[l])
 			for hh := range c.Heads {
+				if r.qn[l] != nil {
+					copy(qs[i][hh*hd:], rmsnorm(qs[i][hh*hd:(hh+1)*hd], r.qn[l], float64(c.NormEps)))
+				}
 				r.rope(qs[i][hh*hd:(hh+1)*hd], i)
 			}
 			for hh := range c.KVHeads {
+				if r.kn[l] != nil {
+					copy(ks[i][hh*hd:], rmsnorm(ks[i][hh*hd:(hh+1)*hd], r.kn[l], float64(c.NormEps)))
+				}
 				r.rope(ks[i][hh*hd:(hh+1)*hd], i)
 			}
 		}
@@ -191,6 +201,10 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 	return out
 }
 
+// quantRef is the folder of llama.cpp's quantizations of one small llama model
+// (../shared/models/quant-reference/README.md).
+const quantRef = "../../../shared/models/quant-reference/"
+
 // TestForwardMatchesFloat64Reference compares the engine's logits at every position of
 // a prompt with the float64 reference. The bound is on the largest absolute logit
 // difference relative to the largest absolute reference logit at that position:
@@ -200,6 +214,9 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 //	Q8_0 weights: 5e-2  (activations quantized to Q8_0 before the dot product, as ggml;
 //	                     measured 2.5e-2 — the same weights dequantized to F32 and run
 //	                     with F32 activations come within 6.3e-7)
+//	IQ4_NL, IQ4_XS, MXFP4 (llama.cpp's tiny-llama files, where ../shared has them):
+//	              5e-2  (activations quantized to Q8_0 / Q8_K; measured 1.2e-2, 1.9e-2,
+//	                     1.2e-2)
 //
 // The KV cache is F32 here so the comparison measures the kernels, not cache rounding;
 // the greedy test in package engine covers the default F16 cache.
@@ -211,12 +228,20 @@ func TestForwardMatchesFloat64Reference(t *testing.T) {
 		{"../builtin/stories260K.gguf", 1e-4},
 		{"../../testdata/models/TinyStories-656K.f16.gguf", 2e-2},
 		{"../../testdata/models/tinystories-656k-q8_0.gguf", 5e-2},
+		// llama.cpp's own IQ4_NL, IQ4_XS and MXFP4 files (../shared, skipped where absent):
+		// the lookup-table kernels inside a whole forward pass.
+		{quantRef + "tiny-llama-IQ4_NL.gguf", 5e-2},
+		{quantRef + "tiny-llama-IQ4_XS.gguf", 5e-2},
+		{quantRef + "tiny-llama-MXFP4-ffn.gguf", 5e-2},
 	}
 	// Token ids of "Once upon a time, there was a little girl" style text are model
 	// specific; any in-vocabulary ids exercise the same arithmetic.
 	tokens := []int32{1, 403, 407, 261, 378, 434, 300, 269, 9, 263, 402, 308, 343, 260, 370, 293, 275}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
+			if _, err := os.Stat(c.path); os.IsNotExist(err) && strings.HasPrefix(c.path, quantRef) {
+				t.Skipf("llama.cpp reference file absent (%s): not checked", c.path)
+			}
 			f, err := gguf.Open(c.path)
 			if err != nil {
 				t.Fatal(err)
@@ -305,7 +330,8 @@ func TestLoadErrors(t *testing.T) {
 }
 
 // writeTiny writes a small random model of the given architecture (F32 weights) and
-// returns it opened. qwen2 gets q/k/v biases.
+// returns it opened. qwen2 gets q/k/v biases; qwen3 per-head q/k norms (weights of
+// varied sizes, so that a missed or misplaced norm shows) and a tiny norm epsilon.
 func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 	t.Helper()
 	const embd, layers, heads, kvHeads, ff, vocab = 32, 2, 4, 2, 48, 40
@@ -356,6 +382,11 @@ func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 			tensor{p + "ffn_gate.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
 			tensor{p + "ffn_up.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
 			tensor{p + "ffn_down.weight", []uint64{ff, embd}, rnd(embd*ff, 0.3)})
+		if arch == "qwen3" {
+			ts = append(ts,
+				tensor{p + "attn_q_norm.weight", []uint64{uint64(hd)}, rnd(hd, 2)},
+				tensor{p + "attn_k_norm.weight", []uint64{uint64(hd)}, rnd(hd, 2)})
+		}
 		if arch == "qwen2" {
 			ts = append(ts,
 				tensor{p + "attn_q.bias", []uint64{embd}, rnd(embd, 0.5)},
@@ -388,17 +419,20 @@ func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 }
 
 // TestSyntheticArchitecturesMatchReference covers what the real fixtures do not: qwen2
-// (NeoX RoPE, q/k/v biases), tied output, a large RoPE base and full-width RoPE.
+// (NeoX RoPE, q/k/v biases), qwen3 (NeoX RoPE, per-head q/k RMSNorm), tied output, a
+// large RoPE base and full-width RoPE.
 func TestSyntheticArchitecturesMatchReference(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		t.Run(arch, func(t *testing.T) {
 			f := writeTiny(t, arch, 7)
 			m, err := FromGGUF(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Rope.NeoX != (arch == "qwen2") || (m.Blocks[0].QBias != nil) != (arch == "qwen2") || !m.TiedOutput {
-				t.Fatalf("config: neox %v bias %v tied %v", m.Rope.NeoX, m.Blocks[0].QBias != nil, m.TiedOutput)
+			b := m.Blocks[0]
+			if m.Rope.NeoX != (arch != "llama") || (b.QBias != nil) != (arch == "qwen2") || !m.TiedOutput ||
+				(b.QNorm != nil) != (arch == "qwen3") || (b.KNorm != nil) != (arch == "qwen3") || m.QKNorm != (arch == "qwen3") {
+				t.Fatalf("config: neox %v bias %v q/k norm %v %v tied %v", m.Rope.NeoX, b.QBias != nil, b.QNorm != nil, b.KNorm != nil, m.TiedOutput)
 			}
 			be := cpu.New(2)
 			defer be.Close()

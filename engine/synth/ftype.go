@@ -34,6 +34,8 @@ var fileTypes = []FileType{
 	{"Q5_K_S", 16, kernels.Q5_K},
 	{"Q5_K_M", 17, kernels.Q5_K},
 	{"Q6_K", 18, kernels.Q6_K},
+	{"IQ4_NL", 25, kernels.IQ4_NL},
+	{"IQ4_XS", 30, kernels.IQ4_XS},
 	{"BF16", 32, kernels.BF16},
 }
 
@@ -147,6 +149,10 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 			if layer < 4 {
 				t = kernels.Q5_K
 			}
+		case "IQ4_NL", "IQ4_XS":
+			if gqa >= 4 {
+				t = kernels.Q5_K
+			}
 		}
 	case role == roleFFNDown:
 		switch f.Name {
@@ -163,7 +169,7 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 			if useMoreBits(layer, nl) {
 				t = kernels.Q6_K
 			}
-		case "Q4_K_S":
+		case "Q4_K_S", "IQ4_NL", "IQ4_XS": // the IQ4 rule: no importance matrix
 			if layer < nl/8 {
 				t = kernels.Q5_K
 			}
@@ -181,9 +187,9 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 	return fallbackType(t, rowLen)
 }
 
-// fallbackType is llama.cpp's tensor_type_fallback: a 256-element K type on rows that are
-// not a multiple of 256 becomes a 32-element type of similar size, and F16 when even
-// that does not fit.
+// fallbackType is llama.cpp's tensor_type_fallback: a 256-element type on rows that are
+// not a multiple of 256 becomes a 32-element type of similar size (IQ4_XS: IQ4_NL), and
+// F16 when even that does not fit.
 func fallbackType(t kernels.DType, rowLen int) kernels.DType {
 	if rowLen%t.BlockSize() == 0 {
 		return t
@@ -197,6 +203,8 @@ func fallbackType(t kernels.DType, rowLen int) kernels.DType {
 		t = kernels.Q5_1
 	case kernels.Q6_K:
 		t = kernels.Q8_0
+	case kernels.IQ4_XS:
+		t = kernels.IQ4_NL
 	}
 	if rowLen%t.BlockSize() != 0 {
 		return kernels.F16

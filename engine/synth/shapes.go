@@ -36,7 +36,7 @@ const (
 type Shape struct {
 	Name        string // the synth name ("llama-1b")
 	Description string // the model it imitates
-	Arch        string // general.architecture: "llama" or "qwen2"
+	Arch        string // general.architecture: "llama", "qwen2" or "qwen3"
 
 	Vocab   int // vocabulary size (rows of token_embd)
 	Embd    int // hidden size (n_embd)
@@ -54,7 +54,10 @@ type Shape struct {
 	Tied bool
 	// QKVBias means attn_q/attn_k/attn_v have bias vectors (qwen2).
 	QKVBias bool
-	Tok     VocabKind
+	// QKNorm means each query and key head is RMS-normalised with its own weights
+	// (attn_q_norm, attn_k_norm; qwen3).
+	QKNorm bool
+	Tok    VocabKind
 
 	// DraftLayers, when set, makes the shape the target of a speculative-decoding pair
 	// whose draft is the shape "NAME-draft" (DraftSuffix): the draft has the target's
@@ -144,6 +147,23 @@ var shapes = []Shape{
 		Context: 32768, RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true, Tok: VocabQwen2,
 	},
 	{
+		// A small qwen3 (no released model has this shape) that writes and runs in
+		// seconds: Qwen3's layout (head size 128, so 4×128 = 512 ≠ 256; 2 KV heads; q/k
+		// norms; tied) and vocabulary, 2 blocks.
+		Name: "qwen3-tiny", Description: "small Qwen3-style model", Arch: "qwen3",
+		Vocab: 151936, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 768, HeadDim: 128,
+		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2,
+	},
+	{
+		// Qwen/Qwen3-0.6B config.json: vocab 151936, hidden 1024, intermediate 3072,
+		// 28 layers, 16 heads, 8 KV heads, head_dim 128 (16×128 = 2048 ≠ 1024),
+		// max_position_embeddings 40960, rope_theta 1e6, rms_norm_eps 1e-6, tied
+		// embeddings, no biases, q/k norms (0.44 B parameters besides the embedding).
+		Name: "qwen3-0.6b", Description: "Qwen3 0.6B", Arch: "qwen3",
+		Vocab: 151936, Embd: 1024, Layers: 28, Heads: 16, HeadsKV: 8, FF: 3072, HeadDim: 128,
+		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2,
+	},
+	{
 		// mistralai/Mistral-Nemo-Base-2407 config.json: vocab 131072, hidden 5120,
 		// intermediate 14336, 40 layers, 32 heads, 8 KV heads, head_dim 128 (so
 		// 32×128 = 4096 ≠ 5120), max_position_embeddings 1024000, rope_theta 1e6,
@@ -231,7 +251,7 @@ func (s Shape) Validate() error {
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("synth: shape has no name")
-	case s.Arch != "llama" && s.Arch != "qwen2":
+	case s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3":
 		return fmt.Errorf("synth: shape %s: architecture %q is not supported", s.Name, s.Arch)
 	case s.Vocab < minVocab(s.Tok):
 		return fmt.Errorf("synth: shape %s: vocabulary of %d is too small (need %d)", s.Name, s.Vocab, minVocab(s.Tok))

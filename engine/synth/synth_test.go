@@ -30,6 +30,9 @@ var (
 	miniQwen = Shape{Name: "test-qwen", Description: "test", Arch: "qwen2",
 		Vocab: 1024, Embd: 128, Layers: 3, Heads: 4, HeadsKV: 2, FF: 256,
 		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, Tied: true, QKVBias: true, Tok: VocabQwen2}
+	miniQwen3 = Shape{Name: "test-qwen3", Description: "test", Arch: "qwen3",
+		Vocab: 1024, Embd: 128, Layers: 2, Heads: 4, HeadsKV: 2, FF: 256, HeadDim: 64,
+		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2}
 	miniLlama3 = Shape{Name: "test-llama3", Description: "test", Arch: "llama",
 		Vocab: 1024, Embd: 192, Layers: 2, Heads: 4, HeadsKV: 1, FF: 256, HeadDim: 64,
 		Context: 8192, RopeBase: 5e5, RMSEps: 1e-5, Tok: VocabLlama3}
@@ -47,6 +50,8 @@ func TestParams(t *testing.T) {
 		{"llama-8b", 8.02, 8.04},
 		{"qwen2-0.5b", 0.49, 0.50}, // tied: 0.63 B if the embedding were counted twice
 		{"qwen2-7b", 7.60, 7.63},
+		{"qwen3-tiny", 0.0408, 0.0410}, // the tied 151936×256 embedding is 38.9 M of it
+		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
 		{"mistral-nemo-12b", 12.2, 12.3},
 		{"spec-tiny", 0.00180, 0.00181},
 		{"spec-tiny-draft", 0.00073, 0.00074},
@@ -141,6 +146,40 @@ func typeMap(s Spec) map[string]kernels.DType {
 	return m
 }
 
+// TestTypeSelectionMatchesLlamaCpp compares the type of every tensor of the shape of
+// llama.cpp's quantization reference model (../shared/models/quant-reference: llama,
+// 256 wide, 2 layers, 4 heads, 2 KV heads, n_ff 512, vocabulary 512, untied) under
+// IQ4_NL, IQ4_XS and Q4_K_M with what llama-quantize chose in those files.
+func TestTypeSelectionMatchesLlamaCpp(t *testing.T) {
+	sh := Shape{Name: "tiny-llama", Description: "quant-reference", Arch: "llama",
+		Vocab: 512, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 512,
+		Context: 256, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM}
+	for _, c := range []struct{ typ, file string }{{"IQ4_NL", "tiny-llama-IQ4_NL.gguf"}, {"IQ4_XS", "tiny-llama-IQ4_XS.gguf"}, {"Q4_K_M", "tiny-llama-Q4_K_M.gguf"}} {
+		t.Run(c.typ, func(t *testing.T) {
+			f, err := gguf.Open(filepath.Join("../../../shared/models/quant-reference", c.file))
+			if errors.Is(err, os.ErrNotExist) {
+				t.Skipf("llama.cpp reference file absent (%s): not checked", c.file)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m := typeMap(Spec{Shape: sh, Type: mustType(t, c.typ)})
+			if len(m) != len(f.Tensors) {
+				t.Errorf("%d tensors, llama.cpp's file has %d", len(m), len(f.Tensors))
+			}
+			for _, ti := range f.Tensors {
+				if got, ok := m[ti.Name]; !ok || got != ti.Type {
+					t.Errorf("%s: %v (%v), llama.cpp %v", ti.Name, got, ok, ti.Type)
+				}
+			}
+			if id, _ := f.Uint("general.file_type"); uint32(id) != mustType(t, c.typ).ID {
+				t.Errorf("general.file_type %d, ours %d", id, mustType(t, c.typ).ID)
+			}
+		})
+	}
+}
+
 func TestTypeSelection(t *testing.T) {
 	// TinyLlama has 22 layers: use_more_bits picks layers < 22/8 = 2, ≥ 7·22/8 = 19, and
 	// (l−2) % 3 == 2 in between.
@@ -219,6 +258,17 @@ func TestTypeSelection(t *testing.T) {
 			"blk.3.ffn_down.weight": kernels.Q4_K}},
 		{"qwen2-7b", "Q4_K_M", map[string]kernels.DType{
 			"token_embd.weight": kernels.Q4_K, "output.weight": kernels.Q6_K, "blk.0.attn_k.bias": kernels.F32}},
+		// IQ4 without an importance matrix: attn_v Q5_K where 4+ query heads share a KV
+		// head (TinyLlama: 8), ffn_down Q5_K in the first eighth of the layers (22/8 = 2).
+		{"llama-1b", "IQ4_NL", map[string]kernels.DType{
+			"token_embd.weight": kernels.IQ4_NL, "output.weight": kernels.Q6_K, "blk.0.attn_q.weight": kernels.IQ4_NL,
+			"blk.5.attn_v.weight": kernels.Q5_K, "blk.1.ffn_down.weight": kernels.Q5_K, "blk.2.ffn_down.weight": kernels.IQ4_NL,
+			"blk.0.attn_output.weight": kernels.IQ4_NL}},
+		{"llama-7b", "IQ4_XS", map[string]kernels.DType{
+			"blk.0.attn_v.weight": kernels.IQ4_XS, "blk.3.ffn_down.weight": kernels.Q5_K, "blk.4.ffn_down.weight": kernels.IQ4_XS}},
+		// stories15M: rows of 288 take IQ4_NL for IQ4_XS; the tied output Q8_0.
+		{"llama-tiny", "IQ4_XS", map[string]kernels.DType{
+			"token_embd.weight": kernels.Q8_0, "blk.0.attn_q.weight": kernels.IQ4_NL, "blk.0.ffn_down.weight": kernels.IQ4_XS}},
 	}
 	for _, tt := range tests {
 		spec, err := NewSpec(tt.shape, tt.typ, 0)
@@ -342,8 +392,8 @@ func checkFile(t *testing.T, spec Spec, f *gguf.File) {
 }
 
 func TestWriteReadBack(t *testing.T) {
-	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K"}
-	for _, sh := range []Shape{miniLlama, miniQwen, miniLlama3} {
+	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"}
+	for _, sh := range []Shape{miniLlama, miniQwen, miniQwen3, miniLlama3} {
 		for _, typ := range types {
 			t.Run(sh.Name+"/"+typ, func(t *testing.T) {
 				spec := Spec{Shape: sh, Type: mustType(t, typ), Seed: 5}
@@ -392,6 +442,38 @@ func TestLlamaTinyKeys(t *testing.T) {
 	}
 	if n := len(f.Tensors); n != 2+6*9 {
 		t.Errorf("%d tensors, want %d", n, 2+6*9)
+	}
+}
+
+// TestQwen3Tensors checks qwen3-0.6b's tensors against llama.cpp's names and counts:
+// per block eleven tensors, the q and k norms one F32 head (128) each, no biases, no
+// output.weight (tied), 310 in all as in Qwen's own GGUF files.
+func TestQwen3Tensors(t *testing.T) {
+	spec, err := NewSpec("qwen3-0.6b", "Q4_K_M", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := spec.Tensors()
+	if len(ts) != 310 {
+		t.Errorf("%d tensors, want 310", len(ts))
+	}
+	byName := map[string]TensorSpec{}
+	for _, x := range ts {
+		byName[x.Name] = x
+	}
+	for _, name := range []string{"blk.0.attn_q_norm.weight", "blk.27.attn_k_norm.weight"} {
+		x, ok := byName[name]
+		if !ok || x.Type != kernels.F32 || !slices.Equal(x.Shape, []uint64{128}) {
+			t.Errorf("%s: %v %v %v, want F32 [128]", name, ok, x.Type, x.Shape)
+		}
+	}
+	for _, name := range []string{"blk.0.attn_q.bias", "output.weight"} {
+		if _, ok := byName[name]; ok {
+			t.Errorf("%s present", name)
+		}
+	}
+	if q := byName["blk.0.attn_q.weight"]; !slices.Equal(q.Shape, []uint64{1024, 2048}) {
+		t.Errorf("attn_q shape %v, want [1024 2048]", q.Shape)
 	}
 }
 

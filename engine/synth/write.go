@@ -115,9 +115,15 @@ func (s Spec) Tensors() []TensorSpec {
 		if sh.QKVBias {
 			add(p+"attn_q.bias", roleOther, l, q)
 		}
+		if sh.QKNorm {
+			add(p+"attn_q_norm.weight", roleOther, l, hd)
+		}
 		add(p+"attn_k.weight", roleAttnK, l, e, kv)
 		if sh.QKVBias {
 			add(p+"attn_k.bias", roleOther, l, kv)
+		}
+		if sh.QKNorm {
+			add(p+"attn_k_norm.weight", roleOther, l, hd)
 		}
 		add(p+"attn_v.weight", roleAttnV, l, e, kv)
 		if sh.QKVBias {

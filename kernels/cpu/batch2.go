@@ -2,7 +2,7 @@ package cpu
 
 import "llmbench/kernels"
 
-// batch2 holds, per weight type (Q4_0, Q8_0), the AVX2 batched kernel where the CPU
+// batch2 holds, per weight type (Q4_0, Q8_0, IQ4_NL, MXFP4), the AVX2 batched kernel where the CPU
 // has AVX2 but the tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2): two
 // weight rows (w, w[wstride:]) times the Q8_0 activations of up to four tokens
 // (x[t·xstride:]) over nb blocks of 32, into out[4r+t] (for tokens t ≥ ntok, out is
@@ -21,17 +21,26 @@ func reduce8(a *[8]float32) float32 {
 	return (h[0] + h[1]) + (h[2] + h[3])
 }
 
-// weightQuants returns the 32 signed quants of one Q4_0 or Q8_0 block.
-func weightQuants(t kernels.DType, blk []byte) (q [32]int32) {
+// weightQuants returns the 32 signed quants (IQ4_NL, MXFP4: levels) of one block of
+// a batch2 type, and its scale factor.
+func weightQuants(t kernels.DType, blk []byte) (q [32]int32, d float32) {
 	for e := range q {
+		// Q4_0, IQ4_NL and MXFP4: elements 0..15 in the low nibbles, 16..31 in the high ones
 		switch t {
 		case kernels.Q8_0:
 			q[e] = int32(int8(blk[2+e]))
-		default: // Q4_0: elements 0..15 in the low nibbles, 16..31 in the high ones
+		case kernels.IQ4_NL:
+			q[e] = int32(int8(lutSignedIQ4NL[blk[2+e%16]>>(4*(e/16))&15]))
+		case kernels.MXFP4:
+			q[e] = int32(int8(lutSignedMXFP4[blk[1+e%16]>>(4*(e/16))&15]))
+		default:
 			q[e] = int32(blk[2+e%16]>>(4*(e/16))&15) - 8
 		}
 	}
-	return q
+	if t == kernels.MXFP4 {
+		return q, e8m0Halves[blk[0]]
+	}
+	return q, f16At(blk)
 }
 
 // batch2Go is the pure-Go twin of the batch2 kernels of type t: per product eight
@@ -46,8 +55,8 @@ func batch2Go(t kernels.DType, nb int, w []byte, wstride int, x []byte, xstride,
 			for b := range nb {
 				wb := w[r*wstride+b*bs:]
 				xb := xt[34*b:]
-				q := weightQuants(t, wb)
-				d := f16At(wb) * f16At(xb)
+				q, dw := weightQuants(t, wb)
+				d := dw * f16At(xb)
 				for m := range 8 {
 					var s int32
 					for k := 4 * m; k < 4*m+4; k++ {

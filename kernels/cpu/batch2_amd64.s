@@ -155,3 +155,60 @@ b40_loop:
 	JNZ b40_loop
 b40_done:
 	B2DONE
+
+// WLUT loads one IQ4_NL or MXFP4 block's 16 nibble bytes at qo(P) as their 32 levels
+// (table at R12, VPSHUFB; low nibbles in the low lane) into SGN, their absolute values
+// into ABS.
+#define WLUT(P, qo, SGN, XSGN, ABS) \
+	VMOVDQU qo(P), XSGN \
+	VPSRLW $4, XSGN, X7 \
+	VINSERTI128 $1, X7, SGN, SGN \
+	VPAND b2lo<>(SB), SGN, SGN \
+	VBROADCASTI128 (R12), Y6 \
+	VPSHUFB SGN, Y6, SGN \
+	VPABSB SGN, ABS
+
+// func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+TEXT ·batchIQ4NLAVX2(SB), NOSPLIT, $0-56
+	B2SETUP
+	LEAQ ·lutSignedIQ4NL(SB), R12
+	TESTQ CX, CX
+	JZ biq4nl_done
+biq4nl_loop:
+	WLUT(SI, 2, Y0, X0, Y1)
+	VPBROADCASTW (SI), X4
+	VCVTPH2PS X4, Y4
+	WLUT(R8, 2, Y2, X2, Y3)
+	VPBROADCASTW (R8), X5
+	VCVTPH2PS X5, Y5
+	B2TOKENS(biq4nl_one)
+	ADDQ $18, SI
+	ADDQ $18, R8
+	DECQ CX
+	JNZ biq4nl_loop
+biq4nl_done:
+	B2DONE
+
+// func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+//
+// The block's factor e8m0Halves[e] (table at R13) takes the place of its fp16 scale.
+TEXT ·batchMXFP4AVX2(SB), NOSPLIT, $0-56
+	B2SETUP
+	LEAQ ·lutSignedMXFP4(SB), R12
+	LEAQ ·e8m0Halves(SB), R13
+	TESTQ CX, CX
+	JZ bmxfp4_done
+bmxfp4_loop:
+	WLUT(SI, 1, Y0, X0, Y1)
+	MOVBLZX (SI), R14
+	VBROADCASTSS (R13)(R14*4), Y4
+	WLUT(R8, 1, Y2, X2, Y3)
+	MOVBLZX (R8), R14
+	VBROADCASTSS (R13)(R14*4), Y5
+	B2TOKENS(bmxfp4_one)
+	ADDQ $17, SI
+	ADDQ $17, R8
+	DECQ CX
+	JNZ bmxfp4_loop
+bmxfp4_done:
+	B2DONE

@@ -64,7 +64,7 @@ func checkBatch2(t *testing.T, typ kernels.DType, seed uint64, nb int) {
 	}
 }
 
-var batch2Types = []kernels.DType{kernels.Q4_0, kernels.Q8_0}
+var batch2Types = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.IQ4_NL, kernels.MXFP4}
 
 func TestBatch2Kernels(t *testing.T) {
 	for _, typ := range batch2Types {
@@ -77,9 +77,9 @@ func TestBatch2Kernels(t *testing.T) {
 }
 
 func FuzzFastBatch2(f *testing.F) {
-	f.Add(uint64(1), uint16(3), false)
-	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16, q8 bool) {
-		checkBatch2(t, batch2Types[b2i(q8)], seed, int(blocks)%200+1)
+	f.Add(uint64(1), uint16(3), uint8(0))
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16, typ uint8) {
+		checkBatch2(t, batch2Types[int(typ)%len(batch2Types)], seed, int(blocks)%200+1)
 	})
 }
 

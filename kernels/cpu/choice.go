@@ -29,7 +29,7 @@ func pathOf(t kernels.DType, cols, n int) path {
 		}
 		return pathHalfX4
 	}
-	if f := tileFmts[t]; f != nil && tileX4 != nil && cols%f.unit == 0 {
+	if f := tileFmts[t]; f != nil && f.x4 != nil && tileX4 != nil && cols%f.unit == 0 {
 		return pathTile
 	}
 	if batch2[t] != nil && cols%32 == 0 {
@@ -42,7 +42,8 @@ func pathOf(t kernels.DType, cols, n int) path {
 }
 
 // kernelTypes are the weight types Kernels describes.
-var kernelTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_K, kernels.Q6_K}
+var kernelTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_K, kernels.Q6_K,
+	kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 // describeCols is the row length Kernels describes: a multiple of every block and
 // tile unit, as every llama-family matrix is.

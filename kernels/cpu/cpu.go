@@ -22,9 +22,10 @@ func init() {
 }
 
 // CPU is the CPU backend. It is not safe for concurrent use: one engine owns one CPU.
-// On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K and Q6_K
-// matrix it multiplies (as many bytes as the matrix; see tileFmt), made by Prepare at
-// load time (or on first use, unprepared) and freed by Close. MatMul never reads a
+// On a CPU with AVX512-VNNI it keeps a tiled copy of each Q4_0, Q8_0, Q4_K, Q6_K,
+// IQ4_NL, IQ4_XS and MXFP4 matrix it multiplies (about as many bytes as the matrix; see
+// tileFmt), made by Prepare at load time (or on first use, unprepared) and freed by
+// Close. MatMul never reads a
 // tiled matrix's own bytes again, so the engine releases their pages after Prepare.
 type CPU struct {
 	threads    int
@@ -152,12 +153,12 @@ func (c *CPU) step(part, worker int) {
 }
 
 // MatMul implements kernels.Backend. Activations are converted once to the weight
-// type's dot-product format. On a CPU with AVX512-VNNI, Q4_0, Q8_0, Q4_K and Q6_K
-// weights go through their tiled copy (see tileFmt) for any number of tokens: each
-// worker takes a run of 16-row tiles and multiplies each with every group of four
-// tokens, so a step reads each weight once however many sequences it serves. Without
-// them (AVX2 only, or LLMBENCH_CPU=avx2) Q4_0 and Q8_0 take the batch2 kernels (two
-// rows × up to four tokens). F16 and BF16 weights take their halfKern: gemmHalf from
+// type's dot-product format. On a CPU with AVX512-VNNI, Q4_0, Q8_0, Q4_K, Q6_K and the
+// lookup-table types (IQ4_NL, IQ4_XS, MXFP4) go through their tiled copy (see tileFmt)
+// for any number of tokens: each worker takes a run of 16-row tiles and multiplies each
+// with every group of four tokens, so a step reads each weight once however many
+// sequences it serves. Without them (AVX2 only, or LLMBENCH_CPU=avx2) Q4_0, Q8_0, IQ4_NL
+// and MXFP4 take the batch2 kernels (two rows × up to four tokens). F16 and BF16 weights take their halfKern: gemmHalf from
 // two tokens and the x4 kernel for one (the same per-output order). Other types take,
 // per band of rows, the fastest dot product for each row and token (pathOf chooses;
 // Kernels describes the choice). Every output is computed by one worker in an order that depends on neither the

@@ -555,3 +555,170 @@ ax16_loop:
 ax16_done:
 	VZEROUPPER
 	RET
+
+// Lookup-table dot products (IQ4_NL, MXFP4 with Q8_0; IQ4_XS with Q8_K): Y10 holds the
+// type's 16 levels (signed bytes) in both 128-bit lanes; each block's 32 nibbles are
+// looked up with VPSHUFB and multiplied as Q4_0's signed quants are.
+
+// LUTW loads the 16 nibble bytes at wo(SI) as the 32 levels of their nibbles (low
+// nibbles in the low lane) into W (X: its low half).
+#define LUTW(wo, W, X, T) \
+	VMOVDQU wo(SI), X \
+	VPSRLW $4, X, T \
+	VINSERTI128 $1, T, W, W \
+	VPAND Y7, W, W \
+	VPSHUFB W, Y10, W
+
+// LUTDOT accumulates the block's levels at wo(SI) times the 32 activations at xo(DI),
+// scaled by S, into A.
+#define LUTDOT(wo, xo, S, A) \
+	LUTW(wo, Y0, X0, X1) \
+	VMOVDQU xo(DI), Y1 \
+	SIGNED(Y0, Y1) \
+	DOT2(Y0, Y1, Y2) \
+	ACC(Y2, S, A)
+
+// LUTTAB loads the 16-byte table tab into both lanes of Y10.
+#define LUTTAB(tab) \
+	LEAQ tab(SB), AX \
+	VBROADCASTI128 (AX), Y10
+
+// MXSCALE leaves d_x (fp16 at xo(DI)) times the E8M0 factor of the scale byte at
+// wo(SI) (e8m0Halves, at R11) in all lanes of S.
+#define MXSCALE(wo, xo, S, T) \
+	MOVBLZX wo(SI), R9 \
+	VBROADCASTSS (R11)(R9*4), S \
+	VPBROADCASTW xo(DI), X5 \
+	VCVTPH2PS X5, T \
+	VMULPS T, S, S
+
+// func dotIQ4NLAVX2(nb int, w, x *byte) float32
+//
+// IQ4_NL with Q8_0 activations; blocks two at a time, even ones summed into Y3 and
+// odd ones into Y9.
+TEXT ·dotIQ4NLAVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	LUTTAB(·lutSignedIQ4NL)
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT iq4nla_tail
+iq4nla_loop:
+	SCALE(0, 0, Y4, Y5)
+	LUTDOT(2, 2, Y4, Y3)
+	SCALE(18, 34, Y4, Y5)
+	LUTDOT(20, 36, Y4, Y9)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE iq4nla_loop
+iq4nla_tail:
+	TESTQ CX, CX
+	JZ iq4nla_done
+	SCALE(0, 0, Y4, Y5)
+	LUTDOT(2, 2, Y4, Y3)
+iq4nla_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotMXFP4AVX2(nb int, w, x *byte) float32
+//
+// MXFP4 with Q8_0 activations; blocks two at a time, even ones summed into Y3 and odd
+// ones into Y9.
+TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	LUTTAB(·lutSignedMXFP4)
+	LEAQ ·e8m0Halves(SB), R11
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JLT mxfp4a_tail
+mxfp4a_loop:
+	MXSCALE(0, 0, Y4, Y5)
+	LUTDOT(1, 2, Y4, Y3)
+	MXSCALE(17, 34, Y4, Y5)
+	LUTDOT(18, 36, Y4, Y9)
+	ADDQ $34, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE mxfp4a_loop
+mxfp4a_tail:
+	TESTQ CX, CX
+	JZ mxfp4a_done
+	MXSCALE(0, 0, Y4, Y5)
+	LUTDOT(1, 2, Y4, Y3)
+mxfp4a_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// XSSUB accumulates IQ4_XS sub-block ib (quants at 8+16·ib(SI), activations at
+// 4+32·ib(DI)) into A: its scale ls−32 (low bits: byte lb(SI) shifted by ls_sh;
+// high bits: R8 (scales_h) shifted by hs_sh) times d_w·d_x (Y12).
+#define XSSUB(ib, lb, ls_sh, hs_sh, A) \
+	MOVBLZX lb(SI), R9 \
+	SHRL $ls_sh, R9 \
+	ANDL $15, R9 \
+	MOVL R8, R10 \
+	SHRL $hs_sh, R10 \
+	ANDL $3, R10 \
+	SHLL $4, R10 \
+	ORL R10, R9 \
+	SUBL $32, R9 \
+	VMOVD R9, X4 \
+	VPBROADCASTD X4, Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y12, Y4, Y4 \
+	LUTDOT(8+16*ib, 4+32*ib, Y4, A)
+
+// func dotIQ4XSAVX2(nb int, w, x *byte) float32
+//
+// IQ4_XS with Q8_K activations: per 256-element super-block (136 bytes; Q8_K's 292)
+// eight sub-blocks, even ones summed into Y3 and odd ones into Y9.
+TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	CONSTS
+	LUTTAB(·lutSignedIQ4NL)
+	VXORPS Y3, Y3, Y3
+	VXORPS Y9, Y9, Y9
+	TESTQ CX, CX
+	JZ iq4xsa_done
+iq4xsa_loop:
+	VPBROADCASTW (SI), X12
+	VCVTPH2PS X12, Y12
+	VBROADCASTSS (DI), Y13
+	VMULPS Y13, Y12, Y12
+	MOVWLZX 2(SI), R8
+	XSSUB(0, 4, 0, 0, Y3)
+	XSSUB(1, 4, 4, 2, Y9)
+	XSSUB(2, 5, 0, 4, Y3)
+	XSSUB(3, 5, 4, 6, Y9)
+	XSSUB(4, 6, 0, 8, Y3)
+	XSSUB(5, 6, 4, 10, Y9)
+	XSSUB(6, 7, 0, 12, Y3)
+	XSSUB(7, 7, 4, 14, Y9)
+	ADDQ $136, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ iq4xsa_loop
+iq4xsa_done:
+	VADDPS Y9, Y3, Y3
+	HSUM
+	VMOVSS X3, ret+24(FP)
+	VZEROUPPER
+	RET

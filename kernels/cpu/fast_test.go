@@ -50,8 +50,7 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	}
 }
 
-// dotTypes are the weight types the MatMul tests run over: those with fast kernels,
-// and IQ4_NL, IQ4_XS and MXFP4, which take the reference dot product.
+// dotTypes are the weight types the MatMul tests run over.
 var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestFastDots(t *testing.T) {
@@ -90,6 +89,10 @@ func FuzzFastQ4_K(f *testing.F) { fuzzDot(f, kernels.Q4_K) }
 func FuzzFastQ6_K(f *testing.F) { fuzzDot(f, kernels.Q6_K) }
 func FuzzFastF16(f *testing.F)  { fuzzDot(f, kernels.F16) }
 func FuzzFastF32(f *testing.F)  { fuzzDot(f, kernels.F32) }
+
+func FuzzFastIQ4_NL(f *testing.F) { fuzzDot(f, kernels.IQ4_NL) }
+func FuzzFastIQ4_XS(f *testing.F) { fuzzDot(f, kernels.IQ4_XS) }
+func FuzzFastMXFP4(f *testing.F)  { fuzzDot(f, kernels.MXFP4) }
 
 // checkMatMul compares the backend's MatMul (any path) with reference dot products.
 func checkMatMul(t *testing.T, c *CPU, typ kernels.DType, seed uint64, rows, cols, n int) {

@@ -68,7 +68,8 @@ type packer struct {
 	k      int32 // the weights are stored as q+k (unsigned): each block starts at -k·Σy
 	hasMin bool  // K-quant with per-block mins (added from the activations' sums)
 	// unpack writes one row's cols unsigned quants to q, its block scales to sc and,
-	// when hasMin, its (negated, scaled) mins to mn.
+	// when hasMin, its (negated, scaled) mins to mn; nil for the formats whose tiles
+	// copy the raw bytes (tileFmt.raw).
 	unpack func(row []byte, q []byte, sc, mn []float32)
 }
 
@@ -77,6 +78,8 @@ var packers = map[kernels.DType]*packer{
 	kernels.Q8_0: {bs: 32, k: 128, unpack: unpackQ8_0},
 	kernels.Q4_K: {bs: 32, hasMin: true, unpack: unpackQ4_K},
 	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
+	// tile_lut.go: tiles copied from the raw bytes
+	kernels.IQ4_NL: tileIQ4NL.pk, kernels.MXFP4: tileMXFP4.pk, kernels.IQ4_XS: tileIQ4XS.pk,
 }
 
 func f16At(b []byte) float32 { return kernels.F16ToF32(binary.LittleEndian.Uint16(b)) }

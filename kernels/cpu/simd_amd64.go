@@ -144,6 +144,7 @@ func init() {
 	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
 		dotISA[t] = "avx2"
 	}
+	setLUTDots()
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
@@ -196,6 +197,8 @@ func init() {
 		}{
 			kernels.Q4_0: {tileQ4x4, tileQ4x1}, kernels.Q8_0: {tileQ8x4, tileQ8x1},
 			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1},
+			kernels.IQ4_NL: {tileIQ4NLx4, tileIQ4NLx1}, kernels.MXFP4: {tileMXFP4x4, tileMXFP4x1},
+			kernels.IQ4_XS: {tileIQ4XSx4, tileIQ4XSx1},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 		}
@@ -208,6 +211,7 @@ func init() {
 			f.x4(nu, &tile[0], &act[0], out)
 		}
 		tileFmts[kernels.Q4_0].x1m = tileQ4x1m
+		tileFmts[kernels.IQ4_NL].x1m = tileIQ4NLx1m
 		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
 			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
@@ -224,6 +228,7 @@ func init() {
 	if tileX4 == nil { // no tile kernels: the AVX2 batched ones
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.Q4_0: batchQ4_0AVX2, kernels.Q8_0: batchQ8_0AVX2,
+			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
 		} {
 			bs := t.BlockBytes()
 			batch2[t] = func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32) {
@@ -343,6 +348,12 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
+func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
+func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
+
+//go:noescape
 func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
@@ -356,3 +367,57 @@ func f32ToF16AVX512(n16 int, src *float32, dst *uint16) int
 
 //go:noescape
 func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
+
+//go:noescape
+func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileMXFP4x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileMXFP4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4XSx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func dotIQ4NLAVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotMXFP4AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotIQ4XSAVX2(nb int, w, x *byte) float32
+
+// setLUTDots installs the AVX2 dot products of the lookup-table types (tile_lut.go).
+func setLUTDots() {
+	for t, k := range map[kernels.DType]struct {
+		dot func(int, *byte, *byte) float32
+		bs  int // elements per block
+		wb  int // bytes per weight block
+		xb  int // bytes per activation block
+	}{
+		kernels.IQ4_NL: {dotIQ4NLAVX2, 32, 18, 34},
+		kernels.MXFP4:  {dotMXFP4AVX2, 32, 17, 34},
+		kernels.IQ4_XS: {dotIQ4XSAVX2, 256, 136, 292},
+	} {
+		dotISA[t] = "avx2"
+		fastDots[t] = func(n int, w, x []byte) float32 {
+			nb := n / k.bs
+			if nb == 0 {
+				return 0
+			}
+			_, _ = w[nb*k.wb-1], x[nb*k.xb-1]
+			return k.dot(nb, &w[0], &x[0])
+		}
+	}
+}

@@ -8,8 +8,8 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q8_0, Q4_K and Q6_K weights are multiplied from a tiled
-// copy that Prepare makes when the engine loads the model (MatMul makes it on a
+// Tiled matrix products. Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
+// last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
 // matrix's first use when nobody prepared it) and keeps until Close: sixteen
 // rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
 // word holds row r), so one VPDPBUSD multiplies sixteen rows with four bytes of one
@@ -47,20 +47,14 @@ type tileFmt struct {
 }
 
 var tileFmts = map[kernels.DType]*tileFmt{
+	kernels.IQ4_NL: tileIQ4NL, kernels.MXFP4: tileMXFP4, kernels.IQ4_XS: tileIQ4XS, // tile_lut.go
 	// Per pair of 32-element blocks (so that 64-byte loads stay aligned): 2×4 words of
 	// nibble pairs (elements e and e+16), 2×16 fp16 scales.
 	// A Q4_0 block's own quant bytes are such pairs, so they are copied as they are.
 	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576, raw: true,
 		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
-		pack: func(dst, _, row []byte, r int) {
-			for b := range 2 {
-				for c := range 4 {
-					copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
-				}
-				copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
-			}
-		}},
+		pack:  packQ4_0Unit},
 	// Per pair of 32-element blocks: 2×8 words of bytes, 2×16 fp16 scales.
 	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 64, unitBytes: 1088,
 		quant: func(o []byte, r, e int) byte { return o[512*(e/32)+64*(e%32/4)+4*r+e%4] },
@@ -117,6 +111,18 @@ var tileFmts = map[kernels.DType]*tileFmt{
 				}
 			}
 		}},
+}
+
+// packQ4_0Unit is the Q4_0 tile format's pack: row r's two raw 18-byte blocks (fp16
+// scale, 16 nibble bytes) as lane r of the unit at dst. IQ4_NL blocks have the same
+// layout and take it too.
+func packQ4_0Unit(dst, _, row []byte, r int) {
+	for b := range 2 {
+		for c := range 4 {
+			copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
+		}
+		copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
+	}
 }
 
 // nibble returns element e of row r in a 32-element block of nibble words at o.
@@ -226,7 +232,7 @@ type tiled struct {
 // tileFormat returns the tile format MatMul multiplies w through, or nil where it
 // multiplies w from its own bytes.
 func tileFormat(w *kernels.Matrix) *tileFmt {
-	if f := tileFmts[w.Type]; f != nil && tileX4 != nil && w.Cols%f.unit == 0 {
+	if f := tileFmts[w.Type]; f != nil && f.x4 != nil && tileX4 != nil && w.Cols%f.unit == 0 {
 		return f
 	}
 	return nil

@@ -122,10 +122,19 @@
 // Q4C4 multiplies nibble dword c of the block at o(SI) (low nibbles: elements 4c…4c+3, high: 16+4c…) of 16
 // rows with four tokens' activations (32 bytes each at DI).
 #define Q4C4(o, c, A, B) \
+	NIB2(o, c, A, B) \
+	DOTC4(c, A, B)
+
+// NIB2 loads nibble dword c of the block at o(SI) as its low (A) and high (B) nibbles.
+#define NIB2(o, c, A, B) \
 	VMOVDQU64 (o+64*c)(SI), A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
+	VPANDQ Z31, B, B
+
+// DOTC4 multiplies NIB2's A and B with four tokens' activations (32 bytes each at DI)
+// into Z0–Z3.
+#define DOTC4(c, A, B) \
 	VPDPBUSD.BCST (4*c)(DI), A, Z0 \
 	VPDPBUSD.BCST (32+4*c)(DI), A, Z1 \
 	VPDPBUSD.BCST (64+4*c)(DI), A, Z2 \
@@ -163,9 +172,10 @@
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
-// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
-// one token (R10, R12) into ACC.
-#define Q40T1(P, q, sc, ACC) \
+// NIB8 loads the 32-element nibble block at q(P) (prefetching PFD ahead) as eight
+// registers of low (Z16, Z18, Z20, Z22) and high (Z17, Z19, Z21, Z23) nibbles, and
+// starts the one-token int sums: Z0 at the token's start (R12), Z1 at zero.
+#define NIB8(P, q) \
 	PREFETCHT0 (PFD+q)(P) \
 	PREFETCHT0 (PFD+q+64)(P) \
 	PREFETCHT0 (PFD+q+128)(P) \
@@ -187,7 +197,11 @@
 	VPANDQ Z31, Z20, Z20 \
 	VPANDQ Z31, Z21, Z21 \
 	VPANDQ Z31, Z22, Z22 \
-	VPANDQ Z31, Z23, Z23 \
+	VPANDQ Z31, Z23, Z23
+
+// DOT8T1 multiplies NIB8's eight registers with one token's 32 activations (R10) into
+// the int sum Z0.
+#define DOT8T1 \
 	VPDPBUSD.BCST (R10), Z16, Z0 \
 	VPDPBUSD.BCST 16(R10), Z17, Z1 \
 	VPDPBUSD.BCST 4(R10), Z18, Z0 \
@@ -196,7 +210,13 @@
 	VPDPBUSD.BCST 24(R10), Z21, Z1 \
 	VPDPBUSD.BCST 12(R10), Z22, Z0 \
 	VPDPBUSD.BCST 28(R10), Z23, Z1 \
-	VPADDD Z1, Z0, Z0 \
+	VPADDD Z1, Z0, Z0
+
+// Q40T1 runs one Q4_0 block of the tile at P (nibbles at q(P), scales at sc(P)) against
+// one token (R10, R12) into ACC.
+#define Q40T1(P, q, sc, ACC) \
+	NIB8(P, q) \
+	DOT8T1 \
 	VCVTPH2PS sc(P), Z10 \
 	VCVTDQ2PS Z0, Z0 \
 	VMULPS.BCST (R12), Z10, Z11 \
@@ -586,4 +606,296 @@ q8x1_block:
 	DECQ CX
 	JNZ q8x1_block
 q8x1_done:
+	STORE1
+
+// Lookup-table tiles (IQ4_NL, MXFP4, IQ4_XS; layouts in tile_lut.go): the nibbles are
+// looked up in a table of levels plus 128 (Z29, the same 16 bytes in every 128-bit
+// lane) before VPDPBUSD; each block's sum starts at −128·Σy. Z31 holds the 0x0F mask.
+
+// LUTMASKS sets Z31 to 0x0F bytes and Z29 to the 16-byte table at (R9).
+#define LUTMASKS \
+	VBROADCASTI32X4 (R9), Z29 \
+	MOVL $0x0F0F0F0F, R9 \
+	VPBROADCASTD R9, Z31
+
+// E8M0CONSTS sets Z26 to 128.0 and Z25 to 1.0 (float lanes), for E8M0.
+#define E8M0CONSTS \
+	MOVL $0x43000000, R9 \
+	VPBROADCASTD R9, Z26 \
+	MOVL $0x3F800000, R9 \
+	VPBROADCASTD R9, Z25
+
+// E8M0 widens sixteen E8M0 bytes at sc(P) to their factors 2^(e−128) in Z10, exactly
+// (subnormal for e < 2) as kernels.E8M0Half.
+#define E8M0(P, sc) \
+	VPMOVZXBD sc(P), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VSUBPS Z26, Z10, Z10 \
+	VSCALEFPS Z10, Z25, Z10
+
+// LUTC4 is Q4C4 with the nibbles looked up in Z29.
+#define LUTC4(o, c, A, B) \
+	NIB2(o, c, A, B) \
+	VPSHUFB A, Z29, A \
+	VPSHUFB B, Z29, B \
+	DOTC4(c, A, B)
+
+// LUTBLK4 runs the 32-element nibble block at q(SI) against four tokens into the int
+// sums Z0–Z3 (R12 at the block's tail fields); the caller scales and steps.
+#define LUTBLK4(q) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	LUTC4(q, 0, Z16, Z17) \
+	LUTC4(q, 1, Z18, Z19) \
+	LUTC4(q, 2, Z20, Z21) \
+	LUTC4(q, 3, Z22, Z23)
+
+// LUTT1 runs the nibble block at q(P), looked up in Z29, against one token (R10, R12)
+// into the int sum Z0.
+#define LUTT1(P, q) \
+	NIB8(P, q) \
+	VPSHUFB Z16, Z29, Z16 \
+	VPSHUFB Z17, Z29, Z17 \
+	VPSHUFB Z18, Z29, Z18 \
+	VPSHUFB Z19, Z29, Z19 \
+	VPSHUFB Z20, Z29, Z20 \
+	VPSHUFB Z21, Z29, Z21 \
+	VPSHUFB Z22, Z29, Z22 \
+	VPSHUFB Z23, Z29, Z23 \
+	DOT8T1
+
+// NEXT1 steps the one-token pointers to the next activation block.
+#define NEXT1 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
+//
+// IQ4_NL tiles (Q4_0's layout) times four tokens.
+TEXT ·tileIQ4NLx4(SB), NOSPLIT, $0-32
+	ARGS4
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS
+	TESTQ CX, CX
+	JZ iq4nlx4_done
+iq4nlx4_loop:
+	PREF6
+	PREFETCHT0 (PFD+384)(SI)
+	PREFETCHT0 (PFD+448)(SI)
+	PREFETCHT0 (PFD+512)(SI)
+	LUTBLK4(0)
+	VCVTPH2PS 512(SI), Z10
+	FMA4
+	ADDQ $176, DI
+	LUTBLK4(256)
+	VCVTPH2PS 544(SI), Z10
+	FMA4
+	ADDQ $176, DI
+	ADDQ $576, SI
+	DECQ CX
+	JNZ iq4nlx4_loop
+iq4nlx4_done:
+	STORE4
+
+// func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileIQ4NLx4 for token tok (0–3) alone.
+TEXT ·tileIQ4NLx1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS
+	TESTQ CX, CX
+	JZ iq4nlx1_done
+iq4nlx1_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	LUTT1(SI, 0)
+	VCVTPH2PS 512(SI), Z10
+	FMA1
+	NEXT1
+	LUTT1(SI, 256)
+	VCVTPH2PS 544(SI), Z10
+	FMA1
+	NEXT1
+	ADDQ $576, SI
+	DECQ CX
+	JNZ iq4nlx1_loop
+iq4nlx1_done:
+	STORE1
+
+// Q4LUTT1S is LUTT1 scaled by the block's fp16 row scales at sc(P) times the token's
+// scale, into ACC.
+#define Q4LUTT1S(P, q, sc, ACC) \
+	LUTT1(P, q) \
+	VCVTPH2PS sc(P), Z10 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC
+
+// func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4NLx1 on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ4x1m.
+TEXT ·tileIQ4NLx1m(SB), NOSPLIT, $0-48
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ act+24(FP), DI
+	MOVQ tok+32(FP), R11
+	MOVQ out+40(FP), AX
+	ZERO4
+	IMUL3Q $32, R11, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS // (uses R9)
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R13
+	TESTQ CX, CX
+	JZ iq4nlx1m_done
+iq4nlx1m_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	PREFETCHT0 (PFD+512)(R8)
+	PREFETCHT0 (PFD+512)(R9)
+	PREFETCHT0 (PFD+512)(R13)
+	Q4LUTT1S(SI, 0, 512, Z4)
+	Q4LUTT1S(R8, 0, 512, Z5)
+	Q4LUTT1S(R9, 0, 512, Z6)
+	Q4LUTT1S(R13, 0, 512, Z7)
+	NEXT1
+	Q4LUTT1S(SI, 256, 544, Z4)
+	Q4LUTT1S(R8, 256, 544, Z5)
+	Q4LUTT1S(R9, 256, 544, Z6)
+	Q4LUTT1S(R13, 256, 544, Z7)
+	NEXT1
+	ADDQ $576, SI
+	ADDQ $576, R8
+	ADDQ $576, R9
+	ADDQ $576, R13
+	DECQ CX
+	JNZ iq4nlx1m_loop
+iq4nlx1m_done:
+	STORE4
+
+// func tileMXFP4x4(nu int, tile, act *byte, out *[64]float32)
+//
+// MXFP4 tiles (per pair of blocks 2×256 nibble bytes, 2×16 E8M0 bytes; 544 bytes)
+// times four tokens.
+TEXT ·tileMXFP4x4(SB), NOSPLIT, $0-32
+	ARGS4
+	LEAQ ·lutTileMXFP4(SB), R9
+	LUTMASKS
+	E8M0CONSTS
+	TESTQ CX, CX
+	JZ mxfp4x4_done
+mxfp4x4_loop:
+	PREF6
+	PREFETCHT0 (PFD+384)(SI)
+	PREFETCHT0 (PFD+448)(SI)
+	PREFETCHT0 (PFD+512)(SI)
+	LUTBLK4(0)
+	E8M0(SI, 512)
+	FMA4
+	ADDQ $176, DI
+	LUTBLK4(256)
+	E8M0(SI, 528)
+	FMA4
+	ADDQ $176, DI
+	ADDQ $544, SI
+	DECQ CX
+	JNZ mxfp4x4_loop
+mxfp4x4_done:
+	STORE4
+
+// func tileMXFP4x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileMXFP4x4 for token tok (0–3) alone.
+TEXT ·tileMXFP4x1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	LEAQ ·lutTileMXFP4(SB), R9
+	LUTMASKS
+	E8M0CONSTS
+	TESTQ CX, CX
+	JZ mxfp4x1_done
+mxfp4x1_loop:
+	PREFETCHT0 (PFD+512)(SI)
+	LUTT1(SI, 0)
+	E8M0(SI, 512)
+	FMA1
+	NEXT1
+	LUTT1(SI, 256)
+	E8M0(SI, 528)
+	FMA1
+	NEXT1
+	ADDQ $544, SI
+	DECQ CX
+	JNZ mxfp4x1_loop
+mxfp4x1_done:
+	STORE1
+
+// IQ4XS_HEAD reads an IQ4_XS super-block's fp16 d (Z28), points R14 at its sub-block
+// scales and SI at its quants; R13 counts its eight sub-blocks.
+#define IQ4XS_HEAD \
+	VCVTPH2PS (SI), Z28 \
+	LEAQ 64(SI), R14 \
+	ADDQ $192, SI \
+	MOVQ $8, R13
+
+// IQ4XS_SCALE turns the sub-block's sixteen int8 scales ls−32 (R14) into row scales
+// d·(ls−32) (Z10).
+#define IQ4XS_SCALE \
+	VPMOVSXBD (R14), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10
+
+// func tileIQ4XSx4(nu int, tile, act *byte, out *[64]float32)
+//
+// IQ4_XS tiles (per 256-element super-block: 16 fp16 d, 32 bytes of padding, 8×16
+// int8 scales, then eight sub-blocks of 256 nibble bytes; 2240 bytes) times four tokens.
+TEXT ·tileIQ4XSx4(SB), NOSPLIT, $0-32
+	ARGS4
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS
+	TESTQ CX, CX
+	JZ iq4xsx4_done
+iq4xsx4_super:
+	IQ4XS_HEAD
+iq4xsx4_sub:
+	PREF6
+	LUTBLK4(0)
+	IQ4XS_SCALE
+	FMA4
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	DECQ R13
+	JNZ iq4xsx4_sub
+	DECQ CX
+	JNZ iq4xsx4_super
+iq4xsx4_done:
+	STORE4
+
+// func tileIQ4XSx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileIQ4XSx4 for token tok (0–3) alone.
+TEXT ·tileIQ4XSx1(SB), NOSPLIT, $0-40
+	ARGS1(32)
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS
+	TESTQ CX, CX
+	JZ iq4xsx1_done
+iq4xsx1_super:
+	IQ4XS_HEAD
+iq4xsx1_sub:
+	LUTT1(SI, 0)
+	IQ4XS_SCALE
+	FMA1
+	ADDQ $256, SI
+	ADDQ $16, R14
+	NEXT1
+	DECQ R13
+	JNZ iq4xsx1_sub
+	DECQ CX
+	JNZ iq4xsx1_super
+iq4xsx1_done:
 	STORE1

@@ -79,7 +79,7 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 	}
 }
 
-var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K}
+var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestTileKernels(t *testing.T) {
 	for _, typ := range tileTypes {
@@ -193,5 +193,51 @@ func TestTiledCopyFollowsData(t *testing.T) {
 	c.Close()
 	if c.tiles != nil {
 		t.Fatal("Close kept the tiled copies")
+	}
+}
+
+// TestTileMXFP4Scales checks the MXFP4 tile kernels against their twin on raw blocks
+// whose E8M0 scales include the subnormal factors (e 0 and 1, 2^-128 and 2^-127) and
+// the largest that keep these sums finite.
+func TestTileMXFP4Scales(t *testing.T) {
+	if tileX4 == nil {
+		t.Skipf("no tile kernels on this CPU (%s)", level)
+	}
+	rng := rand.New(rand.NewPCG(3, 17))
+	f := tileFmts[kernels.MXFP4]
+	const nb = 4 // units of 64 elements
+	cols := nb * f.unit
+	w := &kernels.Matrix{Type: kernels.MXFP4, Rows: tileRows, Cols: cols}
+	w.Data = make([]byte, tileRows*cols/32*17)
+	for i := range w.Data {
+		w.Data[i] = byte(rng.Uint32())
+	}
+	es := []byte{0, 1, 2, 3, 64, 127, 128, 200} // one per row (twice), so no row's sum hides a small one
+	for b := 0; b < len(w.Data)/17; b++ {
+		w.Data[17*b] = es[b/(cols/32)%len(es)]
+	}
+	tile := make([]byte, nb*f.unitBytes)
+	packTile(tile, w, f, 0, &gemmScratch{})
+	xq := make([]byte, 4*cols/32*34)
+	x := make([]float32, 4*cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	kernels.TraitsOf(kernels.Q8_0).FromFloat(x, xq)
+	act := make([]byte, cols/32*(4*32+48))
+	prepActs(act, xq, cols/32*34, 4, 0, gemmToks, kernels.Q8_0, 32, cols, f.pk.k)
+	want := make([]float32, 64)
+	tileGo(f, nb, tile, act, gemmToks, 4, want)
+	var got [64]float32
+	tileX4(f, nb, tile, act, &got)
+	for tok := range 4 {
+		var one [16]float32
+		tileX1(f, nb, tile, act, tok, &one)
+		for r := range 16 {
+			i := 16*tok + r
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(one[r]) != math.Float32bits(want[i]) {
+				t.Fatalf("token %d row %d: four-token %g, one-token %g, twin %g", tok, r, got[i], one[r], want[i])
+			}
+		}
 	}
 }
