@@ -24,6 +24,7 @@ type ref64 struct {
 	q, k, v, o        [][][]float64
 	qb, kb, vb        [][]float64
 	gate, up, down    [][][]float64
+	window            int // sliding window of the attention mask (0: full causal)
 }
 
 func dequant(t *testing.T, f *gguf.File, name string) ([][]float64, bool) {
@@ -149,14 +150,18 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 			att := make([]float64, c.Heads*hd)
 			for hh := range c.Heads {
 				kh := hh / (c.Heads / c.KVHeads)
-				s := make([]float64, i+1)
+				lo := 0 // the first position in the window (the mask)
+				if r.window > 0 {
+					lo = max(0, i+1-r.window)
+				}
+				s := make([]float64, i+1-lo)
 				mx := math.Inf(-1)
-				for p := 0; p <= i; p++ {
+				for p := lo; p <= i; p++ {
 					for d := range hd {
-						s[p] += qs[i][hh*hd+d] * ks[p][kh*hd+d]
+						s[p-lo] += qs[i][hh*hd+d] * ks[p][kh*hd+d]
 					}
-					s[p] /= math.Sqrt(float64(hd))
-					mx = math.Max(mx, s[p])
+					s[p-lo] /= math.Sqrt(float64(hd))
+					mx = math.Max(mx, s[p-lo])
 				}
 				var sum float64
 				for p := range s {
@@ -165,7 +170,7 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 				}
 				for p := range s {
 					for d := range hd {
-						att[hh*hd+d] += s[p] / sum * vs[p][kh*hd+d]
+						att[hh*hd+d] += s[p] / sum * vs[lo+p][kh*hd+d]
 					}
 				}
 			}
@@ -455,4 +460,72 @@ func openStories(tb testing.TB) *Model {
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// TestWindowMatchesFloat64Reference runs a prompt through a paged cache whose block
+// table is a ring holding only the last Window positions (a prompt chunk, then one
+// token at a time, as the scheduler does under a rolling window) and compares every
+// position's logits with the float64 reference under the same sliding-window mask.
+// The blocks a position no longer needs are overwritten by later ones, so reading
+// outside the window would show. The full causal reference must differ once the
+// context passes the window, so the test can fail.
+func TestWindowMatchesFloat64Reference(t *testing.T) {
+	f, err := gguf.Open("../builtin/stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	tokens := []int32{1, 403, 407, 261, 378, 434, 300, 269, 9, 263, 402, 308, 343, 260, 370, 293, 275, 261, 378, 434}
+	full := newRef(t, f, m.Config).forward(tokens)
+	for _, c := range []struct{ window, chunk, bs int }{{5, 6, 4}, {8, 3, 4}, {16, 16, 16}, {3, 1, 2}} {
+		t.Run(fmt.Sprintf("window%d", c.window), func(t *testing.T) {
+			ring := (c.window+c.chunk-1+c.bs-1)/c.bs + 1
+			cache, err := m.NewPagedCache(ring, c.bs, kernels.F32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := make([]int32, (len(tokens)+c.bs-1)/c.bs)
+			for i := range blocks {
+				blocks[i] = int32(i % ring)
+			}
+			st := m.NewState(c.chunk)
+			st.Window = c.window
+			r := newRef(t, f, m.Config)
+			r.window = c.window
+			want := r.forward(tokens)
+			differs := false
+			for pos := 0; pos < len(tokens); {
+				n := 1
+				if pos == 0 {
+					n = c.chunk
+				}
+				seq := []Seq{{Cache: cache, Start: pos, Tokens: tokens[pos : pos+n], Blocks: blocks, Logits: true}}
+				got, err := m.ForwardBatch(be, st, seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos += n
+				p := pos - 1
+				var maxAbs, maxDiff, fullDiff float64
+				for j, w := range want[p] {
+					maxAbs = math.Max(maxAbs, math.Abs(w))
+					maxDiff = math.Max(maxDiff, math.Abs(float64(got[j])-w))
+					fullDiff = math.Max(fullDiff, math.Abs(full[p][j]-w))
+				}
+				if maxDiff > 1e-4*maxAbs {
+					t.Errorf("position %d: max |Δlogit| %.3g of max |logit| %.3g", p, maxDiff, maxAbs)
+				}
+				differs = differs || fullDiff > 1e-3*maxAbs
+			}
+			if !differs {
+				t.Errorf("the window of %d changed no logit of %d positions", c.window, len(tokens))
+			}
+		})
+	}
 }
