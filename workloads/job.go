@@ -20,6 +20,8 @@ type Job struct {
 	Serve *ServeSpec `yaml:"serve,omitempty" json:"serve,omitempty"`
 	// Kernels is a kernel benchmark (`llmbench kernels`).
 	Kernels *KernelSpec `yaml:"kernels,omitempty" json:"kernels,omitempty"`
+	// Throughput is a JetStream-style throughput run (`llmbench throughput`).
+	Throughput *ThroughputSpec `yaml:"throughput,omitempty" json:"throughput,omitempty"`
 	// Sweep lists the serving points (the cross product of its lists); empty lists
 	// keep the serve spec's single value.
 	Sweep *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
@@ -37,13 +39,15 @@ type Sweep struct {
 	MaxConcurrency []int  `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 }
 
-// Kind returns "bench", "kernels" or "serve-bench".
+// Kind returns "bench", "kernels", "throughput" or "serve-bench".
 func (j Job) Kind() string {
 	switch {
 	case j.Bench != nil:
 		return "bench"
 	case j.Kernels != nil:
 		return "kernels"
+	case j.Throughput != nil:
+		return "throughput"
 	}
 	return "serve-bench"
 }
@@ -90,6 +94,9 @@ func (j Job) Title() string {
 	if j.Kernels != nil {
 		return "kernels · " + j.Kernels.Suite
 	}
+	if j.Throughput != nil {
+		return "throughput · " + j.ModelNames()
+	}
 	if j.Serve == nil {
 		return "empty job"
 	}
@@ -112,6 +119,16 @@ func (j Job) ModelNames() string {
 				name = m.Shape + " " + m.Type
 			}
 			add(name)
+		}
+	}
+	if t := j.Throughput; t != nil {
+		switch {
+		case t.Model == "" || t.Model == BuiltinModel:
+			add("builtin")
+		case len(t.WeightsTypes) > 0:
+			add(filepath.Base(t.Model) + " " + strings.Join(t.WeightsTypes, ", "))
+		default:
+			add(filepath.Base(t.Model))
 		}
 	}
 	if j.Serve != nil {

@@ -180,7 +180,7 @@ func FirstModel(ctx context.Context, hc *http.Client, base string, hdr map[strin
 // bad value.
 func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize,
-		NoPrefixCache: es.NoPrefixCache, Context: es.Context}
+		NoPrefixCache: es.NoPrefixCache, Context: es.Context, SeqContext: es.SeqContext, Window: es.RollingWindow}
 	switch {
 	case es.MaxNumSeqs < 0:
 		return o, fmt.Errorf("--max-num-seqs must be positive")
@@ -190,6 +190,8 @@ func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 		return o, fmt.Errorf("--block-size must be positive")
 	case es.Context < 0:
 		return o, fmt.Errorf("context size %d must not be negative", es.Context)
+	case es.SeqContext < 0 || es.RollingWindow < 0:
+		return o, fmt.Errorf("sequence context %d and rolling window %d must not be negative", es.SeqContext, es.RollingWindow)
 	}
 	var err error
 	if o.KVCacheMemory, o.KVCacheFraction, err = workloads.ParseKVCacheMemory(es.KVCacheMemory); err != nil {
