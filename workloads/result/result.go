@@ -208,7 +208,7 @@ type ThroughputRow struct {
 	Model  string // the model the row ran (its id)
 	// Weights and KV are the row's weights type (as llama.cpp names it) and KV cache
 	// type.
-	Weights, KV string
+	Weights, KV                                 string
 	BatchSize, CacheLength, MaxInput, MaxOutput int
 	// Throughput is output tokens per second over the run's duration.
 	Throughput float64
