@@ -714,6 +714,8 @@ type storedDoc struct {
 	Bench   *micro.Result       `json:"bench,omitempty"`
 	Serving []storedServing     `json:"serving,omitempty"`
 	Kernels *kernelbench.Report `json:"kernels,omitempty"`
+	// Throughput is a throughput run's rows (its points are in Serving).
+	Throughput *result.Throughput `json:"throughput,omitempty"`
 }
 
 // storedServing hides serving.Result's Summary: the outer field dominates the
@@ -724,7 +726,7 @@ type storedServing struct {
 }
 
 func marshalDoc(d result.Document) ([]byte, error) {
-	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels}
+	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels, Throughput: d.Throughput}
 	for _, r := range d.Serving {
 		sd.Serving = append(sd.Serving, storedServing{Result: r})
 	}
@@ -745,7 +747,7 @@ func unmarshalDoc(b []byte) (result.Document, error) {
 	if sd.Schema > StoreSchema {
 		return result.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
 	}
-	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels}
+	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels, Throughput: sd.Throughput}
 	for _, s := range sd.Serving {
 		if s.Result == nil {
 			continue
@@ -786,6 +788,9 @@ func jobOf(d result.Document) (workloads.Job, error) {
 	case d.Kernels != nil:
 		spec := d.Kernels.Spec
 		return workloads.Job{Name: d.Title, Kernels: &spec}, nil
+	case d.Throughput != nil:
+		spec := d.Throughput.Spec
+		return workloads.Job{Name: d.Title, Throughput: &spec}, nil
 	case len(d.Serving) > 0:
 		var concs []int
 		var rates []workloads.Rate
