@@ -137,7 +137,9 @@ func TestThroughputRefusals(t *testing.T) {
 		{func(s *workloads.ThroughputSpec) { s.DatasetPath = "/nonexistent.json" }, "not a readable file"},
 		{func(s *workloads.ThroughputSpec) { s.WeightsTypes = []string{"Q9"} }, "--weights-type"},
 		{func(s *workloads.ThroughputSpec) { s.KVCacheTypes = []string{"bf16"} }, "--kv-cache-type"},
-		{func(s *workloads.ThroughputSpec) { s.WeightsTypes, s.KVCacheTypes = []string{"BF16"}, []string{"f16", "q8_0"} }, "one per --weights-type"},
+		{func(s *workloads.ThroughputSpec) {
+			s.WeightsTypes, s.KVCacheTypes = []string{"BF16"}, []string{"f16", "q8_0"}
+		}, "one per --weights-type"},
 		{func(s *workloads.ThroughputSpec) { s.Model, s.WeightsTypes = workloads.BuiltinModel, []string{"Q8_0"} }, "built-in model keeps"},
 		{func(s *workloads.ThroughputSpec) { s.Model = "no-such-shape" }, "not a file and not a synthetic shape"},
 	} {
