@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,5 +31,30 @@ func TestModelQuantize(t *testing.T) {
 	}
 	if _, _, code := run(t, "model", "quantize", bf, q8); code == 0 {
 		t.Error("quantize without a type succeeded")
+	}
+}
+
+// TestThroughputCommand: `llmbench throughput` on the built-in model with a cache
+// shorter than input + output prints JetStream's table saying the rolling window was
+// used and every request finished; a missing dataset is a usage error.
+func TestThroughputCommand(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "sharegpt.json")
+	conv := `{"conversations":[{"from":"human","value":"once upon a time there was a little dog who liked to run in the park"},{"from":"gpt","value":"ok"}]}`
+	if err := os.WriteFile(data, []byte("["+conv+","+conv+","+conv+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := run(t, "throughput", "--model", "builtin:stories260K", "--dataset-path", data, "--num-prompts", "3",
+		"--batch-size", "2", "--max-cache-length", "24", "--max-input-length", "8", "--max-output-length", "32", "-t", "1", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"| throughput (token/s)", "| f32 / f16 | 2 | 24 | 8 | 32 | ", "used: last 24 positions (cache 24 < 8 + 32)", "3 of 3 finished"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if _, stderr, code := run(t, "throughput", "--data-dir", dir); code != 2 || !strings.Contains(stderr, "--dataset-path") {
+		t.Errorf("no dataset: exit %d, %s", code, stderr)
 	}
 }
