@@ -529,3 +529,62 @@ func TestWindowMatchesFloat64Reference(t *testing.T) {
 		})
 	}
 }
+
+// TestSlidingWindowFromMetadata: a model whose metadata has ARCH.attention.sliding_window
+// reads it (Config.SlidingWindow), its states attend under it by default, and its
+// logits equal the float64 reference with that window as the mask.
+func TestSlidingWindowFromMetadata(t *testing.T) {
+	src := writeTiny(t, "llama", 11)
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf)
+	for _, kv := range src.KV {
+		w.AddKV(kv.Key, kv.Value)
+	}
+	w.AddKV("llama.attention.sliding_window", uint32(3))
+	for _, ti := range src.Tensors {
+		w.AddTensor(ti.Name, ti.Type, ti.Shape...)
+	}
+	if err := w.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range src.Tensors {
+		tw, err := w.BeginTensor(src.Tensors[i].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(src.TensorData(&src.Tensors[i]))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.NewState(8)
+	if m.SlidingWindow != 3 || st.Window != 3 {
+		t.Fatalf("sliding window %d, state window %d; want 3", m.SlidingWindow, st.Window)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	tokens := []int32{3, 17, 39, 0, 22, 5, 5, 31}
+	cache, _ := m.NewCache(len(tokens), kernels.F32)
+	got, err := m.Forward(be, st, cache, tokens, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRef(t, f, m.Config)
+	r.window = 3
+	want := r.forward(tokens)
+	for p := range tokens {
+		for j, v := range want[p] {
+			if d := math.Abs(float64(got[p*m.Vocab+j]) - v); d > 1e-4*math.Max(1, math.Abs(v)) {
+				t.Fatalf("position %d logit %d: %g, windowed reference %g", p, j, got[p*m.Vocab+j], v)
+			}
+		}
+	}
+}
