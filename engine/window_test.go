@@ -66,6 +66,9 @@ func TestRollingWindowKeepsGreedyAnswers(t *testing.T) {
 			if st.Rolled < int64(long) || long == 0 {
 				t.Errorf("%d sequences rolled, want at least the %d longer than the window and a block", st.Rolled, long)
 			}
+			if c.shared && st.PrefixHitTokens == 0 {
+				t.Error("no prompt token was found in the prefix cache (blocks the window gave back stay cached)")
+			}
 			if (st.Preemptions > 0) != c.wantPre {
 				t.Errorf("%d preemptions; want some: %v", st.Preemptions, c.wantPre)
 			}
