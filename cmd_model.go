@@ -14,15 +14,17 @@ import (
 
 func runModel(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("model: want a subcommand: info FILE | synth --shape S --type T -o FILE")
+		return fmt.Errorf("model: want a subcommand: info FILE | synth --shape S --type T -o FILE | quantize IN OUT TYPE")
 	}
 	switch args[0] {
 	case "info":
 		return runModelInfo(args[1:])
 	case "synth":
 		return runModelSynth(ctx, args[1:])
+	case "quantize":
+		return runModelQuantize(ctx, args[1:])
 	}
-	return fmt.Errorf("model: unknown subcommand %q (want info or synth)", args[0])
+	return fmt.Errorf("model: unknown subcommand %q (want info, synth or quantize)", args[0])
 }
 
 func runModelInfo(args []string) error {
@@ -85,6 +87,31 @@ func runModelSynth(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Println(path)
+	return nil
+}
+
+// runModelQuantize converts an F32/F16/BF16 GGUF model to a quantization mix with
+// llama-quantize's per-tensor rules (llama-quantize's argument order: IN OUT TYPE).
+func runModelQuantize(ctx context.Context, args []string) error {
+	fs := newFlags("model quantize", "IN.gguf OUT.gguf TYPE", []string{
+		"llmbench model synth --shape llama-1b --type BF16 -o bf16.gguf",
+		"llmbench model quantize bf16.gguf q8.gguf Q8_0",
+	})
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 3 {
+		fs.Usage()
+		return errUsage
+	}
+	in, out, typ := fs.Arg(0), fs.Arg(1), fs.Arg(2)
+	p := newProgress(os.Stderr, "quantizing "+in+" to "+strings.ToUpper(typ))
+	err := synth.QuantizeFile(ctx, in, out, typ, p.update)
+	p.done()
+	if err != nil {
+		return err
+	}
+	fmt.Println(out)
 	return nil
 }
 

@@ -92,9 +92,13 @@ func (p *blockPool) take(b int32) {
 }
 
 // free lets go of a sequence's blocks, last first, so that when they are cached the
-// end of a sequence is evicted before its beginning.
+// end of a sequence is evicted before its beginning. Entries below 0 (blocks a rolling
+// window gave back already) are skipped.
 func (p *blockPool) free(table []int32) {
 	for _, b := range slices.Backward(table) {
+		if b < 0 {
+			continue
+		}
 		if p.ref[b]--; p.ref[b] > 0 {
 			continue
 		}

@@ -60,6 +60,13 @@ type Options struct {
 	// tokens. 0 = min(Context, DefaultSeqContext); at most Context, and at most the
 	// tokens the KV cache pool holds.
 	SeqContext int
+	// Window is rolling-window attention (JetStream's, used when its cache is shorter
+	// than input + output): each sequence keeps only its last Window positions in the
+	// KV cache, in a ring of blocks (WindowBlocks) it reuses as it goes, and each
+	// position attends over the Window positions up to it, keeping its true RoPE
+	// position; a sequence may then run past what the pool holds, up to SeqContext.
+	// 0 = the model's own sliding window (its metadata), if it has one.
+	Window int
 	// BlockSize is the positions of one paged KV cache block (vLLM's --block-size).
 	// 0 = DefaultBlockSize.
 	BlockSize int
@@ -233,6 +240,12 @@ func fromFile(ctx context.Context, f *gguf.File, source string, opts Options) (*
 		opts.SeqContext = min(opts.Context, DefaultSeqContext)
 	}
 	opts.SeqContext = min(opts.SeqContext, opts.Context)
+	if opts.Window < 0 {
+		return nil, fmt.Errorf("engine: rolling window of %d positions", opts.Window)
+	}
+	if opts.Window == 0 {
+		opts.Window = m.SlidingWindow
+	}
 	kv, err := sizeKVCache(m, &opts, memAvailable())
 	if err != nil {
 		return nil, err

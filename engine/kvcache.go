@@ -30,7 +30,15 @@ type KVCacheInfo struct {
 	F16PerToken, F32PerToken int64
 	PrefixCache              bool
 	Sizing                   string // how the pool size was chosen
+	// Window is the rolling window (Options.Window): each sequence holds at most
+	// WindowBlocks blocks, its last Window positions; 0 = none.
+	Window int
 }
+
+// WindowBlocks returns the blocks of bs positions a sequence holds under a rolling
+// window of w positions: the window at any alignment plus one, so that a step always
+// has a block to write into.
+func WindowBlocks(w, bs int) int { return (w+bs-1)/bs + 1 }
 
 // Tokens returns the positions the pool holds.
 func (k KVCacheInfo) Tokens() int { return k.Blocks * k.BlockSize }
@@ -71,6 +79,9 @@ func (k KVCacheInfo) String() string {
 		pc = "off"
 	}
 	fmt.Fprintf(&b, "; prefix cache %s; %s", pc, k.Sizing)
+	if k.Window > 0 {
+		fmt.Fprintf(&b, "; rolling window of %d tokens (%d blocks a sequence)", k.Window, WindowBlocks(k.Window, k.BlockSize))
+	}
 	return b.String()
 }
 
@@ -81,8 +92,9 @@ func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10)) }
 func (e *Engine) KVCache() KVCacheInfo { return e.kv }
 
 // sizeKVCache chooses the KV cache pool for o (defaults filled in, except BlockSize)
-// and lowers o.SeqContext to the tokens the pool holds. avail is the memory available
-// in bytes (0: unknown).
+// and lowers o.SeqContext to the tokens the pool holds (without a rolling window; with
+// one, a sequence needs only its ring of blocks). avail is the memory available in
+// bytes (0: unknown).
 func sizeKVCache(m *model.Model, o *Options, avail int64) (KVCacheInfo, error) {
 	if err := m.CheckKVType(o.KVType); err != nil {
 		return KVCacheInfo{}, err
@@ -93,6 +105,11 @@ func sizeKVCache(m *model.Model, o *Options, avail int64) (KVCacheInfo, error) {
 	k := KVCacheInfo{Type: o.KVType, BlockSize: o.BlockSize, BytesPerToken: m.KVBytesPerToken(o.KVType),
 		F16PerToken: m.KVBytesPerToken(kernels.F16), F32PerToken: m.KVBytesPerToken(kernels.F32), PrefixCache: !o.NoPrefixCache}
 	blockBytes := int64(o.BlockSize) * k.BytesPerToken
+	perSeq := o.SeqContext // the tokens one sequence holds at most
+	if o.Window > 0 {
+		k.Window = o.Window
+		perSeq = min(perSeq, WindowBlocks(o.Window, o.BlockSize)*o.BlockSize)
+	}
 	mem := o.KVCacheMemory
 	switch {
 	case mem < 0:
@@ -108,8 +125,8 @@ func sizeKVCache(m *model.Model, o *Options, avail int64) (KVCacheInfo, error) {
 		mem = int64(o.KVCacheFraction * float64(avail))
 		k.Sizing = fmt.Sprintf("sized to %.0f %% of the %s available", 100*o.KVCacheFraction, mib(avail))
 	default:
-		mem = int64(o.MaxNumSeqs) * int64(o.SeqContext) * k.BytesPerToken
-		k.Sizing = fmt.Sprintf("sized for %d sequences of %d tokens", o.MaxNumSeqs, o.SeqContext)
+		mem = int64(o.MaxNumSeqs) * int64(perSeq) * k.BytesPerToken
+		k.Sizing = fmt.Sprintf("sized for %d sequences of %d tokens", o.MaxNumSeqs, perSeq)
 		if limit := int64(KVMemFraction * float64(avail)); avail > 0 && mem > limit {
 			mem = max(limit, blockBytes)
 			k.Sizing = fmt.Sprintf("sized to %.0f %% of the %s available", 100*KVMemFraction, mib(avail))
@@ -120,7 +137,12 @@ func sizeKVCache(m *model.Model, o *Options, avail int64) (KVCacheInfo, error) {
 		return k, fmt.Errorf("engine: KV cache memory of %d bytes holds no block (one block of %d tokens takes %d bytes in %s)",
 			mem, o.BlockSize, blockBytes, strings.ToLower(o.KVType.String()))
 	}
-	o.SeqContext = min(o.SeqContext, k.Tokens())
+	if o.Window == 0 {
+		o.SeqContext = min(o.SeqContext, k.Tokens())
+	} else if need := (perSeq + o.BlockSize - 1) / o.BlockSize; k.Blocks < need {
+		return k, fmt.Errorf("engine: KV cache of %d blocks cannot hold one sequence's rolling window of %d tokens (%d blocks of %d)",
+			k.Blocks, o.Window, need, o.BlockSize)
+	}
 	return k, nil
 }
 

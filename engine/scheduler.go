@@ -41,6 +41,9 @@ type SchedulerStats struct {
 	// Preemptions counts sequences sent back to the queue to free KV blocks (they
 	// recompute their tokens when readmitted), since the start.
 	Preemptions int64
+	// Rolled counts sequences that ran past the rolling window (Options.Window) and
+	// gave back their oldest blocks, since the start.
+	Rolled int64
 	// DecodeSteps holds the durations of the steps that decoded a token for at least
 	// one sequence that had already generated one, since the start: the time between
 	// two tokens of a sequence as the engine itself sees it (a step runs from the
@@ -68,6 +71,7 @@ func (e *Engine) SchedulerStats() SchedulerStats {
 		DraftedTokens: s.nDrafted.Load(), AcceptedTokens: s.nAccepted.Load(),
 		SeqSteps: s.nSteps.Load(), SeqTokens: s.nTokens.Load(),
 	}
+	st.Rolled = s.nRolled.Load()
 	s.stepMu.Lock()
 	st.DecodeSteps = s.steps
 	s.stepMu.Unlock()
@@ -156,6 +160,7 @@ type seq struct {
 	nReg    int      // blocks of the table entered into the prefix cache (or hit there)
 	pos     int      // tokens whose keys and values are in the cache
 	queried bool     // the prompt's prefix-cache lookup has been counted
+	rolled  bool     // the rolling window has given back a block of q
 	out     outbox
 
 	// Speculative decoding (a draft model): the draft cache shares the block table.
@@ -218,6 +223,7 @@ type scheduler struct {
 	nQuery, nHit, nPreempt    atomic.Int64
 	nDrafted, nAccepted       atomic.Int64
 	nSteps, nTokens           atomic.Int64
+	nRolled                   atomic.Int64
 	stepMu                    sync.Mutex
 	steps                     StepTimes // decode step durations, under stepMu
 
@@ -274,6 +280,7 @@ func (s *scheduler) loop() {
 	o, kv := s.e.opts, s.e.kv
 	s.state = s.e.Model.NewState(o.MaxNumBatchedTokens)
 	s.state.Flash = o.FlashAttn
+	s.state.Window = o.Window
 	s.e.part.apply(s.state)
 	var err error
 	if s.cache, err = s.e.Model.NewPagedCache(kv.Blocks, kv.BlockSize, kv.Type); err != nil {
@@ -390,8 +397,10 @@ func (s *scheduler) release(q *seq) {
 	q.blocks, q.pos, q.nReg, q.dpos = q.blocks[:0], 0, 0, 0
 }
 
-// grow extends q's block table to cover end positions, if the pool has the blocks.
+// grow extends q's block table to cover end positions, if the pool has the blocks,
+// after giving back those a rolling window no longer reads (slide).
 func (s *scheduler) grow(q *seq, end int) bool {
+	s.slide(q)
 	need := (end+s.pool.size-1)/s.pool.size - len(q.blocks)
 	if need > s.pool.nFree {
 		return false
@@ -400,6 +409,41 @@ func (s *scheduler) grow(q *seq, end int) bool {
 		q.blocks = s.pool.alloc(q.blocks, need)
 	}
 	return true
+}
+
+// slide gives back, under a rolling window (Options.Window), the blocks of q that hold
+// only positions before the window of its next token (q.pos): their table entries
+// become -1 and the pool hands them out again (the ring), while a block that holds a
+// cached prefix stays findable and is never overwritten.
+func (s *scheduler) slide(q *seq) {
+	w := s.e.opts.Window
+	if w <= 0 {
+		return
+	}
+	first := min(max(0, q.pos+1-w)/s.pool.size, len(q.blocks))
+	for i := range q.blocks[:first] {
+		if b := q.blocks[i]; b >= 0 {
+			s.pool.free(q.blocks[i : i+1])
+			q.blocks[i] = -1
+			if !q.rolled {
+				q.rolled = true
+				s.nRolled.Add(1)
+			}
+		}
+	}
+}
+
+// fit bounds a chunk of n tokens of q from q.pos so that, under a rolling window, the
+// positions it reads and writes lie in the WindowBlocks blocks q may hold: a decode
+// token always fits, a prompt chunk past the window is cut to the free part of the
+// ring.
+func (s *scheduler) fit(q *seq, n int) int {
+	w := s.e.opts.Window
+	if w <= 0 {
+		return n
+	}
+	first := max(0, q.pos+1-w) / s.pool.size
+	return max(1, min(n, (first+WindowBlocks(w, s.pool.size))*s.pool.size-q.pos))
 }
 
 // preempt sends the most recently admitted running sequence back to the head of the
@@ -448,7 +492,7 @@ func (s *scheduler) schedule() {
 			if (q.remaining() == 1) != decode {
 				continue
 			}
-			n, k := min(q.remaining(), budget), 0
+			n, k := s.fit(q, min(q.remaining(), budget)), 0
 			if decode && s.e.draft != nil {
 				decoding--
 				k = max(0, min(s.draftRoom(q), budget-1-decoding))
@@ -476,7 +520,7 @@ func (s *scheduler) schedule() {
 	for len(s.queue) > 0 && len(s.active) < s.e.opts.MaxNumSeqs && budget > 0 {
 		q := s.queue[0]
 		hits := s.lookup(q)
-		n := min(q.remaining(), budget)
+		n := s.fit(q, min(q.remaining(), budget))
 		if !s.grow(q, q.pos+n) {
 			s.release(q) // hand back the cached blocks it took; it waits at the head
 			break
@@ -640,6 +684,9 @@ func (s *scheduler) register(q *seq) {
 	}
 	for ; (q.nReg+1)*p.size <= end; q.nReg++ {
 		i := q.nReg
+		if q.blocks[i] < 0 {
+			continue // given back by the rolling window
+		}
 		var parent uint64
 		if i > 0 {
 			parent = q.key(i-1, p.size)

@@ -234,8 +234,16 @@ func checkPool(t *testing.T, s *scheduler) {
 		if len(q.blocks)*p.size < q.pos {
 			t.Errorf("a sequence holds %d blocks for %d positions", len(q.blocks), q.pos)
 		}
+		held := 0
 		for _, b := range q.blocks {
+			if b < 0 {
+				continue // given back by the rolling window
+			}
 			refs[b]++
+			held++
+		}
+		if w := s.e.opts.Window; w > 0 && held > WindowBlocks(w, p.size) {
+			t.Errorf("a sequence holds %d blocks under a rolling window of %d blocks", held, WindowBlocks(w, p.size))
 		}
 	}
 	free := 0

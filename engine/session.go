@@ -32,6 +32,7 @@ func (e *Engine) NewSession(ctx int) (*Session, error) {
 	// needs no activations for a full batch.
 	st := e.Model.NewState(min(e.opts.Batch, ctx))
 	st.Flash = e.opts.FlashAttn
+	st.Window = e.opts.Window // over the whole contiguous cache: the dense masked twin of the ring
 	e.part.apply(st)
 	return &Session{e: e, cache: c, state: st}, nil
 }

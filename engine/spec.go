@@ -162,6 +162,10 @@ func (e *Engine) attachDraft(ctx context.Context) error {
 	if err := o.validateDraft(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	if o.Window > 0 {
+		// The draft would read the blocks the rolling window gives back.
+		return fmt.Errorf("engine: speculative decoding with a rolling window (%d positions) is not supported", o.Window)
+	}
 	if d == nil {
 		var err error
 		if d, err = OpenDraft(o.Draft); err != nil {

@@ -144,10 +144,10 @@ func TestDraftVocabMismatch(t *testing.T) {
 		t.Errorf("error %q: want one line naming the draft and the vocabulary difference", msg)
 	}
 	t.Log(msg)
-	for _, o := range []Options{{DraftMax: -1}, {DraftMin: 4, DraftMax: 2}, {DraftPMin: 1.5}} {
+	for _, o := range []Options{{DraftMax: -1}, {DraftMin: 4, DraftMax: 2}, {DraftPMin: 1.5}, {Window: 64}} {
 		o.Threads, o.Draft = 2, tinyQ8
 		if _, err := Load(context.Background(), tinyF16, o); err == nil {
-			t.Errorf("draft settings %d/%d/%g accepted", o.DraftMax, o.DraftMin, o.DraftPMin)
+			t.Errorf("draft settings %d/%d/%g, window %d accepted", o.DraftMax, o.DraftMin, o.DraftPMin, o.Window)
 		}
 	}
 }

@@ -47,6 +47,19 @@ type Attention struct {
 	// (Flash or plain). The choice is made per row from its own context length, so a
 	// row's output does not depend on the rows it shares a call with.
 	Partition, PartitionMin int
+	// Window, when > 0, is a sliding (rolling) window: the row at position p attends
+	// over positions max(0, p+1-Window) … p only (First), so the cache need only hold
+	// the last Window positions before each new token; RoPE positions are unchanged.
+	Window int
+}
+
+// First returns the first position the row at position p attends over: 0, or the
+// start of its window.
+func (a *Attention) First(p int) int {
+	if a.Window > 0 {
+		return max(0, p+1-a.Window)
+	}
+	return 0
 }
 
 // VarSeq is one sequence of a varlen attention call (several sequences of different

@@ -249,30 +249,41 @@ func ResolveDatasets(p *Profile, override string, dirs []string) error {
 		if i < len(p.nodes) {
 			node = p.nodes[i]
 		}
-		if s := r.Serve; s != nil {
-			d := &s.Dataset
+		// resolve makes one dataset path absolute (key names it in errors).
+		resolve := func(path *string, key string) error {
 			if override != "" {
-				d.Path = override
+				*path = override
 			}
-			if d.Path != "" && !filepath.IsAbs(d.Path) {
+			if *path != "" && !filepath.IsAbs(*path) {
 				found := ""
 				for _, dir := range dirs {
-					cand := filepath.Join(dir, d.Path)
+					cand := filepath.Join(dir, *path)
 					if _, err := os.Stat(cand); err == nil {
 						found = cand
 						break
 					}
 				}
 				if found == "" {
-					return runError(p.file, node, r, bad("serve.dataset.dataset_path",
+					return runError(p.file, node, r, bad(key,
 						"dataset %s: not found beside the profile, the working folder or the binary (looked in %s); give --dataset-path FILE",
-						d.Path, strings.Join(dirs, ", ")))
+						*path, strings.Join(dirs, ", ")))
 				}
-				d.Path = found
-			} else if d.Path != "" {
-				if fi, err := os.Stat(d.Path); err != nil || fi.IsDir() {
-					return runError(p.file, node, r, bad("serve.dataset.dataset_path", "dataset file %s not found", d.Path))
+				*path = found
+			} else if *path != "" {
+				if fi, err := os.Stat(*path); err != nil || fi.IsDir() {
+					return runError(p.file, node, r, bad(key, "dataset file %s not found", *path))
 				}
+			}
+			return nil
+		}
+		if s := r.Serve; s != nil {
+			if err := resolve(&s.Dataset.Path, "serve.dataset.dataset_path"); err != nil {
+				return err
+			}
+		}
+		if t := r.Throughput; t != nil {
+			if err := resolve(&t.DatasetPath, "throughput.dataset_path"); err != nil {
+				return err
 			}
 		}
 		if prob := runCheckFiles(r); prob != nil {

@@ -38,8 +38,8 @@ func TestParseErrors(t *testing.T) {
 		{"models item key", "bench:\n  models:\n    - {shape: llama-tiny, typ: Q4_0}\n",
 			`p.yaml:3: unknown key "typ" in bench.models (did you mean "type"?)`},
 		{"schema", "schema: 2\nbench: {n_gen: [4]}\n", `p.yaml:1: schema 2 is not supported`},
-		{"neither", "name: x\n", `p.yaml:1: run "x": give bench:, serve:, kernels: or batch:`},
-		{"two kinds", "bench: {n_gen: [4]}\nkernels: {suite: attention-masks}\n", "give one of bench:, serve:, kernels: and batch:, not several"},
+		{"neither", "name: x\n", `p.yaml:1: run "x": give bench:, serve:, kernels:, batch: or throughput:`},
+		{"two kinds", "bench: {n_gen: [4]}\nkernels: {suite: attention-masks}\n", "give one of bench:, serve:, kernels:, batch: and throughput:, not several"},
 		{"kernels suite", "kernels: {suite: flash}\n", `kernels: suite: "flash" is not one of attention-masks, paged-attention`},
 		{"kernels mask", "kernels: {suite: attention-masks, cases: [causal, diagonal]}\n", `kernels: cases: no mask "diagonal"`},
 		{"kernels key", "kernels: {suite: attention-masks, seqlen: 4}\n", `unknown key "seqlen" in kernels (did you mean "seq_len"?)`},
@@ -149,7 +149,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: no runs", b.Name)
 		}
 	}
-	for _, n := range []string{"attention-masks", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "spec-decode-ab", "tgi-batch"} {
+	for _, n := range []string{"attention-masks", "jetstream-throughput", "paged-attention", "power-sweep", "quant-compare", "sharegpt-concurrency", "spec-decode-ab", "tgi-batch"} {
 		if !names[n] {
 			t.Errorf("built-in %s missing from %v", n, list)
 		}
@@ -172,6 +172,10 @@ func TestBuiltins(t *testing.T) {
 	if a, b := ab.Runs[0].Serve, ab.Runs[1].Serve; ab.Compare != CompareAB || a.Engine.Draft != "" || b.Engine.Draft != "spec-base-draft" ||
 		b.Engine.DraftMax != 24 || b.Engine.DraftMin != 1 || b.Engine.DraftPMin != 0.6 || a.Model != b.Model || a.Dataset != b.Dataset {
 		t.Errorf("spec-decode-ab: %+v / %+v", a, b)
+	}
+	if j, _ := Builtin("jetstream-throughput"); j.Runs[0].Kind() != "throughput" || !j.Runs[0].Throughput.RollingWindow() ||
+		strings.Join(j.Runs[0].Throughput.WeightsTypes, ",") != "BF16,Q8_0" {
+		t.Errorf("jetstream-throughput: %+v", j.Runs[0].Throughput)
 	}
 	q, _ := Builtin("quant-compare")
 	var types []string

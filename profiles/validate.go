@@ -115,11 +115,11 @@ func runError(name string, n *yaml.Node, r *Run, p *problem) error {
 
 // check reports the first value of r that cannot run, defaults applied.
 func runCheck(r *Run) *problem {
-	switch n := btoi(r.Bench != nil) + btoi(r.Serve != nil) + btoi(r.Kernels != nil) + btoi(r.Batch != nil); {
+	switch n := btoi(r.Bench != nil) + btoi(r.Serve != nil) + btoi(r.Kernels != nil) + btoi(r.Batch != nil) + btoi(r.Throughput != nil); {
 	case n == 0:
-		return bad("", "give bench:, serve:, kernels: or batch:")
+		return bad("", "give bench:, serve:, kernels:, batch: or throughput:")
 	case n > 1:
-		return bad("", "give one of bench:, serve:, kernels: and batch:, not several")
+		return bad("", "give one of bench:, serve:, kernels:, batch: and throughput:, not several")
 	}
 	switch r.Device {
 	case "", "auto", "nvml", "fake", "none":
@@ -139,6 +139,17 @@ func runCheck(r *Run) *problem {
 			r.Bench.Models = []workloads.BenchModel{{Path: BuiltinModel}}
 		}
 		return checkBench(r.Bench)
+	}
+	if r.Throughput != nil {
+		if r.Sweep != nil {
+			return bad("sweep", "sweep: is for serve runs; a throughput run has its rows (weights_types)")
+		}
+		if err := r.Throughput.Validate(); err != nil {
+			return bad("throughput", "%s", strings.NewReplacer("--batch-size", "batch_size", "--max-cache-length", "max_cache_length",
+				"--max-input-length", "max_input_length", "--max-output-length", "max_output_length", "--num-prompts", "num_prompts",
+				"--dataset-path", "dataset_path", "--weights-type", "weights_types", "--kv-cache-type", "kv_cache_types", "-t", "threads").Replace(err.Error()))
+		}
+		return nil
 	}
 	if r.Kernels != nil {
 		if r.Sweep != nil || len(r.PowerLimitW) > 0 {
@@ -502,6 +513,13 @@ func runCheckFiles(r *Run) *problem {
 		}
 		if workloads.DatasetNeedsFile(s.Dataset.Name) && s.Dataset.Path == "" {
 			return bad("serve.dataset.dataset_path", "dataset %s reads its prompts from a file: give dataset_path (or --dataset-path FILE)", s.Dataset.Name)
+		}
+	}
+	if t := r.Throughput; t != nil && t.Model != "" && !strings.HasPrefix(t.Model, "builtin:") {
+		if _, err := synth.Lookup(t.Model); err != nil {
+			if fi, err := os.Stat(t.Model); err != nil || fi.IsDir() {
+				return bad("throughput.model", "%q is not a model file nor a synthetic shape (%s)", t.Model, strings.Join(synth.Shapes(), ", "))
+			}
 		}
 	}
 	return nil

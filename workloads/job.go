@@ -23,6 +23,8 @@ type Job struct {
 	Kernels *KernelSpec `yaml:"kernels,omitempty" json:"kernels,omitempty"`
 	// Batch is TGI's prefill/decode benchmark per batch size (`llmbench batch`).
 	Batch *BatchSpec `yaml:"batch,omitempty" json:"batch,omitempty"`
+	// Throughput is a JetStream-style throughput run (`llmbench throughput`).
+	Throughput *ThroughputSpec `yaml:"throughput,omitempty" json:"throughput,omitempty"`
 	// Sweep lists the serving points (the cross product of its lists); empty lists
 	// keep the serve spec's single value.
 	Sweep *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
@@ -40,7 +42,7 @@ type Sweep struct {
 	MaxConcurrency []int  `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
 }
 
-// Kind returns "bench", "kernels", "batch" or "serve-bench".
+// Kind returns "bench", "kernels", "batch", "throughput" or "serve-bench".
 func (j Job) Kind() string {
 	switch {
 	case j.Bench != nil:
@@ -49,6 +51,8 @@ func (j Job) Kind() string {
 		return "kernels"
 	case j.Batch != nil:
 		return "batch"
+	case j.Throughput != nil:
+		return "throughput"
 	}
 	return "serve-bench"
 }
@@ -98,6 +102,9 @@ func (j Job) Title() string {
 	if j.Batch != nil {
 		return "batch · " + j.ModelNames()
 	}
+	if j.Throughput != nil {
+		return "throughput · " + j.ModelNames()
+	}
 	if j.Serve == nil {
 		return "empty job"
 	}
@@ -130,6 +137,16 @@ func (j Job) ModelNames() string {
 			add(m.Shape + " " + m.Type)
 		case m.Path != "":
 			add(filepath.Base(m.Path))
+		}
+	}
+	if t := j.Throughput; t != nil {
+		switch {
+		case t.Model == "" || t.Model == BuiltinModel:
+			add("builtin")
+		case len(t.WeightsTypes) > 0:
+			add(filepath.Base(t.Model) + " " + strings.Join(t.WeightsTypes, ", "))
+		default:
+			add(filepath.Base(t.Model))
 		}
 	}
 	if j.Serve != nil {

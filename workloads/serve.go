@@ -82,6 +82,10 @@ type DatasetSpec struct {
 	SonnetPrefixLen int `json:"sonnet_prefix_len,omitempty" yaml:"sonnet_prefix_len,omitempty"`
 
 	ShareGPTOutputLen int `json:"sharegpt_output_len,omitempty" yaml:"sharegpt_output_len,omitempty"`
+	// ShareGPTMaxInputLen, when > 0, cuts longer sharegpt prompts to their first
+	// ShareGPTMaxInputLen tokens (JetStream's --max-input-length) instead of dropping
+	// those over vLLM's 1024.
+	ShareGPTMaxInputLen int `json:"sharegpt_max_input_len,omitempty" yaml:"sharegpt_max_input_len,omitempty"`
 
 	PrefixRepetitionPrefixLen   int `json:"prefix_repetition_prefix_len,omitempty" yaml:"prefix_repetition_prefix_len,omitempty"`
 	PrefixRepetitionSuffixLen   int `json:"prefix_repetition_suffix_len,omitempty" yaml:"prefix_repetition_suffix_len,omitempty"`
@@ -239,6 +243,11 @@ type EngineSpec struct {
 	DraftMax  int     `json:"draft_max,omitempty" yaml:"draft_max,omitempty"`
 	DraftMin  int     `json:"draft_min,omitempty" yaml:"draft_min,omitempty"`
 	DraftPMin float64 `json:"draft_p_min,omitempty" yaml:"draft_p_min,omitempty"`
+	// SeqContext is one sequence's prompt + output limit in tokens (0 = the engine's).
+	SeqContext int `json:"seq_context,omitempty" yaml:"seq_context,omitempty"`
+	// RollingWindow keeps each sequence's last RollingWindow positions in the KV cache
+	// and attends over them (engine.Options.Window); 0 = the model's own, if any.
+	RollingWindow int `json:"rolling_window,omitempty" yaml:"rolling_window,omitempty"`
 }
 
 // RequestTimeout is RequestTimeoutS as a duration (0: no limit).

@@ -27,6 +27,10 @@ type Config struct {
 	QKVBias    bool // qwen2: biases on the q, k and v projections
 	QKNorm     bool // qwen3: RMSNorm of each query and key head before RoPE
 	TiedOutput bool // no output.weight: logits reuse token_embd
+	// SlidingWindow is the attention window of every layer from the metadata
+	// (ARCH.attention.sliding_window, Mistral's): each position attends over the last
+	// SlidingWindow positions; 0 = full causal attention.
+	SlidingWindow int
 }
 
 // Architecture builds a model of one family from a parsed GGUF file.
@@ -104,6 +108,7 @@ func readConfig(f *gguf.File) (Config, error) {
 	c.KVHeads = m.uint("attention.head_count_kv", c.Heads, false)
 	c.Context = m.uint("context_length", 2048, false)
 	c.NormEps = float32(m.float("attention.layer_norm_rms_epsilon", 1e-5))
+	c.SlidingWindow = m.uint("attention.sliding_window", 0, false)
 	if m.err != nil {
 		return c, m.err
 	}

@@ -220,6 +220,11 @@ type State struct {
 	logits                  []float32         // grown to the rows asked for
 	attn                    kernels.Attention // reused so that a step allocates nothing
 	one                     [1]Seq            // Forward's batch of one
+
+	// Window is kernels.Attention's sliding (rolling) window: each position attends
+	// over the last Window positions, so a sequence's block table need only map those
+	// (Seq.Blocks). NewState sets the model's own (Config.SlidingWindow); 0 = none.
+	Window int
 }
 
 // NewState allocates activations for batches of up to batch tokens.
@@ -231,6 +236,7 @@ func (m *Model) NewState(batch int) *State {
 		q: make([]float32, batch*qDim), k: make([]float32, batch*kvDim), v: make([]float32, batch*kvDim),
 		att: make([]float32, batch*qDim), o: make([]float32, batch*m.Embd),
 		gate: make([]float32, batch*m.FF), up: make([]float32, batch*m.FF),
+		Window: m.SlidingWindow,
 	}
 }
 
@@ -243,7 +249,9 @@ type Seq struct {
 	Tokens []int32
 	// Blocks is the sequence's block table in Cache: its positions i*BlockSize… live
 	// in block Blocks[i]. It must cover Start+len(Tokens) positions. nil: the cache is
-	// the sequence's own, position p in row p.
+	// the sequence's own, position p in row p. Under a window (State.Window) only the
+	// blocks of positions Start+1-Window… are read; earlier entries may be -1 (blocks
+	// given back), and a block may be reused for later positions, as a ring.
 	Blocks []int32
 	// Logits asks for the logits of the sequence's last token (a decode step or the
 	// last chunk of a prompt); an earlier prompt chunk needs none.
@@ -281,7 +289,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		if len(s.Tokens) == 0 {
 			return nil, fmt.Errorf("model: sequence %d of the batch has no tokens", i)
 		}
-		if err := s.check(); err != nil {
+		if err := s.check(st.Window); err != nil {
 			return nil, fmt.Errorf("model: sequence %d of the batch: %w", i, err)
 		}
 		n += len(s.Tokens)
@@ -337,7 +345,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	attn := &st.attn
 	*attn = kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash,
-		Partition: st.Partition, PartitionMin: st.PartitionMin}
+		Partition: st.Partition, PartitionMin: st.PartitionMin, Window: st.Window}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
 		be.RMSNorm(h, x, L.AttnNorm, m.NormEps)
@@ -415,8 +423,9 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	return logits, nil
 }
 
-// check validates the sequence's positions against its cache and block table.
-func (s *Seq) check() error {
+// check validates the sequence's positions against its cache and block table: under
+// a window, the blocks from the one of the first position read (Start+1-window) on.
+func (s *Seq) check(window int) error {
 	end := s.Start + len(s.Tokens)
 	if s.Blocks == nil {
 		if s.Start < 0 || end > s.Cache.Context {
@@ -427,7 +436,11 @@ func (s *Seq) check() error {
 	if s.Start < 0 || end > len(s.Blocks)*s.Cache.BlockSize {
 		return fmt.Errorf("position %d exceeds its block table of %d blocks of %d", end, len(s.Blocks), s.Cache.BlockSize)
 	}
-	for _, b := range s.Blocks[:(end+s.Cache.BlockSize-1)/s.Cache.BlockSize] {
+	first := 0
+	if window > 0 {
+		first = max(0, s.Start+1-window) / s.Cache.BlockSize
+	}
+	for _, b := range s.Blocks[first : (end+s.Cache.BlockSize-1)/s.Cache.BlockSize] {
 		if b < 0 || int(b) >= s.Cache.Blocks {
 			return fmt.Errorf("block %d outside the pool of %d", b, s.Cache.Blocks)
 		}

@@ -26,6 +26,7 @@ type ref64 struct {
 	qb, kb, vb        [][]float64
 	qn, kn            [][]float64 // per-head q/k RMSNorm weights (qwen3), or nil
 	gate, up, down    [][][]float64
+	window            int // sliding window of the attention mask (0: full causal)
 }
 
 func dequant(t *testing.T, f *gguf.File, name string) ([][]float64, bool) {
@@ -159,14 +160,18 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 			att := make([]float64, c.Heads*hd)
 			for hh := range c.Heads {
 				kh := hh / (c.Heads / c.KVHeads)
-				s := make([]float64, i+1)
+				lo := 0 // the first position in the window (the mask)
+				if r.window > 0 {
+					lo = max(0, i+1-r.window)
+				}
+				s := make([]float64, i+1-lo)
 				mx := math.Inf(-1)
-				for p := 0; p <= i; p++ {
+				for p := lo; p <= i; p++ {
 					for d := range hd {
-						s[p] += qs[i][hh*hd+d] * ks[p][kh*hd+d]
+						s[p-lo] += qs[i][hh*hd+d] * ks[p][kh*hd+d]
 					}
-					s[p] /= math.Sqrt(float64(hd))
-					mx = math.Max(mx, s[p])
+					s[p-lo] /= math.Sqrt(float64(hd))
+					mx = math.Max(mx, s[p-lo])
 				}
 				var sum float64
 				for p := range s {
@@ -175,7 +180,7 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 				}
 				for p := range s {
 					for d := range hd {
-						att[hh*hd+d] += s[p] / sum * vs[p][kh*hd+d]
+						att[hh*hd+d] += s[p] / sum * vs[lo+p][kh*hd+d]
 					}
 				}
 			}
@@ -489,4 +494,131 @@ func openStories(tb testing.TB) *Model {
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// TestWindowMatchesFloat64Reference runs a prompt through a paged cache whose block
+// table is a ring holding only the last Window positions (a prompt chunk, then one
+// token at a time, as the scheduler does under a rolling window) and compares every
+// position's logits with the float64 reference under the same sliding-window mask.
+// The blocks a position no longer needs are overwritten by later ones, so reading
+// outside the window would show. The full causal reference must differ once the
+// context passes the window, so the test can fail.
+func TestWindowMatchesFloat64Reference(t *testing.T) {
+	f, err := gguf.Open("../builtin/stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	tokens := []int32{1, 403, 407, 261, 378, 434, 300, 269, 9, 263, 402, 308, 343, 260, 370, 293, 275, 261, 378, 434}
+	full := newRef(t, f, m.Config).forward(tokens)
+	for _, c := range []struct{ window, chunk, bs int }{{5, 6, 4}, {8, 3, 4}, {16, 16, 16}, {3, 1, 2}} {
+		t.Run(fmt.Sprintf("window%d", c.window), func(t *testing.T) {
+			ring := (c.window+c.chunk-1+c.bs-1)/c.bs + 1
+			cache, err := m.NewPagedCache(ring, c.bs, kernels.F32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := make([]int32, (len(tokens)+c.bs-1)/c.bs)
+			for i := range blocks {
+				blocks[i] = int32(i % ring)
+			}
+			st := m.NewState(c.chunk)
+			st.Window = c.window
+			r := newRef(t, f, m.Config)
+			r.window = c.window
+			want := r.forward(tokens)
+			differs := false
+			for pos := 0; pos < len(tokens); {
+				n := 1
+				if pos == 0 {
+					n = c.chunk
+				}
+				seq := []Seq{{Cache: cache, Start: pos, Tokens: tokens[pos : pos+n], Blocks: blocks, Logits: true}}
+				got, err := m.ForwardBatch(be, st, seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos += n
+				p := pos - 1
+				var maxAbs, maxDiff, fullDiff float64
+				for j, w := range want[p] {
+					maxAbs = math.Max(maxAbs, math.Abs(w))
+					maxDiff = math.Max(maxDiff, math.Abs(float64(got[j])-w))
+					fullDiff = math.Max(fullDiff, math.Abs(full[p][j]-w))
+				}
+				if maxDiff > 1e-4*maxAbs {
+					t.Errorf("position %d: max |Δlogit| %.3g of max |logit| %.3g", p, maxDiff, maxAbs)
+				}
+				differs = differs || fullDiff > 1e-3*maxAbs
+			}
+			if !differs {
+				t.Errorf("the window of %d changed no logit of %d positions", c.window, len(tokens))
+			}
+		})
+	}
+}
+
+// TestSlidingWindowFromMetadata: a model whose metadata has ARCH.attention.sliding_window
+// reads it (Config.SlidingWindow), its states attend under it by default, and its
+// logits equal the float64 reference with that window as the mask.
+func TestSlidingWindowFromMetadata(t *testing.T) {
+	src := writeTiny(t, "llama", 11)
+	var buf bytes.Buffer
+	w := gguf.NewWriter(&buf)
+	for _, kv := range src.KV {
+		w.AddKV(kv.Key, kv.Value)
+	}
+	w.AddKV("llama.attention.sliding_window", uint32(3))
+	for _, ti := range src.Tensors {
+		w.AddTensor(ti.Name, ti.Type, ti.Shape...)
+	}
+	if err := w.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range src.Tensors {
+		tw, err := w.BeginTensor(src.Tensors[i].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(src.TensorData(&src.Tensors[i]))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.NewState(8)
+	if m.SlidingWindow != 3 || st.Window != 3 {
+		t.Fatalf("sliding window %d, state window %d; want 3", m.SlidingWindow, st.Window)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	tokens := []int32{3, 17, 39, 0, 22, 5, 5, 31}
+	cache, _ := m.NewCache(len(tokens), kernels.F32)
+	got, err := m.Forward(be, st, cache, tokens, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRef(t, f, m.Config)
+	r.window = 3
+	want := r.forward(tokens)
+	for p := range tokens {
+		for j, v := range want[p] {
+			if d := math.Abs(float64(got[p*m.Vocab+j]) - v); d > 1e-4*math.Max(1, math.Abs(v)) {
+				t.Fatalf("position %d logit %d: %g, windowed reference %g", p, j, got[p*m.Vocab+j], v)
+			}
+		}
+	}
 }

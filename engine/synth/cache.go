@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,11 +228,18 @@ func cached(path string, spec Spec, size int64) bool {
 }
 
 // writeFile writes spec to a temporary file beside path and renames it into place.
-func writeFile(ctx context.Context, path string, spec Spec, progress func(done, total int64)) (err error) {
+func writeFile(ctx context.Context, path string, spec Spec, progress func(done, total int64)) error {
+	return atomicWrite(path, "synth", func(w io.Writer) error { return Write(ctx, w, spec, progress) })
+}
+
+// atomicWrite calls write on a temporary file beside path, then syncs it and renames it
+// into place, so path never holds a partial file; the temporary file is removed when
+// write fails. what prefixes errors ("synth"); a cancellation is returned as it is.
+func atomicWrite(path, what string, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer func() {
 		if err != nil {
@@ -239,23 +247,23 @@ func writeFile(ctx context.Context, path string, spec Spec, progress func(done, 
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = Write(ctx, tmp, spec, progress); err != nil {
+	if err = write(tmp); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return fmt.Errorf("synth: writing %s: %w", path, err)
+		return fmt.Errorf("%s: writing %s: %w", what, path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -254,6 +254,7 @@ type chunk struct {
 type result struct {
 	buf *[]byte
 	n   int
+	err error // the chunk's values could not be made
 }
 
 // task is a chunk handed to a worker, with the channel its result goes to.
@@ -275,6 +276,18 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 	if err := gw.WriteHeader(); err != nil {
 		return fmt.Errorf("synth: %s: %w", spec, err)
 	}
+	return writeData(ctx, gw, ts, spec.String(), func(t, row int, f []float32) error {
+		fill(f, spec.Seed, ts[t].gen, row, ts[t].mean, ts[t].std)
+		return nil
+	}, progress)
+}
+
+// writeData streams the data of the tensors ts, declared in gw whose header is written,
+// in file order: produce fills f with the float32 values of len(f)/rowLen rows of tensor
+// t from row on, and workers on every core convert them to the tensor's type. label names
+// the file in errors. progress is as for Write.
+func writeData(ctx context.Context, gw *gguf.Writer, ts []TensorSpec, label string, produce func(t, row int, f []float32) error, progress func(done, total int64)) error {
+	var err error
 	var chunks []chunk
 	total := int64(gw.Size())
 	maxBytes := 0
@@ -335,7 +348,10 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 				if cap(f) < n {
 					f = make([]float32, n)
 				}
-				fill(f[:n], spec.Seed, t.gen, j.c.row, t.mean, t.std)
+				if err := produce(j.c.t, j.c.row, f[:n]); err != nil {
+					j.out <- result{err: err}
+					continue
+				}
 				rb, _ := t.Type.RowBytes(rowLen)
 				bp := bufs.Get().(*[]byte)
 				nb := rb * j.c.nrows
@@ -364,14 +380,17 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if r.err != nil {
+			return fmt.Errorf("synth: %s: tensor %s: %w", label, ts[c.t].Name, r.err)
+		}
 		if c.t != cur {
 			cur = c.t
 			if tw, err = gw.BeginTensor(ts[cur].Name); err != nil {
-				return fmt.Errorf("synth: %s: %w", spec, err)
+				return fmt.Errorf("synth: %s: %w", label, err)
 			}
 		}
 		if _, err := tw.Write((*r.buf)[:r.n]); err != nil {
-			return fmt.Errorf("synth: %s: tensor %s: %w", spec, ts[cur].Name, err)
+			return fmt.Errorf("synth: %s: tensor %s: %w", label, ts[cur].Name, err)
 		}
 		bufs.Put(r.buf)
 		if progress != nil {
@@ -379,7 +398,7 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		}
 	}
 	if err := gw.Close(); err != nil {
-		return fmt.Errorf("synth: %s: %w", spec, err)
+		return fmt.Errorf("synth: %s: %w", label, err)
 	}
 	return ctx.Err()
 }

@@ -100,7 +100,7 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 		for t := range s.N {
 			r := int32(rows + t)
 			pl.rowSeq[r] = int32(i)
-			ctx := s.Start + t + 1
+			ctx := s.Start + t + 1 - a.First(s.Start+t)
 			ctxSum += ctx
 			if a.Partition > 0 && ctx >= a.PartitionMin {
 				np := partsOf(ctx, a.Partition)
@@ -183,15 +183,16 @@ func (c *CPU) attend(part, worker int) {
 	kvStride := a.KVHeads * a.HeadDim
 	out := j.dst[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 	ws.kv = grow(ws.kv, a.HeadDim)
+	lo := a.First(pos)
 	if !a.Flash {
-		ws.scores = grow(ws.scores, pos+1)
+		ws.scores = grow(ws.scores, pos+1-lo)
 		s := ws.scores
 		maxv := float32(math.Inf(-1))
-		for p := 0; p <= pos; {
+		for p := lo; p <= pos; {
 			r, n := a.Span(p, pos+1)
 			for i := range n {
-				s[p+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
-				maxv = max(maxv, s[p+i])
+				s[p-lo+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
+				maxv = max(maxv, s[p-lo+i])
 			}
 			p += n
 		}
@@ -203,9 +204,9 @@ func (c *CPU) attend(part, worker int) {
 		}
 		inv := float32(1 / sum)
 		clear(out)
-		for p := 0; p <= pos; {
+		for p := lo; p <= pos; {
 			r, n := a.Span(p, pos+1)
-			for i, w := range s[p : p+n] {
+			for i, w := range s[p-lo : p-lo+n] {
 				axpyKV(out, w*inv, &a.V, (r+i)*kvStride+off, ws.kv)
 			}
 			p += n
@@ -218,7 +219,7 @@ func (c *CPU) attend(part, worker int) {
 	clear(acc)
 	m := float32(math.Inf(-1))
 	var sum float64
-	for p0 := 0; p0 <= pos; p0 += flashTile {
+	for p0 := lo; p0 <= pos; p0 += flashTile {
 		p1 := min(pos+1, p0+flashTile)
 		s := ws.scores[:p1-p0]
 		tm := float32(math.Inf(-1))
@@ -364,8 +365,9 @@ func (c *CPU) attendPart(u, worker int) int {
 	hd := a.HeadDim
 	w := a.Heads / a.KVHeads / sg // query heads in the unit
 	h0 := g*(a.Heads/a.KVHeads) + sub*w
+	lo := a.First(a.Start + t)
 	ctx := a.Start + t + 1
-	p0, p1 := p*a.Partition, min(ctx, (p+1)*a.Partition)
+	p0, p1 := lo+p*a.Partition, min(ctx, lo+(p+1)*a.Partition)
 	ws := &c.work[worker]
 	ws.kv = grow(ws.kv, hd)
 	ws.scores = grow(ws.scores, flashTile)

@@ -122,6 +122,8 @@ func Check(job workloads.Job, o Options) error {
 		return kernelbench.Validate(*job.Kernels)
 	case job.Batch != nil:
 		return checkBatch(job)
+	case job.Throughput != nil:
+		return checkThroughput(*job.Throughput)
 	case job.Serve != nil:
 		if _, err := EngineOptions(job.Serve.Engine); err != nil {
 			return err
@@ -151,7 +153,7 @@ func Check(job workloads.Job, o Options) error {
 		}
 		return nil
 	}
-	return errors.New("jobs: the job has no bench, serve, kernels or batch section")
+	return errors.New("jobs: the job has no bench, serve, kernels, batch or throughput section")
 }
 
 // Workload is job as one run.Workload: Run executes every point, keeps the run in
@@ -172,6 +174,8 @@ func Workload(job workloads.Job, o Options) run.Workload {
 			doc, err = x.kernels(ctx)
 		case job.Batch != nil:
 			doc, err = x.batch(ctx)
+		case job.Throughput != nil:
+			doc, err = x.throughput(ctx)
 		default:
 			doc, err = x.serve(ctx)
 		}
@@ -220,6 +224,13 @@ func (x *execution) keep() *store.Writer {
 // kept is the job a stored run keeps: its dataset path absolute, so that store:ID
 // runs it again from any folder.
 func kept(job workloads.Job) workloads.Job {
+	if t := job.Throughput; t != nil && t.DatasetPath != "" && !filepath.IsAbs(t.DatasetPath) {
+		tp := *t
+		if abs, err := filepath.Abs(tp.DatasetPath); err == nil {
+			tp.DatasetPath = abs
+			job.Throughput = &tp
+		}
+	}
 	if job.Serve != nil && job.Serve.Dataset.Path != "" && !filepath.IsAbs(job.Serve.Dataset.Path) {
 		sp := *job.Serve
 		if abs, err := filepath.Abs(sp.Dataset.Path); err == nil {
@@ -235,7 +246,8 @@ func kept(job workloads.Job) workloads.Job {
 // and runErr, else the first export error.
 func (x *execution) finish(doc result.Document, runErr error) (*result.Stored, error) {
 	measured := doc.Bench != nil && len(doc.Bench.Records) > 0 || len(doc.Serving) > 0 || doc.Kernels != nil && len(doc.Kernels.Sections) > 0 ||
-		doc.Batch != nil && len(doc.Batch.Points) > 0
+		doc.Batch != nil && len(doc.Batch.Points) > 0 ||
+		doc.Throughput != nil && len(doc.Throughput.Rows) > 0
 	doc.Title, doc.Started, doc.Env = x.job.Title(), x.started, x.env
 	stored := &result.Stored{Doc: doc}
 	canceled := runErr != nil && errors.Is(runErr, context.Canceled)

@@ -188,7 +188,7 @@ func FirstModel(ctx context.Context, hc *http.Client, base string, hdr map[strin
 // bad value.
 func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 	o := engine.Options{MaxNumSeqs: es.MaxNumSeqs, MaxNumBatchedTokens: es.MaxNumBatchedTokens, BlockSize: es.BlockSize,
-		NoPrefixCache: es.NoPrefixCache, Context: es.Context,
+		NoPrefixCache: es.NoPrefixCache, Context: es.Context, SeqContext: es.SeqContext, Window: es.RollingWindow,
 		DraftMax: es.DraftMax, DraftMin: es.DraftMin, DraftPMin: es.DraftPMin}
 	switch {
 	case es.MaxNumSeqs < 0:
@@ -205,6 +205,8 @@ func EngineOptions(es workloads.EngineSpec) (engine.Options, error) {
 		return o, fmt.Errorf("--draft-min %d is above --draft-max %d", es.DraftMin, es.DraftMax)
 	case es.DraftPMin > 1 || es.DraftPMin != es.DraftPMin:
 		return o, fmt.Errorf("--draft-p-min %g is not a probability", es.DraftPMin)
+	case es.SeqContext < 0 || es.RollingWindow < 0:
+		return o, fmt.Errorf("sequence context %d and rolling window %d must not be negative", es.SeqContext, es.RollingWindow)
 	}
 	var err error
 	if o.KVCacheMemory, o.KVCacheFraction, err = workloads.ParseKVCacheMemory(es.KVCacheMemory); err != nil {

@@ -51,20 +51,9 @@ func (x *execution) serve(ctx context.Context) (result.Document, error) {
 	if be.eng != nil {
 		defer be.eng.Close()
 	}
-	var data []byte
-	if d.Path != "" {
-		if data, err = os.ReadFile(d.Path); err != nil {
-			return result.Document{}, fmt.Errorf("dataset: %w", err)
-		}
-	}
-	ds, err := serving.LoadDataset(*d, data, be.tok, be.modelCtx)
+	ds, err := x.dataset(*d, be)
 	if err != nil {
 		return result.Document{}, err
-	}
-	x.logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
-	if ds.Oversampled > 0 {
-		be.notes = append(be.notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
-			d.Name, ds.Oversampled, len(ds.Requests)))
 	}
 	if err := x.ready(ctx, &sp, be, ds); err != nil {
 		return result.Document{}, err
@@ -91,6 +80,28 @@ func (x *execution) serve(ctx context.Context) (result.Document, error) {
 		doc.Partial = doc.Partial || r.Partial
 	}
 	return doc, err
+}
+
+// dataset reads d's file and loads its prompts for be: the note goes to the log, an
+// oversampling note to be's notes.
+func (x *execution) dataset(d workloads.DatasetSpec, be *backend) (*serving.Dataset, error) {
+	var data []byte
+	if d.Path != "" {
+		var err error
+		if data, err = os.ReadFile(d.Path); err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+	}
+	ds, err := serving.LoadDataset(d, data, be.tok, be.modelCtx)
+	if err != nil {
+		return nil, err
+	}
+	x.logf("%s (%d prompts, %d skipped)", ds.Note, len(ds.Requests), ds.Skipped)
+	if ds.Oversampled > 0 {
+		be.notes = append(be.notes, fmt.Sprintf("%s: %d of the %d requests repeat a prompt drawn at random because fewer passed the filters (as vLLM oversamples; --no-oversample to keep only those)",
+			d.Name, ds.Oversampled, len(ds.Requests)))
+	}
+	return ds, nil
 }
 
 // backend builds the client of sp's backend: the in-process engine, or an HTTP

@@ -152,6 +152,13 @@ func DocumentMarkdown(w io.Writer, d result.Document) error {
 			return err
 		}
 	}
+	if d.Throughput != nil {
+		b.WriteString("## Throughput\n\n")
+		if err := JetStreamTable(&b, d.Throughput); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
 	if len(d.Serving) > 1 {
 		b.WriteString("## Sweep\n\n```text\n")
 		if err := VLLMSweepTable(&b, d.Serving); err != nil {

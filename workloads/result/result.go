@@ -39,6 +39,9 @@ type Document struct {
 	Kernels *kernelbench.Report
 	// Batch holds a run of TGI's benchmark (`llmbench batch`).
 	Batch *micro.BatchResult
+	// Throughput holds a JetStream-style throughput run's rows (its serving points,
+	// one per row, are in Serving).
+	Throughput *Throughput `json:",omitempty"`
 	// Partial is set when the run was cancelled or crashed before it finished.
 	Partial bool
 }
@@ -89,7 +92,7 @@ func (d Document) Version() string {
 type Summary struct {
 	Title    string
 	Started  time.Time
-	Kind     string // "bench", "serve-bench", "kernels" or "batch"
+	Kind     string // "bench", "serve-bench", "kernels", "batch" or "throughput"
 	Workload string // "pp512 tg128 ×5", "random ×200 c=8"
 	Model    string // the model file without .gguf ("llama-1b-Q4_0"), a model id
 	Headline string // "pp512 3216.1 t/s · tg128 312.4 t/s", "412.3 out tok/s"; a failed run's reason
@@ -151,6 +154,16 @@ func Summarize(d Document) Summary {
 		if b.Approximate {
 			s.Headline = "≈ " + s.Headline
 		}
+	case d.Throughput != nil && len(d.Throughput.Rows) > 0:
+		s.Kind = "throughput"
+		t := d.Throughput.Spec
+		s.Model = d.Throughput.Rows[0].Model
+		s.Workload = fmt.Sprintf("sharegpt ×%d b=%d cache %d in %d out %d", t.NumPrompts, t.BatchSize, t.MaxCacheLength, t.MaxInputLength, t.MaxOutputLength)
+		var heads []string
+		for _, r := range d.Throughput.Rows {
+			heads = append(heads, fmt.Sprintf("%s %.1f tok/s", r.Dtype, r.Throughput))
+		}
+		s.Headline = strings.Join(heads, " · ")
 	case len(d.Serving) > 0:
 		s.Kind = "serve-bench"
 		first := d.Serving[0]
@@ -202,3 +215,36 @@ type Stored struct {
 	Doc Document
 	ID  string
 }
+
+// Throughput is a JetStream-style throughput run: its spec and one row per weights
+// type, in JetStream's table's terms, plus the memory each row needed.
+type Throughput struct {
+	Spec workloads.ThroughputSpec
+	Rows []ThroughputRow
+}
+
+// ThroughputRow is one row of a throughput run.
+type ThroughputRow struct {
+	Date   string // YYYY-MM-DD, the day the row ran
+	Device string // the machine ("AMD EPYC 9R14 · 2 threads")
+	Dtype  string // JetStream's name: "bfloat16", "int8", or "weights / kv"
+	Model  string // the model the row ran (its id)
+	// Weights and KV are the row's weights type (as llama.cpp names it) and KV cache
+	// type.
+	Weights, KV                                 string
+	BatchSize, CacheLength, MaxInput, MaxOutput int
+	// Throughput is output tokens per second over the run's duration.
+	Throughput float64
+	// Completed and Requests count the requests that finished and those sent.
+	Completed, Requests int
+	// RollingWindow is the window the engine ran (0: none, the cache held every
+	// sequence whole); Rolled counts the sequences that ran past it.
+	RollingWindow int
+	Rolled        int64
+	// WeightBytes is the model's tensor data; KVBytes the KV cache pool the engine
+	// allocated for BatchSize sequences of the cache length.
+	WeightBytes, KVBytes int64
+}
+
+// MemoryBytes is the memory the row needed: weights and KV cache pool.
+func (r ThroughputRow) MemoryBytes() int64 { return r.WeightBytes + r.KVBytes }

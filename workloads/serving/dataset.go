@@ -230,7 +230,13 @@ func sharegptDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng
 			break
 		}
 		prompt := e.Conversations[0].Value
-		pl := len(tok.Encode(prompt, false, false))
+		ids := tok.Encode(prompt, false, false)
+		var cut []int32 // the prompt cut to the input limit (JetStream's --max-input-length)
+		if m := spec.ShareGPTMaxInputLen; m > 0 && len(ids) > m {
+			cut = ids[:m]
+			prompt, ids = tok.Decode(cut), cut
+		}
+		pl := len(ids)
 		ol := fixed
 		if ol <= 0 {
 			ol = len(tok.Encode(e.Conversations[1].Value, false, false))
@@ -241,12 +247,12 @@ func sharegptDataset(spec workloads.DatasetSpec, data []byte, tok Tokenizer, rng
 			short++
 		case fixed <= 0 && ol < 4:
 			shortOut++
-		case pl > 1024:
+		case pl > 1024 && spec.ShareGPTMaxInputLen <= 0:
 			long++
 		case pl+ol > 2048:
 			total++
 		default:
-			ds.Requests = append(ds.Requests, Request{Prompt: prompt, PromptLen: pl, OutputLen: ol})
+			ds.Requests = append(ds.Requests, Request{Prompt: prompt, Tokens: cut, PromptLen: pl, OutputLen: ol})
 			continue
 		}
 		ds.Skipped++

@@ -3,6 +3,7 @@ package serving
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,4 +165,40 @@ func TestShareGPTAllFilteredMessage(t *testing.T) {
 		}
 	}
 	t.Log(err)
+}
+
+// TestShareGPTMaxInputLen: with a max input length, a prompt over it is cut to its
+// first tokens (the ids are kept, the text is their decoding) instead of dropped; a
+// shorter prompt is left as it is.
+func TestShareGPTMaxInputLen(t *testing.T) {
+	tok := testTok(t)
+	long := strings.Repeat("the cat sat on the mat and looked at the dog. ", 150)
+	data := []byte(`[{"conversations":[{"from":"human","value":"` + long + `"},{"from":"gpt","value":"yes"}]},` +
+		`{"conversations":[{"from":"human","value":"tell me a story about a cat"},{"from":"gpt","value":"no"}]}]`)
+	spec := workloads.DatasetSpec{Name: "sharegpt", NumPrompts: 2, ShareGPTOutputLen: 16, ShareGPTMaxInputLen: 50, NoOversample: true}
+	ds, err := LoadDataset(spec, data, tok, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Requests) != 2 || ds.Skipped != 0 {
+		t.Fatalf("%d requests, %d skipped", len(ds.Requests), ds.Skipped)
+	}
+	full := tok.Encode(long, false, false)
+	for _, r := range ds.Requests {
+		switch {
+		case r.Tokens != nil:
+			if r.PromptLen != 50 || len(r.Tokens) != 50 || !slices.Equal(r.Tokens, full[:50]) || r.Prompt != tok.Decode(full[:50]) {
+				t.Errorf("cut prompt: %d tokens (PromptLen %d), text %q", len(r.Tokens), r.PromptLen, r.Prompt)
+			}
+		case r.Prompt != "tell me a story about a cat" || r.PromptLen >= 50:
+			t.Errorf("short prompt changed: %q (%d tokens)", r.Prompt, r.PromptLen)
+		}
+		if r.OutputLen != 16 {
+			t.Errorf("output length %d", r.OutputLen)
+		}
+	}
+	spec.ShareGPTMaxInputLen = 0
+	if ds, err := LoadDataset(spec, data, tok, 0); err != nil || len(ds.Requests) != 1 {
+		t.Errorf("without the limit the long prompt is vLLM's to drop: %v, %d requests", err, len(ds.Requests))
+	}
 }

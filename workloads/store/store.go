@@ -750,6 +750,8 @@ type storedDoc struct {
 	Serving []storedServing     `json:"serving,omitempty"`
 	Kernels *kernelbench.Report `json:"kernels,omitempty"`
 	Batch   *micro.BatchResult  `json:"batch,omitempty"`
+	// Throughput is a throughput run's rows (its points are in Serving).
+	Throughput *result.Throughput `json:"throughput,omitempty"`
 }
 
 // storedServing hides serving.Result's Summary: the outer field dominates the
@@ -760,7 +762,7 @@ type storedServing struct {
 }
 
 func marshalDoc(d result.Document) ([]byte, error) {
-	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels, Batch: d.Batch}
+	sd := storedDoc{Schema: StoreSchema, Title: d.Title, Started: d.Started, Env: d.Env, Partial: d.Partial, Bench: d.Bench, Kernels: d.Kernels, Batch: d.Batch, Throughput: d.Throughput}
 	for _, r := range d.Serving {
 		sd.Serving = append(sd.Serving, storedServing{Result: r})
 	}
@@ -781,7 +783,7 @@ func unmarshalDoc(b []byte) (result.Document, error) {
 	if sd.Schema > StoreSchema {
 		return result.Document{}, fmt.Errorf("result.json: schema %d is newer than this build reads (%d)", sd.Schema, StoreSchema)
 	}
-	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels, Batch: sd.Batch}
+	d := result.Document{Title: sd.Title, Started: sd.Started, Env: sd.Env, Partial: sd.Partial, Bench: sd.Bench, Kernels: sd.Kernels, Batch: sd.Batch, Throughput: sd.Throughput}
 	for _, s := range sd.Serving {
 		if s.Result == nil {
 			continue
@@ -825,6 +827,9 @@ func jobOf(d result.Document) (workloads.Job, error) {
 	case d.Batch != nil:
 		spec := d.Batch.Spec
 		return workloads.Job{Name: d.Title, Batch: &spec}, nil
+	case d.Throughput != nil:
+		spec := d.Throughput.Spec
+		return workloads.Job{Name: d.Title, Throughput: &spec}, nil
 	case len(d.Serving) > 0:
 		var concs []int
 		var rates []workloads.Rate
