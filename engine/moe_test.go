@@ -38,3 +38,11 @@ func TestMoELoads(t *testing.T) {
 		t.Errorf("%d matrices to prepare, want %d", n, 2*(4+1+3*8)+1)
 	}
 }
+
+// TestQwen3MoEGreedyMatchesLlamaCpp generates 32 greedy tokens from "Once upon a time"
+// on qwen3moeMini (Q8_0, seed 7) and compares the continuation with what llama.cpp
+// generated from the same file (testdata/greedy-qwen3moe-mini.txt; how it was made is
+// in testdata/README-qwen3.md). LLMBENCH_QWEN3MOE_OUT=DIR also writes the model there.
+func TestQwen3MoEGreedyMatchesLlamaCpp(t *testing.T) {
+	greedyMatchesLlamaCpp(t, qwen3moeMini, "Q8_0", 7, "testdata/greedy-qwen3moe-mini.txt", "LLMBENCH_QWEN3MOE_OUT", "qwen3moe-mini-Q8_0.gguf")
+}
