@@ -111,3 +111,33 @@ func TestMoELoadErrors(t *testing.T) {
 		t.Errorf("2-D expert tensor: %v", err)
 	}
 }
+
+// BenchmarkMoEDecodeStep times one decode step of the small F32 qwen3moe (top-2 of 8
+// experts) at position 16: routing, grouping and two experts' products per block.
+func BenchmarkMoEDecodeStep(b *testing.B) {
+	m, err := FromGGUF(writeTiny(b, "qwen3moe", 11))
+	if err != nil {
+		b.Fatal(err)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	st := m.NewState(16)
+	cache, err := m.NewCache(64, kernels.F16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prompt := make([]int32, 16)
+	for i := range prompt {
+		prompt[i] = int32(i)
+	}
+	if _, err := m.Forward(be, st, cache, prompt, 0, false); err != nil {
+		b.Fatal(err)
+	}
+	tok := []int32{7}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Forward(be, st, cache, tok, 16, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -412,7 +412,7 @@ func TestLoadErrors(t *testing.T) {
 // varied sizes, so that a missed or misplaced norm shows) and a tiny norm epsilon;
 // qwen3moe qwen3's attention and, for the FFN, 8 experts of 24 of which each token
 // takes 2, with a router of large weights so that no two experts nearly tie.
-func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
+func writeTiny(t testing.TB, arch string, seed uint64) *gguf.File {
 	t.Helper()
 	const embd, layers, heads, kvHeads, ff, vocab = 32, 2, 4, 2, 48, 40
 	const experts, used, expertFF = 8, 2, 24
