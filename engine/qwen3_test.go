@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"llmbench/engine/synth"
@@ -22,37 +18,5 @@ var qwen3Mini = synth.Shape{Name: "test-qwen3", Description: "test", Arch: "qwen
 // testdata/README-qwen3.md). LLMBENCH_QWEN3_OUT=DIR also writes the model there, to
 // remake the reference.
 func TestQwen3GreedyMatchesLlamaCpp(t *testing.T) {
-	want, err := os.ReadFile("testdata/greedy-qwen3-mini.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := writeSynth(t, "Q8_0", 7, qwen3Mini)
-	if dir := os.Getenv("LLMBENCH_QWEN3_OUT"); dir != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "qwen3-mini-Q8_0.gguf"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := Load(context.Background(), path, Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	var b strings.Builder
-	st, err := e.Generate(context.Background(), Request{Tokens: e.Tok.Encode("Once upon a time", true, true), MaxTokens: 32, IgnoreEOS: true}, func(tok Token) error {
-		b.WriteString(tok.Text)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.GenTokens != 32 {
-		t.Errorf("generated %d tokens, want 32", st.GenTokens)
-	}
-	if got := b.String(); got != string(want) {
-		t.Errorf("greedy text differs from llama.cpp\n got: %q\nwant: %q", got, want)
-	}
+	greedyMatchesLlamaCpp(t, qwen3Mini, "Q8_0", 7, "testdata/greedy-qwen3-mini.txt", "LLMBENCH_QWEN3_OUT", "qwen3-mini-Q8_0.gguf")
 }

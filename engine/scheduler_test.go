@@ -87,7 +87,12 @@ func testPrompts(e *Engine, n int, seed uint64) [][]int32 {
 // positions (rows on both paths within one sequence, sequences on different paths in
 // one step): the choice depends on a row's own context only, so batching must not
 // change answers on either path.
+//
+// The qwen3moe case groups each step's tokens by expert (qwen3moeMini, 8 experts, 2 per
+// token): a sequence's answers must not depend on which other tokens shared its
+// experts' matrix products.
 func TestBatchingKeepsGreedyAnswers(t *testing.T) {
+	moe := writeSynth(t, "Q8_0", 5, qwen3moeMini)
 	tiny := ""
 	if !testing.Short() {
 		p, err := synth.Ensure(context.Background(), t.TempDir(), "llama-tiny", "Q4_0", 0, nil)
@@ -108,6 +113,7 @@ func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 		{"stories260K/8x24/partitions-on", "", 8, 24, 32, Options{Partitions: PartitionsOn, PartitionSize: 16}, true},
 		{"stories260K/16x64/partitions-from-24", "", 16, 64, 32, Options{PartitionFrom: 24, PartitionSize: 16}, false},
 		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, Options{}, false},
+		{"qwen3moe-mini-Q8_0/16x64", moe, 16, 64, 32, Options{}, false},
 		{"llama-tiny-Q4_0/16x64/partitions-from-24", tiny, 16, 64, 12, Options{PartitionFrom: 24, PartitionSize: 16}, false},
 	}
 	for _, c := range cases {

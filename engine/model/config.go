@@ -31,6 +31,11 @@ type Config struct {
 	// (ARCH.attention.sliding_window, Mistral's): each position attends over the last
 	// SlidingWindow positions; 0 = full causal attention.
 	SlidingWindow int
+	// Experts is the number of routed experts of each block's feed-forward network
+	// (qwen3moe's expert_count; 0: a dense FFN), ExpertsUsed how many of them each
+	// token takes (expert_used_count) and ExpertFF each expert's intermediate size
+	// (expert_feed_forward_length).
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // Architecture builds a model of one family from a parsed GGUF file.
@@ -131,6 +136,16 @@ func readConfig(f *gguf.File) (Config, error) {
 	}
 	if c.Rope.Dims <= 0 || c.Rope.Dims > c.HeadDim || c.Rope.Dims%2 != 0 {
 		return c, fmt.Errorf("model: rope dimension %d does not fit head size %d", c.Rope.Dims, c.HeadDim)
+	}
+	if c.Experts = m.uint("expert_count", 0, false); c.Experts > 0 {
+		c.ExpertsUsed = m.uint("expert_used_count", 0, true)
+		c.ExpertFF = m.uint("expert_feed_forward_length", 0, true)
+		if m.err != nil {
+			return c, m.err
+		}
+		if c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts || c.ExpertFF <= 0 {
+			return c, fmt.Errorf("model: %d of %d experts of %d each per token (need 1…%d, and a positive size)", c.ExpertsUsed, c.Experts, c.ExpertFF, c.Experts)
+		}
 	}
 	if c.Embd <= 0 || c.Layers <= 0 || c.FF <= 0 || c.HeadDim <= 0 {
 		return c, fmt.Errorf("model: bad shape (embedding %d, layers %d, ffn %d)", c.Embd, c.Layers, c.FF)

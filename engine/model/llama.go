@@ -16,6 +16,11 @@ func init() {
 	// qwen3: NeoX-style RoPE, no biases, and an RMSNorm of every query and key head
 	// (attn_q_norm, attn_k_norm: HeadDim weights each) before RoPE, as llama.cpp's qwen3.
 	Register("qwen3", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, false) })
+	// qwen3moe: qwen3's attention and, in place of the dense FFN, routed experts
+	// (ffn_gate_inp, ffn_{gate,up,down}_exps): softmax over the router's logits, the
+	// expert_used_count most likely experts, their weights renormalised to sum to one
+	// (Qwen3-MoE's norm_topk_prob), a SwiGLU per expert, the weighted sum.
+	Register("qwen3moe", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, false) })
 }
 
 // Layer holds one transformer block's weights.
@@ -24,8 +29,13 @@ type Layer struct {
 	Q, K, V, O        *kernels.Matrix
 	QBias, KBias      []float32
 	VBias             []float32
-	QNorm, KNorm      []float32 // per-head RMSNorm weights of queries and keys (qwen3), or nil
-	Gate, Up, Down    *kernels.Matrix
+	QNorm, KNorm      []float32       // per-head RMSNorm weights of queries and keys (qwen3), or nil
+	Gate, Up, Down    *kernels.Matrix // the dense FFN, or nil when the block routes to experts
+	// Router (ffn_gate_inp: Experts rows of Embd) and the experts' projections (one
+	// view per expert into the 3-D ffn_*_exps tensors) of a mixture-of-experts block;
+	// nil in a dense one.
+	Router                     *kernels.Matrix
+	GateExps, UpExps, DownExps []*kernels.Matrix
 }
 
 // Model is a loaded decoder-only transformer: pre-norm blocks of grouped-query
@@ -45,8 +55,15 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	}
 	c.Rope.NeoX = neox
 	c.QKVBias = bias
-	qkNorm := c.Arch == "qwen3"
+	qkNorm := c.Arch == "qwen3" || c.Arch == "qwen3moe"
 	c.QKNorm = qkNorm
+	moe := c.Arch == "qwen3moe"
+	switch {
+	case moe && c.Experts == 0:
+		return nil, fmt.Errorf("model: metadata key %s.expert_count is missing", c.Arch)
+	case !moe && c.Experts > 0:
+		return nil, fmt.Errorf("model: %s with %d experts is not supported (mixture of experts: qwen3moe)", c.Arch, c.Experts)
+	}
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok || len(te.Shape) != 2 {
 		return nil, fmt.Errorf("model: tensor \"token_embd.weight\" is missing or not 2-D")
@@ -71,9 +88,17 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 			QNorm:    l.vector(p+"attn_q_norm.weight", c.HeadDim, !qkNorm),
 			KNorm:    l.vector(p+"attn_k_norm.weight", c.HeadDim, !qkNorm),
 			FFNNorm:  l.vector(p+"ffn_norm.weight", c.Embd, false),
-			Gate:     l.matrix(p+"ffn_gate.weight", c.Embd, c.FF),
-			Up:       l.matrix(p+"ffn_up.weight", c.Embd, c.FF),
-			Down:     l.matrix(p+"ffn_down.weight", c.FF, c.Embd),
+		}
+		b := &m.Blocks[i]
+		if moe {
+			b.Router = l.matrix(p+"ffn_gate_inp.weight", c.Embd, c.Experts)
+			b.GateExps = l.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts)
+			b.UpExps = l.experts(p+"ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts)
+			b.DownExps = l.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts)
+		} else {
+			b.Gate = l.matrix(p+"ffn_gate.weight", c.Embd, c.FF)
+			b.Up = l.matrix(p+"ffn_up.weight", c.Embd, c.FF)
+			b.Down = l.matrix(p+"ffn_down.weight", c.FF, c.Embd)
 		}
 	}
 	m.OutputNorm = l.vector("output_norm.weight", c.Embd, false)
@@ -89,13 +114,22 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 }
 
 // Matrices returns every weight matrix the forward pass multiplies, each once: the
-// blocks' projections and the output (the embedding when tied; an untied embedding is
-// only read a row at a time).
+// blocks' projections (every expert's, and the router, in a mixture-of-experts block)
+// and the output (the embedding when tied; an untied embedding is only read a row at a
+// time).
 func (m *Model) Matrices() []*kernels.Matrix {
-	ws := make([]*kernels.Matrix, 0, 7*len(m.Blocks)+1)
+	ws := make([]*kernels.Matrix, 0, (7+3*m.Experts)*len(m.Blocks)+1)
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		ws = append(ws, b.Q, b.K, b.V, b.O, b.Gate, b.Up, b.Down)
+		ws = append(ws, b.Q, b.K, b.V, b.O)
+		if b.Router == nil {
+			ws = append(ws, b.Gate, b.Up, b.Down)
+			continue
+		}
+		ws = append(ws, b.Router)
+		for e := range b.GateExps {
+			ws = append(ws, b.GateExps[e], b.UpExps[e], b.DownExps[e])
+		}
 	}
 	return append(ws, m.Output)
 }
@@ -225,18 +259,24 @@ type State struct {
 	// over the last Window positions, so a sequence's block table need only map those
 	// (Seq.Blocks). NewState sets the model's own (Config.SlidingWindow); 0 = none.
 	Window int
+	moe    moeState // routing and expert buffers (mixture of experts only)
 }
 
 // NewState allocates activations for batches of up to batch tokens.
 func (m *Model) NewState(batch int) *State {
 	qDim, kvDim := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
+	ff := m.FF
+	if m.Experts > 0 {
+		ff = m.ExpertFF // the dense width is not used
+	}
 	return &State{
 		Batch: batch,
 		x:     make([]float32, batch*m.Embd), h: make([]float32, batch*m.Embd),
 		q: make([]float32, batch*qDim), k: make([]float32, batch*kvDim), v: make([]float32, batch*kvDim),
 		att: make([]float32, batch*qDim), o: make([]float32, batch*m.Embd),
-		gate: make([]float32, batch*m.FF), up: make([]float32, batch*m.FF),
+		gate: make([]float32, batch*ff), up: make([]float32, batch*ff),
 		Window: m.SlidingWindow,
+		moe:    m.newMoEState(batch),
 	}
 }
 
@@ -323,7 +363,10 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	x, h := st.x[:n*e], st.h[:n*e]
 	q, k, v := st.q[:n*qDim], st.k[:n*kvDim], st.v[:n*kvDim]
 	att, o := st.att[:n*qDim], st.o[:n*e]
-	gate, up := st.gate[:n*m.FF], st.up[:n*m.FF]
+	var gate, up []float32 // the dense FFN's; experts take their rows from st.gate and st.up
+	if m.Experts == 0 {
+		gate, up = st.gate[:n*m.FF], st.up[:n*m.FF]
+	}
 	// Sequences sharing one cache (the scheduler's steps) take one varlen attention call
 	// per layer where the backend has it: one parallel step instead of one per sequence,
 	// the same outputs.
@@ -385,6 +428,10 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		be.MatMul(o, L.O, att, n)
 		addInto(x, o)
 		be.RMSNorm(h, x, L.FFNNorm, m.NormEps)
+		if L.Router != nil {
+			m.moeFFN(be, st, L, x, h, n)
+			continue
+		}
 		be.MatMul(gate, L.Gate, h, n)
 		be.MatMul(up, L.Up, h, n)
 		be.SwiGLU(gate, gate, up)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -27,6 +28,13 @@ type ref64 struct {
 	qn, kn            [][]float64 // per-head q/k RMSNorm weights (qwen3), or nil
 	gate, up, down    [][][]float64
 	window            int // sliding window of the attention mask (0: full causal)
+	// qwen3moe: per layer the router (Experts rows) and each expert's gate, up and
+	// down matrices; noRenorm drops the renormalisation of the chosen experts' weights
+	// (a deliberately wrong routing, which the tests must tell apart).
+	router            [][][]float64
+	gateX, upX, downX [][][][]float64
+	noRenorm          bool
+	chosen            map[int]bool // every expert the routing picked
 }
 
 func dequant(t *testing.T, f *gguf.File, name string) ([][]float64, bool) {
@@ -81,11 +89,80 @@ func newRef(t *testing.T, f *gguf.File, c Config) *ref64 {
 		r.vb = append(r.vb, opt(p+"attn_v.bias"))
 		r.qn = append(r.qn, opt(p+"attn_q_norm.weight"))
 		r.kn = append(r.kn, opt(p+"attn_k_norm.weight"))
+		if c.Experts > 0 {
+			r.router = append(r.router, must(p+"ffn_gate_inp.weight"))
+			r.gateX = append(r.gateX, splitExperts(must(p+"ffn_gate_exps.weight"), c.Experts))
+			r.upX = append(r.upX, splitExperts(must(p+"ffn_up_exps.weight"), c.Experts))
+			r.downX = append(r.downX, splitExperts(must(p+"ffn_down_exps.weight"), c.Experts))
+			continue
+		}
 		r.gate = append(r.gate, must(p+"ffn_gate.weight"))
 		r.up = append(r.up, must(p+"ffn_up.weight"))
 		r.down = append(r.down, must(p+"ffn_down.weight"))
 	}
 	return r
+}
+
+// splitExperts cuts the rows of a dequantized 3-D expert tensor into n matrices.
+func splitExperts(rows [][]float64, n int) [][][]float64 {
+	out := make([][][]float64, n)
+	per := len(rows) / n
+	for e := range out {
+		out[e] = rows[e*per : (e+1)*per]
+	}
+	return out
+}
+
+// swiglu returns down·(silu(gate·h) ⊙ up·h).
+func swiglu(gate, up, down [][]float64, h []float64) []float64 {
+	g, u := matvec(gate, h, nil), matvec(up, h, nil)
+	for j := range g {
+		g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+	}
+	return matvec(down, g, nil)
+}
+
+// moe is Qwen3-MoE's feed-forward network of layer l: the softmax of the router's
+// logits, the ExpertsUsed largest probabilities, divided by their sum (unless
+// noRenorm), weighting the chosen experts' SwiGLU outputs.
+func (r *ref64) moe(l int, h []float64) []float64 {
+	logits := matvec(r.router[l], h, nil)
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, v)
+	}
+	p := make([]float64, len(logits))
+	var sum float64
+	for i, v := range logits {
+		p[i] = math.Exp(v - mx)
+		sum += p[i]
+	}
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+	chosen := idx[:r.c.ExpertsUsed]
+	var wsum float64
+	for _, e := range chosen {
+		if r.chosen == nil {
+			r.chosen = map[int]bool{}
+		}
+		r.chosen[e] = true
+		wsum += p[e] / sum
+	}
+	out := make([]float64, len(h))
+	for _, e := range chosen {
+		w := p[e] / sum
+		if !r.noRenorm {
+			w /= wsum
+		}
+		y := swiglu(r.gateX[l][e], r.upX[l][e], r.downX[l][e], h)
+		for j := range out {
+			out[j] += w * y[j]
+		}
+	}
+	return out
 }
 
 func matvec(w [][]float64, x, bias []float64) []float64 {
@@ -189,11 +266,12 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 				xs[i][j] += o[j]
 			}
 			h := rmsnorm(xs[i], r.ffnNorm[l], float64(c.NormEps))
-			g, u := matvec(r.gate[l], h, nil), matvec(r.up[l], h, nil)
-			for j := range g {
-				g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+			var d []float64
+			if c.Experts > 0 {
+				d = r.moe(l, h)
+			} else {
+				d = swiglu(r.gate[l], r.up[l], r.down[l], h)
 			}
-			d := matvec(r.down[l], g, nil)
 			for j := range xs[i] {
 				xs[i][j] += d[j]
 			}
@@ -336,10 +414,13 @@ func TestLoadErrors(t *testing.T) {
 
 // writeTiny writes a small random model of the given architecture (F32 weights) and
 // returns it opened. qwen2 gets q/k/v biases; qwen3 per-head q/k norms (weights of
-// varied sizes, so that a missed or misplaced norm shows) and a tiny norm epsilon.
-func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
+// varied sizes, so that a missed or misplaced norm shows) and a tiny norm epsilon;
+// qwen3moe qwen3's attention and, for the FFN, 8 experts of 24 of which each token
+// takes 2, with a router of large weights so that no two experts nearly tie.
+func writeTiny(t testing.TB, arch string, seed uint64) *gguf.File {
 	t.Helper()
 	const embd, layers, heads, kvHeads, ff, vocab = 32, 2, 4, 2, 48, 40
+	const experts, used, expertFF = 8, 2, 24
 	hd := embd / heads
 	rng := seed
 	rnd := func(n int, scale float32) []byte {
@@ -369,6 +450,11 @@ func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 	w.AddKV(arch+".attention.head_count_kv", uint32(kvHeads))
 	w.AddKV(arch+".attention.layer_norm_rms_epsilon", float32(1e-6))
 	w.AddKV(arch+".rope.freq_base", float32(1e6))
+	if arch == "qwen3moe" {
+		w.AddKV(arch+".expert_count", uint32(experts))
+		w.AddKV(arch+".expert_used_count", uint32(used))
+		w.AddKV(arch+".expert_feed_forward_length", uint32(expertFF))
+	}
 	type tensor struct {
 		name  string
 		shape []uint64
@@ -383,11 +469,20 @@ func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 			tensor{p + "attn_k.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
 			tensor{p + "attn_v.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
 			tensor{p + "attn_output.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)},
-			tensor{p + "ffn_norm.weight", []uint64{embd}, ones(embd)},
-			tensor{p + "ffn_gate.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
-			tensor{p + "ffn_up.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
-			tensor{p + "ffn_down.weight", []uint64{ff, embd}, rnd(embd*ff, 0.3)})
-		if arch == "qwen3" {
+			tensor{p + "ffn_norm.weight", []uint64{embd}, ones(embd)})
+		if arch == "qwen3moe" {
+			ts = append(ts,
+				tensor{p + "ffn_gate_inp.weight", []uint64{embd, experts}, rnd(embd*experts, 1)},
+				tensor{p + "ffn_gate_exps.weight", []uint64{embd, expertFF, experts}, rnd(embd*expertFF*experts, 0.3)},
+				tensor{p + "ffn_up_exps.weight", []uint64{embd, expertFF, experts}, rnd(embd*expertFF*experts, 0.3)},
+				tensor{p + "ffn_down_exps.weight", []uint64{expertFF, embd, experts}, rnd(embd*expertFF*experts, 0.3)})
+		} else {
+			ts = append(ts,
+				tensor{p + "ffn_gate.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
+				tensor{p + "ffn_up.weight", []uint64{embd, ff}, rnd(embd*ff, 0.3)},
+				tensor{p + "ffn_down.weight", []uint64{ff, embd}, rnd(embd*ff, 0.3)})
+		}
+		if arch == "qwen3" || arch == "qwen3moe" {
 			ts = append(ts,
 				tensor{p + "attn_q_norm.weight", []uint64{uint64(hd)}, rnd(hd, 2)},
 				tensor{p + "attn_k_norm.weight", []uint64{uint64(hd)}, rnd(hd, 2)})
@@ -424,10 +519,13 @@ func writeTiny(t *testing.T, arch string, seed uint64) *gguf.File {
 }
 
 // TestSyntheticArchitecturesMatchReference covers what the real fixtures do not: qwen2
-// (NeoX RoPE, q/k/v biases), qwen3 (NeoX RoPE, per-head q/k RMSNorm), tied output, a
-// large RoPE base and full-width RoPE.
+// (NeoX RoPE, q/k/v biases), qwen3 (NeoX RoPE, per-head q/k RMSNorm), qwen3moe (qwen3's
+// attention, routed experts: top-2 of 8 with renormalised weights), tied output, a large
+// RoPE base and full-width RoPE. F32 weights: bound 1e-4 relative to max(1, |logit|).
+// For qwen3moe the same reference without the renormalisation must miss that bound by
+// far, so the routing is checked, not only the attention.
 func TestSyntheticArchitecturesMatchReference(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3", "qwen3moe"} {
 		t.Run(arch, func(t *testing.T) {
 			f := writeTiny(t, arch, 7)
 			m, err := FromGGUF(f)
@@ -435,8 +533,10 @@ func TestSyntheticArchitecturesMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := m.Blocks[0]
+			qwen3 := arch == "qwen3" || arch == "qwen3moe"
 			if m.Rope.NeoX != (arch != "llama") || (b.QBias != nil) != (arch == "qwen2") || !m.TiedOutput ||
-				(b.QNorm != nil) != (arch == "qwen3") || (b.KNorm != nil) != (arch == "qwen3") || m.QKNorm != (arch == "qwen3") {
+				(b.QNorm != nil) != qwen3 || (b.KNorm != nil) != qwen3 || m.QKNorm != qwen3 ||
+				(b.Router != nil) != (arch == "qwen3moe") || (b.Gate != nil) == (arch == "qwen3moe") {
 				t.Fatalf("config: neox %v bias %v q/k norm %v %v tied %v", m.Rope.NeoX, b.QBias != nil, b.QNorm != nil, b.KNorm != nil, m.TiedOutput)
 			}
 			be := cpu.New(2)
@@ -448,16 +548,36 @@ func TestSyntheticArchitecturesMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := newRef(t, f, m.Config).forward(tokens)
-			for p := range tokens {
-				for j, w := range want[p] {
-					if d := math.Abs(float64(got[p*m.Vocab+j]) - w); d > 1e-4*math.Max(1, math.Abs(w)) {
-						t.Fatalf("position %d logit %d: %g, reference %g", p, j, got[p*m.Vocab+j], w)
-					}
+			ref := newRef(t, f, m.Config)
+			want := ref.forward(tokens)
+			if worst := worstExcess(got, want, m.Vocab); worst > 1 {
+				t.Fatalf("logits differ from the reference by %.3g × the bound 1e-4", worst)
+			}
+			if arch == "qwen3moe" {
+				if len(ref.chosen) < m.Experts-1 {
+					t.Fatalf("the tokens took only experts %v of %d: routing barely exercised", ref.chosen, m.Experts)
+				}
+				ref.noRenorm = true
+				if worst := worstExcess(got, ref.forward(tokens), m.Vocab); worst < 10 {
+					t.Fatalf("the reference without renormalised expert weights comes within %.3g × the bound: the test cannot see the routing", worst)
+				} else {
+					t.Logf("without renormalisation the reference is %.3g × the bound away", worst)
 				}
 			}
 		})
 	}
+}
+
+// worstExcess returns the largest |got − want| over every logit, in units of the bound
+// 1e-4·max(1, |want|).
+func worstExcess(got []float32, want [][]float64, vocab int) float64 {
+	worst := 0.0
+	for p := range want {
+		for j, w := range want[p] {
+			worst = math.Max(worst, math.Abs(float64(got[p*vocab+j])-w)/(1e-4*math.Max(1, math.Abs(w))))
+		}
+	}
+	return worst
 }
 
 func TestConfigErrors(t *testing.T) {

@@ -72,3 +72,38 @@ func (l *loader) vector(name string, n int, optional bool) []float32 {
 	tr.ToFloat(data, out)
 	return out
 }
+
+// experts returns the n matrices of rows×cols that a 3-D expert tensor (GGUF shape
+// [cols, rows, n], llama.cpp's ffn_*_exps) stacks, expert e's rows after expert e-1's:
+// each is a view of its slice of the file's data, nothing copied.
+func (l *loader) experts(name string, cols, rows, n int) []*kernels.Matrix {
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.fail("tensor %q is missing", name)
+		return nil
+	}
+	if len(t.Shape) != 3 || t.Shape[0] != uint64(cols) || t.Shape[1] != uint64(rows) || t.Shape[2] != uint64(n) {
+		l.fail("tensor %q has shape %v, want [%d %d %d]", name, t.Shape, cols, rows, n)
+		return nil
+	}
+	tr := kernels.TraitsOf(t.Type)
+	if tr == nil || tr.VecDot == nil || tr.ToFloat == nil {
+		l.fail("tensor %q: type %s is not supported for matrix products", name, t.Type)
+		return nil
+	}
+	if cols%tr.BlockSize != 0 {
+		l.fail("tensor %q: rows of %d are not whole %s blocks", name, cols, t.Type)
+		return nil
+	}
+	data := l.f.TensorData(t)
+	size := rows * (cols / tr.BlockSize * tr.BlockBytes)
+	if len(data) != n*size {
+		l.fail("tensor %q holds %d bytes, want %d", name, len(data), n*size)
+		return nil
+	}
+	out := make([]*kernels.Matrix, n)
+	for e := range out {
+		out[e] = &kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: data[e*size : (e+1)*size : (e+1)*size]}
+	}
+	return out
+}

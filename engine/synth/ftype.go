@@ -94,6 +94,7 @@ const (
 	roleFFNGate
 	roleFFNUp
 	roleFFNDown
+	roleRouter // ffn_gate_inp: llama-quantize never quantizes it; the converter writes F32
 )
 
 // useMoreBits is llama.cpp's use_more_bits rule: the first and last eighth of the layers,
@@ -102,14 +103,17 @@ func useMoreBits(layer, nLayers int) bool {
 	return layer < nLayers/8 || layer >= 7*nLayers/8 || (layer-nLayers/8)%3 == 2
 }
 
-// tensorType picks the type of a 2-D weight tensor the way llama.cpp's quantizer does
-// (src/llama-quant.cpp, llama_tensor_get_type with no imatrix, no overrides, one expert):
-// the base type, raised for output.weight (and token_embd when embeddings are tied), for
-// attn_v/ffn_down/attn_output by the mix's rules, then lowered to a compatible type when
-// the row length is not a multiple of the block size. Norms and biases (roleOther) are
-// always F32. layer is the block index (attn_v and ffn_down are counted per layer).
+// tensorType picks the type of a weight tensor the way llama.cpp's quantizer does
+// (src/llama-quant.cpp, llama_tensor_get_type with no imatrix, no overrides): the base
+// type, raised for output.weight (and token_embd when embeddings are tied), for
+// attn_v/ffn_down/attn_output by the mix's rules (and, in a model of exactly 8
+// experts, attn_v and attn_k to Q8_0 and attn_output to Q5_K in the mixes llama.cpp
+// names), then lowered to a compatible type when the row length is not a multiple of
+// the block size. Norms, biases (roleOther) and the expert router are always F32.
+// layer is the block index (attn_v and ffn_down, experts' included, are counted per
+// layer).
 func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels.DType {
-	if role == roleOther {
+	if role == roleOther || role == roleRouter {
 		return kernels.F32
 	}
 	t := f.Base
@@ -154,6 +158,13 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 				t = kernels.Q5_K
 			}
 		}
+		if s.Experts == 8 { // "for the 8-expert model, bumping this to Q8_0 trades just ~128MB"
+			t = kernels.Q8_0
+		}
+	case role == roleAttnK:
+		if s.Experts == 8 {
+			t = kernels.Q8_0
+		}
 	case role == roleFFNDown:
 		switch f.Name {
 		case "Q2_K":
@@ -173,6 +184,11 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 			if layer < nl/8 {
 				t = kernels.Q5_K
 			}
+		}
+	case role == roleAttnOutput && s.Experts == 8:
+		switch f.Name {
+		case "Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ4_XS":
+			t = kernels.Q5_K
 		}
 	case role == roleAttnOutput:
 		switch f.Name {

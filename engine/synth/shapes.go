@@ -36,7 +36,7 @@ const (
 type Shape struct {
 	Name        string // the synth name ("llama-1b")
 	Description string // the model it imitates
-	Arch        string // general.architecture: "llama", "qwen2" or "qwen3"
+	Arch        string // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
 
 	Vocab   int // vocabulary size (rows of token_embd)
 	Embd    int // hidden size (n_embd)
@@ -57,7 +57,13 @@ type Shape struct {
 	// QKNorm means each query and key head is RMS-normalised with its own weights
 	// (attn_q_norm, attn_k_norm; qwen3).
 	QKNorm bool
-	Tok    VocabKind
+	// Experts is the number of routed experts in each block's feed-forward network
+	// (qwen3moe; 0: a dense FFN of FF), ExpertsUsed how many each token takes and
+	// ExpertFF each expert's intermediate size (moe_intermediate_size). FF is then
+	// the checkpoint's dense intermediate_size, written as llama.cpp's converter does
+	// but used by no tensor.
+	Experts, ExpertsUsed, ExpertFF int
+	Tok                            VocabKind
 
 	// DraftLayers, when set, makes the shape the target of a speculative-decoding pair
 	// whose draft is the shape "NAME-draft" (DraftSuffix): the draft has the target's
@@ -164,6 +170,27 @@ var shapes = []Shape{
 		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2,
 	},
 	{
+		// A small qwen3moe (no released model has this shape) that writes and runs in
+		// seconds: Qwen3-MoE's layout (head size 128, 2 KV heads, q/k norms, untied
+		// output, top-8 of 128 experts scaled down to top-2 of 8) and vocabulary, 2
+		// blocks.
+		Name: "qwen3moe-tiny", Description: "small Qwen3-MoE-style model", Arch: "qwen3moe",
+		Vocab: 151936, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 768, HeadDim: 128,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256,
+		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, Tok: VocabQwen2,
+	},
+	{
+		// Qwen/Qwen3-30B-A3B config.json: vocab 151936, hidden 2048, 48 layers, 32 heads,
+		// 4 KV heads, head_dim 128, num_experts 128, num_experts_per_tok 8,
+		// moe_intermediate_size 768, intermediate_size 6144 (unused: every block is
+		// sparse), max_position_embeddings 40960, rope_theta 1e6, rms_norm_eps 1e-6,
+		// untied, q/k norms, norm_topk_prob true. 30.53 B parameters, 3.3 B active.
+		Name: "qwen3moe-30b-a3b", Description: "Qwen3 30B-A3B", Arch: "qwen3moe",
+		Vocab: 151936, Embd: 2048, Layers: 48, Heads: 32, HeadsKV: 4, FF: 6144, HeadDim: 128,
+		Experts: 128, ExpertsUsed: 8, ExpertFF: 768,
+		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, Tok: VocabQwen2,
+	},
+	{
 		// mistralai/Mistral-Nemo-Base-2407 config.json: vocab 131072, hidden 5120,
 		// intermediate 14336, 40 layers, 32 heads, 8 KV heads, head_dim 128 (so
 		// 32×128 = 4096 ≠ 5120), max_position_embeddings 1024000, rope_theta 1e6,
@@ -251,8 +278,12 @@ func (s Shape) Validate() error {
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("synth: shape has no name")
-	case s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3":
+	case s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" && s.Arch != "qwen3moe":
 		return fmt.Errorf("synth: shape %s: architecture %q is not supported", s.Name, s.Arch)
+	case (s.Arch == "qwen3moe") != (s.Experts > 0):
+		return fmt.Errorf("synth: shape %s: routed experts go with qwen3moe, and qwen3moe has them", s.Name)
+	case s.Experts > 0 && (s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFF <= 0 || s.ExpertFF%32 != 0):
+		return fmt.Errorf("synth: shape %s: %d of %d experts of %d each (need 1…%d used, a multiple of 32 wide)", s.Name, s.ExpertsUsed, s.Experts, s.ExpertFF, s.Experts)
 	case s.Vocab < minVocab(s.Tok):
 		return fmt.Errorf("synth: shape %s: vocabulary of %d is too small (need %d)", s.Name, s.Vocab, minVocab(s.Tok))
 	case s.Embd <= 0 || s.Layers <= 0 || s.FF <= 0 || s.Heads <= 0 || s.HeadsKV <= 0:

@@ -33,6 +33,10 @@ var (
 	miniQwen3 = Shape{Name: "test-qwen3", Description: "test", Arch: "qwen3",
 		Vocab: 1024, Embd: 128, Layers: 2, Heads: 4, HeadsKV: 2, FF: 256, HeadDim: 64,
 		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, Tied: true, QKNorm: true, Tok: VocabQwen2}
+	miniQwen3MoE = Shape{Name: "test-qwen3moe", Description: "test", Arch: "qwen3moe",
+		Vocab: 1024, Embd: 128, Layers: 2, Heads: 4, HeadsKV: 2, FF: 384, HeadDim: 64,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 64,
+		Context: 1024, RopeBase: 1e6, RMSEps: 1e-6, QKNorm: true, Tok: VocabQwen2}
 	miniLlama3 = Shape{Name: "test-llama3", Description: "test", Arch: "llama",
 		Vocab: 1024, Embd: 192, Layers: 2, Heads: 4, HeadsKV: 1, FF: 256, HeadDim: 64,
 		Context: 8192, RopeBase: 5e5, RMSEps: 1e-5, Tok: VocabLlama3}
@@ -52,6 +56,8 @@ func TestParams(t *testing.T) {
 		{"qwen2-7b", 7.60, 7.63},
 		{"qwen3-tiny", 0.0408, 0.0410}, // the tied 151936×256 embedding is 38.9 M of it
 		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
+		{"qwen3moe-tiny", 0.0817, 0.0818},
+		{"qwen3moe-30b-a3b", 30.525, 30.535}, // llama-bench: "qwen3moe 30B.A3B … 30.53 B"
 		{"mistral-nemo-12b", 12.2, 12.3},
 		{"spec-tiny", 0.00180, 0.00181},
 		{"spec-tiny-draft", 0.00073, 0.00074},
@@ -393,7 +399,7 @@ func checkFile(t *testing.T, spec Spec, f *gguf.File) {
 
 func TestWriteReadBack(t *testing.T) {
 	types := []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"}
-	for _, sh := range []Shape{miniLlama, miniQwen, miniQwen3, miniLlama3} {
+	for _, sh := range []Shape{miniLlama, miniQwen, miniQwen3, miniQwen3MoE, miniLlama3} {
 		for _, typ := range types {
 			t.Run(sh.Name+"/"+typ, func(t *testing.T) {
 				spec := Spec{Shape: sh, Type: mustType(t, typ), Seed: 5}
@@ -474,6 +480,90 @@ func TestQwen3Tensors(t *testing.T) {
 	}
 	if q := byName["blk.0.attn_q.weight"]; !slices.Equal(q.Shape, []uint64{1024, 2048}) {
 		t.Errorf("attn_q shape %v, want [1024 2048]", q.Shape)
+	}
+}
+
+// TestQwen3MoETensors checks qwen3moe-30b-a3b against what llama.cpp reports for
+// Qwen3-30B-A3B Q4_K_M (llama-bench: "qwen3moe 30B.A3B Q4_K - Medium", 17.28 GiB,
+// 30.53 B params; 579 tensors): twelve tensors per block, the router F32, the experts
+// 3-D [row, rows, 128] with ffn_down_exps raised to Q6_K in use_more_bits layers, and
+// 3.35 B parameters active per token (8 of 128 experts). Then qwen3moe-tiny's 8 experts
+// take llama.cpp's 8-expert rules: attn_k and attn_v Q8_0, attn_output Q5_K.
+func TestQwen3MoETensors(t *testing.T) {
+	spec, err := NewSpec("qwen3moe-30b-a3b", "Q4_K_M", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := spec.Tensors()
+	if len(ts) != 579 {
+		t.Errorf("%d tensors, want 579", len(ts))
+	}
+	size, err := spec.FileSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gib := float64(size) / (1 << 30); math.Abs(gib-17.28) > 0.005 {
+		t.Errorf("Q4_K_M file of %.3f GiB, llama.cpp's is 17.28", gib)
+	}
+	if a := float64(spec.ActiveParams()) / 1e9; a < 3.34 || a > 3.36 {
+		t.Errorf("%.3f B active parameters, want 3.35", a)
+	}
+	byName := map[string]TensorSpec{}
+	for _, x := range ts {
+		byName[x.Name] = x
+	}
+	for name, want := range map[string]struct {
+		typ   kernels.DType
+		shape []uint64
+	}{
+		"blk.0.ffn_gate_inp.weight":  {kernels.F32, []uint64{2048, 128}},
+		"blk.0.ffn_gate_exps.weight": {kernels.Q4_K, []uint64{2048, 768, 128}},
+		"blk.0.ffn_up_exps.weight":   {kernels.Q4_K, []uint64{2048, 768, 128}},
+		"blk.0.ffn_down_exps.weight": {kernels.Q6_K, []uint64{768, 2048, 128}}, // first eighth
+		"blk.7.ffn_down_exps.weight": {kernels.Q4_K, []uint64{768, 2048, 128}},
+		"blk.8.ffn_down_exps.weight": {kernels.Q6_K, []uint64{768, 2048, 128}}, // (8-6)%3 == 2
+		"blk.47.attn_k.weight":       {kernels.Q4_K, []uint64{2048, 512}},
+		"blk.47.attn_output.weight":  {kernels.Q4_K, []uint64{4096, 2048}},
+		"blk.0.attn_q_norm.weight":   {kernels.F32, []uint64{128}},
+		"output.weight":              {kernels.Q6_K, []uint64{2048, 151936}},
+		"token_embd.weight":          {kernels.Q4_K, []uint64{2048, 151936}},
+	} {
+		x, ok := byName[name]
+		if !ok || x.Type != want.typ || !slices.Equal(x.Shape, want.shape) {
+			t.Errorf("%s: %v %v %v, want %v %v", name, ok, x.Type, x.Shape, want.typ, want.shape)
+		}
+	}
+	for _, name := range []string{"blk.0.ffn_gate.weight", "blk.0.ffn_down.weight"} {
+		if _, ok := byName[name]; ok {
+			t.Errorf("%s present in a model of experts only", name)
+		}
+	}
+	kvs := map[string]any{}
+	for _, kv := range collectKVs(spec) {
+		kvs[kv.Key] = kv.Value.V
+	}
+	for key, want := range map[string]uint32{"qwen3moe.expert_count": 128, "qwen3moe.expert_used_count": 8,
+		"qwen3moe.expert_feed_forward_length": 768, "qwen3moe.feed_forward_length": 6144} {
+		if kvs[key] != want {
+			t.Errorf("%s = %v, want %d", key, kvs[key], want)
+		}
+	}
+	tiny, err := NewSpec("qwen3moe-tiny", "Q4_K_M", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]kernels.DType{}
+	for _, x := range tiny.Tensors() {
+		types[x.Name] = x.Type
+	}
+	for name, want := range map[string]kernels.DType{
+		"blk.1.attn_k.weight": kernels.Q8_0, "blk.1.attn_v.weight": kernels.Q8_0,
+		"blk.1.attn_output.weight": kernels.Q5_K, "blk.1.attn_q.weight": kernels.Q4_K,
+		"blk.1.ffn_gate_inp.weight": kernels.F32,
+	} {
+		if types[name] != want {
+			t.Errorf("qwen3moe-tiny Q4_K_M %s: %v, want %v (llama.cpp's 8-expert rules)", name, types[name], want)
+		}
 	}
 }
 

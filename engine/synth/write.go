@@ -131,6 +131,14 @@ func (s Spec) Tensors() []TensorSpec {
 		}
 		add(p+"attn_output.weight", roleAttnOutput, l, q, e)
 		add(p+"ffn_norm.weight", roleOther, l, e)
+		if sh.Experts > 0 { // llama.cpp's qwen3moe: the router, then 3-D [.., .., experts] stacks
+			ne, eff := uint64(sh.Experts), uint64(sh.ExpertFF)
+			add(p+"ffn_gate_inp.weight", roleRouter, l, e, ne)
+			add(p+"ffn_gate_exps.weight", roleFFNGate, l, e, eff, ne)
+			add(p+"ffn_up_exps.weight", roleFFNUp, l, e, eff, ne)
+			add(p+"ffn_down_exps.weight", roleFFNDown, l, eff, e, ne)
+			continue
+		}
 		add(p+"ffn_gate.weight", roleFFNGate, l, e, ff)
 		add(p+"ffn_up.weight", roleFFNUp, l, e, ff)
 		add(p+"ffn_down.weight", roleFFNDown, l, ff, e)
@@ -159,6 +167,20 @@ func (s Spec) draftTensors() []TensorSpec {
 		out = append(out, ts)
 	}
 	return out
+}
+
+// ActiveParams returns the parameters one token's forward pass uses: all of Params
+// but, in a mixture-of-experts shape, only ExpertsUsed of each block's experts.
+func (s Spec) ActiveParams() int64 {
+	var n int64
+	for _, t := range s.Tensors() {
+		if len(t.Shape) == 3 && s.Shape.Experts > 0 {
+			n += t.Elements() / int64(s.Shape.Experts) * int64(s.Shape.ExpertsUsed)
+			continue
+		}
+		n += t.Elements()
+	}
+	return n
 }
 
 // Params returns the number of parameters (tied embeddings counted once).
@@ -221,6 +243,11 @@ func (s Spec) addKVs(add func(string, any)) {
 	add(a+"embedding_length", uint32(sh.Embd))
 	add(a+"block_count", uint32(sh.Layers))
 	add(a+"feed_forward_length", uint32(sh.FF))
+	if sh.Experts > 0 {
+		add(a+"expert_count", uint32(sh.Experts))
+		add(a+"expert_used_count", uint32(sh.ExpertsUsed))
+		add(a+"expert_feed_forward_length", uint32(sh.ExpertFF))
+	}
 	add(a+"attention.head_count", uint32(sh.Heads))
 	add(a+"attention.head_count_kv", uint32(sh.HeadsKV))
 	if sh.HeadDim > 0 {

@@ -26,12 +26,13 @@ type modelFacts struct {
 func describe(e *engine.Engine) modelFacts {
 	f := modelFacts{weightBytes: WeightBytesPerToken(e.File)}
 	matBytes := map[kernels.DType]uint64{}
+	experts, used := expertCounts(e.File)
 	for i := range e.File.Tensors {
 		t := &e.File.Tensors[i]
 		f.size += t.Size
 		f.params += t.Elements()
 		if strings.HasPrefix(t.Name, "blk.") && strings.HasSuffix(t.Name, ".weight") && len(t.Shape) >= 2 && t.Shape[1] > 1 {
-			f.blockParams += float64(t.Elements())
+			f.blockParams += float64(activeShare(t, t.Elements(), experts, used)) // a token multiplies its experts only
 			if matBytes[t.Type] == 0 {
 				f.matTypes = append(f.matTypes, t.Type)
 			}
@@ -47,10 +48,13 @@ func describe(e *engine.Engine) modelFacts {
 
 // WeightBytesPerToken returns the bytes of weights one generated token reads: every
 // tensor but token_embd, whose one row per token is negligible, unless the output
-// projection is tied to it (no output.weight), when it is read whole.
+// projection is tied to it (no output.weight), when it is read whole. In a
+// mixture-of-experts model a token reads only the experts it is routed to: each 3-D
+// expert tensor counts for <arch>.expert_used_count of its <arch>.expert_count experts.
 func WeightBytesPerToken(f *gguf.File) uint64 {
 	var n, embd uint64
 	tied := true
+	experts, used := expertCounts(f)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		switch t.Name {
@@ -60,12 +64,34 @@ func WeightBytesPerToken(f *gguf.File) uint64 {
 		case "output.weight":
 			tied = false
 		}
-		n += t.Size
+		n += activeShare(t, t.Size, experts, used)
 	}
 	if tied {
 		n += embd
 	}
 	return n
+}
+
+// expertCounts returns a mixture-of-experts model's <arch>.expert_count and
+// <arch>.expert_used_count, or zeros for a dense model (or counts that do not fit).
+func expertCounts(f *gguf.File) (experts, used uint64) {
+	arch := f.Architecture()
+	experts, _ = f.Uint(arch + ".expert_count")
+	used, _ = f.Uint(arch + ".expert_used_count")
+	if experts == 0 || used == 0 || used > experts {
+		return 0, 0
+	}
+	return experts, used
+}
+
+// activeShare returns the part of v (a tensor's bytes or elements) that one token
+// uses: used/experts of it for a 3-D tensor of experts stacked along its last
+// dimension, all of it otherwise.
+func activeShare(t *gguf.TensorInfo, v, experts, used uint64) uint64 {
+	if experts > 0 && len(t.Shape) == 3 && t.Shape[2] == experts {
+		return v / experts * used
+	}
+	return v
 }
 
 // sizeLabel approximates llama.cpp's model size class from the parameter count:

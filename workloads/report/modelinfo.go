@@ -46,6 +46,10 @@ func ModelInfo(w io.Writer, path string, f *gguf.File, tensors, kv bool) error {
 		row("layers", "%d", m.Layers)
 		row("heads", "%d (key/value heads %d, head size %d, GQA %d)", m.Heads, m.KVHeads, m.HeadDim, m.Heads/m.KVHeads)
 		row("feed-forward", "%d", m.FF)
+		if m.Experts > 0 {
+			row("experts", "%d, %d per token, feed-forward %d each (%s parameters active per token)",
+				m.Experts, m.ExpertsUsed, m.ExpertFF, HumanCount(activeParams(f, params, m.Experts, m.ExpertsUsed)))
+		}
 		style := "normal"
 		if m.Rope.NeoX {
 			style = "neox"
@@ -156,4 +160,16 @@ func BytesIEC(n uint64) string {
 		return fmt.Sprintf("%.2f KiB", float64(n)/k)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// activeParams returns the parameters one token uses in a model of the given experts:
+// params less the experts it is not routed to in each 3-D expert tensor.
+func activeParams(f *gguf.File, params uint64, experts, used int) uint64 {
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if len(t.Shape) == 3 && t.Shape[2] == uint64(experts) {
+			params -= t.Elements() / uint64(experts) * uint64(experts-used)
+		}
+	}
+	return params
 }
