@@ -609,15 +609,25 @@ func (m Model) modelRows() []string {
 // the synthetic pairs' draft shapes, the files found, a path.
 func (m Model) draftChoices() []string {
 	out := []string{"", rowBuiltin}
-	for _, s := range m.shapes {
-		if sh, err := synth.Lookup(s); err == nil && sh.DraftOf != "" {
-			out = append(out, synthPrefix+s)
-		}
+	for _, s := range DraftShapes() {
+		out = append(out, synthPrefix+s)
 	}
 	for _, f := range m.files {
 		out = append(out, filePrefix+f.Path)
 	}
 	return append(out, rowPath)
+}
+
+// DraftShapes are the synthetic shapes Setup offers as a draft: the pairs' drafts
+// (spec-tiny-draft, spec-base-draft).
+func DraftShapes() []string {
+	var out []string
+	for _, s := range synth.Shapes() {
+		if sh, err := synth.Lookup(s); err == nil && sh.DraftOf != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // draftModel is the draft chosen as a model reference (zero: none).
