@@ -37,23 +37,7 @@ func TestTUIDraftRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	run := func(c setup.Config) runcore.Done {
-		t.Helper()
-		w, _, opts, err := tuiStarter(dev, st)(c)
-		if err != nil {
-			t.Fatalf("the starter refused %s: %v", c.Describe(), err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		_, events := runcore.Start(ctx, w, opts...)
-		var done runcore.Done
-		for ev := range events {
-			if d, ok := ev.(runcore.Done); ok {
-				done = d
-			}
-		}
-		return done
-	}
+	run := func(c setup.Config) runcore.Done { t.Helper(); return runSetup(t, dev, st, c) }
 	c := setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "spec-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 2,
 		InputLen: 16, OutputLen: 16, Concurrency: []int{1}, Rate: []float64{math.Inf(1)}, Threads: 1,
 		Draft: workloads.BenchModel{Shape: "spec-tiny-draft", Type: "Q8_0"}, DraftMax: 4, DraftMin: 1, DraftPMin: 0.6}
@@ -80,4 +64,24 @@ func TestTUIDraftRuns(t *testing.T) {
 	if got := root.Err(); got != "run failed: "+done.Err.Error() || !strings.Contains(root.Render(), want) {
 		t.Errorf("the workbench's error line %q:\n%s", got, root.Render())
 	}
+}
+
+// runSetup runs c the way the workbench starts a Setup run (tuiStarter: the job
+// layer, measured with dev, kept in st) and returns how it ended.
+func runSetup(t *testing.T, dev *jobs.Device, st *store.Store, c setup.Config) runcore.Done {
+	t.Helper()
+	w, _, opts, err := tuiStarter(dev, st)(c)
+	if err != nil {
+		t.Fatalf("the starter refused %s: %v", c.Describe(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, events := runcore.Start(ctx, w, opts...)
+	var done runcore.Done
+	for ev := range events {
+		if d, ok := ev.(runcore.Done); ok {
+			done = d
+		}
+	}
+	return done
 }

@@ -344,11 +344,7 @@ func TestGolden(t *testing.T) {
 // draft in Q8_0, --draft-max 24 --draft-min 1 --draft-p-min 0.6, the cursor on the
 // draft model row.
 func draftGolden(t *testing.T) Model {
-	m := draftSetup(t)
-	m = at(t, m, rowDraft)
-	for m.draft != synthPrefix+"spec-base-draft" {
-		m, _ = press(m, right)
-	}
+	m := toDraft(t, draftSetup(t), synthPrefix+"spec-base-draft")
 	m = set(t, m, rowDraftMax, "24")
 	m = set(t, m, rowDraftMin, "1")
 	m = set(t, m, rowDraftPMin, "0.6")
@@ -570,7 +566,21 @@ func TestBatchSetup(t *testing.T) {
 	}
 }
 
-// draftModel returns a serve-bench Setup on the synthetic spec-base Q8_0 whose draft
+// toDraft moves to the draft model row and presses → until the draft is id.
+func toDraft(t *testing.T, m Model, id string) Model {
+	t.Helper()
+	m = at(t, m, rowDraft)
+	for range m.draftChoices() {
+		if m.draft == id {
+			return m
+		}
+		m, _ = press(m, right)
+	}
+	t.Fatalf("the draft row does not offer %q", id)
+	return m
+}
+
+// draftSetup returns a serve-bench Setup on the synthetic spec-base Q8_0 whose draft
 // row offers a file found (a file that exists, so that it can run).
 func draftSetup(t *testing.T) Model {
 	t.Helper()
@@ -729,10 +739,7 @@ func TestDraftChoicesAndEstimate(t *testing.T) {
 	for m.shapes[m.shape] != "spec-tiny" {
 		m, _ = press(m, left)
 	}
-	m = at(t, m, rowDraft)
-	for m.draft != synthPrefix+"spec-tiny-draft" {
-		m, _ = press(m, right)
-	}
+	m = toDraft(t, m, synthPrefix+"spec-tiny-draft")
 	m = set(t, m, rowConc, "2")
 	m = set(t, m, rowInLen, "100")
 	m = set(t, m, rowOutLen, "50")
@@ -768,11 +775,7 @@ func TestDraftChoicesAndEstimate(t *testing.T) {
 	if c.Draft.Shape != "spec-tiny-draft" {
 		t.Fatalf("draft %+v", c.Draft)
 	}
-	b := at(t, m, rowDraft)
-	for b.draft != rowBuiltin {
-		b, _ = press(b, left)
-	}
-	if e := b.Estimate(); !strings.Contains(e, "the draft "+human(int64(len(builtin.Stories260K)))+" of it") {
+	if e := toDraft(t, m, rowBuiltin).Estimate(); !strings.Contains(e, "the draft "+human(int64(len(builtin.Stories260K)))+" of it") {
 		t.Errorf("built-in draft: %q", e)
 	}
 
