@@ -28,15 +28,7 @@ import (
 // shows on its error line.
 func TestTUIDraftRuns(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the synthetic models are written here
-	st, err := store.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := jobs.OpenDevice("none", func(string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev, st := workbenchParts(t)
 	run := func(c setup.Config) runcore.Done { t.Helper(); return runSetup(t, dev, st, c) }
 	c := setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "spec-tiny", Type: "Q8_0"}, Dataset: "random", Prompts: 2,
 		InputLen: 16, OutputLen: 16, Concurrency: []int{1}, Rate: []float64{math.Inf(1)}, Threads: 1,
@@ -84,4 +76,20 @@ func runSetup(t *testing.T, dev *jobs.Device, st *store.Store, c setup.Config) r
 		}
 	}
 	return done
+}
+
+// workbenchParts opens what a workbench run needs in a test: no telemetry device
+// (closed at the test's end) and a results store in a temporary folder.
+func workbenchParts(t *testing.T) (*jobs.Device, *store.Store) {
+	t.Helper()
+	st, err := store.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := jobs.OpenDevice("none", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dev.Close)
+	return dev, st
 }
