@@ -1184,7 +1184,7 @@ func (m Model) fieldErr(f string) string {
 		}
 	case rowDraftPath:
 		if v == "" {
-			return "type or paste a path to the draft's .gguf file"
+			return "type or paste a .gguf path"
 		}
 		return m.fileErr(discover.ExpandPath(v))
 	case rowDraftType:
@@ -1485,9 +1485,10 @@ func (m Model) line(f string, radio bool, label, value string) string {
 }
 
 // shownErr is what is wrong with row f where its row says so: once enter was
-// pressed, or while the cursor is on it (the path, whenever it is the model).
+// pressed, or while the cursor is on it (a path, whenever it is the model or the
+// draft).
 func (m Model) shownErr(f string) string {
-	if m.tried || m.focused() == f || f == rowPath {
+	if m.tried || m.focused() == f || f == rowPath || f == rowDraftPath {
 		return m.fieldErr(f) // the path's is "" unless it is the model
 	}
 	return ""
@@ -1522,8 +1523,8 @@ func (m Model) modelPanel(w, h int) string {
 			label := fmt.Sprintf("%-13s", r)
 			shape := strings.TrimPrefix(m.draft, synthPrefix)
 			lines = append(lines, m.line(r, false, label, choice(m.types[m.draftTyp])+m.synthSize(shape, m.types[m.draftTyp], label, w)))
-		case r == rowDraftPath:
-			lines = append(lines, m.textLine(r, w, "the draft's .gguf file"))
+		case r == rowDraftPath: // its error says what it wants (as the model's path)
+			lines = append(lines, m.textLine(r, w))
 		case r == rowDraftMax:
 			lines = append(lines, m.textLine(r, w, "most tokens drafted a step", "most a step"))
 		case r == rowDraftMin:
