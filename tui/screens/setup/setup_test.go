@@ -700,6 +700,9 @@ func TestDraftRows(t *testing.T) {
 	if _, err := n.Config(); err == nil || err.Error() != "draft path: no such file" {
 		t.Errorf("a draft path that is not there: %v", err)
 	}
+	if _, err := toDraft(t, m, rowPath).Config(); err == nil || err.Error() != "draft path: type or paste a .gguf path" {
+		t.Errorf("the path chosen, none typed: %v", err)
+	}
 	if n.text(rowDraftMax) != "16" || n.text(rowDraftPMin) != "0.75" {
 		t.Errorf("a draft with no settings shows max %s p-min %s, want the engine's 16 and 0.75", n.text(rowDraftMax), n.text(rowDraftPMin))
 	}
