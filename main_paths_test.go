@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"llmbench/profiles"
 	"llmbench/tui"
@@ -20,7 +18,6 @@ import (
 	"llmbench/workloads"
 	"llmbench/workloads/jobs"
 	"llmbench/workloads/result"
-	runcore "llmbench/workloads/run"
 	"llmbench/workloads/store"
 )
 
@@ -153,19 +150,7 @@ func TestTUIAndHeadlessRunTheSameJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer dev.Close()
-			w, _, opts, err := tuiStarter(dev, st)(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			_, events := runcore.Start(ctx, w, opts...)
-			var done runcore.Done
-			for ev := range events {
-				if d, ok := ev.(runcore.Done); ok {
-					done = d
-				}
-			}
+			done := runSetup(t, dev, st, c)
 			if s, ok := done.Result.(*result.Stored); !ok || done.Err != nil || done.Partial || s.ID == "" {
 				t.Fatalf("TUI path: %+v", done)
 			}

@@ -14,10 +14,8 @@ import (
 
 	"llmbench/tui/screens/setup"
 	"llmbench/workloads"
-	"llmbench/workloads/jobs"
 	"llmbench/workloads/result"
 	runcore "llmbench/workloads/run"
-	"llmbench/workloads/store"
 )
 
 // TestTUIRunWritesNothingToTheTerminal (issue 14 item 1): while the TUI is up only the
@@ -28,15 +26,7 @@ import (
 // reach the run's events, and not one byte the pipe.
 func TestTUIRunWritesNothingToTheTerminal(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // a cold synthetic cache: the model is written
-	st, err := store.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := jobs.OpenDevice("none", func(string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev, st := workbenchParts(t)
 	c := setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "llama-tiny", Type: "Q8_0"}, Dataset: "random",
 		Prompts: 3, InputLen: 16, OutputLen: 4, Concurrency: []int{1, 2}, Rate: []float64{math.Inf(1)}}
 

@@ -3,11 +3,14 @@ package tui
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 
+	"llmbench/engine"
+	"llmbench/engine/builtin"
 	"llmbench/engine/synth"
 	"llmbench/profiles"
 	"llmbench/tui/screens/setup"
@@ -89,6 +92,14 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 	if !c.Remote() {
 		sp.Threads = c.Threads
 		sp.Engine.KVCacheType, sp.Engine.MaxNumSeqs = c.KVType, c.MaxNumSeqs
+		if d := c.Draft; d != (workloads.BenchModel{}) {
+			e := &sp.Engine
+			e.Draft, e.DraftType = d.Path, "" // the built-in model or a file
+			if d.Shape != "" {
+				e.Draft, e.DraftType = d.Shape, d.Type
+			}
+			e.DraftMax, e.DraftMin, e.DraftPMin = c.DraftMax, c.DraftMin, c.DraftPMin
+		}
 	}
 	sp.IgnoreEOS = d.Name == "random"
 	return sp
@@ -195,10 +206,54 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 	default:
 		c.Model.Path = sp.Model
 	}
+	if sp.Backend == "inproc" && sp.Engine.Draft != "" {
+		var err error
+		if c, err = draftConfig(c, sp); err != nil {
+			return setup.Config{}, err
+		}
+		// the same draft and settings, as Setup writes them (defaults filled, the
+		// draft's type named)
+		shown := ServeSpec(c).Engine
+		e := &sp.Engine
+		e.Draft, e.DraftType, e.DraftMax, e.DraftMin, e.DraftPMin = shown.Draft, shown.DraftType, shown.DraftMax, shown.DraftMin, shown.DraftPMin
+	}
 	back := ProfileOf(c).Runs[0]
 	if !reflect.DeepEqual(ServeSpec(c), *back.Serve) || !reflect.DeepEqual(back.Sweep, r.Sweep) && (r.Sweep != nil || back.Sweep != nil) ||
 		!reflect.DeepEqual(ServeSpec(c), sp) || (!c.Remote() && !setupModel(c.Model)) || slices.ContainsFunc(c.Rate, math.IsNaN) {
 		return setup.Config{}, errors.New("the serve run sets more than Setup shows: " + errNotSetup.Error())
+	}
+	return c, nil
+}
+
+// draftConfig is c with the draft of sp's engine as Setup shows it: the built-in
+// model, a pair's draft shape in its type (the model's synthetic type when the
+// profile names none) or a file, and the settings with the engine's defaults filled
+// in; a draft Setup does not offer is refused in one line.
+func draftConfig(c setup.Config, sp workloads.ServeSpec) (setup.Config, error) {
+	e := sp.Engine
+	id, typ := e.Draft, cmp.Or(e.DraftType, sp.SyntheticType)
+	if rest, ok := strings.CutPrefix(id, "synth:"); ok { // synth:SHAPE:TYPE
+		id, typ, _ = strings.Cut(rest, ":")
+	}
+	switch sh, err := synth.Lookup(id); {
+	case id == setup.Builtin || id == builtin.Name:
+		c.Draft.Path = setup.Builtin
+	case err == nil && sh.DraftOf == "":
+		return c, fmt.Errorf("the draft %s is a synthetic shape Setup does not offer as a draft (it offers %s): %s",
+			id, strings.Join(setup.DraftShapes(), ", "), errNotSetup)
+	case err == nil:
+		c.Draft = workloads.BenchModel{Shape: sh.Name, Type: typ}
+	case e.DraftType != "":
+		return c, fmt.Errorf("the draft %s is a file, whose draft_type %s Setup does not show: %s", id, e.DraftType, errNotSetup)
+	default:
+		c.Draft.Path = id
+	}
+	if !setupModel(c.Draft) {
+		return c, fmt.Errorf("the draft %s %s is not one Setup shows: %s", id, typ, errNotSetup)
+	}
+	c.DraftMax, c.DraftMin, c.DraftPMin = cmp.Or(e.DraftMax, engine.DefaultDraftMax), e.DraftMin, cmp.Or(e.DraftPMin, engine.DefaultDraftPMin)
+	if c.DraftPMin < 0 {
+		c.DraftPMin = -1 // never stop early, whatever the negative number
 	}
 	return c, nil
 }

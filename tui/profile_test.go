@@ -191,3 +191,137 @@ func TestBatchProfileRoundTrip(t *testing.T) {
 		t.Errorf("a labelled batch run: %v", err)
 	}
 }
+
+// specConfig is the published speculative-decoding setup as Setup makes it: spec-base
+// Q8_0 with its draft in Q8_0, --draft-max 24 --draft-min 1 --draft-p-min 0.6.
+func specConfig() setup.Config {
+	return setup.Config{Kind: setup.Serve, Model: workloads.BenchModel{Shape: "spec-base", Type: "Q8_0"}, Dataset: "random", Prompts: 16,
+		InputLen: 64, OutputLen: 128, Concurrency: []int{1}, Rate: []float64{math.Inf(1)}, Threads: 2,
+		Draft: workloads.BenchModel{Shape: "spec-base-draft", Type: "Q8_0"}, DraftMax: 24, DraftMin: 1, DraftPMin: 0.6}
+}
+
+// TestDraftProfileRoundTrip: Setup's draft model and settings are the job's engine
+// keys (draft, draft_type, draft_max, draft_min, draft_p_min), a saved profile passes
+// the profile checks and reads back into the same Setup, for every kind of draft;
+// a profile that leaves the draft's type and settings to their defaults opens with
+// the defaults shown; drafts Setup cannot show are refused with the reason, in one
+// line; builtin:spec-decode-ab (two runs) is refused, while the draft of its second
+// run is one Setup shows.
+func TestDraftProfileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "draft.gguf")
+	if err := os.WriteFile(file, []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := specConfig()
+	p := ProfileOf(spec)
+	want := workloads.EngineSpec{Draft: "spec-base-draft", DraftType: "Q8_0", DraftMax: 24, DraftMin: 1, DraftPMin: 0.6}
+	if got := p.Runs[0].Serve.Engine; !reflect.DeepEqual(got, want) {
+		t.Errorf("engine of the job: %+v, want %+v", got, want)
+	}
+	for _, d := range []struct {
+		draft      workloads.BenchModel
+		max, min   int
+		pmin       float64
+		draftKey   string
+		draftType  string
+		pminStored float64
+	}{
+		{workloads.BenchModel{Shape: "spec-base-draft", Type: "Q8_0"}, 24, 1, 0.6, "spec-base-draft", "Q8_0", 0.6},
+		{workloads.BenchModel{Shape: "spec-tiny-draft", Type: "F16"}, 4, 0, 0.75, "spec-tiny-draft", "F16", 0.75},
+		{workloads.BenchModel{Path: setup.Builtin}, 16, 16, -1, setup.Builtin, "", -1},
+		{workloads.BenchModel{Path: file}, 8, 2, 1, file, "", 1},
+	} {
+		c := spec
+		c.Draft, c.DraftMax, c.DraftMin, c.DraftPMin = d.draft, d.max, d.min, d.pmin
+		path := filepath.Join(dir, "p.yaml")
+		if err := saver(c, path); err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := profiles.LoadFile(path)
+		if err != nil {
+			t.Fatalf("draft %+v: the profile Setup saved does not load: %v", d.draft, err)
+		}
+		e := loaded.Runs[0].Serve.Engine
+		if e.Draft != d.draftKey || e.DraftType != d.draftType || e.DraftMax != d.max || e.DraftMin != d.min || e.DraftPMin != d.pminStored {
+			t.Errorf("draft %+v: saved engine %+v", d.draft, e)
+		}
+		back, err := ConfigOf(loaded)
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Errorf("draft %+v: ConfigOf = %+v, %v", d.draft, back, err)
+		}
+	}
+
+	// defaults left to the engine: shown as its defaults; the model's type for the
+	// draft's; any negative p-min is "never stop early"
+	bare := ProfileOf(spec)
+	bare.Runs[0].Serve.Engine = workloads.EngineSpec{Draft: "spec-base-draft"}
+	got, err := ConfigOf(&bare)
+	if err != nil || got.Draft != spec.Draft || got.DraftMax != 16 || got.DraftMin != 0 || got.DraftPMin != 0.75 {
+		t.Errorf("a draft with its defaults: %+v (max %d min %d p-min %g), %v", got.Draft, got.DraftMax, got.DraftMin, got.DraftPMin, err)
+	}
+	for _, id := range []string{"stories260K", "synth:spec-base-draft:Q8_0"} {
+		bare.Runs[0].Serve.Engine = workloads.EngineSpec{Draft: id, DraftPMin: -0.5}
+		if got, err := ConfigOf(&bare); err != nil || got.Draft == (workloads.BenchModel{}) || got.DraftPMin != -1 {
+			t.Errorf("draft %s: %+v, %v", id, got, err)
+		}
+	}
+
+	for _, bad := range []struct {
+		engine workloads.EngineSpec
+		remote bool
+		want   string
+	}{
+		{workloads.EngineSpec{Draft: "llama-tiny", DraftType: "Q8_0"}, false, "the draft llama-tiny is a synthetic shape Setup does not offer as a draft (it offers spec-tiny-draft, spec-base-draft)"},
+		{workloads.EngineSpec{Draft: file, DraftType: "Q8_0"}, false, "the draft " + file + " is a file, whose draft_type Q8_0 Setup does not show"},
+		{workloads.EngineSpec{Draft: "spec-base-draft", DraftType: "Q3_K"}, false, "the draft spec-base-draft Q3_K is not one Setup shows"},
+		{workloads.EngineSpec{Draft: "spec-base-draft"}, true, "the serve run sets more than Setup shows"},
+	} {
+		c := spec
+		if bad.remote {
+			c.Backend, c.URL, c.Model, c.Draft = "openai", "http://127.0.0.1:8000", workloads.BenchModel{}, workloads.BenchModel{}
+		}
+		p := ProfileOf(c)
+		p.Runs[0].Serve.Engine = bad.engine
+		if _, err := ConfigOf(&p); err == nil || !strings.HasPrefix(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("engine %+v: %v, want %q…", bad.engine, err, bad.want)
+		}
+	}
+
+	ab, err := profiles.Builtin("spec-decode-ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConfigOf(ab); err == nil || !strings.HasPrefix(err.Error(), "the profile has several runs: Setup holds one") {
+		t.Errorf("builtin:spec-decode-ab in Setup: %v", err)
+	}
+	c, err := draftConfig(spec, *ab.Runs[1].Serve)
+	if err != nil || c.Draft != spec.Draft || c.DraftMax != 24 || c.DraftMin != 1 || c.DraftPMin != 0.6 {
+		t.Errorf("spec-decode-ab's draft as Setup shows it: %+v, %v", c, err)
+	}
+}
+
+// TestSetupDraftSaveOpen: the draft set up on Setup goes through s (a profile file)
+// and o (read back after a change) unchanged, keys and all.
+func TestSetupDraftSaveOpen(t *testing.T) {
+	m := newRootWith(Options{SaveProfile: saver})
+	m.setup.SetConfig(specConfig())
+	want, err := m.setup.Config()
+	if err != nil || !reflect.DeepEqual(want, specConfig()) {
+		t.Fatalf("Setup shows %+v, %v", want, err)
+	}
+	path := filepath.Join(t.TempDir(), "spec.yaml")
+	m = keys(t, m, "s")
+	m = typePath(t, m, path)
+	if !strings.Contains(m.Render(), "✓ profile saved to "+path) {
+		t.Fatalf("save:\n%s", m.Render())
+	}
+	m = keys(t, m, "down", "down", "down", "down", "left", "left") // draft model: ◂ the built-in model
+	if c, _ := m.setup.Config(); c.Draft != (workloads.BenchModel{Path: setup.Builtin}) {
+		t.Fatalf("not changed: %+v", c.Draft)
+	}
+	m = keys(t, m, "o", "enter")
+	if got, err := m.setup.Config(); err != nil || !reflect.DeepEqual(got, want) || m.Err() != "" {
+		t.Errorf("opened %+v (%v, %q), want %+v", got, err, m.Err(), want)
+	}
+}

@@ -1,7 +1,8 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
-// a .gguf file here, or a path) and a workload (bench, serve-bench or batch) with its
-// parameters, or a kernel suite (kernels: no model) with its sizes, validated inline;
-// enter starts the run.
+// a .gguf file here, or a path), for an in-process serve-bench a draft model
+// (speculative decoding) and its settings, and a workload (bench, serve-bench or
+// batch) with its parameters, or a kernel suite (kernels: no model) with its sizes,
+// validated inline; enter starts the run.
 package setup
 
 import (
@@ -22,6 +23,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/engine"
 	"llmbench/engine/builtin"
 	"llmbench/engine/synth"
 	"llmbench/tui/components/panel"
@@ -88,6 +90,14 @@ type Config struct {
 	// the model it is asked for ("" = the first of its /v1/models).
 	URL, Endpoint, ServedModel string
 	MaxNumSeqs                 int // the in-process engine's --max-num-seqs; 0 = its default
+	// Draft is the in-process serve-bench's draft model (speculative decoding): Path
+	// (Builtin, a file) or Shape (a pair's draft shape, spec-base-draft, …) and Type;
+	// zero = none. DraftMax, DraftMin and DraftPMin are llama-server's --draft-max,
+	// --draft-min and --draft-p-min, as Setup shows them (the engine's defaults
+	// filled in); DraftPMin < 0 never stops a draft early (Setup's 0).
+	Draft              workloads.BenchModel
+	DraftMax, DraftMin int
+	DraftPMin          float64
 	// PowerW runs everything at each GPU power limit (watts); empty leaves it as is.
 	PowerW []float64
 	// Kernel is a Kernels run's spec: the suite, its cases (none: all), the
@@ -117,6 +127,28 @@ func (c Config) ModelName() string {
 	return filepath.Base(c.Model.Path)
 }
 
+// DraftName is how the draft model is shown, as ModelName shows the model ("" when
+// there is none).
+func (c Config) DraftName() string {
+	switch d := c.Draft; {
+	case d == workloads.BenchModel{}:
+		return ""
+	case d.Path == Builtin:
+		return builtin.Name
+	case d.Shape != "":
+		return d.Shape + " " + d.Type
+	}
+	return filepath.Base(c.Draft.Path)
+}
+
+// modelAndDraft is ModelName, with " + draft NAME" when a draft runs beside the model.
+func (c Config) modelAndDraft() string {
+	if d := c.DraftName(); d != "" {
+		return c.ModelName() + " + draft " + d
+	}
+	return c.ModelName()
+}
+
 // Describe is the one-line summary of the run shown in the Live header and kept as
 // its title: what ran (a remote run names the server's model, not a local file).
 func (c Config) Describe() string {
@@ -137,7 +169,7 @@ func (c Config) Describe() string {
 	if c.Kind == Batch {
 		return fmt.Sprintf("batch · %s · seq %d dec %d · bs %s · r %d", c.ModelName(), c.SequenceLength, c.DecodeLength, joinInts(c.BatchSizes), c.Reps)
 	}
-	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.ModelName(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
+	return fmt.Sprintf("serve-bench · %s · %s · c=%s · rate %s", c.modelAndDraft(), c.Dataset, joinInts(c.Concurrency), joinFloats(c.Rate)) + pw
 }
 
 // kernelShape is a Kernels run's suite and the sizes it runs at ("attention-masks ·
@@ -286,9 +318,20 @@ const (
 	rowDecLen   = "decode len"
 	rowBatch    = "batch sizes"
 	rowRuns     = "runs"
-	filePrefix  = "file:"
-	inprocLabel = "in-process"
+	// the draft model's rows (in-process serve-bench, under the model's)
+	rowDraft     = "draft model"
+	rowDraftType = "draft type"
+	rowDraftPath = "draft path"
+	rowDraftMax  = "draft max"
+	rowDraftMin  = "draft min"
+	rowDraftPMin = "draft p-min"
+	filePrefix   = "file:"
+	synthPrefix  = "synth:" // a draft choice: a synthetic draft shape
+	inprocLabel  = "in-process"
 )
+
+// defaultDraftPMin is the draft p-min field's first value: the engine's default.
+var defaultDraftPMin = strconv.FormatFloat(engine.DefaultDraftPMin, 'g', -1, 64)
 
 // backends are the Backend choices: the in-process engine, then serving clients.
 var backends = []string{"", "openai", "openai-chat", "llamacpp", "tgi"}
@@ -311,17 +354,21 @@ type Model struct {
 	w, h  int
 	Keys  KeyMap
 
-	files    []File
-	focus    int
-	chosen   string // the model row chosen
-	shapes   []string
-	types    []string
-	shape    int
-	typ      int
-	kind     Kind
-	dataset  int
-	backend  int
-	kv       int
+	files   []File
+	focus   int
+	chosen  string // the model row chosen
+	shapes  []string
+	types   []string
+	shape   int
+	typ     int
+	kind    Kind
+	dataset int
+	backend int
+	kv      int
+	// draft is the draft model chosen: "" (none), rowBuiltin, synthPrefix+shape,
+	// filePrefix+path or rowPath (the draft path field); draftTyp its synthetic type.
+	draft    string
+	draftTyp int
 	suite    int                        // index into workloads.KernelSuites
 	in       map[string]textinput.Model // every text field
 	tried    bool                       // enter was pressed: show every error
@@ -373,11 +420,13 @@ func New(t theme.Theme, files []File) Model {
 		rowHeadDim: strconv.Itoa(workloads.DefaultKernelHeadDim), rowBlock: strconv.Itoa(workloads.DefaultKernelBlockSize),
 		rowKReps:    strconv.Itoa(workloads.DefaultKernelReps),
 		rowBatchSeq: "128", rowDecLen: "8", rowBatch: "1,2,4,8,16,32", rowRuns: "3",
+		rowDraftPath: "", rowDraftMax: strconv.Itoa(engine.DefaultDraftMax), rowDraftMin: "0", rowDraftPMin: defaultDraftPMin,
 	} {
 		m.in[f] = prompt.Input(v)
 	}
 	m.shape = max(0, slices.Index(m.shapes, "llama-1b"))
 	m.typ = max(0, slices.Index(m.types, "Q4_0"))
+	m.draftTyp = max(0, slices.Index(m.types, "Q8_0")) // the pairs' published type
 	return m
 }
 
@@ -410,7 +459,7 @@ type Pace struct {
 	RoundSeconds      float64
 }
 
-func paceKey(c Config) string { return c.Kind.String() + "\x00" + c.ModelName() }
+func paceKey(c Config) string { return c.Kind.String() + "\x00" + c.modelAndDraft() }
 
 // Learn keeps what a run of c measured; later estimates of the same workload and model
 // say how long a run will take.
@@ -494,11 +543,23 @@ func (m Model) fileErr(path string) string {
 }
 
 // synthPlan returns the plan of the synthetic model shown, asking once per pair.
-func (m Model) synthPlan() (Plan, bool) {
+func (m Model) synthPlan() (Plan, bool) { return m.planOf(m.shapes[m.shape], m.types[m.typ]) }
+
+// draftPlan returns the plan of the synthetic draft chosen (false: none, or unknown).
+func (m Model) draftPlan() (Plan, bool) {
+	shape, ok := strings.CutPrefix(m.draft, synthPrefix)
+	if !ok {
+		return Plan{}, false
+	}
+	return m.planOf(shape, m.types[m.draftTyp])
+}
+
+// planOf returns what writing shape in typ takes, asking once per pair.
+func (m Model) planOf(shape, typ string) (Plan, bool) {
 	if m.plan == nil {
 		return Plan{}, false
 	}
-	k := [2]string{m.shapes[m.shape], m.types[m.typ]}
+	k := [2]string{shape, typ}
 	p, ok := m.plans[k]
 	if !ok {
 		p.p, p.err = m.plan(k[0], k[1])
@@ -528,7 +589,60 @@ func (m Model) modelRows() []string {
 	for _, f := range m.files {
 		rows = append(rows, filePrefix+f.Path)
 	}
-	return append(rows, rowPath)
+	rows = append(rows, rowPath)
+	if m.kind != Serve {
+		return rows // only the serving engine speculates
+	}
+	rows = append(rows, rowDraft)
+	switch {
+	case m.draft == "":
+		return rows
+	case strings.HasPrefix(m.draft, synthPrefix):
+		rows = append(rows, rowDraftType)
+	case m.draft == rowPath:
+		rows = append(rows, rowDraftPath)
+	}
+	return append(rows, rowDraftMax, rowDraftMin, rowDraftPMin)
+}
+
+// draftChoices are what the draft model row cycles through: none, the built-in model,
+// the synthetic pairs' draft shapes, the files found, a path.
+func (m Model) draftChoices() []string {
+	out := []string{"", rowBuiltin}
+	for _, s := range DraftShapes() {
+		out = append(out, synthPrefix+s)
+	}
+	for _, f := range m.files {
+		out = append(out, filePrefix+f.Path)
+	}
+	return append(out, rowPath)
+}
+
+// DraftShapes are the synthetic shapes Setup offers as a draft: the pairs' drafts
+// (spec-tiny-draft, spec-base-draft).
+func DraftShapes() []string {
+	var out []string
+	for _, s := range synth.Shapes() {
+		if sh, err := synth.Lookup(s); err == nil && sh.DraftOf != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// draftModel is the draft chosen as a model reference (zero: none).
+func (m Model) draftModel() workloads.BenchModel {
+	switch d := m.draft; {
+	case d == "":
+		return workloads.BenchModel{}
+	case d == rowBuiltin:
+		return workloads.BenchModel{Path: Builtin}
+	case d == rowPath:
+		return workloads.BenchModel{Path: discover.ExpandPath(m.text(rowDraftPath))}
+	case strings.HasPrefix(d, synthPrefix):
+		return workloads.BenchModel{Shape: strings.TrimPrefix(d, synthPrefix), Type: m.types[m.draftTyp]}
+	}
+	return workloads.BenchModel{Path: strings.TrimPrefix(m.draft, filePrefix)}
 }
 
 func (m Model) remote() bool { return m.kind == Serve && backends[m.backend] != "" }
@@ -580,6 +694,9 @@ func (m Model) isText(f string) bool { _, ok := m.in[f]; return ok }
 func (m Model) Capturing() bool { return m.prompt != nil || m.isText(m.focused()) }
 
 func (m Model) text(f string) string { return strings.TrimSpace(m.in[f].Value()) }
+
+// num is a whole-number field's value (0 when it is not one: fieldErr says so).
+func (m Model) num(f string) int { n, _ := strconv.Atoi(m.text(f)); return n }
 
 func (m *Model) setText(f, v string) {
 	in := m.in[f]
@@ -767,8 +884,10 @@ func (m Model) canPick() bool {
 	return false
 }
 
-// SetConfig shows c on the screen, as if it had been set up by hand.
+// SetConfig shows c on the screen, as if it had been set up by hand; the cursor
+// stays on its row where c's screen has it (rows above may come or go).
 func (m *Model) SetConfig(c Config) {
+	was := m.focused()
 	m.kind, m.tried, m.errorMsg = c.Kind, false, ""
 	m.in = maps.Clone(m.in)
 	switch {
@@ -785,6 +904,7 @@ func (m *Model) SetConfig(c Config) {
 		m.setText(rowPath, c.Model.Path)
 	}
 	m.setText(rowThreads, strconv.Itoa(c.Threads))
+	m.setDraft(c)
 	m.kv = max(0, slices.Index(kvTypes, c.KVType))
 	m.setText(rowPower, joinFloats(c.PowerW))
 	switch c.Kind {
@@ -823,7 +943,44 @@ func (m *Model) SetConfig(c Config) {
 		}
 		m.setText(rowMaxSeqs, strconv.Itoa(c.MaxNumSeqs))
 	}
+	if i := slices.Index(m.rows(), was); i >= 0 {
+		m.focus = i
+	}
 	m.focus = min(m.focus, len(m.rows())-1)
+}
+
+// setDraft shows c's draft model and its settings (no draft: the settings at the
+// engine's defaults, as a new Setup shows them).
+func (m *Model) setDraft(c Config) {
+	most, least, pmin, path := strconv.Itoa(engine.DefaultDraftMax), "0", defaultDraftPMin, ""
+	switch d := c.Draft; {
+	case d == workloads.BenchModel{}:
+		m.draft = ""
+	case d.Path == Builtin:
+		m.draft = rowBuiltin
+	case d.Shape != "":
+		m.draft = synthPrefix + d.Shape
+		m.draftTyp = max(0, slices.Index(m.types, d.Type))
+	case slices.ContainsFunc(m.files, func(f File) bool { return f.Path == d.Path }):
+		m.draft = filePrefix + d.Path
+	default:
+		m.draft, path = rowPath, d.Path
+	}
+	if m.draft != "" {
+		if c.DraftMax > 0 {
+			most = strconv.Itoa(c.DraftMax)
+		}
+		least = strconv.Itoa(c.DraftMin)
+		switch {
+		case c.DraftPMin < 0:
+			pmin = "0" // never stop early
+		case c.DraftPMin > 0:
+			pmin = strconv.FormatFloat(c.DraftPMin, 'g', -1, 64)
+		}
+	}
+	for f, v := range map[string]string{rowDraftMax: most, rowDraftMin: least, rowDraftPMin: pmin, rowDraftPath: path} {
+		m.setText(f, v)
+	}
 }
 
 func (m *Model) move(d int) { m.focus = min(max(m.focus+d, 0), len(m.rows())-1) }
@@ -874,6 +1031,11 @@ func (m Model) change(d int) (Model, tea.Cmd) {
 		m.setText(rowEndpoint, serving.DefaultEndpoint(backends[m.backend])) // each backend's own path
 	case rowKV:
 		m.kv = cycle(m.kv, d, len(kvTypes))
+	case rowDraft:
+		ch := m.draftChoices()
+		m.draft = ch[cycle(slices.Index(ch, m.draft), d, len(ch))]
+	case rowDraftType:
+		m.draftTyp = cycle(m.draftTyp, d, len(m.types))
 	default:
 		return m, nil
 	}
@@ -1016,6 +1178,32 @@ func (m Model) fieldErr(f string) string {
 			return m.fileErr(path)
 		}
 		return ""
+	case rowDraft:
+		if path, ok := strings.CutPrefix(m.draft, filePrefix); ok {
+			return m.fileErr(path)
+		}
+	case rowDraftPath:
+		if v == "" {
+			return "type or paste a .gguf path"
+		}
+		return m.fileErr(discover.ExpandPath(v))
+	case rowDraftType:
+		if p, ok := m.draftPlan(); ok && !p.Fits {
+			return p.Note
+		}
+	case rowDraftMax:
+		return atLeast(1)
+	case rowDraftMin:
+		if e := atLeast(0); e != "" {
+			return e
+		}
+		if n, most := m.num(rowDraftMin), m.num(rowDraftMax); most >= 1 && n > most {
+			return fmt.Sprintf("at most draft max (%d)", most)
+		}
+	case rowDraftPMin:
+		if p, err := strconv.ParseFloat(v, 64); err != nil || !(p >= 0 && p <= 1) {
+			return "a probability from 0 to 1 (0: never stop early)"
+		}
 	case rowEndpoint:
 		if !strings.HasPrefix(v, "/") {
 			return "a path on the server, such as " + serving.DefaultEndpoint(backends[m.backend])
@@ -1035,7 +1223,7 @@ func (m Model) Config() (Config, error) {
 			return Config{}, fmt.Errorf("%s: %s", f, e)
 		}
 	}
-	num := func(f string) int { n, _ := strconv.Atoi(m.text(f)); return n }
+	num := m.num
 	c := Config{Kind: m.kind, Prompt: num(rowPP), Gen: num(rowTG), Reps: num(rowReps), Threads: num(rowThreads),
 		KVType: kvTypes[m.kv], Dataset: m.datasetName(), Prompts: num(rowPrompts), OutputLen: num(rowOutLen)}
 	c.PowerW, _ = m.parseWatts(m.text(rowPower))
@@ -1084,6 +1272,12 @@ func (m Model) Config() (Config, error) {
 		c.Model, c.Threads, c.KVType = workloads.BenchModel{}, 0, ""
 	} else {
 		c.MaxNumSeqs = num(rowMaxSeqs)
+		if c.Draft = m.draftModel(); m.draft != "" {
+			c.DraftMax, c.DraftMin = num(rowDraftMax), num(rowDraftMin)
+			if c.DraftPMin, _ = strconv.ParseFloat(m.text(rowDraftPMin), 64); c.DraftPMin == 0 {
+				c.DraftPMin = -1 // never stop early: the engine reads 0 as its default
+			}
+		}
 	}
 	return c, nil
 }
@@ -1092,7 +1286,7 @@ func (m Model) Config() (Config, error) {
 // rows: the spec of the suite shown, sizes only for attention-masks (defaults filled,
 // as a profile writes them).
 func (m Model) kernelConfig(c Config) (Config, error) {
-	num := func(f string) int { n, _ := strconv.Atoi(m.text(f)); return n }
+	num := m.num
 	k := workloads.KernelSpec{Suite: m.suiteName(), Cases: splitList(m.text(rowCases)), Threads: num(rowThreads), Reps: num(rowKReps)}
 	if k.Suite == workloads.SuiteAttentionMasks {
 		k.SeqLen, k.Heads, k.HeadDim, k.BlockSize = num(rowSeqLen), num(rowHeads), num(rowHeadDim), num(rowBlock)
@@ -1127,6 +1321,9 @@ func (m Model) Estimate() string {
 	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
 		mem += " · " + c.Model.Shape + " " + c.Model.Type + ": " + p.Note
 	}
+	if p, ok := m.draftPlan(); ok && c.Draft.Shape != "" {
+		mem += " · " + c.Draft.Shape + " " + c.Draft.Type + ": " + p.Note
+	}
 	mem = " · " + m.duration(c) + mem
 	if c.Kind == Batch {
 		var tokens int64
@@ -1156,34 +1353,70 @@ func (m Model) Estimate() string {
 }
 
 // memory is " · needs ~X" for a local model: the file (the synthetic file's exact
-// size) and, for a synthetic shape, its KV cache at the longest context the run uses.
+// size) and, for a synthetic shape, its KV cache at the longest context the run uses;
+// a draft model's weights and KV cache (its pool mirrors the model's) are added in,
+// and then said apart (" · the draft Y of it").
 func (m Model) memory(c Config) string {
 	if c.Remote() {
 		return ""
 	}
-	var size int64
-	kv := ""
+	ctx, seqs := c.Prompt+c.Gen, 1
+	switch c.Kind {
+	case Serve:
+		ctx, seqs = max(c.InputLen, 1024)+c.OutputLen, slices.Max(c.Concurrency)
+	case Batch:
+		ctx, seqs = c.SequenceLength+c.DecodeLength, slices.Max(c.BatchSizes)
+	}
+	f, ok := footprint(c.Model, c.KVType, ctx, seqs)
+	if !ok {
+		return ""
+	}
+	var d modelBytes
+	if c.Draft != (workloads.BenchModel{}) {
+		if d, ok = footprint(c.Draft, c.KVType, ctx, seqs); !ok {
+			return ""
+		}
+	}
+	s := " · needs ~" + human(f.weights+f.kv+d.weights+d.kv)
 	switch {
-	case c.Model.Path == Builtin:
-		size = int64(len(builtin.Stories260K))
-	case c.Model.Shape != "":
-		spec, err := synth.NewSpec(c.Model.Shape, c.Model.Type, 0)
+	case f.kvUnknown || d.kvUnknown:
+		s += " + KV cache"
+	case f.kv+d.kv > 0:
+		s += " (KV " + human(f.kv+d.kv) + ")"
+	}
+	if c.Draft != (workloads.BenchModel{}) {
+		s += " · the draft " + human(d.weights+d.kv) + " of it"
+		if d.kv > 0 {
+			s += " (KV " + human(d.kv) + ")"
+		}
+	}
+	return s
+}
+
+// modelBytes is what a local model takes in memory: its weights (a file's size) and,
+// for a synthetic shape, its KV cache; kvUnknown where the KV cache is not known
+// before the model is read (a file).
+type modelBytes struct {
+	weights, kv int64
+	kvUnknown   bool
+}
+
+// footprint is what mod takes with a KV cache of kvType ("" = f16) holding ctx
+// positions for seqs sequences (ok false: unknown, as for a file that is not there).
+func footprint(mod workloads.BenchModel, kvType string, ctx, seqs int) (modelBytes, bool) {
+	switch {
+	case mod.Path == Builtin:
+		return modelBytes{weights: int64(len(builtin.Stories260K))}, true
+	case mod.Shape != "":
+		spec, err := synth.NewSpec(mod.Shape, mod.Type, 0)
 		if err != nil {
-			return ""
+			return modelBytes{}, false
 		}
-		if size, err = spec.FileSize(); err != nil {
-			return ""
+		size, err := spec.FileSize()
+		if err != nil {
+			return modelBytes{}, false
 		}
-		ctx := c.Prompt + c.Gen
-		seqs := 1
-		if c.Kind == Serve {
-			ctx = max(c.InputLen, 1024) + c.OutputLen
-			seqs = slices.Max(c.Concurrency)
-		}
-		if c.Kind == Batch {
-			ctx, seqs = c.SequenceLength+c.DecodeLength, slices.Max(c.BatchSizes)
-		}
-		elt := map[string]int64{"f32": 4, "q8_0": 1}[c.KVType]
+		elt := map[string]int64{"f32": 4, "q8_0": 1}[kvType]
 		if elt == 0 {
 			elt = 2
 		}
@@ -1192,18 +1425,13 @@ func (m Model) memory(c Config) string {
 		if hd == 0 {
 			hd = sh.Embd / sh.Heads
 		}
-		kvBytes := 2 * int64(sh.Layers) * int64(sh.HeadsKV) * int64(hd) * elt * int64(ctx) * int64(seqs)
-		size += kvBytes
-		kv = " (KV " + human(kvBytes) + ")"
-	default:
-		st, err := os.Stat(c.Model.Path)
-		if err != nil {
-			return ""
-		}
-		size = st.Size()
-		kv = " + KV cache"
+		return modelBytes{weights: size, kv: 2 * int64(sh.Layers) * int64(sh.HeadsKV) * int64(hd) * elt * int64(ctx) * int64(seqs)}, true
 	}
-	return " · needs ~" + human(size) + kv
+	st, err := os.Stat(mod.Path)
+	if err != nil {
+		return modelBytes{}, false
+	}
+	return modelBytes{weights: st.Size(), kvUnknown: true}, true
 }
 
 func plural(n int, what string) string {
@@ -1247,13 +1475,23 @@ func (m Model) line(f string, radio bool, label, value string) string {
 		}
 	}
 	s := cur + mark + label + value
-	if e := m.fieldErr(f); e != "" && (m.tried || m.focused() == f || f == rowPath) && (f != rowPath || m.chosen == rowPath) {
+	if e := m.shownErr(f); e != "" {
 		s += "  " + t.Error.Render("✗ "+e)
 	}
 	if m.focused() == f {
 		return t.Cursor.Render(s)
 	}
 	return s
+}
+
+// shownErr is what is wrong with row f where its row says so: once enter was
+// pressed, or while the cursor is on it (a path, whenever it is the model or the
+// draft).
+func (m Model) shownErr(f string) string {
+	if m.tried || m.focused() == f || f == rowPath || f == rowDraftPath {
+		return m.fieldErr(f) // the path's is "" unless it is the model
+	}
+	return ""
 }
 
 func choice(s string) string { return "◂ " + s + " ▸" }
@@ -1275,42 +1513,115 @@ func (m Model) modelPanel(w, h int) string {
 			}
 			lines = append(lines, m.line(r, true, "", l))
 		case r == rowType:
-			size := ""
-			if spec, err := synth.NewSpec(m.shapes[m.shape], m.types[m.typ], 0); err == nil {
-				if n, err := spec.FileSize(); err == nil {
-					size = human(n)
-				}
-			}
-			// the size and the free disk, before anything is written (the estimate
-			// line says it too, where it is never cut)
-			if p, ok := m.synthPlan(); ok && panel.Width("  >     type      "+choice(m.types[m.typ])+"  "+p.Note) <= w-2 {
-				size = p.Note
-			}
-			if size != "" {
-				size = "  " + m.theme.Dim.Render(size)
-			}
-			lines = append(lines, m.line(r, false, "    type      ", choice(m.types[m.typ])+size))
+			label := "    type      "
+			lines = append(lines, m.line(r, false, label, choice(m.types[m.typ])+m.synthSize(m.shapes[m.shape], m.types[m.typ], label, w)))
 		case r == rowPath:
 			lines = append(lines, m.line(r, true, "path: ", m.fieldIn(r, w-2-2-4-6-1)))
+		case r == rowDraft:
+			lines = append(lines, m.draftLine(w))
+		case r == rowDraftType:
+			label := fmt.Sprintf("%-13s", r)
+			shape := strings.TrimPrefix(m.draft, synthPrefix)
+			lines = append(lines, m.line(r, false, label, choice(m.types[m.draftTyp])+m.synthSize(shape, m.types[m.draftTyp], label, w)))
+		case r == rowDraftPath: // its error says what it wants (as the model's path)
+			lines = append(lines, m.textLine(r, w))
+		case r == rowDraftMax:
+			lines = append(lines, m.textLine(r, w, "most tokens drafted a step", "most a step"))
+		case r == rowDraftMin:
+			lines = append(lines, m.textLine(r, w, "fewest, whatever its confidence", "fewest a step"))
+		case r == rowDraftPMin:
+			lines = append(lines, m.textLine(r, w, "stop below this top probability; 0 = never", "0 = never stop early"))
 		default:
-			f := m.files[slices.IndexFunc(m.files, func(f File) bool { return filePrefix+f.Path == r })]
-			var info []string
-			if f.Size > 0 {
-				info = append(info, human(f.Size))
-			}
-			if f.Where != "" { // where before the type: a narrow screen drops from the end
-				info = append(info, f.Where)
-			}
-			if f.Type != "" {
-				info = append(info, f.Type)
-			}
-			if f.Err != "" {
-				info = append(info, "✗ "+f.Err)
-			}
-			lines = append(lines, m.line(r, true, f.Name, "  "+m.theme.Dim.Render(strings.Join(info, " · "))))
+			f := m.file(strings.TrimPrefix(r, filePrefix))
+			lines = append(lines, m.line(r, true, f.Name, "  "+m.theme.Dim.Render(f.info())))
 		}
 	}
 	return panel.Box(m.theme, "Model", strings.Join(lines, "\n"), w, h)
+}
+
+// file is the file found at path.
+func (m Model) file(path string) File {
+	return m.files[slices.IndexFunc(m.files, func(f File) bool { return f.Path == path })]
+}
+
+// info is what Setup says of a file found: size, where, type, why it cannot run.
+func (f File) info() string {
+	var info []string
+	if f.Size > 0 {
+		info = append(info, human(f.Size))
+	}
+	if f.Where != "" { // where before the type: a narrow screen drops from the end
+		info = append(info, f.Where)
+	}
+	if f.Type != "" {
+		info = append(info, f.Type)
+	}
+	if f.Err != "" {
+		info = append(info, "✗ "+f.Err)
+	}
+	return strings.Join(info, " · ")
+}
+
+// synthSize is what a synthetic model's type row says after its choice: the file's
+// size, or (where the row has room in w columns) the size and the free disk, before
+// anything is written (the estimate line says it too, where it is never cut).
+func (m Model) synthSize(shape, typ, label string, w int) string {
+	size := ""
+	if spec, err := synth.NewSpec(shape, typ, 0); err == nil {
+		if n, err := spec.FileSize(); err == nil {
+			size = human(n)
+		}
+	}
+	if p, ok := m.planOf(shape, typ); ok && panel.Width("  > "+label+choice(typ)+"  "+p.Note) <= w-2 {
+		size = p.Note
+	}
+	if size == "" {
+		return ""
+	}
+	return "  " + m.theme.Dim.Render(size)
+}
+
+// draftLine is the draft model row: the draft chosen and what it is, where that fits.
+func (m Model) draftLine(w int) string {
+	label := fmt.Sprintf("%-13s", rowDraft)
+	name, info := "none", "speculative decoding"
+	switch d := m.draft; {
+	case d == rowBuiltin:
+		name, info = builtin.Name+" (built-in)", human(int64(len(builtin.Stories260K)))
+	case d == rowPath:
+		name, info = "path", ""
+	case strings.HasPrefix(d, synthPrefix):
+		name = strings.TrimPrefix(d, synthPrefix)
+		if sh, err := synth.Lookup(name); err == nil {
+			info = "synthetic, draft of " + sh.DraftOf
+		}
+	case strings.HasPrefix(d, filePrefix):
+		f := m.file(strings.TrimPrefix(d, filePrefix))
+		name, info = f.Name, f.info()
+	}
+	v := choice(name)
+	if info != "" && panel.Width("  "+label+v+"  "+info) <= w-2 { // dropped, not cut
+		v += "  " + m.theme.Dim.Render(info)
+	}
+	return m.line(rowDraft, false, label, v)
+}
+
+// textLine is a text field's row: its name, its value and the first of hints that
+// fits in w columns with the row's error (a hint is dropped, not cut).
+func (m Model) textLine(r string, w int, hints ...string) string {
+	label := fmt.Sprintf("%-13s", r)
+	v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
+	e := ""
+	if s := m.shownErr(r); s != "" {
+		e = "  ✗ " + s // the error before the hint
+	}
+	for _, h := range hints {
+		if panel.Width("  "+label+v+h+e) <= w-2 {
+			v += m.theme.Dim.Render(h)
+			break
+		}
+	}
+	return m.line(r, false, label, v)
 }
 
 // powerHint says what the device allows beside the power field.
@@ -1341,7 +1652,6 @@ func (m Model) workPanel(w, h int) string {
 		rowRate: "req/s or inf, comma list", rowMaxSeqs: "0 = engine's default", rowInLen: "prompt tokens",
 		rowOutLen: "tokens to generate", rowPower: m.powerHint(), rowDSPath: "", rowURL: "", rowServed: "",
 		rowEndpoint: "the " + backends[m.backend] + " API's path",
-		rowCases:    "comma list, empty = all: " + strings.Join(kernelbench.CaseNames(m.suiteName()), ","),
 		rowSeqLen:   "S (queries and keys)", rowHeads: "H", rowHeadDim: "D", rowBlock: "block-mask tile side",
 		rowKReps: "timed rounds after a warmup"}
 	if m.kind == Kernels {
@@ -1380,34 +1690,30 @@ func (m Model) workPanel(w, h int) string {
 				v = "default"
 			}
 			lines = append(lines, m.line(r, false, label, choice(v)))
+		case rowCases: // the names where they fit
+			lines = append(lines, m.textLine(r, w, "comma list, empty = all: "+strings.Join(kernelbench.CaseNames(m.suiteName()), ","), "comma list, empty = all"))
 		default:
-			v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
-			hints := []string{hint[r]}
-			if r == rowCases { // the names where they fit
-				hints = []string{"comma list, empty = all: " + strings.Join(kernelbench.CaseNames(m.suiteName()), ","), "comma list, empty = all"}
-			}
-			for _, h := range hints {
-				if panel.Width("  "+label+v+h) <= w-2 { // a hint is dropped, not cut
-					v += m.theme.Dim.Render(h)
-					break
-				}
-			}
-			lines = append(lines, m.line(r, false, label, v))
+			lines = append(lines, m.textLine(r, w, hint[r]))
 		}
 	}
 	return panel.Box(m.theme, "Workload", strings.Join(lines, "\n"), w, h)
 }
 
 // wrap breaks an estimate line at its " · " joints so that no part is cut at width
-// w (a part longer than w keeps its own line).
+// w (a part longer than w keeps its own line); a line broken ends in " ·".
 func wrap(s string, w int) string {
 	var lines []string
 	cur := ""
-	for i, part := range strings.Split(s, " · ") {
+	parts := strings.Split(s, " · ")
+	for i, part := range parts {
+		more := 0 // room for the " ·" of a line that is not the last
+		if i < len(parts)-1 {
+			more = 2
+		}
 		switch {
 		case i == 0:
 			cur = " " + part
-		case panel.Width(cur)+3+panel.Width(part) <= w:
+		case panel.Width(cur)+3+panel.Width(part)+more <= w:
 			cur += " · " + part
 		default:
 			lines = append(lines, cur+" ·")

@@ -12,6 +12,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"llmbench/engine/builtin"
+	"llmbench/engine/synth"
 	"llmbench/tui/internal/golden"
 	"llmbench/tui/theme"
 	"llmbench/workloads"
@@ -329,13 +331,24 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		m    Model
-	}{{"bench", newModel()}, {"serve", serve}, {"batch", batchModel(t)}} {
+	}{{"bench", newModel()}, {"serve", serve}, {"batch", batchModel(t)}, {"serve_draft", draftGolden(t)}} {
 		for _, sz := range golden.Sizes {
 			m := tc.m
 			m.SetSize(sz[0], sz[1]-3) // the root takes header, error line and footer
 			golden.Assert(t, fmt.Sprintf("%s_%dx%d", tc.name, sz[0], sz[1]), m.View())
 		}
 	}
+}
+
+// draftGolden is the published speculative-decoding setup: spec-base Q8_0 with its
+// draft in Q8_0, --draft-max 24 --draft-min 1 --draft-p-min 0.6, the cursor on the
+// draft model row.
+func draftGolden(t *testing.T) Model {
+	m := toDraft(t, draftSetup(t), synthPrefix+"spec-base-draft")
+	m = set(t, m, rowDraftMax, "24")
+	m = set(t, m, rowDraftMin, "1")
+	m = set(t, m, rowDraftPMin, "0.6")
+	return at(t, m, rowDraft)
 }
 
 // TestScrollKeepsFocus: at 60×15 (12 rows for the screen) every row the cursor
@@ -550,5 +563,239 @@ func TestBatchSetup(t *testing.T) {
 	n.SetConfig(c)
 	if got := runConfig(t, n); !slices.Equal(got.BatchSizes, []int{2, 4}) || got.Reps != 5 || got.Kind != Batch {
 		t.Errorf("SetConfig round trip: %+v", got)
+	}
+}
+
+// toDraft moves to the draft model row and presses → until the draft is id.
+func toDraft(t *testing.T, m Model, id string) Model {
+	t.Helper()
+	m = at(t, m, rowDraft)
+	for range m.draftChoices() {
+		if m.draft == id {
+			return m
+		}
+		m, _ = press(m, right)
+	}
+	t.Fatalf("the draft row does not offer %q", id)
+	return m
+}
+
+// draftSetup returns a serve-bench Setup on the synthetic spec-base Q8_0 whose draft
+// row offers a file found (a file that exists, so that it can run).
+func draftSetup(t *testing.T) Model {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "draft.gguf")
+	if err := os.WriteFile(path, []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := New(theme.New(theme.ASCII), []File{{Name: "draft.gguf", Path: path, Size: 4, Where: "folder"}})
+	m = at(t, m, rowKind)
+	m, _ = press(m, right) // serve-bench
+	m = at(t, m, rowShape)
+	for m.shapes[m.shape] != "spec-base" {
+		m, _ = press(m, right)
+	}
+	m, _ = press(m, space, down) // picked; on its type
+	for m.types[m.typ] != "Q8_0" {
+		m, _ = press(m, right)
+	}
+	return m
+}
+
+// TestDraftRows drives the draft model's rows of an in-process serve-bench: none at
+// first (no settings shown), then each kind of draft (the built-in model, a pair's
+// draft shape with its type, a file found, a path) with the engine's defaults
+// shown; the three settings typed, bad values named on their row; the config carries
+// them, SetConfig shows them again, and they are hidden (and not run) for an external
+// server, for bench and when the draft is none again.
+func TestDraftRows(t *testing.T) {
+	m := draftSetup(t)
+	settings := []string{rowDraftMax, rowDraftMin, rowDraftPMin}
+	if rows := m.rows(); !slices.Contains(rows, rowDraft) || slices.ContainsFunc(settings, func(r string) bool { return slices.Contains(rows, r) }) {
+		t.Fatalf("rows with no draft: %v", rows)
+	}
+	if c := runConfig(t, m); c.Draft != (workloads.BenchModel{}) || c.DraftMax != 0 || c.DraftPMin != 0 || strings.Contains(c.Describe(), "draft") {
+		t.Fatalf("no draft: %+v", c)
+	}
+	m = at(t, m, rowPath)
+	m, _ = press(m, down) // path → draft model
+	if m.focused() != rowDraft {
+		t.Fatalf("below the path: %s", m.focused())
+	}
+	m, _ = press(m, right)
+	c := runConfig(t, m)
+	if c.Draft != (workloads.BenchModel{Path: Builtin}) || c.DraftMax != 16 || c.DraftMin != 0 || c.DraftPMin != 0.75 || m.focused() != rowDraft {
+		t.Errorf("built-in draft: %+v %+v %d %g (focus %s)", c.Draft, c.DraftMax, c.DraftMin, c.DraftPMin, m.focused())
+	}
+	if got := m.rows()[len(m.modelRows())-4 : len(m.modelRows())]; !slices.Equal(got, []string{rowDraft, rowDraftMax, rowDraftMin, rowDraftPMin}) {
+		t.Errorf("draft rows %v", got)
+	}
+	for m.draft != synthPrefix+"spec-base-draft" {
+		m, _ = press(m, right)
+	}
+	m, _ = press(m, down) // the draft's type: Q8_0 first
+	if m.focused() != rowDraftType || m.types[m.draftTyp] != "Q8_0" {
+		t.Fatalf("on %s, type %s", m.focused(), m.types[m.draftTyp])
+	}
+	m, _ = press(m, right, left)
+	m, _ = press(m, down) // draft max
+	m, _ = press(m, ctrlU)
+	m, _ = press(m, text("24")...)
+	m, _ = press(m, down, ctrlU)
+	m, _ = press(m, text("1")...)
+	m, _ = press(m, down, ctrlU)
+	m, _ = press(m, text("0.6")...)
+	c = runConfig(t, m)
+	if c.Draft != (workloads.BenchModel{Shape: "spec-base-draft", Type: "Q8_0"}) || c.DraftMax != 24 || c.DraftMin != 1 || c.DraftPMin != 0.6 {
+		t.Errorf("draft config %+v max %d min %d p-min %g", c.Draft, c.DraftMax, c.DraftMin, c.DraftPMin)
+	}
+	if d := c.Describe(); d != "serve-bench · spec-base Q8_0 + draft spec-base-draft Q8_0 · random · c=8 · rate inf" {
+		t.Errorf("describe %q", d)
+	}
+
+	// bad values: named in the error and on their row, where the cursor is
+	for _, bad := range []struct{ row, v, want string }{
+		{rowDraftMax, "0", "draft max: a whole number ≥ 1"},
+		{rowDraftMax, "x", "draft max: a whole number ≥ 1"},
+		{rowDraftMin, "25", "draft min: at most draft max (24)"},
+		{rowDraftMin, "-1", "draft min: a whole number ≥ 0"},
+		{rowDraftPMin, "1.5", "draft p-min: a probability from 0 to 1 (0: never stop early)"},
+		{rowDraftPMin, "-0.1", "draft p-min: a probability from 0 to 1 (0: never stop early)"},
+		{rowDraftPMin, "high", "draft p-min: a probability from 0 to 1 (0: never stop early)"},
+	} {
+		b := set(t, m, bad.row, bad.v)
+		b, cmd := b.Update(enter)
+		if cmd != nil || b.errorMsg != bad.want {
+			t.Errorf("%s %q: error %q, want %q", bad.row, bad.v, b.errorMsg, bad.want)
+		}
+		b.SetSize(200, 40)
+		line := ""
+		for _, l := range strings.Split(b.View(), "\n") {
+			if strings.Contains(l, "> "+bad.row) {
+				line = l
+			}
+		}
+		if want := "✗ " + strings.TrimPrefix(bad.want, bad.row+": "); !strings.Contains(line, want) {
+			t.Errorf("%s %q: its row %q does not say %q", bad.row, bad.v, line, want)
+		}
+	}
+	if c := runConfig(t, set(t, m, rowDraftPMin, "0")); c.DraftPMin != -1 {
+		t.Errorf("p-min 0 (never stop early): %g, want -1", c.DraftPMin)
+	}
+
+	// SetConfig shows every kind of draft again, and Config gives it back
+	path := strings.TrimPrefix(m.draftChoices()[len(m.draftChoices())-2], filePrefix)
+	for _, d := range []workloads.BenchModel{{Path: Builtin}, {Shape: "spec-tiny-draft", Type: "F16"}, {Path: path}, {Path: filepath.Join(filepath.Dir(path), "draft.gguf")}} {
+		want := c
+		want.Draft, want.DraftMax, want.DraftMin, want.DraftPMin = d, 8, 2, -1
+		n := New(theme.New(theme.ASCII), m.files)
+		n.SetConfig(want)
+		if got := runConfig(t, n); !reflect.DeepEqual(got, want) {
+			t.Errorf("SetConfig round trip of draft %+v: %+v", d, got)
+		}
+	}
+	n := newModel()
+	n.SetConfig(Config{Kind: Serve, Model: c.Model, Dataset: "random", Prompts: 1, InputLen: 8, OutputLen: 8, Concurrency: []int{1}, Rate: []float64{1},
+		Draft: workloads.BenchModel{Path: "/nowhere/d.gguf"}})
+	if _, err := n.Config(); err == nil || err.Error() != "draft path: no such file" {
+		t.Errorf("a draft path that is not there: %v", err)
+	}
+	if _, err := toDraft(t, m, rowPath).Config(); err == nil || err.Error() != "draft path: type or paste a .gguf path" {
+		t.Errorf("the path chosen, none typed: %v", err)
+	}
+	if n.text(rowDraftMax) != "16" || n.text(rowDraftPMin) != "0.75" {
+		t.Errorf("a draft with no settings shows max %s p-min %s, want the engine's 16 and 0.75", n.text(rowDraftMax), n.text(rowDraftPMin))
+	}
+
+	// hidden for an external server and for bench; none hides the settings again
+	r := at(t, m, rowBackend)
+	r, _ = press(r, right)
+	if rc := runConfig(t, r); slices.Contains(r.rows(), rowDraft) || rc.Draft != (workloads.BenchModel{}) || rc.DraftMax != 0 {
+		t.Errorf("external server: rows %v, config %+v", r.rows(), rc)
+	}
+	b := at(t, m, rowKind)
+	b, _ = press(b, left)
+	if bc := runConfig(t, b); slices.Contains(b.rows(), rowDraft) || bc.Draft != (workloads.BenchModel{}) {
+		t.Errorf("bench: rows %v, config %+v", b.rows(), bc)
+	}
+	m = at(t, m, rowDraft)
+	for m.draft != "" {
+		m, _ = press(m, left)
+	}
+	if c := runConfig(t, m); slices.Contains(m.rows(), rowDraftMax) || c.Draft != (workloads.BenchModel{}) || c.DraftMax != 0 {
+		t.Errorf("back to none: rows %v, config %+v", m.rows(), c)
+	}
+}
+
+// TestDraftChoicesAndEstimate: the draft row offers none, the built-in model, every
+// pair's draft shape (not the other shapes), the files found and a path; the memory
+// the estimate line names adds the draft's weights and KV cache (computed here from
+// the shapes), and a synthetic draft's size and free disk are said before it is
+// written (refused when the disk has no room).
+func TestDraftChoicesAndEstimate(t *testing.T) {
+	m := draftSetup(t)
+	want := []string{"", rowBuiltin, synthPrefix + "spec-tiny-draft", synthPrefix + "spec-base-draft", filePrefix + m.files[0].Path, rowPath}
+	if got := m.draftChoices(); !slices.Equal(got, want) {
+		t.Errorf("draft choices %q, want %q", got, want)
+	}
+	m = at(t, m, rowShape)
+	for m.shapes[m.shape] != "spec-tiny" {
+		m, _ = press(m, left)
+	}
+	m = toDraft(t, m, synthPrefix+"spec-tiny-draft")
+	m = set(t, m, rowConc, "2")
+	m = set(t, m, rowInLen, "100")
+	m = set(t, m, rowOutLen, "50")
+	c := runConfig(t, m)
+	// KV: K and V, f16, every layer's KV heads × head size, for the longest context
+	// (max(input, 1024) + output) of each of the 2 sequences
+	kv := func(shape string) int64 {
+		sh, err := synth.Lookup(shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 2 * int64(sh.Layers) * int64(sh.HeadsKV) * int64(sh.Embd/sh.Heads) * 2 * (1024 + 50) * 2
+	}
+	size := func(shape string) int64 {
+		spec, err := synth.NewSpec(shape, "Q8_0", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := spec.FileSize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	wantMem := fmt.Sprintf("needs ~%s (KV %s) · the draft %s of it (KV %s)", human(size("spec-tiny")+kv("spec-tiny")+size("spec-tiny-draft")+kv("spec-tiny-draft")),
+		human(kv("spec-tiny")+kv("spec-tiny-draft")), human(size("spec-tiny-draft")+kv("spec-tiny-draft")), human(kv("spec-tiny-draft")))
+	if e := m.Estimate(); !strings.Contains(e, wantMem) {
+		t.Errorf("estimate %q, want %q", e, wantMem)
+	}
+	if kv("spec-tiny-draft") >= kv("spec-tiny") || size("spec-tiny-draft") >= size("spec-tiny") {
+		t.Error("the draft is not the smaller model") // the figures above would not tell them apart
+	}
+	if c.Draft.Shape != "spec-tiny-draft" {
+		t.Fatalf("draft %+v", c.Draft)
+	}
+	if e := toDraft(t, m, rowBuiltin).Estimate(); !strings.Contains(e, "the draft "+human(int64(len(builtin.Stories260K)))+" of it") {
+		t.Errorf("built-in draft: %q", e)
+	}
+
+	m.SetPlan(func(shape, typ string) (Plan, error) {
+		if shape == "spec-tiny-draft" && typ == "F32" {
+			return Plan{Note: "needs 9 MiB with margin, only 1 MiB free"}, nil
+		}
+		return Plan{Note: shape + " to write, 41.2 GiB free", Fits: true}, nil
+	})
+	if e := m.Estimate(); !strings.Contains(e, "spec-tiny-draft Q8_0: spec-tiny-draft to write, 41.2 GiB free") {
+		t.Errorf("the draft's plan is not on the estimate line: %q", e)
+	}
+	m = at(t, m, rowDraftType)
+	for m.types[m.draftTyp] != "F32" {
+		m, _ = press(m, right)
+	}
+	if _, err := m.Config(); err == nil || err.Error() != "draft type: needs 9 MiB with margin, only 1 MiB free" {
+		t.Errorf("a draft the disk cannot hold: %v", err)
 	}
 }
