@@ -127,7 +127,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
 		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS,
-			Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
+			Timeout: sp.RequestTimeout(), KeepText: x.keepText(), NonStreaming: sp.NonStreaming}
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
 		x.logf("%s", e.Partitions())
@@ -145,7 +145,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		}
 	}
 	if sp.Endpoint == "" {
-		sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
+		sp.Endpoint = serving.Endpoint(sp.Backend, sp.NonStreaming)
 	}
 	maxConc := 0
 	for _, p := range x.job.Points() {
@@ -192,7 +192,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 	}
 	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
 		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: sp.RequestTimeout(), KeepText: x.keepText(),
-		ExtraBody: extra, RequestIDPrefix: sp.RequestIDPrefix}
+		ExtraBody: extra, RequestIDPrefix: sp.RequestIDPrefix, NonStreaming: sp.NonStreaming}
 	return be, nil
 }
 
