@@ -323,3 +323,16 @@ func (s *Serving) buckets(recs []Record) {
 	}
 	s.ChunksPerSec, s.TokensPerSecond, s.ConcurrentPerSecond = chunks, tokens, conc
 }
+
+// streamOnly names the figures only a streamed answer gives: a non-streaming run
+// (Serving.NonStreaming) has none of them.
+var streamOnly = map[string]bool{"ttft": true, "tpot": true, "itl": true, "ttft_content": true, "itl_per_token": true, "ttft_warm": true}
+
+// Measured reports whether the figure named key (ttft, tpot, itl, ttft_content,
+// itl_per_token, ttft_warm, e2el, …) was measured: false for the streamed-only figures
+// of a non-streaming run, which exporters print as n/a (null), never as 0.
+func (s *Serving) Measured(key string) bool { return !(s.NonStreaming && streamOnly[key]) }
+
+// NotMeasuredNote is the one line outputs print where a non-streaming run's TTFT, TPOT
+// and ITL would be.
+const NotMeasuredNote = "TTFT, TPOT, ITL: n/a (--non-streaming: whole answers, only E2EL is measured)"

@@ -185,11 +185,18 @@ func VLLMBlock(w io.Writer, res *serving.Result) error {
 		}
 		d := mt.dist(m)
 		l.line(vllmCenter(mt.header, '-'))
-		l.row("Mean "+mt.name+" (ms):", vllmFloat(d.Mean))
-		l.row("Median "+mt.name+" (ms):", vllmFloat(d.Median))
-		for _, p := range d.Percentiles {
-			l.row("P"+vllmPercentileWord(p.P)+" "+mt.name+" (ms):", vllmFloat(p.V))
+		f := vllmFloat
+		if !m.Measured(mt.key) { // --non-streaming: not measured, never 0
+			f = func(float64) string { return "n/a" }
 		}
+		l.row("Mean "+mt.name+" (ms):", f(d.Mean))
+		l.row("Median "+mt.name+" (ms):", f(d.Median))
+		for _, p := range d.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" "+mt.name+" (ms):", f(p.V))
+		}
+	}
+	if m.NonStreaming {
+		l.line(metrics.NotMeasuredNote)
 	}
 	l.line(strings.Repeat("=", vllmWidth))
 	_, err := io.WriteString(w, l.b.String())
@@ -230,14 +237,18 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	m := &res.Summary
 	var l vllmLines
 	l.line(vllmCenter(" llmbench additions ", '-'))
-	l.row("Mean TTFT content (ms):", vllmFloat(m.TTFTContent.Mean))
-	l.row("Median TTFT content (ms):", vllmFloat(m.TTFTContent.Median))
-	for _, p := range m.TTFTContent.Percentiles {
-		l.row("P"+vllmPercentileWord(p.P)+" TTFT content (ms):", vllmFloat(p.V))
-	}
-	l.row("Mean ITL per token (ms):", vllmFloat(m.ITLPerToken.Mean))
-	for _, p := range m.ITLPerToken.Percentiles {
-		l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
+	if m.NonStreaming {
+		l.row("Non-streaming requests:", "yes (TTFT content, ITL per token: n/a)")
+	} else {
+		l.row("Mean TTFT content (ms):", vllmFloat(m.TTFTContent.Mean))
+		l.row("Median TTFT content (ms):", vllmFloat(m.TTFTContent.Median))
+		for _, p := range m.TTFTContent.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" TTFT content (ms):", vllmFloat(p.V))
+		}
+		l.row("Mean ITL per token (ms):", vllmFloat(m.ITLPerToken.Mean))
+		for _, p := range m.ITLPerToken.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
+		}
 	}
 	l.row("Peak output tokens/s (tokens):", vllmFloat(m.PeakOutputTokensPerS))
 	l.row("Sampling temperature:", vllmTemperature(res))
