@@ -52,11 +52,11 @@ var serveBenchGroups = []flagGroup{
 func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	a := &serveBenchArgs{}
 	sp, def := &a.sp, workloads.DefaultServe()
-	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai or vllm (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
+	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai or vllm (/v1/completions), openai-chat, tgi (/generate_stream; /generate with --non-streaming) or llamacpp (/completion)")
 	fs.StringVar(&a.baseURL, "base-url", "", "server base URL (default http://HOST:PORT)")
 	fs.StringVar(&a.host, "host", "127.0.0.1", "server host when --base-url is not given")
 	fs.IntVar(&a.port, "port", 8000, "server port when --base-url is not given")
-	fs.StringVar(&a.endpoint, "endpoint", "", "API endpoint (default per backend: /v1/completions, /v1/chat/completions, /generate_stream, /completion)")
+	fs.StringVar(&a.endpoint, "endpoint", "", "API endpoint (default per backend: /v1/completions, /v1/chat/completions, /generate_stream (/generate with --non-streaming), /completion)")
 	fs.StringVar(&sp.Model, "model", "", "model name for the server; with --backend inproc a GGUF file or a synthetic shape (llama-1b, …); default: the server's first model / the built-in stories260K")
 	fs.StringVar(&sp.Model, "m", "", "shorthand for --model")
 	fs.StringVar(&sp.ServedModelName, "served-model-name", "", "model name sent in requests (default --model)")
