@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -70,5 +71,27 @@ func TestServeBenchNonStreaming(t *testing.T) {
 	_, stderr, code = run(t, append(args, "--goodput", "ttft:100")...)
 	if code != 2 || !strings.Contains(stderr, "goodput ttft") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("goodput ttft under --non-streaming: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestServeBenchInprocNonStreaming: the in-process backend under --non-streaming
+// delivers whole answers: TTFT rows n/a, E2EL measured, every token counted
+// (--ignore-eos: 4 prompts × 8 tokens), E2EL reported by default, and the note says the engine's wait counts in
+// E2EL.
+func TestServeBenchInprocNonStreaming(t *testing.T) {
+	out, stderr, code := run(t, "serve-bench", "--backend", "inproc", "--num-prompts", "4", "--random-input-len", "16",
+		"--random-output-len", "8", "--random-range-ratio", "0", "--ignore-eos", "--max-concurrency", "2", "--non-streaming")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Mean TTFT (ms):                          n/a", "Total generated tokens:                  32 ",
+		"TTFT, TPOT, ITL: n/a (--non-streaming", "counts in E2EL (--non-streaming)"} {
+		if !strings.Contains(out+stderr, want) {
+			t.Errorf("output lacks %q:\n%s\n%s", want, out, stderr)
+		}
+	}
+	// e2el is reported by default under --non-streaming (vLLM's default list lacks it)
+	if m := regexp.MustCompile(`Mean E2EL \(ms\):\s+([0-9.]+)`).FindStringSubmatch(out); m == nil || m[1] == "0.00" {
+		t.Errorf("E2EL not reported or 0:\n%s", out)
 	}
 }

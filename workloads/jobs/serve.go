@@ -131,8 +131,12 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
 		x.logf("%s", e.Partitions())
-		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
-			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
+		counts := "TTFT"
+		if sp.NonStreaming {
+			counts = "E2EL (--non-streaming)"
+		}
+		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in %s",
+			eo.MaxNumSeqs, eo.MaxNumBatchedTokens, counts))
 		return be, nil
 	}
 	hdr := map[string]string{}

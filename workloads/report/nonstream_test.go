@@ -98,6 +98,17 @@ func TestNonStreamingExports(t *testing.T) {
 			VLLMBlock(&b, one)
 			text(t, b.String())
 		}},
+		{"default metrics", func(t *testing.T) {
+			r := nonStreamingResult()
+			r.Spec.PercentileMetrics = nil // vLLM's default ttft,tpot,itl gets e2el
+			var b bytes.Buffer
+			VLLMBlock(&b, r)
+			text(t, b.String())
+			r.Spec.PercentileMetrics = []string{"ttft"} // a list of the user's own is kept
+			if got := PercentileMetrics(r); len(got) != 1 {
+				t.Errorf("percentile metrics %v", got)
+			}
+		}},
 		{"vllm extras", func(t *testing.T) {
 			var b bytes.Buffer
 			VLLMExtras(&b, one)

@@ -99,12 +99,18 @@ func PercentileMetricKeys() []string {
 }
 
 // PercentileMetrics returns the metrics a result reports percentiles for (vLLM's
-// default: ttft,tpot,itl).
+// default: ttft,tpot,itl). Under --non-streaming, that default list gets e2el, the one
+// latency such a run measures.
 func PercentileMetrics(res *serving.Result) []string {
-	if len(res.Spec.PercentileMetrics) > 0 {
-		return res.Spec.PercentileMetrics
+	def := []string{"ttft", "tpot", "itl"}
+	sel := res.Spec.PercentileMetrics
+	if len(sel) == 0 {
+		sel = def
 	}
-	return []string{"ttft", "tpot", "itl"}
+	if res.Spec.NonStreaming && slices.Equal(sel, def) {
+		return append(slices.Clone(def), "e2el")
+	}
+	return sel
 }
 
 // VLLMPreamble writes the lines vllm bench serve prints before its main run.
