@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -183,6 +184,29 @@ func TestNonStreamingExports(t *testing.T) {
 			}
 			if !strings.Contains(charts, "hist-e2el") || !strings.Contains(page, "n/a") {
 				t.Errorf("charts %s; n/a in page %v", charts, strings.Contains(page, "n/a"))
+			}
+		}},
+		{"compare", func(t *testing.T) {
+			c, err := CompareDocs([]result.Document{{Title: "streamed", Serving: []*serving.Result{sampleResult()}}, single})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, r := range c.Rows {
+				seen[r.Metric] = true
+				switch r.Metric {
+				case "Mean TTFT (ms)", "Mean TPOT (ms)", "Mean ITL (ms)", "P99 TTFT (ms)":
+					if !math.IsNaN(r.Values[1]) || math.IsNaN(r.Values[0]) {
+						t.Errorf("%s: %v, want the streamed run's figure and NaN (not measured)", r.Metric, r.Values)
+					}
+				case "Mean E2EL (ms)":
+					if r.Values[1] != 350 {
+						t.Errorf("%s: %v", r.Metric, r.Values)
+					}
+				}
+			}
+			if !seen["Mean TTFT (ms)"] || !seen["Mean E2EL (ms)"] {
+				t.Errorf("rows %v", seen)
 			}
 		}},
 		{"timeline", func(t *testing.T) {
