@@ -209,6 +209,23 @@ func TestNonStreamingExports(t *testing.T) {
 				t.Errorf("rows %v", seen)
 			}
 		}},
+		{"serve ab", func(t *testing.T) {
+			var b bytes.Buffer
+			if err := ServeAB(&b, "streamed", "whole", sampleResult(), one); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(b.String(), "\n") {
+				if !regexp.MustCompile(`^\| (Mean|Median|P99) (TTFT|TPOT|ITL) `).MatchString(l) {
+					continue
+				}
+				if cells := strings.Split(l, "|"); len(cells) < 4 || strings.TrimSpace(cells[3]) != "-" || strings.TrimSpace(cells[2]) == "-" {
+					t.Errorf("row %q: want the streamed figure and - for the non-streaming run", l)
+				}
+			}
+			if !strings.Contains(b.String(), "Mean TTFT (ms)") {
+				t.Errorf("no TTFT rows:\n%s", b.String())
+			}
+		}},
 		{"timeline", func(t *testing.T) {
 			var b bytes.Buffer
 			if err := VLLMTimelineHTML(&b, one, [2]float64{25, 50}); err != nil {
