@@ -45,18 +45,18 @@ var serveBenchGroups = []flagGroup{
 	{"vLLM compatible: more sampling, request shaping, timeline, spec_bench", vllmGroupNames},
 	{"in-process engine (--backend inproc)", []string{"m", "synthetic-type", "t", "c", "max-num-seqs", "max-num-batched-tokens", "block-size", "kv-cache-memory", "kv-cache-type", "no-prefix-cache",
 		"model-draft", "draft-type", "draft-max", "draft-min", "draft-p-min"}},
-	{"llmbench additions", []string{"warm-connections", "energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
+	{"llmbench additions", []string{"warm-connections", "non-streaming", "energy-device", "compare", "device", "power-limit", "sample-interval", "settle-timeout", "export", "data-dir"}},
 }
 
 // defineServeBench defines serve-bench's flags on fs.
 func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	a := &serveBenchArgs{}
 	sp, def := &a.sp, workloads.DefaultServe()
-	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai or vllm (/v1/completions), openai-chat, tgi (/generate_stream) or llamacpp (/completion)")
+	fs.StringVar(&sp.Backend, "backend", "openai", "inproc (our engine, no HTTP), openai or vllm (/v1/completions), openai-chat, tgi (/generate_stream; /generate with --non-streaming) or llamacpp (/completion)")
 	fs.StringVar(&a.baseURL, "base-url", "", "server base URL (default http://HOST:PORT)")
 	fs.StringVar(&a.host, "host", "127.0.0.1", "server host when --base-url is not given")
 	fs.IntVar(&a.port, "port", 8000, "server port when --base-url is not given")
-	fs.StringVar(&a.endpoint, "endpoint", "", "API endpoint (default per backend: /v1/completions, /v1/chat/completions, /generate_stream, /completion)")
+	fs.StringVar(&a.endpoint, "endpoint", "", "API endpoint (default per backend: /v1/completions, /v1/chat/completions, /generate_stream (/generate with --non-streaming), /completion)")
 	fs.StringVar(&sp.Model, "model", "", "model name for the server; with --backend inproc a GGUF file or a synthetic shape (llama-1b, …); default: the server's first model / the built-in stories260K")
 	fs.StringVar(&sp.Model, "m", "", "shorthand for --model")
 	fs.StringVar(&sp.ServedModelName, "served-model-name", "", "model name sent in requests (default --model)")
@@ -80,6 +80,7 @@ func defineServeBench(fs *flag.FlagSet) *serveBenchArgs {
 	fs.Float64Var(&sp.RampUpStartRPS, "ramp-up-start-rps", 0, "ramp-up start rate")
 	fs.Float64Var(&sp.RampUpEndRPS, "ramp-up-end-rps", 0, "ramp-up end rate")
 	fs.BoolVar(&sp.WarmConnections, "warm-connections", false, "open up to --max-concurrency keep-alive connections before the clock starts (HTTP backends), so TTFT holds no connection set-up")
+	fs.BoolVar(&sp.NonStreaming, "non-streaming", false, `ask for whole answers ("stream": false; TGI /generate) and measure only E2EL (TTFT, TPOT, ITL n/a); not vLLM's --no-stream`)
 	fs.IntVar(&sp.NumWarmups, "num-warmups", 0, "warm-up requests before the measured run")
 	fs.BoolVar(&sp.IgnoreEOS, "ignore-eos", false, "generate the full output length (set automatically for the random dataset)")
 	fs.Var(&a.temp, "temperature", "sampling temperature (default 0, greedy, sent explicitly as vllm bench serve does)")

@@ -36,7 +36,7 @@ var vllmNoEffect = map[string]string{
 	"skip-tokenizer-init":                "the tokenizer is a GGUF file read once",
 	"skip-chat-template":                 "llmbench never applies a chat template client-side (it always sends the dataset's prompt as written)",
 	"chat-template-kwargs":               "llmbench never applies a chat template client-side",
-	"no-stream":                          "it is vLLM's switch for streaming Hugging Face datasets; local files are read whole",
+	"no-stream":                          "it is vLLM's switch for streaming Hugging Face datasets; local files are read whole; for non-streaming requests give --non-streaming",
 	"self-timed":                         "it concerns the timed_trace dataset, which llmbench does not have",
 	"no-self-timed":                      "it concerns the timed_trace dataset, which llmbench does not have",
 	"hf-subset":                          "Hugging Face hub datasets are not loaded (no network)",

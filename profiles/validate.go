@@ -363,6 +363,9 @@ func runCheckServe(r *Run) *problem {
 		if v := s.Goodput[k]; !(v >= 0) || math.IsInf(v, 0) {
 			return bad("serve.goodput."+k, "%g is not a number of milliseconds ≥ 0", v)
 		}
+		if s.NonStreaming && k != "e2el" {
+			return bad("serve.goodput."+k, "non_streaming measures no %s (only e2el)", k)
+		}
 	}
 	e := s.Engine
 	for _, c := range []struct {

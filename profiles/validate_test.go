@@ -47,6 +47,8 @@ func TestValidateEveryValue(t *testing.T) {
 			`p.yaml:8: run "s": serve.percentile_metrics[1]: "ttfb" is not a metric (ttft, tpot, itl, e2el,`},
 		{"percentile", serve + "  metric_percentiles: [99, 101]\n", `p.yaml:8: run "s": serve.metric_percentiles[1]: 101 is not a percentile in [0, 100]`},
 		{"goodput key", serve + "  goodput:\n    ttft: 100\n    latency: 5\n", `p.yaml:10: run "s": serve.goodput.latency: "latency" is not ttft, tpot or e2el`},
+		{"non-streaming goodput", serve + "  non_streaming: true\n  goodput:\n    e2el: 500\n    tpot: 20\n", `p.yaml:11: run "s": serve.goodput.tpot: non_streaming measures no tpot (only e2el)`},
+		{"non-streaming value", serve + "  non_streaming: maybe\n", `p.yaml:8:`},
 		{"synthetic type", serve + "  model: llama-tiny\n  synthetic_type: Q4_Z\n", `p.yaml:9: run "s": serve.synthetic_type: unknown type "Q4_Z"`},
 		{"engine kv type", serve + "  engine:\n    kv_cache_type: q4_0\n", `p.yaml:9: run "s": serve.engine.kv_cache_type: "q4_0" is not a KV cache type`},
 		{"engine kv memory", serve + "  engine:\n    kv_cache_memory: lots\n", `p.yaml:9: run "s": serve.engine.kv_cache_memory: "lots" is not a size`},
@@ -80,6 +82,7 @@ func TestValidProfilesStillParse(t *testing.T) {
 		"serve:\n  model: llama-tiny\n  synthetic_type: Q8_0\n  percentile_metrics: [ttft, e2el, client_queue_time]\n  metric_percentiles: [50, 99.9, 100]\n  goodput: {ttft: 200, e2el: 0}\n  engine: {kv_cache_type: q8_0, kv_cache_memory: 30%}\n  top_p: 1\n  top_k: -1\n  temperature: 0\n",
 		"serve:\n  ramp_up_strategy: linear\n  ramp_up_start_rps: 0\n  ramp_up_end_rps: 10\n  engine: {kv_cache_memory: 512MiB}\n",
 		"serve: {backend: openai, base_url: 'http://127.0.0.1:8000', endpoint: /v1/completions}\n",
+		"serve: {backend: tgi, base_url: 'http://127.0.0.1:8000', non_streaming: true, goodput: {e2el: 300}}\n",
 	} {
 		if _, err := Parse("ok.yaml", []byte(y)); err != nil {
 			t.Errorf("%v\n%s", err, y)
@@ -157,5 +160,18 @@ func TestResolveChecksFiles(t *testing.T) {
 	}
 	if err := ResolveDatasets(p, "", nil); err != nil {
 		t.Errorf("an existing model file: %v", err)
+	}
+}
+
+// TestNonStreamingKey: serve.non_streaming reaches the run's serve spec, unset is off.
+func TestNonStreamingKey(t *testing.T) {
+	for y, want := range map[string]bool{"serve: {backend: inproc, non_streaming: true}\n": true, "serve: {backend: inproc}\n": false} {
+		p, err := Parse("ns.yaml", []byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Runs[0].Serve.NonStreaming; got != want {
+			t.Errorf("%s: non_streaming %v, want %v", y, got, want)
+		}
 	}
 }

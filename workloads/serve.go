@@ -135,6 +135,11 @@ type ServeSpec struct {
 	// WarmConnections opens up to MaxConcurrency keep-alive connections before the
 	// clock starts (HTTP backends), so TTFT holds no connection set-up.
 	WarmConnections bool `json:"warm_connections,omitempty" yaml:"warm_connections,omitempty"`
+	// NonStreaming asks every request for its whole answer at once (--non-streaming):
+	// "stream": false, TGI's /generate, the in-process engine's answer in one piece.
+	// Only E2EL is measured; TTFT, TPOT and ITL are not (n/a), so goodput SLOs on them
+	// are refused (CheckNonStreaming).
+	NonStreaming bool `json:"non_streaming,omitempty" yaml:"non_streaming,omitempty"`
 
 	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
 	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty"`
@@ -248,6 +253,20 @@ type EngineSpec struct {
 	// RollingWindow keeps each sequence's last RollingWindow positions in the KV cache
 	// and attends over them (engine.Options.Window); 0 = the model's own, if any.
 	RollingWindow int `json:"rolling_window,omitempty" yaml:"rolling_window,omitempty"`
+}
+
+// CheckNonStreaming refuses what a non-streaming run cannot measure: goodput SLOs on
+// ttft or tpot (e2el is allowed).
+func (s ServeSpec) CheckNonStreaming() error {
+	if !s.NonStreaming {
+		return nil
+	}
+	for _, k := range []string{"ttft", "tpot"} {
+		if _, ok := s.Goodput[k]; ok {
+			return fmt.Errorf("goodput %s: --non-streaming measures no %s (only e2el); give --goodput e2el:MS", k, strings.ToUpper(k))
+		}
+	}
+	return nil
 }
 
 // RequestTimeout is RequestTimeoutS as a duration (0: no limit).

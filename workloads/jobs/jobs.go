@@ -137,6 +137,9 @@ func Check(job workloads.Job, o Options) error {
 		if err := job.Serve.ValidateRequestOptions(); err != nil {
 			return err
 		}
+		if err := job.Serve.CheckNonStreaming(); err != nil {
+			return err
+		}
 		if job.Serve.Backend == "inproc" {
 			m, err := ModelRef(job.Serve.Model, job.Serve.SyntheticType)
 			if err != nil {

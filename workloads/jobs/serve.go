@@ -138,12 +138,16 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		be.eng, be.tokID = e, be.modelID
 		be.tok, be.modelCtx = e.Tok, e.Options().SeqContext
 		be.client = &serving.InProc{Gen: e, Sampling: sampling, IgnoreEOS: sp.IgnoreEOS,
-			Timeout: sp.RequestTimeout(), KeepText: x.keepText()}
+			Timeout: sp.RequestTimeout(), KeepText: x.keepText(), NonStreaming: sp.NonStreaming}
 		eo := e.Options()
 		x.logf("%s", e.KVCache())
 		x.logf("%s", e.Partitions())
-		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in TTFT",
-			eo.MaxNumSeqs, eo.MaxNumBatchedTokens))
+		counts := "TTFT"
+		if sp.NonStreaming {
+			counts = "E2EL (--non-streaming)"
+		}
+		be.notes = append(be.notes, fmt.Sprintf("inproc: continuous batching of up to %d requests and %d tokens a step; requests beyond them wait inside the engine and that wait counts in %s",
+			eo.MaxNumSeqs, eo.MaxNumBatchedTokens, counts))
 		return be, nil
 	}
 	hdr := map[string]string{}
@@ -156,7 +160,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 		}
 	}
 	if sp.Endpoint == "" {
-		sp.Endpoint = serving.DefaultEndpoint(sp.Backend)
+		sp.Endpoint = serving.Endpoint(sp.Backend, sp.NonStreaming)
 	}
 	maxConc := 0
 	for _, p := range x.job.Points() {
@@ -203,7 +207,7 @@ func (x *execution) backend(ctx context.Context, sp *workloads.ServeSpec) (*back
 	}
 	be.client = &serving.HTTP{Backend: sp.Backend, URL: sp.BaseURL + sp.Endpoint, Model: name, Headers: hdr, IgnoreEOS: sp.IgnoreEOS,
 		Sampling: sampling, Tok: be.tok, HC: hc, Timeout: sp.RequestTimeout(), KeepText: x.keepText(),
-		ExtraBody: extra, RequestIDPrefix: sp.RequestIDPrefix}
+		ExtraBody: extra, RequestIDPrefix: sp.RequestIDPrefix, NonStreaming: sp.NonStreaming}
 	return be, nil
 }
 

@@ -26,6 +26,8 @@ type Live struct {
 	streamed float64
 	origin   time.Duration
 	perSec   []float64
+	// nonStreaming: a non-streaming request (no TTFT, TPOT or ITL) has ended.
+	nonStreaming bool
 }
 
 // Stream counts one request's output tokens into its Live as they arrive, so a live
@@ -91,6 +93,9 @@ func (l *Live) settle(r *Record) {
 	}
 	w := chunkWeights(r)
 	t := r.Start + r.TTFT
+	if r.NonStreaming { // the whole answer at once, at the end
+		t = r.Start + r.Latency
+	}
 	for j := range w {
 		if j > 0 {
 			t += r.ITL[j-1]
@@ -126,10 +131,14 @@ func (l *Live) Add(r *Record) {
 	l.done++
 	l.outputTokens += int64(r.OutputTokens)
 	us := func(d time.Duration) int64 { return max(1, d.Microseconds()) }
-	_ = l.ttft.RecordValue(us(r.TTFT))
-	l.coarse["ttft"].add(us(r.TTFT))
 	_ = l.e2el.RecordValue(us(r.Latency))
 	l.coarse["e2el"].add(us(r.Latency))
+	if r.NonStreaming { // TTFT, TPOT and ITL not measured
+		l.nonStreaming = true
+		return
+	}
+	_ = l.ttft.RecordValue(us(r.TTFT))
+	l.coarse["ttft"].add(us(r.TTFT))
 	if r.OutputTokens > 1 {
 		v := us((r.Latency - r.TTFT) / time.Duration(r.OutputTokens-1))
 		_ = l.tpot.RecordValue(v)
@@ -153,6 +162,9 @@ type LiveSnapshot struct {
 	TTFTP50, TTFTP99     float64
 	ITLP50, ITLP99       float64
 	E2ELP50, E2ELP99     float64
+	// NonStreaming is set once a non-streaming request (--non-streaming) has ended:
+	// TTFT, TPOT and ITL are not measured (their figures stay 0 and views print n/a).
+	NonStreaming bool
 	// Dists holds the live distributions by metric name (ttft, tpot, itl, e2el) for
 	// histogram views.
 	Dists map[string]LiveDist
@@ -224,8 +236,8 @@ func (l *Live) Snapshot() LiveSnapshot {
 	}
 	return LiveSnapshot{
 		Done: l.done, Failed: l.failed, Total: l.total, OutputTokens: l.outputTokens + int64(math.Round(l.streamed)),
-		PeakOutputTokensPerS: peak,
-		TTFTP50:              q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
+		PeakOutputTokensPerS: peak, NonStreaming: l.nonStreaming,
+		TTFTP50: q(l.ttft, 50), TTFTP99: q(l.ttft, 99),
 		ITLP50: q(l.itl, 50), ITLP99: q(l.itl, 99),
 		E2ELP50: q(l.e2el, 50), E2ELP99: q(l.e2el, 99),
 		Dists: map[string]LiveDist{"ttft": l.coarse["ttft"].dist(l.ttft), "tpot": l.coarse["tpot"].dist(l.tpot),

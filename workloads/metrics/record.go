@@ -30,6 +30,10 @@ type Record struct {
 	// Retokenized is set when OutputTokens came from our tokenizer on the generated
 	// text because the server reported no count.
 	Retokenized bool `json:",omitempty"`
+	// NonStreaming is set when the request asked for the whole answer at once
+	// (--non-streaming): only Latency (send → full response read) is measured; TTFT,
+	// TTFTContent and ITL are not (zero, and never summarised).
+	NonStreaming bool `json:",omitempty"`
 	// Text is the generated text, kept only when the client is asked to (--save-detailed).
 	Text string
 

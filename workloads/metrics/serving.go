@@ -31,6 +31,7 @@ var Definitions = map[string]string{
 	"failure_reasons":           "llmbench: failed requests by reason: timeout, http <status>, malformed (not SSE/JSON, or a line over 1 MiB), stream_closed, connection, server_error, incomplete (no final event or no tokens), request, error",
 	"client_send_lag":           "llmbench: how late the load generator released each request against its arrival schedule (Gamma gaps at absolute times from the start)",
 	"server_timings":            "llmbench: timings the server reports about itself (llama.cpp /completion's timings object: prompt_n, prompt_ms, predicted_n, predicted_ms, ...), recorded beside ours, never mixed into them; server_timings_mean averages each over the successful requests that reported it; server_timings (with --save-detailed) holds each request's, null where none was reported",
+	"non_streaming":             "llmbench: with --non-streaming each request asks for its whole answer at once (stream false; TGI /generate); only e2el (send until the full response is read) is measured, and ttft, ttft_content, tpot, itl and itl_per_token are not measured (null), never zero; output tokens come from the response's usage or details, else our tokenizer",
 	"statistics":                "mean, median, population std and percentiles with linear interpolation (numpy's defaults) over the raw samples; an empty set reports 0 as vLLM; milliseconds",
 }
 
@@ -79,6 +80,9 @@ func Summarise(ms []float64, percentiles []float64) Dist {
 type ServingConfig struct {
 	Percentiles []float64          // --metric-percentiles (default 99)
 	Goodput     map[string]float64 // SLOs in ms by metric: ttft, tpot, e2el
+	// NonStreaming marks a run whose requests asked for whole answers (--non-streaming):
+	// the summary's NonStreaming is set even when no request succeeded.
+	NonStreaming bool
 }
 
 // Serving is the summary of a serving run, vLLM's BenchmarkMetrics plus llmbench's
@@ -110,6 +114,10 @@ type Serving struct {
 	Failures                      map[string]int // Record.FailureKind → count
 	TokensPerSecond, ChunksPerSec []float64      // 1-s buckets from the first send
 	ConcurrentPerSecond           []float64
+	// NonStreaming is set when the requests asked for whole answers (--non-streaming):
+	// TTFT, TPOT, ITL, TTFTContent, ITLPerToken and TTFTWarm were not measured (their
+	// Dists are empty and exporters print them as n/a); E2EL is send → full response.
+	NonStreaming bool `json:",omitempty"`
 	// ServerTimings is the mean of each server-reported timing (Record.Extra, e.g.
 	// llama.cpp's) over the successful requests that reported it; nil when none did.
 	ServerTimings map[string]float64
@@ -152,8 +160,9 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 	if len(pcts) == 0 {
 		pcts = []float64{99}
 	}
-	s := Serving{Duration: dur, Failures: map[string]int{}, OutputLens: make([]int, len(recs))}
+	s := Serving{Duration: dur, Failures: map[string]int{}, OutputLens: make([]int, len(recs)), NonStreaming: cfg.NonStreaming}
 	var ttft, ttftContent, tpot, allTPOT, itl, itlTok, e2el, queue, e2elQ, lag, conn, warm []float64
+	var ttftAll []float64 // per successful request, as e2el (0 where not measured)
 	var extraN map[string]int
 	for i := range recs {
 		r := &recs[i]
@@ -173,7 +182,10 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 		if r.Retokenized {
 			s.Retokenized++
 		}
-		if !r.NewConn {
+		if r.NonStreaming {
+			s.NonStreaming = true
+		}
+		if !r.NewConn && !r.NonStreaming {
 			warm = append(warm, ms(r.TTFT))
 		}
 		for k, v := range r.Extra {
@@ -187,6 +199,14 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 		s.OutputLens[i] = out
 		s.TotalInput += r.PromptLen
 		s.TotalOutput += out
+		e2el = append(e2el, ms(r.Latency))
+		queue = append(queue, ms(r.QueueTime()))
+		e2elQ = append(e2elQ, ms(r.Latency+r.QueueTime()))
+		if r.NonStreaming { // one whole answer: no first token, no gaps to time
+			allTPOT = append(allTPOT, 0)
+			ttftAll = append(ttftAll, 0)
+			continue
+		}
 		t := 0.0
 		if out > 1 {
 			t = ms(r.Latency-r.TTFT) / float64(out-1)
@@ -194,12 +214,10 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 		}
 		allTPOT = append(allTPOT, t)
 		ttft = append(ttft, ms(r.TTFT))
+		ttftAll = append(ttftAll, ms(r.TTFT))
 		if r.TTFTContent > 0 {
 			ttftContent = append(ttftContent, ms(r.TTFTContent))
 		}
-		e2el = append(e2el, ms(r.Latency))
-		queue = append(queue, ms(r.QueueTime()))
-		e2elQ = append(e2elQ, ms(r.Latency+r.QueueTime()))
 		w := chunkWeights(r)
 		for j, g := range r.ITL {
 			itl = append(itl, ms(g))
@@ -225,9 +243,9 @@ func Summary(recs []Record, dur time.Duration, cfg ServingConfig) Serving {
 	if len(cfg.Goodput) > 0 {
 		s.GoodputSet = true
 		good := 0
-		for i := range ttft {
+		for i := range e2el {
 			ok := true
-			if v, has := cfg.Goodput["ttft"]; has && ttft[i] > v {
+			if v, has := cfg.Goodput["ttft"]; has && ttftAll[i] > v {
 				ok = false
 			}
 			if v, has := cfg.Goodput["tpot"]; has && allTPOT[i] > v {
@@ -282,6 +300,9 @@ func (s *Serving) buckets(recs []Record) {
 		}
 		w := chunkWeights(r)
 		t := r.Start + r.TTFT
+		if r.NonStreaming { // the whole answer arrived at once, at the end
+			t = r.Start + r.Latency
+		}
 		for j := 0; j <= len(r.ITL); j++ {
 			if j > 0 {
 				t += r.ITL[j-1]
@@ -302,3 +323,16 @@ func (s *Serving) buckets(recs []Record) {
 	}
 	s.ChunksPerSec, s.TokensPerSecond, s.ConcurrentPerSecond = chunks, tokens, conc
 }
+
+// streamOnly names the figures only a streamed answer gives: a non-streaming run
+// (Serving.NonStreaming) has none of them.
+var streamOnly = map[string]bool{"ttft": true, "tpot": true, "itl": true, "ttft_content": true, "itl_per_token": true, "ttft_warm": true}
+
+// Measured reports whether the figure named key (ttft, tpot, itl, ttft_content,
+// itl_per_token, ttft_warm, e2el, …) was measured: false for the streamed-only figures
+// of a non-streaming run, which exporters print as n/a (null), never as 0.
+func (s *Serving) Measured(key string) bool { return !(s.NonStreaming && streamOnly[key]) }
+
+// NotMeasuredNote is the one line outputs print where a non-streaming run's TTFT, TPOT
+// and ITL would be.
+const NotMeasuredNote = "TTFT, TPOT, ITL: n/a (--non-streaming: whole answers, only E2EL is measured)"

@@ -443,8 +443,11 @@ func RequestSamples(recs []metrics.Record) map[string][]float64 {
 		if !r.Success {
 			continue
 		}
-		out["ttft"] = append(out["ttft"], ms(r.TTFT))
 		out["e2el"] = append(out["e2el"], ms(r.Latency))
+		if r.NonStreaming { // --non-streaming: no TTFT, TPOT or ITL samples
+			continue
+		}
+		out["ttft"] = append(out["ttft"], ms(r.TTFT))
 		if r.OutputTokens > 1 {
 			out["tpot"] = append(out["tpot"], ms(r.Latency-r.TTFT)/float64(r.OutputTokens-1))
 		}

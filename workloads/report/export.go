@@ -274,15 +274,16 @@ func servingColumns(points []*serving.Result) []servingColumn {
 	}
 	slices.Sort(pcts)
 	for _, mt := range vllmMetrics[:4] { // ttft, tpot, itl, e2el
-		dist := mt.dist
+		dist, key := mt.dist, mt.key
+		measured := func(r *serving.Result) bool { return r.Summary.Measured(key) } // --non-streaming: empty, never 0
 		cols = append(cols,
-			servingColumn{"mean_" + mt.key + "_ms", func(r *serving.Result) any { return dist(&r.Summary).Mean }},
-			servingColumn{"median_" + mt.key + "_ms", func(r *serving.Result) any { return dist(&r.Summary).Median }},
-			servingColumn{"std_" + mt.key + "_ms", func(r *serving.Result) any { return dist(&r.Summary).Std }})
+			servingColumn{"mean_" + key + "_ms", func(r *serving.Result) any { return lbOpt(dist(&r.Summary).Mean, measured(r)) }},
+			servingColumn{"median_" + key + "_ms", func(r *serving.Result) any { return lbOpt(dist(&r.Summary).Median, measured(r)) }},
+			servingColumn{"std_" + key + "_ms", func(r *serving.Result) any { return lbOpt(dist(&r.Summary).Std, measured(r)) }})
 		for _, p := range pcts {
-			cols = append(cols, servingColumn{"p" + vllmPercentileWord(p) + "_" + mt.key + "_ms", func(r *serving.Result) any {
+			cols = append(cols, servingColumn{"p" + vllmPercentileWord(p) + "_" + key + "_ms", func(r *serving.Result) any {
 				v, ok := dist(&r.Summary).Percentile(p)
-				return lbOpt(v, ok)
+				return lbOpt(v, ok && measured(r))
 			}})
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"llmbench/workloads/metrics"
 	"llmbench/workloads/serving"
@@ -22,8 +21,8 @@ import (
 // Memory is the in-process engine's (weights and KV caches of the model and the
 // draft) or, for an external server, the run's metadata memory_gib; "-" when unknown.
 func ServeAB(w io.Writer, labelA, labelB string, a, b *serving.Result) error {
-	cfg := metrics.ServingConfig{Percentiles: []float64{50, 99}}
-	sa, sb := metrics.Summary(a.Records, a.Duration, cfg), metrics.Summary(b.Records, b.Duration, cfg)
+	sa := metrics.Summary(a.Records, a.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}, NonStreaming: a.Spec.NonStreaming})
+	sb := metrics.Summary(b.Records, b.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}, NonStreaming: b.Spec.NonStreaming})
 	pa, pb := abSamples(a), abSamples(b)
 	var t abTable
 	t.add("Memory Usage (GiB)", memoryGiB(a), memoryGiB(b), 2)
@@ -34,13 +33,20 @@ func ServeAB(w io.Writer, labelA, labelB string, a, b *serving.Result) error {
 	t.add("Request throughput (req/s)", sa.RequestThroughput, sb.RequestThroughput, 2)
 	t.add("Output token throughput (tok/s)", sa.OutputThroughput, sb.OutputThroughput, 2)
 	t.add("Total Token throughput (tok/s)", sa.TotalTokenThroughput, sb.TotalTokenThroughput, 2)
-	p99 := func(d metrics.Dist) float64 { v, ok := d.Percentile(99); return orNaN(v, ok) }
+	// mean, median and p99; NaN ("-") where not measured (--non-streaming), never 0
+	stats := func(s *metrics.Serving, key string, d metrics.Dist) [3]float64 {
+		if !s.Measured(key) {
+			return [3]float64{math.NaN(), math.NaN(), math.NaN()}
+		}
+		v, ok := d.Percentile(99)
+		return [3]float64{d.Mean, d.Median, orNaN(v, ok)}
+	}
 	for _, m := range []struct {
-		name   string
-		da, db metrics.Dist
-		xa, xb []float64
-	}{{"TTFT", sa.TTFT, sb.TTFT, pa.ttft, pb.ttft}, {"TPOT", sa.TPOT, sb.TPOT, pa.tpot, pb.tpot}, {"ITL", sa.ITL, sb.ITL, pa.itl, pb.itl}} {
-		t.addDist(m.name, [3]float64{m.da.Mean, m.da.Median, p99(m.da)}, [3]float64{m.db.Mean, m.db.Median, p99(m.db)}, m.xa, m.xb)
+		name, key string
+		da, db    metrics.Dist
+		xa, xb    []float64
+	}{{"TTFT", "ttft", sa.TTFT, sb.TTFT, pa.ttft, pb.ttft}, {"TPOT", "tpot", sa.TPOT, sb.TPOT, pa.tpot, pb.tpot}, {"ITL", "itl", sa.ITL, sb.ITL, pa.itl, pb.itl}} {
+		t.addDist(m.name, stats(&sa, m.key, m.da), stats(&sb, m.key, m.db), m.xa, m.xb)
 	}
 	if a.Engine != nil || b.Engine != nil {
 		t.add("Draft acceptance rate (%)", acceptance(a), acceptance(b), 2)
@@ -202,22 +208,8 @@ func (t abTable) write(w io.Writer, labelA, labelB string) error {
 type abSeries struct{ ttft, tpot, itl []float64 }
 
 func abSamples(r *serving.Result) abSeries {
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	var s abSeries
-	for i := range r.Records {
-		rec := &r.Records[i]
-		if !rec.Success {
-			continue
-		}
-		s.ttft = append(s.ttft, ms(rec.TTFT))
-		if rec.OutputTokens > 1 {
-			s.tpot = append(s.tpot, ms(rec.Latency-rec.TTFT)/float64(rec.OutputTokens-1))
-		}
-		for _, g := range rec.ITL {
-			s.itl = append(s.itl, ms(g))
-		}
-	}
-	return s
+	x := RequestSamples(r.Records) // a --non-streaming run has none
+	return abSeries{ttft: x["ttft"], tpot: x["tpot"], itl: x["itl"]}
 }
 
 // memoryGiB is the run's memory in GiB: the in-process engine's, else the run's

@@ -115,6 +115,11 @@ func VLLMTimelineHTML(w io.Writer, res *serving.Result, thresholdsMs [2]float64)
 			p.Rows = append(p.Rows, row)
 			continue
 		}
+		if r.NonStreaming { // one whole answer: no first token, no gaps
+			add(r.Start, r.Start+r.Latency, tlFast, "whole answer (non-streaming: E2EL only)")
+			p.Rows = append(p.Rows, row)
+			continue
+		}
 		at := r.Start + r.TTFT
 		add(r.Start, at, tlTTFT, "TTFT")
 		for _, gap := range r.ITL {

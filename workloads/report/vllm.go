@@ -99,12 +99,18 @@ func PercentileMetricKeys() []string {
 }
 
 // PercentileMetrics returns the metrics a result reports percentiles for (vLLM's
-// default: ttft,tpot,itl).
+// default: ttft,tpot,itl). Under --non-streaming, that default list gets e2el, the one
+// latency such a run measures.
 func PercentileMetrics(res *serving.Result) []string {
-	if len(res.Spec.PercentileMetrics) > 0 {
-		return res.Spec.PercentileMetrics
+	def := []string{"ttft", "tpot", "itl"}
+	sel := res.Spec.PercentileMetrics
+	if len(sel) == 0 {
+		sel = def
 	}
-	return []string{"ttft", "tpot", "itl"}
+	if res.Spec.NonStreaming && slices.Equal(sel, def) {
+		return append(slices.Clone(def), "e2el")
+	}
+	return sel
 }
 
 // VLLMPreamble writes the lines vllm bench serve prints before its main run.
@@ -185,11 +191,18 @@ func VLLMBlock(w io.Writer, res *serving.Result) error {
 		}
 		d := mt.dist(m)
 		l.line(vllmCenter(mt.header, '-'))
-		l.row("Mean "+mt.name+" (ms):", vllmFloat(d.Mean))
-		l.row("Median "+mt.name+" (ms):", vllmFloat(d.Median))
-		for _, p := range d.Percentiles {
-			l.row("P"+vllmPercentileWord(p.P)+" "+mt.name+" (ms):", vllmFloat(p.V))
+		f := vllmFloat
+		if !m.Measured(mt.key) { // --non-streaming: not measured, never 0
+			f = func(float64) string { return "n/a" }
 		}
+		l.row("Mean "+mt.name+" (ms):", f(d.Mean))
+		l.row("Median "+mt.name+" (ms):", f(d.Median))
+		for _, p := range d.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" "+mt.name+" (ms):", f(p.V))
+		}
+	}
+	if m.NonStreaming {
+		l.line(metrics.NotMeasuredNote)
 	}
 	l.line(strings.Repeat("=", vllmWidth))
 	_, err := io.WriteString(w, l.b.String())
@@ -230,14 +243,18 @@ func VLLMExtras(w io.Writer, res *serving.Result) error {
 	m := &res.Summary
 	var l vllmLines
 	l.line(vllmCenter(" llmbench additions ", '-'))
-	l.row("Mean TTFT content (ms):", vllmFloat(m.TTFTContent.Mean))
-	l.row("Median TTFT content (ms):", vllmFloat(m.TTFTContent.Median))
-	for _, p := range m.TTFTContent.Percentiles {
-		l.row("P"+vllmPercentileWord(p.P)+" TTFT content (ms):", vllmFloat(p.V))
-	}
-	l.row("Mean ITL per token (ms):", vllmFloat(m.ITLPerToken.Mean))
-	for _, p := range m.ITLPerToken.Percentiles {
-		l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
+	if m.NonStreaming {
+		l.row("Non-streaming requests:", "yes (TTFT content, ITL per token: n/a)")
+	} else {
+		l.row("Mean TTFT content (ms):", vllmFloat(m.TTFTContent.Mean))
+		l.row("Median TTFT content (ms):", vllmFloat(m.TTFTContent.Median))
+		for _, p := range m.TTFTContent.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" TTFT content (ms):", vllmFloat(p.V))
+		}
+		l.row("Mean ITL per token (ms):", vllmFloat(m.ITLPerToken.Mean))
+		for _, p := range m.ITLPerToken.Percentiles {
+			l.row("P"+vllmPercentileWord(p.P)+" ITL per token (ms):", vllmFloat(p.V))
+		}
 	}
 	l.row("Peak output tokens/s (tokens):", vllmFloat(m.PeakOutputTokensPerS))
 	l.row("Sampling temperature:", vllmTemperature(res))

@@ -35,7 +35,7 @@ func VLLMSweepTable(w io.Writer, points []*serving.Result) error {
 			}
 			fmt.Fprintf(&b, "%7s %9s %9s ", limit, mean, tpj)
 		}
-		s := metrics.Summary(r.Records, r.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}})
+		s := metrics.Summary(r.Records, r.Duration, metrics.ServingConfig{Percentiles: []float64{50, 99}, NonStreaming: r.Spec.NonStreaming})
 		conc := "None"
 		if r.Spec.MaxConcurrency > 0 {
 			conc = fmt.Sprint(r.Spec.MaxConcurrency)
@@ -48,8 +48,12 @@ func VLLMSweepTable(w io.Writer, points []*serving.Result) error {
 		if r.Partial {
 			mark = " (partial)"
 		}
-		fmt.Fprintf(&b, "%-11s %-9s %6d %6d %9.2f %11.2f %9.2f %9.2f %9.2f %9.2f%s\n", conc, r.Spec.RequestRate.String(),
-			s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput, t50, t99, p50, p99, mark)
+		lat := []string{vllmFloat(t50), vllmFloat(t99), vllmFloat(p50), vllmFloat(p99)}
+		if !s.Measured("ttft") { // --non-streaming: not measured, never 0
+			lat = []string{"n/a", "n/a", "n/a", "n/a"}
+		}
+		fmt.Fprintf(&b, "%-11s %-9s %6d %6d %9.2f %11.2f %9s %9s %9s %9s%s\n", conc, r.Spec.RequestRate.String(),
+			s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput, lat[0], lat[1], lat[2], lat[3], mark)
 	}
 	b.WriteString("(latencies in ms)\n")
 	_, err := io.WriteString(w, b.String())
@@ -103,10 +107,10 @@ func vllmSamples(res map[string]any, metric string) []float64 {
 	case "tpot":
 		ttft, lat, outs := arr("ttfts"), arr("latencies"), arr("output_lens")
 		for i := range min(len(ttft), len(lat), len(outs)) {
-			t, _ := num(ttft[i])
+			t, measured := num(ttft[i]) // null under --non-streaming: no TPOT
 			l, _ := num(lat[i])
 			n, _ := num(outs[i])
-			if ok(i) && n > 1 {
+			if ok(i) && measured && n > 1 {
 				out = append(out, (l-t)*1000/(n-1))
 			}
 		}

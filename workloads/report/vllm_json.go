@@ -180,11 +180,11 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("output_throughput", m.OutputThroughput)
 	o.set("total_token_throughput", m.TotalTokenThroughput)
 	n := len(res.Records)
-	inputLens, ttfts, itls, lat, starts, queue := make([]int, n), make([]float64, n), make([][]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	inputLens, ttfts, itls, lat, starts, queue := make([]int, n), make([]any, n), make([][]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	texts, errs, reasons := make([]string, n), make([]string, n), make([]string, n)
 	for i, r := range res.Records {
 		inputLens[i] = r.PromptLen
-		ttfts[i], lat[i], starts[i], queue[i] = secs(r.TTFT), secs(r.Latency), secs(r.Start), secs(r.QueueTime())
+		ttfts[i], lat[i], starts[i], queue[i] = lbOpt(secs(r.TTFT), !r.NonStreaming), secs(r.Latency), secs(r.Start), secs(r.QueueTime())
 		itls[i] = make([]float64, len(r.ITL))
 		for j, g := range r.ITL {
 			itls[i][j] = secs(g)
@@ -215,6 +215,15 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	}
 	sel := PercentileMetrics(res)
 	addDist := func(key string, d metrics.Dist) {
+		if !m.Measured(key) { // --non-streaming: null, never 0
+			o.set("mean_"+key+"_ms", nil)
+			o.set("median_"+key+"_ms", nil)
+			o.set("std_"+key+"_ms", nil)
+			for _, p := range d.Percentiles {
+				o.set("p"+vllmPercentileWord(p.P)+"_"+key+"_ms", nil)
+			}
+			return
+		}
 		o.set("mean_"+key+"_ms", d.Mean)
 		o.set("median_"+key+"_ms", d.Median)
 		o.set("std_"+key+"_ms", d.Std)
@@ -246,6 +255,7 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	}
 	o.set("temperature", temp)
 	o.set("output_tokens_retokenized", m.Retokenized)
+	o.set("non_streaming", m.NonStreaming)
 	o.set("warm_connections", res.WarmConnections)
 	o.set("new_connections", m.NewConns)
 	addDist("connect", m.Connect)
@@ -306,10 +316,10 @@ func VLLMJSON(w io.Writer, res *serving.Result, opt VLLMJSONOptions) error {
 	o.set("tokens_per_second_buckets", m.TokensPerSecond)
 	o.set("concurrent_requests_per_second_buckets", m.ConcurrentPerSecond)
 	if opt.Detailed {
-		ttc, chunks, lags := make([]float64, n), make([][]int32, n), make([]float64, n)
+		ttc, chunks, lags := make([]any, n), make([][]int32, n), make([]float64, n)
 		extras, anyExtra := make([]map[string]float64, n), false
 		for i, r := range res.Records {
-			ttc[i], chunks[i], lags[i] = secs(r.TTFTContent), r.ChunkTokens, secs(r.SendLag())
+			ttc[i], chunks[i], lags[i] = lbOpt(secs(r.TTFTContent), !r.NonStreaming), r.ChunkTokens, secs(r.SendLag())
 			extras[i] = r.Extra
 			anyExtra = anyExtra || r.Extra != nil
 		}

@@ -181,6 +181,8 @@ func Summarize(d Document) Summary {
 		s.Headline = fmt.Sprintf("%.1f out tok/s", best)
 		if len(d.Serving) > 1 {
 			s.Headline = fmt.Sprintf("peak %.1f out tok/s at c=%s", best, at)
+		} else if !first.Summary.Measured("ttft") { // --non-streaming: no TTFT
+			s.Headline += fmt.Sprintf(" · E2EL mean %.1f ms (non-streaming)", first.Summary.E2EL.Mean)
 		} else {
 			s.Headline += fmt.Sprintf(" · TTFT mean %.1f ms", first.Summary.TTFT.Mean)
 		}

@@ -307,7 +307,7 @@ func Summarize(res *Result) metrics.Serving {
 	if len(pcts) == 0 {
 		pcts = []float64{99}
 	}
-	return metrics.Summary(res.Records, res.Duration, metrics.ServingConfig{Percentiles: pcts, Goodput: res.Spec.Goodput})
+	return metrics.Summary(res.Records, res.Duration, metrics.ServingConfig{Percentiles: pcts, Goodput: res.Spec.Goodput, NonStreaming: res.Spec.NonStreaming})
 }
 
 func acquire(ctx context.Context, sem chan struct{}) bool {

@@ -80,6 +80,9 @@ type InProc struct {
 	Timeout time.Duration
 	// KeepText keeps each request's generated text in its record (--save-detailed).
 	KeepText bool
+	// NonStreaming delivers each answer whole, when the engine has finished it
+	// (--non-streaming): one chunk at the end, so only E2EL is measured.
+	NonStreaming bool
 }
 
 // Do implements Client.
@@ -115,13 +118,20 @@ func (c *InProc) Do(run context.Context, req *Request, rec *metrics.Record, now 
 	var times inprocTimes // tokens timed when the engine emitted them
 	times.start(rec, now)
 	st, err := c.Gen.Generate(ctx, er, func(t engine.Token) error {
-		times.token(t)
+		if !c.NonStreaming {
+			times.token(t)
+		}
 		if c.KeepText {
 			text = append(text, t.Text...)
 		}
 		return nil
 	})
-	times.finish()
+	if c.NonStreaming { // the whole answer leaves now, in one piece
+		rec.NonStreaming, rec.Latency = true, now()-rec.Start
+		rec.Stream.Tokens(rec.Start+rec.Latency, st.GenTokens)
+	} else {
+		times.finish()
+	}
 	if c.KeepText {
 		rec.Text = string(text)
 	}
@@ -161,9 +171,23 @@ type HTTP struct {
 	// RequestIDPrefix, when set, sends the header x-request-id: prefix + the request's
 	// index, as vllm bench serve does.
 	RequestIDPrefix string
+	// NonStreaming asks for each answer whole (--non-streaming): "stream": false
+	// (openai, openai-chat, llamacpp; TGI's /generate, see Endpoint). Only E2EL is
+	// measured: send until the full response is read.
+	NonStreaming bool
 }
 
-// DefaultEndpoint returns the endpoint a backend uses when --endpoint is not given.
+// Endpoint returns the endpoint a backend uses when --endpoint is not given, for
+// streaming or, with nonStreaming, for whole answers (TGI's /generate).
+func Endpoint(backend string, nonStreaming bool) string {
+	if nonStreaming && backend == "tgi" {
+		return "/generate"
+	}
+	return DefaultEndpoint(backend)
+}
+
+// DefaultEndpoint returns the streaming endpoint a backend uses when --endpoint is
+// not given.
 func DefaultEndpoint(backend string) string {
 	switch backend {
 	case "openai-chat":
@@ -244,7 +268,11 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 	switch c.Backend {
 	case "openai", "openai-chat":
 		b = appendJSONString(append(b, `{"model":`...), c.Model)
-		b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
+		if c.NonStreaming {
+			b = append(b, `,"stream":false`...) // the usage comes with the answer
+		} else {
+			b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
+		}
 		if c.Backend == "openai" {
 			b = appendJSONString(append(b, `,"prompt":`...), req.Prompt)
 			b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(req.OutputLen), 10)
@@ -279,7 +307,7 @@ func (c *HTTP) body(req *Request) ([]byte, error) {
 	case "llamacpp":
 		b = appendJSONString(append(b, `{"prompt":`...), req.Prompt)
 		b = strconv.AppendInt(append(b, `,"n_predict":`...), int64(req.OutputLen), 10)
-		b = append(b, `,"stream":true`...)
+		b = strconv.AppendBool(append(b, `,"stream":`...), !c.NonStreaming)
 		if c.IgnoreEOS {
 			b = append(b, `,"ignore_eos":true`...)
 		}
@@ -377,7 +405,11 @@ func (c *HTTP) Do(run context.Context, req *Request, rec *metrics.Record, now fu
 		return
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream")
+	if c.NonStreaming {
+		hr.Header.Set("Accept", "application/json")
+	} else {
+		hr.Header.Set("Accept", "text/event-stream")
+	}
 	for k, v := range c.Headers {
 		hr.Header.Set(k, v)
 	}
@@ -395,6 +427,10 @@ func (c *HTTP) Do(run context.Context, req *Request, rec *metrics.Record, now fu
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		rec.Fail(metrics.ReasonHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(strings.ToValidUTF8(string(msg), "?"))))
 		rec.Status = resp.StatusCode
+		return
+	}
+	if c.NonStreaming {
+		c.whole(run, ctx, resp.Body, rec, now)
 		return
 	}
 	br := readers.Get().(*bufio.Reader)

@@ -524,6 +524,10 @@ func (m *Model) addLive(at time.Duration, s metrics.LiveSnapshot) {
 	var rows [][]string
 	for _, name := range append(slices.Clone(metricNames), "e2el") {
 		d := s.Dists[name]
+		if s.NonStreaming && name != "e2el" { // --non-streaming: not measured
+			rows = append(rows, []string{strings.ToUpper(name), "n/a", "n/a", "n/a", "n/a"})
+			continue
+		}
 		if d.Count == 0 {
 			rows = append(rows, []string{strings.ToUpper(name), "-", "-", "-", "-"})
 			continue

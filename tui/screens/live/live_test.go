@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -401,5 +402,24 @@ func TestOutputTokensAsTheyArrive(t *testing.T) {
 	}
 	if !strings.Contains(v, "peak 1.00") {
 		t.Fatalf("the peak is not the 1-s bucket of tokens (1):\n%s", v)
+	}
+}
+
+// TestNonStreamingShowsNA: a --non-streaming run's TTFT, TPOT and ITL rows read n/a,
+// never 0 ms, while E2EL has its figures.
+func TestNonStreamingShowsNA(t *testing.T) {
+	l := metrics.NewLive(2)
+	l.Begin(0)
+	l.Add(&metrics.Record{Start: 0, Latency: 250 * time.Millisecond, OutputTokens: 9, NonStreaming: true, Success: true})
+	m := scripted(t, ServeRun, run.Snapshot{At: 300 * time.Millisecond, Data: l.Snapshot()})
+	m.SetSize(100, 30)
+	v := m.View()
+	for _, name := range []string{"TTFT", "TPOT", "ITL"} {
+		if !regexp.MustCompile(name + `\s+n/a\s+n/a`).MatchString(v) {
+			t.Errorf("%s row is not n/a:\n%s", name, v)
+		}
+	}
+	if !regexp.MustCompile(`E2EL\s+250\.`).MatchString(v) {
+		t.Errorf("E2EL row lacks its 250 ms:\n%s", v)
 	}
 }
