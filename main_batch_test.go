@@ -44,13 +44,9 @@ func TestBatchCommand(t *testing.T) {
 	if b, err := os.ReadFile(js); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"kind": "batch"`) {
 		t.Errorf("json export: %v", err)
 	}
-	s, err := store.OpenStore(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := s.List()
-	if err != nil || len(list) != 1 || list[0].Kind != "batch" || list[0].Status != store.Done {
-		t.Fatalf("store: %+v %v", list, err)
+	_, list := storedRuns(t, home, 1)
+	if list[0].Kind != "batch" || list[0].Status != store.Done {
+		t.Fatalf("store: %+v", list[0])
 	}
 	if out, stderr, code := runEnv(t, env, "run", "--headless", "store:"+list[0].ID); code != 0 || !strings.Contains(out, "| Decode (token) | 1 ") {
 		t.Errorf("run store:%s: exit %d\n%s\n%s", list[0].ID, code, out, stderr)

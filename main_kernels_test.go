@@ -42,13 +42,9 @@ func TestKernelsCommand(t *testing.T) {
 	if b, err := os.ReadFile(js); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"kind": "kernels"`) {
 		t.Errorf("json export: %v", err)
 	}
-	s, err := store.OpenStore(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := s.List()
-	if err != nil || len(list) != 1 || list[0].Kind != "kernels" || list[0].Status != store.Done {
-		t.Fatalf("store: %+v %v", list, err)
+	_, list := storedRuns(t, home, 1)
+	if list[0].Kind != "kernels" || list[0].Status != store.Done {
+		t.Fatalf("store: %+v", list[0])
 	}
 	if out, stderr, code := runEnv(t, env, "run", "--headless", "store:"+list[0].ID); code != 0 || strings.Count(out, "Correctness check passed ✅") != 2 {
 		t.Errorf("run store:%s: exit %d\n%s\n%s", list[0].ID, code, out, stderr)

@@ -50,14 +50,7 @@ func stripTimings(v any) any {
 // and its result.json without timings.
 func storedRun(t *testing.T, home string) (string, any) {
 	t.Helper()
-	s, err := store.OpenStore(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := s.List()
-	if err != nil || len(list) != 1 {
-		t.Fatalf("store %s: %d runs, %v", home, len(list), err)
-	}
+	s, list := storedRuns(t, home, 1)
 	yml, err := s.ProfileYAML(list[0].ID)
 	if err != nil {
 		t.Fatal(err)
@@ -166,4 +159,19 @@ func TestTUIAndHeadlessRunTheSameJob(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedRuns opens the results store under home and returns it with its runs (newest
+// first), failing the test unless it holds n.
+func storedRuns(t *testing.T, home string, n int) (*store.Store, []store.Entry) {
+	t.Helper()
+	s, err := store.OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != n {
+		t.Fatalf("store %s: %d runs, want %d: %+v %v", home, len(list), n, list, err)
+	}
+	return s, list
 }

@@ -124,14 +124,7 @@ runs:
 			}
 		}
 	}
-	s, err := store.OpenStore(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := s.List()
-	if err != nil || len(list) != 2 {
-		t.Fatalf("store: %+v %v", list, err)
-	}
+	s, list := storedRuns(t, home, 2)
 	for _, e := range list {
 		if e.Status != store.Done {
 			t.Errorf("%s: %s", e.ID, e.Status)
