@@ -122,13 +122,16 @@ type KV struct {
 }
 
 // TensorInfo describes one tensor: its name, element type, shape (ne[0] first, the row
-// length) and where its data lies, relative to the start of the data section.
+// length) and where its data lies, relative to the start of the data section (of
+// its part's file, for a split model).
 type TensorInfo struct {
 	Name   string
 	Type   kernels.DType
 	Shape  []uint64
 	Offset uint64
 	Size   uint64 // bytes
+
+	part int // which file of a split model holds the data: 0 the first
 }
 
 // Elements returns the number of elements of the tensor.
