@@ -46,6 +46,20 @@ func (e *FileError) Error() string { return "gguf: " + e.Path + ": " + e.Err.Err
 // Unwrap returns what is wrong.
 func (e *FileError) Unwrap() error { return e.Err }
 
+// SplitError is an error in how a split model's parts fit together (a part missing,
+// in the wrong place, a tensor in two parts), as against an error in one file's
+// header. Its message is its Err's.
+type SplitError struct{ Err error }
+
+// Error returns Err's message.
+func (e *SplitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *SplitError) Unwrap() error { return e.Err }
+
+// splitError formats a SplitError.
+func splitError(format string, a ...any) error { return &SplitError{fmt.Errorf(format, a...)} }
+
 // ErrPartMissing reports that a part of a split model is not where its name says.
 var ErrPartMissing = errors.New("missing")
 
@@ -126,7 +140,7 @@ func (f *File) join(name string, load loadPart) (err error) {
 		return err
 	}
 	if m.no != 0 {
-		return fmt.Errorf("part %d of a split model in %d parts: load its first part", m.no+1, m.count)
+		return splitError("part %d of a split model in %d parts: load its first part", m.no+1, m.count)
 	}
 	names := make([]string, 1, m.count)
 	names[0] = name
@@ -150,14 +164,14 @@ func (f *File) join(name string, load loadPart) (err error) {
 		case err != nil:
 			return &FileError{Path: pname, Err: err}
 		case pm.count != m.count || pm.no != uint64(no):
-			return &FileError{Path: pname, Err: fmt.Errorf("says it is part %d of %d, want part %d of %d", pm.no+1, pm.count, no+1, m.count)}
+			return &FileError{Path: pname, Err: splitError("says it is part %d of %d, want part %d of %d", pm.no+1, pm.count, no+1, m.count)}
 		case pm.hasTensors && m.hasTensors && pm.tensors != m.tensors:
-			return &FileError{Path: pname, Err: fmt.Errorf("%s is %d, the first part says %d", KeySplitTensors, pm.tensors, m.tensors)}
+			return &FileError{Path: pname, Err: splitError("%s is %d, the first part says %d", KeySplitTensors, pm.tensors, m.tensors)}
 		}
 		for i := range p.Tensors {
 			t := p.Tensors[i]
 			if j, dup := f.tIndex[t.Name]; dup {
-				return &FileError{Path: pname, Err: fmt.Errorf("tensor %q is also in %s", t.Name, filepath.Base(names[f.Tensors[j].part]))}
+				return &FileError{Path: pname, Err: splitError("tensor %q is also in %s", t.Name, filepath.Base(names[f.Tensors[j].part]))}
 			}
 			t.part = no
 			f.tIndex[t.Name] = len(f.Tensors)
@@ -165,7 +179,7 @@ func (f *File) join(name string, load loadPart) (err error) {
 		}
 	}
 	if m.hasTensors && m.tensors != uint64(len(f.Tensors)) {
-		return fmt.Errorf("%s is %d but its %d parts hold %d tensors", KeySplitTensors, m.tensors, m.count, len(f.Tensors))
+		return splitError("%s is %d but its %d parts hold %d tensors", KeySplitTensors, m.tensors, m.count, len(f.Tensors))
 	}
 	return nil
 }
@@ -180,13 +194,13 @@ func (f *File) openParts(path string, open func(string) (*File, error)) error {
 	suffix := SplitPath("", 0, int(m.count))
 	prefix, ok := strings.CutSuffix(path, suffix)
 	if m.no == 0 && !ok {
-		return fmt.Errorf("first part of a split model in %d parts, but its name does not end in %s, so the other parts cannot be found", m.count, suffix)
+		return splitError("first part of a split model in %d parts, but its name does not end in %s, so the other parts cannot be found", m.count, suffix)
 	}
 	return f.join(path, func(no int) (*File, string, error) {
 		p := SplitPath(prefix, no, int(m.count))
 		g, err := open(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, p, &FileError{Path: p, Err: fmt.Errorf("%w (part %d of %d)", ErrPartMissing, no+1, m.count)}
+			return nil, p, &FileError{Path: p, Err: splitError("%w (part %d of %d)", ErrPartMissing, no+1, m.count)}
 		}
 		return g, p, err
 	})
@@ -202,7 +216,7 @@ func ParseParts(parts ...[]byte) (*File, error) {
 	load := func(no int) (*File, string, error) {
 		name := fmt.Sprintf("part %d", no+1)
 		if no >= len(parts) {
-			return nil, name, &FileError{Path: name, Err: ErrPartMissing}
+			return nil, name, &FileError{Path: name, Err: &SplitError{ErrPartMissing}}
 		}
 		g, err := parse(parts[no], false)
 		if err != nil {
@@ -215,7 +229,7 @@ func ParseParts(parts ...[]byte) (*File, error) {
 		return nil, err
 	}
 	if err = f.join("part 1", load); err == nil && len(parts) > f.SplitCount() {
-		err = fmt.Errorf("%d parts given, the model has %d", len(parts), f.SplitCount())
+		err = splitError("%d parts given, the model has %d", len(parts), f.SplitCount())
 	}
 	if err != nil {
 		if _, ok := err.(*FileError); !ok {

@@ -157,8 +157,9 @@ func TestSplitOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("missing", paths[0], "gguf: "+paths[1]+": missing (part 2 of 3)")
-	if _, err := Open(paths[0]); !errors.Is(err, ErrPartMissing) {
-		t.Errorf("missing part: %v is not ErrPartMissing", err)
+	var se *SplitError
+	if _, err := Open(paths[0]); !errors.Is(err, ErrPartMissing) || !errors.As(err, &se) {
+		t.Errorf("missing part: %v is not ErrPartMissing, a SplitError", err)
 	}
 	var fe *FileError
 	if _, err := ReadFile(paths[0]); !errors.As(err, &fe) || fe.Path != paths[1] {
@@ -168,8 +169,8 @@ func TestSplitOpenErrors(t *testing.T) {
 	if err := os.WriteFile(paths[1], b2[:len(b2)-1], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(paths[0]); err == nil || !strings.HasPrefix(err.Error(), "gguf: "+paths[1]+": tensor ") || !errors.Is(err, ErrTruncated) {
-		t.Errorf("truncated part: %v", err)
+	if _, err := Open(paths[0]); err == nil || !strings.HasPrefix(err.Error(), "gguf: "+paths[1]+": tensor ") || !errors.Is(err, ErrTruncated) || errors.As(err, &se) {
+		t.Errorf("truncated part: %v; want a header error of part 2", err)
 	}
 }
 
