@@ -93,6 +93,22 @@ func TestSplitRoundTrip(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// Release takes the bytes of a tensor of any part, nothing outside them.
+	m, err := Open(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := &m.Tensors[len(m.Tensors)-1]
+	if last.part != 2 {
+		t.Fatalf("last tensor in part %d", last.part+1)
+	}
+	if err := m.Release(m.TensorData(last)); err != nil {
+		t.Errorf("Release of a tensor of part 3: %v", err)
+	}
+	if err := m.Release(make([]byte, 8)); err == nil {
+		t.Error("Release of bytes outside every part succeeded")
+	}
+	m.Close()
 	f, err := ParseParts(raw...)
 	if err != nil {
 		t.Fatal(err)
