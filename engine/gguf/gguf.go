@@ -1,7 +1,8 @@
 // Package gguf reads and writes GGUF files (versions 2 and 3), the model container of
 // llama.cpp. The reader memory-maps the file and validates every count, offset and size
 // against the file before using it, so hostile input yields an error rather than a panic
-// or an allocation larger than the file.
+// or an allocation larger than the file. A model split in several files by llama.cpp's
+// gguf-split opens from its first file (split.go).
 package gguf
 
 import (
