@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 func runModel(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("model: want a subcommand: info FILE | synth --shape S --type T -o FILE | quantize IN OUT TYPE")
+		return fmt.Errorf("model: want a subcommand: info FILE | synth --shape S --type T -o FILE | quantize IN OUT TYPE | split --parts N IN")
 	}
 	switch args[0] {
 	case "info":
@@ -23,8 +24,10 @@ func runModel(ctx context.Context, args []string) error {
 		return runModelSynth(ctx, args[1:])
 	case "quantize":
 		return runModelQuantize(ctx, args[1:])
+	case "split":
+		return runModelSplit(args[1:])
 	}
-	return fmt.Errorf("model: unknown subcommand %q (want info, synth or quantize)", args[0])
+	return fmt.Errorf("model: unknown subcommand %q (want info, synth, quantize or split)", args[0])
 }
 
 func runModelInfo(args []string) error {
@@ -112,6 +115,39 @@ func runModelQuantize(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Println(out)
+	return nil
+}
+
+// runModelSplit writes a model in several files as llama.cpp's gguf-split does
+// (PREFIX-00001-of-0000N.gguf, …); llmbench and llama.cpp load them from the first.
+func runModelSplit(args []string) error {
+	fs := newFlags("model split", "[--parts N] [-o PREFIX] IN.gguf", []string{
+		"llmbench model split --parts 3 -o /tmp/m model.gguf   # /tmp/m-00001-of-00003.gguf …",
+	})
+	parts := fs.Int("parts", 2, "number of files (whole tensors in each, as evenly as they fall)")
+	out := fs.String("o", "", "output `prefix` (default: IN without .gguf)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	in := fs.Arg(0)
+	prefix := *out
+	if prefix == "" {
+		prefix = strings.TrimSuffix(in, filepath.Ext(in))
+	}
+	f, err := gguf.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	paths, err := gguf.WriteSplit(f, prefix, *parts)
+	if err != nil {
+		return err
+	}
+	fmt.Println(strings.Join(paths, "\n"))
 	return nil
 }
 

@@ -84,6 +84,24 @@ func TestModelInfo(t *testing.T) {
 	}
 }
 
+// TestModelSplit writes the built-in model in 3 parts with model split; model info
+// and generate read it from its first part as from the whole file.
+func TestModelSplit(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "m")
+	out, stderr, code := run(t, "model", "split", "--parts", "3", "-o", prefix, "engine/builtin/stories260K.gguf")
+	first := prefix + "-00001-of-00003.gguf"
+	if code != 0 || !strings.HasPrefix(out, first+"\n") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("split: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	out, stderr, code = run(t, "model", "info", first)
+	if code != 0 || !strings.Contains(out, "parameters:    292,800") || !strings.Contains(out, "in 3 parts)") {
+		t.Errorf("model info of the first part: exit %d: %s%s", code, out, stderr)
+	}
+	if _, stderr, code := run(t, "model", "split", "--parts", "0", "engine/builtin/stories260K.gguf"); code == 0 || !strings.Contains(stderr, "in 0 parts") {
+		t.Errorf("--parts 0: exit %d, %s", code, stderr)
+	}
+}
+
 func TestGenerateBuiltin(t *testing.T) {
 	out, stderr, code := run(t, "generate", "-n", "16")
 	if code != 0 {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -163,19 +162,17 @@ type Engine struct {
 	ownDraft bool
 }
 
-// Load opens the GGUF file at path and prepares it for generation.
+// Load opens the GGUF file at path (the first part of a split model, whose other
+// parts are found beside it) and prepares it for generation.
 func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	open := gguf.Open
 	if opts.NoMmap {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
-		}
-		return LoadBytes(ctx, path, data, opts)
+		open = gguf.ReadFile
 	}
-	f, err := gguf.Open(path)
+	f, err := open(path) // a split model's first part: every part
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
 // Package gguf reads and writes GGUF files (versions 2 and 3), the model container of
 // llama.cpp. The reader memory-maps the file and validates every count, offset and size
 // against the file before using it, so hostile input yields an error rather than a panic
-// or an allocation larger than the file.
+// or an allocation larger than the file. A model split in several files by llama.cpp's
+// gguf-split opens from its first file (split.go).
 package gguf
 
 import (
@@ -122,13 +123,16 @@ type KV struct {
 }
 
 // TensorInfo describes one tensor: its name, element type, shape (ne[0] first, the row
-// length) and where its data lies, relative to the start of the data section.
+// length) and where its data lies, relative to the start of the data section (of
+// its part's file, for a split model).
 type TensorInfo struct {
 	Name   string
 	Type   kernels.DType
 	Shape  []uint64
 	Offset uint64
 	Size   uint64 // bytes
+
+	part int // which file of a split model holds the data: 0 the first
 }
 
 // Elements returns the number of elements of the tensor.

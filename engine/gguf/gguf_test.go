@@ -302,9 +302,15 @@ func FuzzParse(f *testing.F) {
 	f.Add(sample(f))
 	f.Add(header(3, 0, 0))
 	f.Add(append(header(2, 0, 1), kvString("general.alignment", "x")...))
+	f.Add(splitPart(f, 0, 3, 4, "a", "b"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Parse(data)
+		g, err := parse(data, false)
 		h, herr := parse(data, true)
+		if _, perr := Parse(data); perr != nil && err == nil {
+			if n, _ := g.Uint(KeySplitCount); n <= 1 {
+				t.Fatalf("Parse refused what parse read: %v", perr)
+			}
+		}
 		if (err == nil) != (herr == nil) || err == nil && (len(h.KV) != len(g.KV) || len(h.Tensors) != len(g.Tensors) || h.DataOffset != g.DataOffset) {
 			t.Fatalf("skipping arrays: %v, %v; parsing them: %v", h, herr, err)
 		}

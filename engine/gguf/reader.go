@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -30,70 +32,121 @@ type File struct {
 
 	data    []byte // whole file
 	mapped  bool
+	parts   []*File // the other parts of a split model, in order; nil otherwise
 	kvIndex map[string]int
 	tIndex  map[string]int
 }
 
-// Open memory-maps and parses the GGUF file at path.
-func Open(path string) (*File, error) { return open(path, false) }
+// Open memory-maps and parses the GGUF file at path. When it is the first part of a
+// split model (split.count > 1), the other parts are found beside it by llama.cpp's
+// names (SplitPath), checked and mapped too: the File then has every part's tensors
+// and the first part's metadata. Every error is a *FileError naming the file (the part) at fault.
+func Open(path string) (*File, error) { return open(path, false, true) }
 
 // OpenHeader is Open for listing files: the header is parsed and checked as Open
 // does, but the contents of array values (a vocabulary's tokens and merges) are
 // skipped rather than kept, so reading a model with a large vocabulary costs no
-// allocation per token. Array values of the returned File have no elements.
-func OpenHeader(path string) (*File, error) { return open(path, true) }
+// allocation per token. Array values of the returned File have no elements. The parts
+// of a split model are opened and checked as Open does.
+func OpenHeader(path string) (*File, error) { return open(path, true, true) }
 
-func open(path string, skipArrays bool) (*File, error) {
-	fd, err := os.Open(path)
+// ReadFile is Open with the file (every part of a split model) read into memory
+// rather than mapped, as llama.cpp loads with --no-mmap.
+func ReadFile(path string) (*File, error) { return open(path, false, false) }
+
+// open opens the model at path, its parts included.
+func open(path string, skipArrays, mmap bool) (*File, error) {
+	f, err := openOne(path, skipArrays, mmap)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
+		return nil, err
 	}
-	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
+	if err := f.openParts(path, func(p string) (*File, error) { return openOne(p, skipArrays, mmap) }); err != nil {
+		f.Close()
+		if _, ok := err.(*FileError); ok {
+			return nil, err
+		}
+		return nil, &FileError{Path: path, Err: err}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("gguf: %s is not a regular file", path)
-	}
-	size := st.Size()
-	if size < 4 {
-		return nil, fmt.Errorf("gguf: %s: file is %d bytes, too short to be GGUF", path, size)
-	}
-	if size > math.MaxInt {
-		return nil, fmt.Errorf("gguf: %s: file too large to map", path)
-	}
-	data, err := mapFile(fd, int(size))
-	if err != nil {
-		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
-	}
-	f, err := parse(data, skipArrays)
-	if err != nil {
-		unmapFile(data)
-		return nil, fmt.Errorf("gguf: %s: %w", path, err)
-	}
-	f.mapped = true
 	return f, nil
 }
 
-// Parse parses a GGUF file held in memory. The File keeps referring to data.
+// openOne maps (or reads) and parses the one file at path; its errors are
+// *FileErrors.
+func openOne(path string, skipArrays, mmap bool) (*File, error) {
+	fail := func(err error) (*File, error) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the FileError names the file
+		}
+		return nil, &FileError{Path: path, Err: err}
+	}
+	var data []byte
+	if mmap {
+		fd, err := os.Open(path)
+		if err != nil {
+			return fail(err)
+		}
+		defer fd.Close()
+		st, err := fd.Stat()
+		if err != nil {
+			return fail(err)
+		}
+		if !st.Mode().IsRegular() {
+			return fail(errors.New("not a regular file"))
+		}
+		size := st.Size()
+		if size < 4 {
+			return fail(fmt.Errorf("file is %d bytes, too short to be GGUF", size))
+		}
+		if size > math.MaxInt {
+			return fail(errors.New("file too large to map"))
+		}
+		if data, err = mapFile(fd, int(size)); err != nil {
+			return fail(fmt.Errorf("mmap: %w", err))
+		}
+	} else {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return fail(err)
+		}
+	}
+	f, err := parse(data, skipArrays)
+	if err != nil {
+		if mmap {
+			unmapFile(data)
+		}
+		return fail(err)
+	}
+	f.mapped = mmap
+	return f, nil
+}
+
+// Parse parses a GGUF file held in memory. The File keeps referring to data. A part
+// of a model split in several files is refused: ParseParts takes them all.
 func Parse(data []byte) (*File, error) {
 	f, err := parse(data, false)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
+	if n, _ := f.Uint(KeySplitCount); n > 1 {
+		return nil, fmt.Errorf("gguf: one part of a split model in %d parts (ParseParts takes them all)", n)
+	}
 	return f, nil
 }
 
-// Close releases the memory map. Tensor data slices must not be used afterwards.
+// Close releases the memory maps (every part's). Tensor data slices must not be used
+// afterwards.
 func (f *File) Close() error {
+	var errs []error
+	for _, p := range f.parts {
+		errs = append(errs, p.Close())
+	}
+	f.parts = nil
 	if f.mapped && f.data != nil {
-		err := unmapFile(f.data)
-		f.data = nil
-		return err
+		errs = append(errs, unmapFile(f.data))
 	}
 	f.data = nil
-	return nil
+	return errors.Join(errs...)
 }
 
 // Release tells the system that b, a part of a tensor's data (TensorData), will not
@@ -104,8 +157,11 @@ func (f *File) Release(b []byte) error {
 	if !f.mapped || len(b) == 0 {
 		return nil
 	}
-	p, d := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
-	if p < d || p+uintptr(len(b)) > d+uintptr(len(f.data)) {
+	inside := func(g *File) bool {
+		p, d := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(g.data)))
+		return p >= d && p+uintptr(len(b)) <= d+uintptr(len(g.data))
+	}
+	if !inside(f) && !slices.ContainsFunc(f.parts, inside) {
 		return errors.New("gguf: Release of bytes outside the file's mapping")
 	}
 	if err := releasePages(b); err != nil {
@@ -439,6 +495,9 @@ func parse(data []byte, skipArrays bool) (*File, error) {
 	if err := checkOverlap(f.Tensors); err != nil {
 		return nil, err
 	}
+	if _, err := readSplit(f); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -468,10 +527,12 @@ func (f *File) Tensor(name string) (*TensorInfo, bool) {
 	return &f.Tensors[i], true
 }
 
-// TensorData returns the bytes of a tensor (a view into the mapped file).
+// TensorData returns the bytes of a tensor (a view into the mapped file, the file of
+// its part for a split model).
 func (f *File) TensorData(t *TensorInfo) []byte {
-	start := f.DataOffset + t.Offset
-	return f.data[start : start+t.Size : start+t.Size]
+	p := f.partOf(t)
+	start := p.DataOffset + t.Offset
+	return p.data[start : start+t.Size : start+t.Size]
 }
 
 // Get returns the value of a metadata key.

@@ -202,6 +202,22 @@ var shapes = []Shape{
 		Context: 1024000, RopeBase: 1000000, RMSEps: 1e-5, Tok: VocabSPM,
 	},
 	{
+		// meta-llama/Llama-2-13b-hf config.json: hidden 5120, intermediate 13824,
+		// 40 layers, 40 heads (MHA), max_position_embeddings 4096, rope_theta 1e4,
+		// rms_norm_eps 1e-5, untied. llama-bench prints 13.02 B params for it.
+		Name: "llama-13b", Description: "Llama 2 13B", Arch: "llama",
+		Vocab: 32000, Embd: 5120, Layers: 40, Heads: 40, HeadsKV: 40, FF: 13824,
+		Context: 4096, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM,
+	},
+	{
+		// meta-llama/Llama-2-70b-hf config.json: hidden 8192, intermediate 28672,
+		// 80 layers, 64 heads, 8 KV heads (GQA), max_position_embeddings 4096,
+		// rope_theta 1e4, rms_norm_eps 1e-5, untied. llama-bench prints 68.98 B.
+		Name: "llama-70b", Description: "Llama 2 70B", Arch: "llama",
+		Vocab: 32000, Embd: 8192, Layers: 80, Heads: 64, HeadsKV: 8, FF: 28672,
+		Context: 4096, RopeBase: 10000, RMSEps: 1e-5, Tok: VocabSPM,
+	},
+	{
 		// A speculative-decoding pair small enough to write in well under a second, for
 		// tests: the draft keeps 1 of 6 blocks. The output head is untied (a tied one
 		// makes random models repeat their input token, which any draft predicts).

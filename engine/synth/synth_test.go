@@ -59,6 +59,8 @@ func TestParams(t *testing.T) {
 		{"qwen3moe-tiny", 0.0817, 0.0818},
 		{"qwen3moe-30b-a3b", 30.525, 30.535}, // llama-bench: "qwen3moe 30B.A3B … 30.53 B"
 		{"mistral-nemo-12b", 12.2, 12.3},
+		{"llama-13b", 13.01, 13.02},
+		{"llama-70b", 68.97, 68.98},
 		{"spec-tiny", 0.00180, 0.00181},
 		{"spec-tiny-draft", 0.00073, 0.00074},
 		{"spec-base", 0.0818, 0.0819},
@@ -92,6 +94,41 @@ func TestParams(t *testing.T) {
 	}
 	if len(Shapes()) != len(tests) {
 		t.Errorf("Shapes() = %v; test covers %d", Shapes(), len(tests))
+	}
+}
+
+// TestFullSizeLlama2 checks the full-size Llama 2 shapes against what llama-bench
+// prints for the real models: the exact parameter count (its params column is
+// n/1e9 with two decimals: "13.02 B", "68.98 B") and the weight bytes of published
+// rows ("llama 13B Q4_K - M | 7.33 GiB", "llama 70B Q4_0 | 36.20 GiB"; size is
+// the tensors' bytes over 2^30), all from the shape table, without writing a file.
+func TestFullSizeLlama2(t *testing.T) {
+	for _, c := range []struct {
+		shape, typ string
+		params     int64
+		printed    string
+		gib        string
+	}{
+		// 2·32000·5120 (embedding, output) + 5120 + 40·(4·5120² + 3·5120·13824 + 2·5120)
+		{"llama-13b", "Q4_K_M", 13015864320, "13.02", "7.33"},
+		// 2·32000·8192 + 8192 + 80·(2·8192² + 2·8192·1024 + 3·8192·28672 + 2·8192)
+		{"llama-70b", "Q4_0", 68976648192, "68.98", "36.20"},
+	} {
+		spec, err := NewSpec(c.shape, c.typ, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := spec.Params()
+		if n != c.params || fmt.Sprintf("%.2f", float64(n)/1e9) != c.printed {
+			t.Errorf("%s: %d parameters (%.2f B), want %d (%s B)", c.shape, n, float64(n)/1e9, c.params, c.printed)
+		}
+		var bytes int64
+		for _, ts := range spec.Tensors() {
+			bytes += ts.Bytes()
+		}
+		if got := fmt.Sprintf("%.2f", float64(bytes)/(1<<30)); got != c.gib {
+			t.Errorf("%s %s: %s GiB of weights, llama-bench prints %s GiB", c.shape, c.typ, got, c.gib)
+		}
 	}
 }
 

@@ -18,8 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"llmbench/engine/gguf"
 )
 
 // Env is what discovery reads from its surroundings, so tests can build fake caches
@@ -89,8 +87,8 @@ type Model struct {
 	// Also lists the other names the same file was found under (an ollama tag and
 	// its alias, a link in another place), in the order found.
 	Also []string
-	// Err says why the model cannot be run (unreadable, not GGUF, a split model, a
-	// missing ollama blob); nil when it can.
+	// Err says why the model cannot be run (unreadable, not GGUF, a part of a split
+	// model missing or wrong, a missing ollama blob); nil when it can.
 	Err error
 }
 
@@ -202,21 +200,8 @@ func describe(c candidate) (Model, bool) {
 	if isProjector(f) {
 		return m, false
 	}
-	m.Err = cmp.Or(splitErr(c.path, f, len(parts)), checkArch(filepath.Base(c.path), f))
+	m.Err = checkArch(filepath.Base(c.path), f)
 	return m, true
-}
-
-// splitErr says why a file that is part of a split model cannot be run (nil when it
-// is not split). have is the number of its parts found (< 0: not counted).
-func splitErr(path string, f *gguf.File, have int) error {
-	n, ok := f.Uint("split.count")
-	if !ok || n <= 1 {
-		return nil
-	}
-	if have >= 0 && uint64(have) != n {
-		return fmt.Errorf("%s: split model, %d of its %d parts found", filepath.Base(path), have, n)
-	}
-	return fmt.Errorf("%s: split model in %d parts; llmbench loads one file (merge them with llama-gguf-split --merge)", filepath.Base(path), n)
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError, which the caller names.

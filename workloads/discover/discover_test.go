@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,11 +39,15 @@ func writeModel(t *testing.T, path string, kv map[string]any) int64 {
 			w.AddKV(k, v)
 		}
 	}
-	w.AddTensor("blk.0.ffn_up.weight", kernels.Q8_0, 32, 4)
+	tensor := "blk.0.ffn_up.weight" // each part of a split model its own
+	if no, ok := all["split.no"].(uint16); ok {
+		tensor = fmt.Sprintf("blk.%d.ffn_up.weight", no)
+	}
+	w.AddTensor(tensor, kernels.Q8_0, 32, 4)
 	if err := w.WriteHeader(); err != nil {
 		t.Fatal(err)
 	}
-	tw, err := w.BeginTensor("blk.0.ffn_up.weight")
+	tw, err := w.BeginTensor(tensor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,18 +305,18 @@ func TestSplitListedOnce(t *testing.T) {
 		}
 		size += writeModel(t, filepath.Join(dir, "big-"+n+"-of-00003.gguf"), kv)
 	}
-	writeModel(t, filepath.Join(dir, "half-00001-of-00002.gguf"), map[string]any{"split.count": uint16(2)})
+	writeModel(t, filepath.Join(dir, "half-00001-of-00002.gguf"), map[string]any{"split.no": uint16(0), "split.count": uint16(2)})
 	writeModel(t, filepath.Join(dir, "tail-00002-of-00002.gguf"), map[string]any{"split.count": uint16(2)})
 	got := byName(t, Find(context.Background(), e))
 	if len(got) != 3 {
 		t.Fatalf("found %v; want big, half and tail once each", got)
 	}
 	big := got["big-00001-of-00003.gguf"]
-	if big.Parts != 3 || big.Size != size || big.Type != "Q4_K - Medium" || big.Err == nil || !strings.Contains(big.Err.Error(), "llama-gguf-split --merge") {
-		t.Errorf("big = %+v; want 3 parts, %d bytes, an error saying how to merge", big, size)
+	if big.Parts != 3 || big.Size != size || big.Type != "Q4_K - Medium" || big.Err != nil {
+		t.Errorf("big = %+v; want 3 parts, %d bytes, runnable", big, size)
 	}
-	if m := got["half-00001-of-00002.gguf"]; m.Err == nil || !strings.Contains(m.Err.Error(), "1 of its 2 parts") {
-		t.Errorf("half: %v; want a missing part", m.Err)
+	if m, want := got["half-00001-of-00002.gguf"], filepath.Join(dir, "half-00002-of-00002.gguf")+": missing (part 2 of 2)"; m.Err == nil || m.Err.Error() != want {
+		t.Errorf("half: %v; want %s", m.Err, want)
 	}
 	if m := got["tail-00002-of-00002.gguf"]; m.Err == nil || !strings.Contains(m.Err.Error(), "without its first part") {
 		t.Errorf("tail: %v; want a missing first part", m.Err)

@@ -41,10 +41,10 @@ func ExpandPath(p string) string {
 
 // CheckModelFile says in one line why path is not a GGUF model llmbench can run
 // (nil: it is): it exists, is a regular file, starts with the GGUF magic, has a
-// header that parses, is not one part of a split model or a vision projector, and
-// names an architecture the engine has. It reads the header only, skipping the
-// vocabulary (about a millisecond), but a screen that checks on every frame should
-// still keep the answer per path. Give it a path after ExpandPath.
+// header that parses (with every part of a split model, given its first), is not a
+// vision projector, and names an architecture the engine has. It reads the header
+// only, skipping the vocabulary (about a millisecond), but a screen that checks on
+// every frame should still keep the answer per path. Give it a path after ExpandPath.
 //
 //	README.md: not a GGUF file (magic "# ll")
 func CheckModelFile(path string) error {
@@ -55,9 +55,6 @@ func CheckModelFile(path string) error {
 	defer f.Close()
 	if isProjector(f) {
 		return fmt.Errorf("%s: a vision projector (mmproj), not a model: pick the model it goes with", path)
-	}
-	if err := splitErr(path, f, -1); err != nil {
-		return err
 	}
 	return checkArch(path, f)
 }
@@ -117,10 +114,17 @@ func openHeader(path string) (*gguf.File, error) {
 	}
 	f, err := gguf.OpenHeader(path)
 	if err != nil {
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner // gguf's error repeats the path
+		// gguf's error names the file at fault: path or one part of a split model.
+		var fe *gguf.FileError
+		if !errors.As(err, &fe) {
+			return nil, fmt.Errorf("%s: bad GGUF header: %w", path, err)
 		}
-		return nil, fmt.Errorf("%s: bad GGUF header: %w", path, err)
+		path = fe.Path
+		var se *gguf.SplitError
+		if errors.As(fe.Err, &se) {
+			return nil, fmt.Errorf("%s: %w", path, fe.Err)
+		}
+		return nil, fmt.Errorf("%s: bad GGUF header: %w", path, fe.Err)
 	}
 	return f, nil
 }

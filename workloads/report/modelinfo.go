@@ -23,7 +23,11 @@ func ModelInfo(w io.Writer, path string, f *gguf.File, tensors, kv bool) error {
 		mix[t.Type]++
 	}
 	row := func(k, format string, a ...any) { fmt.Fprintf(w, "%-14s %s\n", k+":", fmt.Sprintf(format, a...)) }
-	row("file", "%s (%s)", path, BytesIEC(f.FileSize))
+	if n := f.SplitCount(); n > 1 {
+		row("file", "%s (%s in %d parts)", path, BytesIEC(f.TotalSize()), n)
+	} else {
+		row("file", "%s (%s)", path, BytesIEC(f.FileSize))
+	}
 	row("format", "GGUF v%d, %d tensors, %d metadata keys, alignment %d", f.Version, len(f.Tensors), len(f.KV), f.Alignment)
 	row("architecture", "%s", orNone(f.Architecture()))
 	if name, ok := f.String("general.name"); ok {
