@@ -1,7 +1,7 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
-// a .gguf file here, or a path) and a workload (bench, serve-bench or batch) with its
-// parameters, or a kernel suite (kernels: no model) with its sizes, validated inline;
-// enter starts the run.
+// a .gguf file here, or a path) and a workload (bench, serve-bench, batch or
+// throughput) with its parameters, or a kernel suite (kernels: no model) with its
+// sizes, validated inline; enter starts the run.
 package setup
 
 import (
@@ -49,13 +49,18 @@ const (
 	Kernels
 	// Batch is TGI's prefill/decode benchmark per batch size (llmbench batch).
 	Batch
+	// Throughput is JetStream's throughput table, one row per weights type
+	// (llmbench throughput).
+	Throughput
 )
 
 // kinds is how many Kinds there are (the kind row cycles through them).
-const kinds = 4
+const kinds = 5
 
 // String names the workload as the command line does.
-func (k Kind) String() string { return [...]string{"bench", "serve-bench", "kernels", "batch"}[k] }
+func (k Kind) String() string {
+	return [...]string{"bench", "serve-bench", "kernels", "batch", "throughput"}[k]
+}
 
 // Config is what the user set up: everything a front end needs to build the job
 // (tui.ProfileOf turns it into one).
@@ -94,6 +99,13 @@ type Config struct {
 	// attention-masks sizes (defaults filled; zero for paged-attention, whose cases
 	// have their own shapes), threads and repetitions. Threads and Reps above are 0.
 	Kernel workloads.KernelSpec
+	// Throughput (JetStream's flags): the rows' weights types (empty: BF16 for a
+	// synthetic shape, the file's own otherwise), the most sequences decoded together
+	// and the cache, input and output lengths. KVType ("" = q8_0 with Q8_0 weights,
+	// f16 otherwise), Prompts (--num-prompts), DatasetPath (the sharegpt file) and
+	// Threads above are its other flags; a synthetic Model is written in BF16.
+	WeightsTypes                                               []string
+	BatchSize, MaxCacheLength, MaxInputLength, MaxOutputLength int
 }
 
 // Remote reports whether the run measures an external server.
@@ -105,6 +117,8 @@ func (c Config) ModelName() string {
 	switch {
 	case c.Kind == Kernels:
 		return c.kernelShape()
+	case c.Kind == Throughput:
+		return c.throughputModelName()
 	case c.Remote() && c.ServedModel != "":
 		return c.ServedModel
 	case c.Remote():
@@ -133,6 +147,9 @@ func (c Config) Describe() string {
 			cases = " · " + strings.Join(c.Kernel.Cases, ",")
 		}
 		return fmt.Sprintf("kernels · %s%s · r %d", c.kernelShape(), cases, c.Kernel.Reps) + pw
+	}
+	if c.Kind == Throughput {
+		return c.describeThroughput()
 	}
 	if c.Kind == Batch {
 		return fmt.Sprintf("batch · %s · seq %d dec %d · bs %s · r %d", c.ModelName(), c.SequenceLength, c.DecodeLength, joinInts(c.BatchSizes), c.Reps)
@@ -376,6 +393,9 @@ func New(t theme.Theme, files []File) Model {
 	} {
 		m.in[f] = prompt.Input(v)
 	}
+	for f, v := range throughputDefaults {
+		m.in[f] = prompt.Input(v)
+	}
 	m.shape = max(0, slices.Index(m.shapes, "llama-1b"))
 	m.typ = max(0, slices.Index(m.types, "Q4_0"))
 	return m
@@ -445,6 +465,8 @@ func (m Model) duration(c Config) string {
 		secs = float64(len(c.Concurrency)*len(c.Rate)*c.Prompts) * powers / p.RequestsPerS
 	case c.Kind == Kernels && p.RoundSeconds > 0:
 		secs = float64(len(KernelCases(c.Kernel))*(c.Kernel.Reps+1)) * powers * p.RoundSeconds
+	case c.Kind == Throughput && p.RequestsPerS > 0:
+		secs = float64(len(c.ThroughputSpec().Rows())*c.Prompts) / p.RequestsPerS
 	default:
 		return unknown
 	}
@@ -499,6 +521,9 @@ func (m Model) synthPlan() (Plan, bool) {
 		return Plan{}, false
 	}
 	k := [2]string{m.shapes[m.shape], m.types[m.typ]}
+	if m.kind == Throughput {
+		k[1] = throughputSource // the shape is written in BF16, the other types quantized from it
+	}
 	p, ok := m.plans[k]
 	if !ok {
 		p.p, p.err = m.plan(k[0], k[1])
@@ -525,6 +550,9 @@ func (m Model) modelRows() []string {
 		return nil // the server holds the model; kernels run on no model
 	}
 	rows := []string{rowBuiltin, rowShape, rowType}
+	if m.kind == Throughput {
+		rows = rows[:2] // the weights types row gives the types
+	}
 	for _, f := range m.files {
 		rows = append(rows, filePrefix+f.Path)
 	}
@@ -550,6 +578,9 @@ func (m Model) workRows() []string {
 	}
 	if m.kind == Batch {
 		return []string{rowKind, rowBatchSeq, rowDecLen, rowBatch, rowRuns, rowThreads, rowKV}
+	}
+	if m.kind == Throughput {
+		return throughputRows
 	}
 	rows := []string{rowKind, rowDataset}
 	ds := m.datasetName()
@@ -802,6 +833,8 @@ func (m *Model) SetConfig(c Config) {
 		m.setText(rowPP, strconv.Itoa(c.Prompt))
 		m.setText(rowTG, strconv.Itoa(c.Gen))
 		m.setText(rowReps, strconv.Itoa(c.Reps))
+	case Throughput:
+		m.setThroughput(c)
 	case Batch:
 		m.setText(rowBatchSeq, strconv.Itoa(c.SequenceLength))
 		m.setText(rowDecLen, strconv.Itoa(c.DecodeLength))
@@ -966,6 +999,9 @@ func (m Model) fieldErr(f string) string {
 		}
 		return ""
 	}
+	if e, ok := m.throughputFieldErr(f); ok {
+		return e
+	}
 	switch f {
 	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
@@ -1052,6 +1088,9 @@ func (m Model) Config() (Config, error) {
 	if c.Kind == Kernels {
 		return m.kernelConfig(c)
 	}
+	if c.Kind == Throughput {
+		return m.throughputConfig(c)
+	}
 	if c.Kind == Batch {
 		c.Prompt, c.Gen, c.Reps, c.PowerW = 0, 0, num(rowRuns), nil
 		c.SequenceLength, c.DecodeLength = num(rowBatchSeq), num(rowDecLen)
@@ -1122,6 +1161,9 @@ func (m Model) Estimate() string {
 		}
 		return fmt.Sprintf("Estimated: %s × %s (after a warmup each)%s · on the CPU, %s, no model · %s",
 			plural(len(KernelCases(c.Kernel)), "case"), plural(c.Kernel.Reps, "rep"), powers, threads, m.duration(c))
+	}
+	if c.Kind == Throughput {
+		return m.throughputEstimate(c)
 	}
 	mem := m.memory(c)
 	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
@@ -1347,6 +1389,9 @@ func (m Model) workPanel(w, h int) string {
 	if m.kind == Kernels {
 		hint[rowThreads] = "CPU threads, 0 = all cores"
 	}
+	if m.kind == Throughput {
+		maps.Copy(hint, throughputHints)
+	}
 	if ds := m.datasetName(); ds == "sharegpt" || ds == "custom" {
 		hint[rowOutLen] = "0 = the dataset's own"
 	}
@@ -1379,7 +1424,11 @@ func (m Model) workPanel(w, h int) string {
 			if v == "" {
 				v = "default"
 			}
-			lines = append(lines, m.line(r, false, label, choice(v)))
+			v = choice(v)
+			if h := hint[r]; h != "" && panel.Width("  "+label+v+"  "+h) <= w-2 { // dropped, not cut
+				v += "  " + m.theme.Dim.Render(h)
+			}
+			lines = append(lines, m.line(r, false, label, v))
 		default:
 			v := fmt.Sprintf("%-6s ", m.fieldIn(r, w-2-2-13-1))
 			hints := []string{hint[r]}
@@ -1399,8 +1448,11 @@ func (m Model) workPanel(w, h int) string {
 }
 
 // wrap breaks an estimate line at its " · " joints so that no part is cut at width
-// w (a part longer than w keeps its own line).
+// w (a part longer than w keeps its own line); a line break in s starts a new line.
 func wrap(s string, w int) string {
+	if first, rest, ok := strings.Cut(s, "\n"); ok {
+		return wrap(first, w) + "\n" + wrap(rest, w)
+	}
 	var lines []string
 	cur := ""
 	for i, part := range strings.Split(s, " · ") {
