@@ -246,3 +246,12 @@ func throughputConfigOf(r profiles.Run) (setup.Config, error) {
 	}
 	return c, nil
 }
+
+// ThroughputRows names the rows of a throughput job as its Live screen shows them
+// (setup.ThroughputRowNames); nil for any other job.
+func ThroughputRows(j workloads.Job) []string {
+	if j.Throughput == nil {
+		return nil
+	}
+	return setup.ThroughputRowNames(*j.Throughput)
+}

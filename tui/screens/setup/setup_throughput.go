@@ -68,29 +68,30 @@ func (c Config) ThroughputSpec() workloads.ThroughputSpec {
 	return t
 }
 
-// ownWeights is the weights type of a throughput row that keeps the model's own
-// ("" for a file: known once it is loaded).
-func (c Config) ownWeights() string {
-	switch {
-	case c.Model.Path == Builtin:
-		return builtinWeights
-	case c.Model.Shape != "":
-		return throughputSource
-	}
-	return ""
-}
-
 // ThroughputRowNames names a Throughput config's rows as JetStream's table does
-// ("bfloat16", "int8", "q4_0 / f16"; "own / f16" for a file's own weights).
-func (c Config) ThroughputRowNames() []string {
+// (ThroughputRowNames of its spec).
+func (c Config) ThroughputRowNames() []string { return ThroughputRowNames(c.ThroughputSpec()) }
+
+// ThroughputRowNames names the rows of a throughput spec as JetStream's table does
+// ("bfloat16", "int8", "q4_0 / f16"), before the run: a row that keeps a file's own
+// weights is "own / KV" (its type is known once the file is loaded).
+func ThroughputRowNames(t workloads.ThroughputSpec) []string {
+	own := "" // the weights of a row that keeps the model's
+	switch _, shapeErr := synth.Lookup(t.Model); {
+	case t.Model == "" || t.Model == workloads.BuiltinModel:
+		own = builtinWeights
+	case strings.HasPrefix(t.Model, "synth:"):
+		own = t.Model[strings.LastIndex(t.Model, ":")+1:]
+	case shapeErr == nil:
+		own = throughputSource
+	}
 	var out []string
-	for _, r := range c.ThroughputSpec().Rows() {
-		own := c.ownWeights()
+	for _, r := range t.Rows() {
 		if r.Weights == "" && own == "" {
 			out = append(out, "own / "+r.KV)
 			continue
 		}
-		out = append(out, r.Dtype(own))
+		out = append(out, r.Dtype(strings.ToUpper(own)))
 	}
 	return out
 }

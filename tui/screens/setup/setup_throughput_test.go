@@ -201,3 +201,23 @@ func TestThroughputGolden(t *testing.T) {
 		golden.Assert(t, fmt.Sprintf("throughput_%dx%d", sz[0], sz[1]), v.View())
 	}
 }
+
+// TestThroughputRowNames: rows are named as JetStream's table names them before the
+// run, from the model's own weights where a row keeps them.
+func TestThroughputRowNames(t *testing.T) {
+	for _, c := range []struct {
+		spec workloads.ThroughputSpec
+		want []string
+	}{
+		{workloads.ThroughputSpec{Model: "llama-small"}, []string{"bfloat16"}},
+		{workloads.ThroughputSpec{Model: "llama-small", WeightsTypes: []string{"BF16", "Q8_0", "q4_0"}}, []string{"bfloat16", "int8", "q4_0 / f16"}},
+		{workloads.ThroughputSpec{Model: "synth:llama-tiny:Q8_0", KVCacheTypes: []string{"f16"}}, []string{"q8_0 / f16"}},
+		{workloads.ThroughputSpec{Model: ""}, []string{"f32 / f16"}},
+		{workloads.ThroughputSpec{Model: "/models/m.gguf"}, []string{"own / f16"}},
+		{workloads.ThroughputSpec{Model: "/models/m.gguf", WeightsTypes: []string{"F16"}}, []string{"float16"}},
+	} {
+		if got := ThroughputRowNames(c.spec); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.spec, got, c.want)
+		}
+	}
+}
