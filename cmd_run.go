@@ -94,6 +94,7 @@ func runProfileTUI(ctx context.Context, p *profiles.Profile, of *outputFlags) er
 			return err
 		}
 		q[i] = tui.QueuedRun{Title: r.Title(), Serve: r.Serve != nil, Kernels: r.Kernels != nil,
+			Rows: tui.ThroughputRows(r),
 			Start: func() (runcore.Workload, string, []runcore.Option, error) {
 				return jobs.Workload(r, o), o.Device.Note, []runcore.Option{runcore.WithSampler(o.Device.Sampler, telemetry.DefaultInterval)}, nil
 			}}

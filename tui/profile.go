@@ -32,6 +32,9 @@ func ProfileOf(c setup.Config) profiles.Profile {
 		p = profiles.Profile{Schema: profiles.SchemaVersion, Name: name, Runs: []profiles.Run{{Name: name, Kernels: &k}}}
 	case setup.Batch:
 		p = profiles.FromBatch(name, c.BatchSpec())
+	case setup.Throughput:
+		t := c.ThroughputSpec()
+		p = profiles.Profile{Schema: profiles.SchemaVersion, Name: name, Runs: []profiles.Run{{Name: name, Throughput: &t}}}
 	default:
 		var concs []int
 		var rates []workloads.Rate
@@ -106,7 +109,7 @@ func ServeSpec(c setup.Config) workloads.ServeSpec {
 }
 
 // errNotSetup is why a profile cannot be loaded into Setup.
-var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep, one batch run or one kernel suite as Setup saves it; llmbench run FILE runs this profile")
+var errNotSetup = errors.New("Setup holds one bench (one model, pp, tg, threads), one serve-bench sweep, one batch run, one throughput run or one kernel suite as Setup saves it; llmbench run FILE runs this profile")
 
 // ConfigOf is the Setup config of a profile that holds one run Setup can express
 // (ProfileOf's inverse), or a one-line error saying why it cannot.
@@ -164,6 +167,9 @@ func ConfigOf(p *profiles.Profile) (setup.Config, error) {
 			return setup.Config{}, errors.New("the batch run sets more than Setup shows: " + errNotSetup.Error())
 		}
 		return c, nil
+	}
+	if t := r.Throughput; t != nil {
+		return throughputConfigOf(r)
 	}
 	if r.Serve == nil {
 		return setup.Config{}, errors.New("the run is not one Setup shows: " + errNotSetup.Error())
@@ -265,4 +271,42 @@ func setupModel(m workloads.BenchModel) bool {
 		return m.Path != ""
 	}
 	return m.Path == "" && slices.Contains(synth.Shapes(), m.Shape) && slices.Contains(synth.FileTypes(), m.Type)
+}
+
+// throughputConfigOf is the Setup config of a profile's throughput run, or why Setup
+// cannot show it: a KV cache type per row, a seed, power limits, or a model named as
+// synth:SHAPE:TYPE (Setup writes a shape in BF16).
+func throughputConfigOf(r profiles.Run) (setup.Config, error) {
+	t := *r.Throughput
+	c := setup.Config{Kind: setup.Throughput, WeightsTypes: slices.Clone(t.WeightsTypes), BatchSize: t.BatchSize,
+		MaxCacheLength: t.MaxCacheLength, MaxInputLength: t.MaxInputLength, MaxOutputLength: t.MaxOutputLength,
+		Prompts: t.NumPrompts, DatasetPath: t.DatasetPath, Threads: t.Threads}
+	if len(t.KVCacheTypes) == 1 {
+		c.KVType = t.KVCacheTypes[0]
+	}
+	switch {
+	case t.Model == "" || t.Model == workloads.BuiltinModel:
+		c.Model.Path = setup.Builtin
+	case slices.Contains(synth.Shapes(), t.Model):
+		c.Model = workloads.BenchModel{Shape: t.Model, Type: "BF16"}
+	default:
+		c.Model.Path = t.Model
+	}
+	back := ProfileOf(c).Runs[0].Throughput
+	if t.Model == "" {
+		t.Model = workloads.BuiltinModel
+	}
+	if !reflect.DeepEqual(*back, t) || len(r.PowerLimitW) > 0 || strings.HasPrefix(t.Model, "synth:") {
+		return setup.Config{}, errors.New("the throughput run sets more than Setup shows: " + errNotSetup.Error())
+	}
+	return c, nil
+}
+
+// ThroughputRows names the rows of a throughput job as its Live screen shows them
+// (setup.ThroughputRowNames); nil for any other job.
+func ThroughputRows(j workloads.Job) []string {
+	if j.Throughput == nil {
+		return nil
+	}
+	return setup.ThroughputRowNames(*j.Throughput)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -323,5 +324,62 @@ func TestSetupDraftSaveOpen(t *testing.T) {
 	m = keys(t, m, "o", "enter")
 	if got, err := m.setup.Config(); err != nil || !reflect.DeepEqual(got, want) || m.Err() != "" {
 		t.Errorf("opened %+v (%v, %q), want %+v", got, err, m.Err(), want)
+	}
+}
+
+// TestThroughputProfileRoundTrip: a Setup throughput run is a profile of one
+// throughput job (the spec `llmbench throughput` runs) and ConfigOf gives the same
+// Setup back; builtin:jetstream-throughput opens in Setup as it is; a throughput run
+// that sets what Setup does not show (a KV type per row, a seed, power limits, a
+// synth:SHAPE:TYPE model) is refused in one line.
+func TestThroughputProfileRoundTrip(t *testing.T) {
+	c := setup.Config{Kind: setup.Throughput, Model: workloads.BenchModel{Shape: "llama-small", Type: "BF16"}, WeightsTypes: []string{"BF16", "Q8_0"},
+		KVType: "f16", BatchSize: 8, MaxCacheLength: 256, MaxInputLength: 128, MaxOutputLength: 256, Prompts: 16, DatasetPath: "/data/sharegpt.json", Threads: 2}
+	p := ProfileOf(c)
+	r := p.Runs[0]
+	want := workloads.ThroughputSpec{Model: "llama-small", WeightsTypes: []string{"BF16", "Q8_0"}, KVCacheTypes: []string{"f16"}, BatchSize: 8,
+		MaxCacheLength: 256, MaxInputLength: 128, MaxOutputLength: 256, NumPrompts: 16, DatasetPath: "/data/sharegpt.json", Threads: 2}
+	if len(p.Runs) != 1 || r.Kind() != "throughput" || r.Serve != nil || !reflect.DeepEqual(*r.Throughput, want) || r.Name != c.Describe() {
+		t.Fatalf("profile %+v", r)
+	}
+	if got, err := ConfigOf(&p); err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("ConfigOf = %+v, %v; want %+v", got, err, c)
+	}
+	builtinCfg := setup.Config{Kind: setup.Throughput, Model: workloads.BenchModel{Path: setup.Builtin}, BatchSize: 4, MaxCacheLength: 64,
+		MaxInputLength: 32, MaxOutputLength: 16, Prompts: 8, DatasetPath: "x.json"}
+	bp := ProfileOf(builtinCfg)
+	if bp.Runs[0].Throughput.Model != workloads.BuiltinModel {
+		t.Errorf("builtin model %q", bp.Runs[0].Throughput.Model)
+	}
+	if got, err := ConfigOf(&bp); err != nil || !reflect.DeepEqual(got, builtinCfg) {
+		t.Errorf("builtin ConfigOf = %+v, %v", got, err)
+	}
+
+	jp, err := profiles.Builtin("jetstream-throughput")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc, err := ConfigOf(jp)
+	if err != nil || jc.Kind != setup.Throughput || jc.Model.Shape != "llama-small" || !slices.Equal(jc.ThroughputRowNames(), []string{"bfloat16", "int8"}) ||
+		jc.BatchSize != 16 || jc.MaxCacheLength != 512 || jc.MaxInputLength != 256 || jc.MaxOutputLength != 512 || jc.Prompts != 32 {
+		t.Fatalf("builtin:jetstream-throughput in Setup: %+v, %v", jc, err)
+	}
+	if got := ProfileOf(jc).Runs[0].Throughput; !reflect.DeepEqual(*got, *jp.Runs[0].Throughput) {
+		t.Errorf("builtin:jetstream-throughput: Setup runs %+v, the profile %+v", *got, *jp.Runs[0].Throughput)
+	}
+
+	for name, edit := range map[string]func(r *profiles.Run){
+		"a KV type per row": func(r *profiles.Run) { r.Throughput.KVCacheTypes = []string{"f16", "q8_0"} },
+		"a seed":            func(r *profiles.Run) { r.Throughput.Seed = 7 },
+		"power limits":      func(r *profiles.Run) { r.PowerLimitW = []float64{200} },
+		"synth:SHAPE:TYPE":  func(r *profiles.Run) { r.Throughput.Model = "synth:llama-small:Q4_0" },
+	} {
+		q := ProfileOf(c)
+		tp := *q.Runs[0].Throughput
+		q.Runs[0].Throughput = &tp
+		edit(&q.Runs[0])
+		if _, err := ConfigOf(&q); err == nil || !strings.Contains(err.Error(), "the throughput run sets more than Setup shows") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

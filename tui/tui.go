@@ -90,12 +90,18 @@ type QueuedRun struct {
 	Title   string
 	Serve   bool // a serving run (the Live screen shows requests and latencies)
 	Kernels bool // a kernel suite (the Live screen shows its cases and sections)
-	Start   func() (w run.Workload, note string, opts []run.Option, err error)
+	// Rows names a throughput run's rows (setup.ThroughputRowNames; the Live screen
+	// shows each row's requests and output tok/s); nil for other runs.
+	Rows  []string
+	Start func() (w run.Workload, note string, opts []run.Option, err error)
 }
 
-// liveKind is the Live views of a run: serving, a kernel suite or bench.
-func liveKind(serve, kernels bool) live.Kind {
+// liveKind is the Live views of a run: a throughput run's rows, serving, a kernel
+// suite or bench.
+func liveKind(serve, kernels bool, rows []string) live.Kind {
 	switch {
+	case rows != nil:
+		return live.ThroughputRun
 	case serve:
 		return live.ServeRun
 	case kernels:
@@ -376,7 +382,7 @@ func (m Model) done(msg live.DoneMsg) (tea.Model, tea.Cmd) {
 	m.err = ""
 	if st, ok := msg.Done.Result.(*result.Stored); ok {
 		id = st.ID // the job kept it in the store as it ran
-	} else if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0 || doc.Kernels != nil || doc.Batch != nil) {
+	} else if m.opts.Store != nil && (doc.Bench != nil || len(doc.Serving) > 0 || doc.Kernels != nil || doc.Batch != nil || doc.Throughput != nil) {
 		var err error
 		if id, err = m.opts.Store.Save(doc); err != nil {
 			m.err = "results store: " + err.Error()
@@ -426,7 +432,10 @@ func (m Model) startQueued() (tea.Model, tea.Cmd) {
 	}
 	m.err, m.running, m.queued = "", nil, q.Title
 	var cmd tea.Cmd
-	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), liveKind(q.Serve, q.Kernels), w, note, opts...)
+	m.live, cmd = m.live.Start(fmt.Sprintf("[%d/%d] %s", i, m.queueTotal, q.Title), liveKind(q.Serve, q.Kernels, q.Rows), w, note, opts...)
+	if q.Rows != nil {
+		m.live.SetRowNames(q.Rows)
+	}
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
 	return m, cmd
@@ -539,7 +548,14 @@ func (m Model) start(c setup.Config) (tea.Model, tea.Cmd) {
 	m.err = ""
 	var cmd tea.Cmd
 	m.running, m.queued = &c, ""
-	m.live, cmd = m.live.Start(c.Describe(), liveKind(c.Kind == setup.Serve, c.Kind == setup.Kernels), w, note, opts...)
+	var rows []string
+	if c.Kind == setup.Throughput {
+		rows = c.ThroughputRowNames()
+	}
+	m.live, cmd = m.live.Start(c.Describe(), liveKind(c.Kind == setup.Serve, c.Kind == setup.Kernels, rows), w, note, opts...)
+	if rows != nil {
+		m.live.SetRowNames(rows)
+	}
 	m.live.SetSize(m.w, max(1, m.h-3))
 	m.screen = ScreenLive
 	return m, cmd

@@ -91,6 +91,19 @@ func (t ThroughputSpec) RollingWindow() bool {
 	return t.MaxCacheLength < t.MaxInputLength+t.MaxOutputLength
 }
 
+// RollingWindowNote says in one line whether the engine will run rolling-window
+// attention and why, as a throughput run logs it: "rolling window: cache 512 < input
+// 256 + output 512, each sequence keeps its last 512 positions", or "no rolling
+// window: cache 1024 ≥ input 256 + output 512, every sequence fits whole".
+func (t ThroughputSpec) RollingWindowNote() string {
+	if t.RollingWindow() {
+		return fmt.Sprintf("rolling window: cache %d < input %d + output %d, each sequence keeps its last %d positions",
+			t.MaxCacheLength, t.MaxInputLength, t.MaxOutputLength, t.MaxCacheLength)
+	}
+	return fmt.Sprintf("no rolling window: cache %d ≥ input %d + output %d, every sequence fits whole",
+		t.MaxCacheLength, t.MaxInputLength, t.MaxOutputLength)
+}
+
 // Validate says in one line what is wrong with the spec (nil: nothing).
 func (t ThroughputSpec) Validate() error {
 	switch {

@@ -68,3 +68,16 @@ func TestThroughputValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputRollingWindowNote: the note says used or not, with the numbers, as
+// the run's log says it.
+func TestThroughputRollingWindowNote(t *testing.T) {
+	used := ThroughputSpec{MaxCacheLength: 512, MaxInputLength: 256, MaxOutputLength: 512}.RollingWindowNote()
+	if used != "rolling window: cache 512 < input 256 + output 512, each sequence keeps its last 512 positions" {
+		t.Errorf("used: %q", used)
+	}
+	whole := ThroughputSpec{MaxCacheLength: 1024, MaxInputLength: 256, MaxOutputLength: 512}.RollingWindowNote()
+	if whole != "no rolling window: cache 1024 ≥ input 256 + output 512, every sequence fits whole" {
+		t.Errorf("not used: %q", whole)
+	}
+}

@@ -101,8 +101,11 @@ func (x *execution) throughputRow(ctx context.Context, t workloads.ThroughputSpe
 		ft, _ := e.File.Uint("general.file_type")
 		wt = synth.FileTypeName(uint32(ft))
 	}
-	if kv.Window > 0 {
-		x.logf("rolling window: cache %d < input %d + output %d, each sequence keeps its last %d positions", t.MaxCacheLength, t.MaxInputLength, t.MaxOutputLength, kv.Window)
+	switch {
+	case kv.Window > 0 && kv.Window == t.MaxCacheLength && t.RollingWindow():
+		x.logf("%s", t.RollingWindowNote())
+	case kv.Window > 0: // the model's own sliding window
+		x.logf("rolling window: the model's sliding window, each sequence keeps its last %d positions", kv.Window)
 	}
 	res, err := x.point(ctx, sp, be, ds, 0, key, sweep)
 	if res == nil {

@@ -335,9 +335,13 @@ func docMetrics(d result.Document) []docMetric {
 			}
 		}
 	}
-	for _, p := range d.Serving {
-		set := []setting{{"c", p.Spec.ConcurrencyLabel()}, {"rate", p.Spec.RequestRate.String()}, {"W", watts(p.PowerLimitW)}}
-		out = append(out, servingMetrics(set, p)...)
+	if d.Throughput != nil {
+		out = append(out, throughputMetrics(d)...)
+	} else {
+		for _, p := range d.Serving {
+			set := []setting{{"c", p.Spec.ConcurrencyLabel()}, {"rate", p.Spec.RequestRate.String()}, {"W", watts(p.PowerLimitW)}}
+			out = append(out, servingMetrics(set, p)...)
+		}
 	}
 	if b := d.Batch; b != nil {
 		set := []setting{{"model", b.Model}, {"t", fmt.Sprint(b.Threads)}, {"seq", fmt.Sprint(b.Spec.SequenceLength)}, {"dec", fmt.Sprint(b.Spec.DecodeLength)}}
@@ -358,6 +362,33 @@ func docMetrics(d result.Document) []docMetric {
 	}
 	if d.Kernels != nil {
 		out = append(out, kernelMetrics(d.Kernels)...)
+	}
+	return out
+}
+
+// throughputMetrics lists a throughput run's figures, each row's dtype ("bfloat16",
+// "int8") their group: JetStream's output tok/s of every row, the memory each
+// needed (weights + KV pool), then each row's serving point's figures (latencies with
+// per-request samples). Rows compare with the rows of the same dtype in the other run.
+func throughputMetrics(d result.Document) []docMetric {
+	var out []docMetric
+	for _, r := range d.Throughput.Rows { // JetStream's table first
+		out = append(out, docMetric{base: r.Dtype, metric: "throughput (token/s)", headline: true, value: r.Throughput})
+	}
+	for _, r := range d.Throughput.Rows {
+		out = append(out, docMetric{base: r.Dtype, metric: "weights + KV (MiB)", lowerBetter: true, value: float64(r.MemoryBytes()) / (1 << 20)})
+	}
+	for i, r := range d.Throughput.Rows {
+		if i >= len(d.Serving) { // the rows and the points are kept in step; a partial run may lack its last point
+			continue
+		}
+		for _, m := range servingMetrics(nil, d.Serving[i]) {
+			if m.metric == "Output tok/s" { // the row's throughput, above
+				continue
+			}
+			m.base = r.Dtype
+			out = append(out, m)
+		}
 	}
 	return out
 }

@@ -188,3 +188,38 @@ func keysOf(m map[string]DocRow) []string {
 	slices.Sort(out)
 	return out
 }
+
+// throughputDoc is a throughput run of a bfloat16 and an int8 row (tok/s bf and i8,
+// memory 3 and 2 MiB), each with a serving point.
+func throughputDoc(bf, i8 float64) result.Document {
+	row := func(dtype string, tps float64, mem int64) result.ThroughputRow {
+		return result.ThroughputRow{Dtype: dtype, Throughput: tps, WeightBytes: mem << 20}
+	}
+	return result.Document{Throughput: &result.Throughput{Rows: []result.ThroughputRow{row("bfloat16", bf, 3), row("int8", i8, 2)}},
+		Serving: []*serving.Result{sampleResult(), sampleResult()}}
+}
+
+// TestCompareThroughputRows: two throughput runs compare row by row (the dtype the
+// group): JetStream's tok/s and the memory each row needed, then the row's serving
+// figures; the rows' points no longer collide (they share concurrency and rate).
+func TestCompareThroughputRows(t *testing.T) {
+	rows := rowsOf(t, throughputDoc(40, 60), throughputDoc(50, 45))
+	for label, want := range map[string][2]float64{
+		"bfloat16 throughput (token/s)": {40, 50}, "int8 throughput (token/s)": {60, 45},
+		"bfloat16 weights + KV (MiB)": {3, 3}, "int8 weights + KV (MiB)": {2, 2},
+	} {
+		r, ok := rows[label]
+		if !ok || r.Values[0] != want[0] || r.Values[1] != want[1] {
+			t.Errorf("%s: %+v (in %d rows)", label, r.Values, len(rows))
+		}
+	}
+	if r := rows["int8 throughput (token/s)"]; math.Abs(r.DiffPct[1]+25) > 1e-9 || !r.Headline {
+		t.Errorf("int8 diff %v headline %v", r.DiffPct, r.Headline)
+	}
+	if r, ok := rows["int8 Mean TTFT (ms)"]; !ok || r.Verdict[1] != VerdictNoise {
+		t.Errorf("int8 TTFT row %+v", r)
+	}
+	if _, ok := rows["bfloat16 Output tok/s"]; ok {
+		t.Error("the row's throughput is listed twice")
+	}
+}

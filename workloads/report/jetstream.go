@@ -17,19 +17,52 @@ func JetStreamTable(w io.Writer, t *result.Throughput) error {
 	var b strings.Builder
 	b.WriteString("Date | Device  | dtype | batch size | cache length |max input length |max output length| throughput (token/s)\n")
 	b.WriteString("----| ------- | ------ |---------- | -------------|-----------------|------------------|----------------------\n")
-	for _, r := range t.Rows {
-		fmt.Fprintf(&b, "%s | %s | %s | %d | %d | %d | %d | %.1f\n", r.Date, mdCell(r.Device), mdCell(r.Dtype),
-			r.BatchSize, r.CacheLength, r.MaxInput, r.MaxOutput, r.Throughput)
+	rows, mem := jetStreamRows(t)
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(mdCell(c))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\ndtype | weights | KV cache | weights + KV | rolling window | requests\n")
+	for _, r := range rows[1:] {
+		line(r)
+	}
+	b.WriteString("\n")
+	line(mem[0])
 	b.WriteString("----- | ------- | -------- | ------------ | -------------- | --------\n")
-	for _, r := range t.Rows {
-		fmt.Fprintf(&b, "%s | %s (%s) | %s (%s) | %s | %s | %d of %d finished\n", mdCell(r.Dtype),
-			BytesIEC(uint64(r.WeightBytes)), strings.ToLower(r.Weights), BytesIEC(uint64(r.KVBytes)), r.KV,
-			BytesIEC(uint64(r.MemoryBytes())), rollingNote(r), r.Completed, r.Requests)
+	for _, r := range mem[1:] {
+		line(r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// JetStreamTableAligned writes JetStreamTable's two tables with the same cells as
+// aligned markdown tables ("| dtype    | … |", every column padded to its widest
+// cell), for a screen that shows whole columns.
+func JetStreamTableAligned(w io.Writer, t *result.Throughput) error {
+	rows, mem := jetStreamRows(t)
+	_, err := io.WriteString(w, tgiTable(rows)+"\n"+tgiTable(mem))
+	return err
+}
+
+// jetStreamRows returns the cells of both tables (not yet escaped for markdown), each
+// with its header first: JetStream's columns (the header as words), then the memory
+// and rolling window.
+func jetStreamRows(t *result.Throughput) (rows, mem [][]string) {
+	rows = [][]string{{"Date", "Device", "dtype", "batch size", "cache length", "max input length", "max output length", "throughput (token/s)"}}
+	mem = [][]string{{"dtype", "weights", "KV cache", "weights + KV", "rolling window", "requests"}}
+	for _, r := range t.Rows {
+		rows = append(rows, []string{r.Date, r.Device, r.Dtype, fmt.Sprint(r.BatchSize), fmt.Sprint(r.CacheLength),
+			fmt.Sprint(r.MaxInput), fmt.Sprint(r.MaxOutput), fmt.Sprintf("%.1f", r.Throughput)})
+		mem = append(mem, []string{r.Dtype, fmt.Sprintf("%s (%s)", BytesIEC(uint64(r.WeightBytes)), strings.ToLower(r.Weights)),
+			fmt.Sprintf("%s (%s)", BytesIEC(uint64(r.KVBytes)), r.KV), BytesIEC(uint64(r.MemoryBytes())), rollingNote(r),
+			fmt.Sprintf("%d of %d finished", r.Completed, r.Requests)})
+	}
+	return rows, mem
 }
 
 // rollingNote says whether a row ran rolling-window attention and why.

@@ -16,8 +16,10 @@ import (
 
 // keyHeaders names the columns kept in view: the llama-bench table's test and t/s,
 // the sweep table's point (power, concurrency) and output throughput, the
-// paged-attention table's speedup (its case is its first column).
-var keyHeaders = map[string]bool{"test": true, "t/s": true, "power": true, "concurrency": true, "out tok/s": true, "speedup": true}
+// paged-attention table's speedup (its case is its first column), JetStream's dtype
+// and throughput.
+var keyHeaders = map[string]bool{"test": true, "t/s": true, "power": true, "concurrency": true, "out tok/s": true, "speedup": true,
+	"dtype": true, "throughput (token/s)": true}
 
 // block is a run of lines of one table, split into column spans (rune offsets).
 type block struct {

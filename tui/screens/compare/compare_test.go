@@ -143,3 +143,16 @@ func TestHistogramTitleAndNA(t *testing.T) {
 		t.Errorf("bench compare:\n%s", v)
 	}
 }
+
+// TestThroughputRuns: two throughput runs compare row by row: each dtype's
+// JetStream tok/s with its % diff, then the row's serving figures.
+func TestThroughputRuns(t *testing.T) {
+	m := newCompare(t, fixture.ThroughputDoc("tput A", 40, 0), fixture.ThroughputDoc("tput B", 50, 5))
+	m.SetSize(120, 40)
+	v := m.View()
+	for _, s := range []string{"bfloat16 throughput (token/s)", "int8 throughput (token/s)", "+25.0 %", "int8 weights + KV (MiB)", "bfloat16 Mean TTFT (ms)"} {
+		if !strings.Contains(v, s) {
+			t.Errorf("view lacks %q:\n%s", s, v)
+		}
+	}
+}

@@ -46,6 +46,9 @@ const (
 	ServeRun
 	// KernelsRun is a kernel suite: its cases and the latest section it completed.
 	KernelsRun
+	// ThroughputRun is a JetStream-style throughput run: a serving point per row, its
+	// rows (requests, output tok/s) in place of the percentiles.
+	ThroughputRun
 )
 
 // DoneMsg says the run ended (finished, failed or cancelled): Done holds its result.
@@ -213,6 +216,11 @@ type Model struct {
 	// (nil before the first).
 	cases   []kernelCase
 	section *kernelbench.Section
+	// throughput: the rows, the one running (-1 before the first) and their table
+	throughput bool
+	tput       []tputRow
+	tputAt     int
+	rowsT      table.Model
 }
 
 // kernelCase is one case of a kernel suite as Live saw it: its name, where it is
@@ -234,11 +242,12 @@ func New(t theme.Theme) Model {
 // returns the command that starts it.
 func (m Model) Start(title string, kind Kind, w run.Workload, note string, opts ...run.Option) (Model, tea.Cmd) {
 	n := New(m.theme)
-	n.Title, n.serving, n.kernels, n.started = title, kind == ServeRun, kind == KernelsRun, true
+	n.Title, n.serving, n.kernels, n.started = title, kind == ServeRun || kind == ThroughputRun, kind == KernelsRun, true
+	n.throughput, n.tputAt, n.rowsT = kind == ThroughputRun, -1, n.newRowsTable()
 	n.tele.Note = note
 	n.reps = map[string][]float64{}
 	switch kind {
-	case ServeRun:
+	case ServeRun, ThroughputRun:
 		n.pct = table.New(m.theme, "ms", "mean", "p50", "p90", "p99")
 		n.pct.Priority = []int{0, 1, 2, 4, 3} // narrow: p90 goes first
 	case KernelsRun:
@@ -278,6 +287,7 @@ func (m *Model) SetSize(w, h int) {
 	m.prog.SetSize(w, 2)
 	m.thr.SetSize(lw-2, l.thr-2)
 	m.pct.SetSize(m.pctSize())
+	m.rowsT.SetSize(m.pctSize())
 	m.hist.SetSize(rw-2, l.avail-l.dev-2)
 	m.tele.SetSize(rw-2, l.dev-2)
 	if m.kernels {
@@ -376,6 +386,9 @@ func (m Model) Paused() bool { return m.paused }
 func (m *Model) finish(d run.Done) {
 	m.done = &d
 	m.paused = false
+	if m.throughput {
+		m.setTputRows() // a row still running stopped with the run
+	}
 	m.prog.Finished = !d.Partial && d.Err == nil
 	m.prog.Elapsed = d.Elapsed
 	if n := len(m.cases); n > 0 && m.cases[n-1].end < 0 {
@@ -430,6 +443,9 @@ func (m *Model) apply(ev run.Event) {
 		case metrics.LiveSnapshot:
 			m.addLive(e.At, s)
 		}
+	}
+	if m.throughput {
+		m.tputApply(ev)
 	}
 }
 
@@ -606,7 +622,11 @@ func (m Model) render() string {
 		}
 		histTitle = strings.ToUpper(metricNames[m.metric]) + " histogram (ms) " + strings.Join(tabs, " ")
 	}
-	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, l.thr), panel.Box(t, pctTitle, m.pct.View(), lw, avail-l.thr))
+	pctView := m.pct.View()
+	if m.throughput {
+		pctTitle, pctView = "Rows", m.rowsT.View()
+	}
+	left := panel.Stack(panel.Box(t, thrTitle, m.thr.View(), lw, l.thr), panel.Box(t, pctTitle, pctView, lw, avail-l.thr))
 	right := panel.Stack(panel.Box(t, histTitle, m.hist.View(), rw, avail-devH), panel.Box(t, m.tele.Title(), m.tele.View(), rw, devH))
 	top := panel.Join(left, right)
 	if m.kernels {

@@ -1,6 +1,7 @@
 // Package results is the Results screen: the finished (or stopped) run's own table in
-// its familiar shape, reusing workloads/report: llama-bench's markdown table for bench
-// and vLLM's result block for serve-bench (a sweep adds its table first). From here a
+// its familiar shape, reusing workloads/report: llama-bench's markdown table for bench,
+// vLLM's result block for serve-bench (a sweep adds its table first), TGI's tables
+// for batch and JetStream's for throughput (each row's vLLM block after it). From here a
 // run is exported (e), saved as a profile (s), compared with the run before it (c) or
 // run again (r).
 package results
@@ -108,6 +109,10 @@ func (m *Model) Show(doc result.Document, id string, config *setup.Config, faile
 		err = report.KernelsText(&b, doc.Kernels)
 	case doc.Batch != nil && len(doc.Batch.Points) > 0:
 		err = report.TGIReport(&b, doc.Batch)
+	case doc.Throughput != nil && len(doc.Throughput.Rows) > 0:
+		err = throughputReport(&b, doc)
+	case doc.Throughput != nil:
+		b.WriteString("no row finished")
 	case len(doc.Serving) > 1:
 		err = report.VLLMSweepTable(&b, doc.Serving)
 		for _, p := range doc.Serving {
@@ -310,4 +315,28 @@ func Duration(d time.Duration) string {
 	}
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// throughputReport is a throughput run's JetStream table (output tok/s per row, then
+// weights, KV cache, the rolling window and the requests of each; aligned, so that
+// the screen shows whole columns), whether the rolling window was used, then each
+// row's serving point as vLLM prints it, under the row's name.
+func throughputReport(b *bytes.Buffer, doc result.Document) error {
+	t := doc.Throughput
+	if err := report.JetStreamTableAligned(b, t); err != nil {
+		return err
+	}
+	// the window in a line of its own (as the run logs it): it wraps, never scrolls away
+	fmt.Fprintf(b, "\n%s\n", t.Spec.RollingWindowNote())
+	for i, p := range doc.Serving {
+		name := fmt.Sprintf("row %d", i+1)
+		if i < len(t.Rows) {
+			name = t.Rows[i].Dtype
+		}
+		fmt.Fprintf(b, "\n%s:\n", name)
+		if err := report.VLLMBlock(b, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

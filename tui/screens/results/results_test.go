@@ -134,3 +134,41 @@ func TestDuration(t *testing.T) {
 		t.Errorf("view:\n%s", v)
 	}
 }
+
+// TestThroughputView: a throughput run shows JetStream's table (date, device, dtype,
+// batch size, cache and input/output lengths, tok/s per row), the memory and rolling
+// window of each row, then each row's serving point under its name, at every size;
+// a run that finished no row says so.
+func TestThroughputView(t *testing.T) {
+	m := New(theme.New(theme.ASCII), nil)
+	doc := fixture.ThroughputDoc("throughput · llama-small BF16,Q8_0", 40, 0)
+	m.Show(doc, "", nil, nil, 90*time.Second)
+	m.SetSize(200, 57)
+	v := m.View()
+	for _, s := range []string{
+		"| Date       | Device               | dtype    | batch size | cache length | max input length | max output length | throughput (token/s) |",
+		"| 2026-11-21 | AMD EPYC · 2 threads | bfloat16 | 16         | 512          | 256              | 512               | 40.0                 |",
+		"| int8     | 16         |", "| 60.0 ",
+		"| bfloat16 | 208.95 MiB (bf16) | 297.00 MiB (f16)  | 505.95 MiB   | used: last 512 positions (cache 512 < 256 + 512), 26 sequences rolled | 32 of 32 finished |",
+		"rolling window: cache 512 < input 256 + output 512, each sequence keeps its last 512 positions",
+		"bfloat16:", "Serving Benchmark Result", "✓ finished in 1 min 30 s",
+	} {
+		if !strings.Contains(v, s) {
+			t.Errorf("view lacks %q:\n%s", s, v)
+		}
+	}
+	if i, j := strings.Index(v, "throughput (token/s)"), strings.Index(v, "Serving Benchmark Result"); i < 0 || j < i {
+		t.Errorf("JetStream's table is not first")
+	}
+	for _, sz := range golden.Sizes {
+		m.SetSize(sz[0], sz[1]-3)
+		golden.Assert(t, fmt.Sprintf("throughput_%dx%d", sz[0], sz[1]), m.View())
+	}
+	none := doc
+	none.Throughput = &result.Throughput{Spec: doc.Throughput.Spec}
+	none.Serving = nil
+	m.Show(none, "", nil, errors.New("load: no such file"), 0)
+	if v := m.View(); !strings.Contains(v, "no row finished") || !strings.Contains(v, "✗ failed: load") {
+		t.Errorf("no row:\n%s", v)
+	}
+}

@@ -1,8 +1,8 @@
 // Package setup is the Setup screen: pick a model (built-in, synthetic shape and type,
 // a .gguf file here, or a path), for an in-process serve-bench a draft model
-// (speculative decoding) and its settings, and a workload (bench, serve-bench or
-// batch) with its parameters, or a kernel suite (kernels: no model) with its sizes,
-// validated inline; enter starts the run.
+// (speculative decoding) and its settings, and a workload (bench, serve-bench, batch
+// or throughput) with its parameters, or a kernel suite (kernels: no model) with its
+// sizes, validated inline; enter starts the run.
 package setup
 
 import (
@@ -51,13 +51,18 @@ const (
 	Kernels
 	// Batch is TGI's prefill/decode benchmark per batch size (llmbench batch).
 	Batch
+	// Throughput is JetStream's throughput table, one row per weights type
+	// (llmbench throughput).
+	Throughput
 )
 
 // kinds is how many Kinds there are (the kind row cycles through them).
-const kinds = 4
+const kinds = 5
 
 // String names the workload as the command line does.
-func (k Kind) String() string { return [...]string{"bench", "serve-bench", "kernels", "batch"}[k] }
+func (k Kind) String() string {
+	return [...]string{"bench", "serve-bench", "kernels", "batch", "throughput"}[k]
+}
 
 // Config is what the user set up: everything a front end needs to build the job
 // (tui.ProfileOf turns it into one).
@@ -104,6 +109,13 @@ type Config struct {
 	// attention-masks sizes (defaults filled; zero for paged-attention, whose cases
 	// have their own shapes), threads and repetitions. Threads and Reps above are 0.
 	Kernel workloads.KernelSpec
+	// Throughput (JetStream's flags): the rows' weights types (empty: BF16 for a
+	// synthetic shape, the file's own otherwise), the most sequences decoded together
+	// and the cache, input and output lengths. KVType ("" = q8_0 with Q8_0 weights,
+	// f16 otherwise), Prompts (--num-prompts), DatasetPath (the sharegpt file) and
+	// Threads above are its other flags; a synthetic Model is written in BF16.
+	WeightsTypes                                               []string
+	BatchSize, MaxCacheLength, MaxInputLength, MaxOutputLength int
 }
 
 // Remote reports whether the run measures an external server.
@@ -115,6 +127,8 @@ func (c Config) ModelName() string {
 	switch {
 	case c.Kind == Kernels:
 		return c.kernelShape()
+	case c.Kind == Throughput:
+		return c.throughputModelName()
 	case c.Remote() && c.ServedModel != "":
 		return c.ServedModel
 	case c.Remote():
@@ -165,6 +179,9 @@ func (c Config) Describe() string {
 			cases = " · " + strings.Join(c.Kernel.Cases, ",")
 		}
 		return fmt.Sprintf("kernels · %s%s · r %d", c.kernelShape(), cases, c.Kernel.Reps) + pw
+	}
+	if c.Kind == Throughput {
+		return c.describeThroughput()
 	}
 	if c.Kind == Batch {
 		return fmt.Sprintf("batch · %s · seq %d dec %d · bs %s · r %d", c.ModelName(), c.SequenceLength, c.DecodeLength, joinInts(c.BatchSizes), c.Reps)
@@ -424,6 +441,9 @@ func New(t theme.Theme, files []File) Model {
 	} {
 		m.in[f] = prompt.Input(v)
 	}
+	for f, v := range throughputDefaults {
+		m.in[f] = prompt.Input(v)
+	}
 	m.shape = max(0, slices.Index(m.shapes, "llama-1b"))
 	m.typ = max(0, slices.Index(m.types, "Q4_0"))
 	m.draftTyp = max(0, slices.Index(m.types, "Q8_0")) // the pairs' published type
@@ -494,6 +514,8 @@ func (m Model) duration(c Config) string {
 		secs = float64(len(c.Concurrency)*len(c.Rate)*c.Prompts) * powers / p.RequestsPerS
 	case c.Kind == Kernels && p.RoundSeconds > 0:
 		secs = float64(len(KernelCases(c.Kernel))*(c.Kernel.Reps+1)) * powers * p.RoundSeconds
+	case c.Kind == Throughput && p.RequestsPerS > 0:
+		secs = float64(len(c.ThroughputSpec().Rows())*c.Prompts) / p.RequestsPerS
 	default:
 		return unknown
 	}
@@ -542,8 +564,14 @@ func (m Model) fileErr(path string) string {
 	return e
 }
 
-// synthPlan returns the plan of the synthetic model shown, asking once per pair.
-func (m Model) synthPlan() (Plan, bool) { return m.planOf(m.shapes[m.shape], m.types[m.typ]) }
+// synthPlan returns the plan of the synthetic model shown, asking once per pair; a
+// throughput run writes the shape in BF16 and quantizes the other types from it.
+func (m Model) synthPlan() (Plan, bool) {
+	if m.kind == Throughput {
+		return m.planOf(m.shapes[m.shape], throughputSource)
+	}
+	return m.planOf(m.shapes[m.shape], m.types[m.typ])
+}
 
 // draftPlan returns the plan of the synthetic draft chosen (false: none, or unknown).
 func (m Model) draftPlan() (Plan, bool) {
@@ -586,6 +614,9 @@ func (m Model) modelRows() []string {
 		return nil // the server holds the model; kernels run on no model
 	}
 	rows := []string{rowBuiltin, rowShape, rowType}
+	if m.kind == Throughput {
+		rows = rows[:2] // the weights types row gives the types
+	}
 	for _, f := range m.files {
 		rows = append(rows, filePrefix+f.Path)
 	}
@@ -664,6 +695,9 @@ func (m Model) workRows() []string {
 	}
 	if m.kind == Batch {
 		return []string{rowKind, rowBatchSeq, rowDecLen, rowBatch, rowRuns, rowThreads, rowKV}
+	}
+	if m.kind == Throughput {
+		return throughputRows
 	}
 	rows := []string{rowKind, rowDataset}
 	ds := m.datasetName()
@@ -922,6 +956,8 @@ func (m *Model) SetConfig(c Config) {
 		m.setText(rowPP, strconv.Itoa(c.Prompt))
 		m.setText(rowTG, strconv.Itoa(c.Gen))
 		m.setText(rowReps, strconv.Itoa(c.Reps))
+	case Throughput:
+		m.setThroughput(c)
 	case Batch:
 		m.setText(rowBatchSeq, strconv.Itoa(c.SequenceLength))
 		m.setText(rowDecLen, strconv.Itoa(c.DecodeLength))
@@ -1128,6 +1164,9 @@ func (m Model) fieldErr(f string) string {
 		}
 		return ""
 	}
+	if e, ok := m.throughputFieldErr(f); ok {
+		return e
+	}
 	switch f {
 	case rowPP, rowTG, rowThreads, rowMaxSeqs, rowOutLen:
 		return atLeast(0)
@@ -1240,6 +1279,9 @@ func (m Model) Config() (Config, error) {
 	if c.Kind == Kernels {
 		return m.kernelConfig(c)
 	}
+	if c.Kind == Throughput {
+		return m.throughputConfig(c)
+	}
 	if c.Kind == Batch {
 		c.Prompt, c.Gen, c.Reps, c.PowerW = 0, 0, num(rowRuns), nil
 		c.SequenceLength, c.DecodeLength = num(rowBatchSeq), num(rowDecLen)
@@ -1316,6 +1358,9 @@ func (m Model) Estimate() string {
 		}
 		return fmt.Sprintf("Estimated: %s × %s (after a warmup each)%s · on the CPU, %s, no model · %s",
 			plural(len(KernelCases(c.Kernel)), "case"), plural(c.Kernel.Reps, "rep"), powers, threads, m.duration(c))
+	}
+	if c.Kind == Throughput {
+		return m.throughputEstimate(c)
 	}
 	mem := m.memory(c)
 	if p, ok := m.synthPlan(); ok && c.Model.Shape != "" {
@@ -1657,6 +1702,9 @@ func (m Model) workPanel(w, h int) string {
 	if m.kind == Kernels {
 		hint[rowThreads] = "CPU threads, 0 = all cores"
 	}
+	if m.kind == Throughput {
+		maps.Copy(hint, throughputHints)
+	}
 	if ds := m.datasetName(); ds == "sharegpt" || ds == "custom" {
 		hint[rowOutLen] = "0 = the dataset's own"
 	}
@@ -1689,7 +1737,11 @@ func (m Model) workPanel(w, h int) string {
 			if v == "" {
 				v = "default"
 			}
-			lines = append(lines, m.line(r, false, label, choice(v)))
+			v = choice(v)
+			if h := hint[r]; h != "" && panel.Width("  "+label+v+"  "+h) <= w-2 { // dropped, not cut
+				v += "  " + m.theme.Dim.Render(h)
+			}
+			lines = append(lines, m.line(r, false, label, v))
 		case rowCases: // the names where they fit
 			lines = append(lines, m.textLine(r, w, "comma list, empty = all: "+strings.Join(kernelbench.CaseNames(m.suiteName()), ","), "comma list, empty = all"))
 		default:
@@ -1700,8 +1752,12 @@ func (m Model) workPanel(w, h int) string {
 }
 
 // wrap breaks an estimate line at its " · " joints so that no part is cut at width
-// w (a part longer than w keeps its own line); a line broken ends in " ·".
+// w (a part longer than w keeps its own line); a line broken ends in " ·"; a line
+// break in s starts a new line.
 func wrap(s string, w int) string {
+	if first, rest, ok := strings.Cut(s, "\n"); ok {
+		return wrap(first, w) + "\n" + wrap(rest, w)
+	}
 	var lines []string
 	cur := ""
 	parts := strings.Split(s, " · ")

@@ -524,10 +524,10 @@ func TestKernels(t *testing.T) {
 	}
 }
 
-// batchModel is Setup on the batch workload (kind row → left: the last kind).
+// batchModel is Setup on the batch workload (kind row → left twice: throughput, batch).
 func batchModel(t *testing.T) Model {
 	m := at(t, newModel(), rowKind)
-	m, _ = press(m, left)
+	m, _ = press(m, left, left)
 	return m
 }
 
