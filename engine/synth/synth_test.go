@@ -58,6 +58,8 @@ func TestParams(t *testing.T) {
 		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
 		{"qwen3moe-tiny", 0.0817, 0.0818},
 		{"qwen3moe-30b-a3b", 30.525, 30.535}, // llama-bench: "qwen3moe 30B.A3B … 30.53 B"
+		{"gpt-oss-20b", 20.91, 20.92},        // OpenAI's card: 21 B
+		{"gpt-oss-120b", 116.825, 116.835},   // llama-bench: "gpt-oss 120B … 116.83 B"
 		{"mistral-nemo-12b", 12.2, 12.3},
 		{"spec-tiny", 0.00180, 0.00181},
 		{"spec-tiny-draft", 0.00073, 0.00074},
@@ -1127,5 +1129,80 @@ func TestDraftShape(t *testing.T) {
 	}
 	if r := rms("output_norm.weight"); math.Abs(r-float64(sh.OutputScale)) > 0.02*float64(sh.OutputScale) {
 		t.Errorf("output norm rms %.2f, want about %g", r, sh.OutputScale)
+	}
+}
+
+// TestGptOSSTensors checks the gpt-oss shapes against llama.cpp's gpt-oss layout
+// (LLM_ARCH_OPENAI_MOE): nineteen tensors per block (q/k/v/o with biases, attn_sinks of
+// one logit per head, post_attention_norm before the experts, a router with a bias, and
+// the three expert stacks each with one bias row per expert), 459 tensors in gpt-oss-20b
+// as in ggml-org's file; the keys of the alternating sliding window and YaRN scaling;
+// and the active parameters of OpenAI's model card (3.6 B and 5.1 B besides the input
+// embedding, whose 201088×2880 rows a token reads one of).
+func TestGptOSSTensors(t *testing.T) {
+	for _, tt := range []struct {
+		shape   string
+		tensors int
+		active  float64 // billions, input embedding excluded
+		experts uint32
+	}{{"gpt-oss-20b", 459, 3.61, 32}, {"gpt-oss-120b", 687, 5.13, 128}} {
+		spec, err := NewSpec(tt.shape, "Q8_0", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := spec.Tensors()
+		if len(ts) != tt.tensors {
+			t.Errorf("%s: %d tensors, want %d", tt.shape, len(ts), tt.tensors)
+		}
+		embd := int64(spec.Shape.Vocab * spec.Shape.Embd)
+		if a := float64(spec.ActiveParams()-embd) / 1e9; math.Abs(a-tt.active) > 0.005 {
+			t.Errorf("%s: %.3f B active parameters besides the embedding, want %.2f", tt.shape, a, tt.active)
+		}
+		byName := map[string]TensorSpec{}
+		for _, x := range ts {
+			byName[x.Name] = x
+		}
+		ne := uint64(tt.experts)
+		for name, want := range map[string]struct {
+			typ   kernels.DType
+			shape []uint64
+		}{
+			"blk.0.attn_q.weight":              {kernels.Q8_0, []uint64{2880, 4096}},
+			"blk.0.attn_q.bias":                {kernels.F32, []uint64{4096}},
+			"blk.0.attn_k.bias":                {kernels.F32, []uint64{512}},
+			"blk.0.attn_output.weight":         {kernels.Q8_0, []uint64{4096, 2880}},
+			"blk.0.attn_output.bias":           {kernels.F32, []uint64{2880}},
+			"blk.0.attn_sinks.weight":          {kernels.F32, []uint64{64}},
+			"blk.0.post_attention_norm.weight": {kernels.F32, []uint64{2880}},
+			"blk.0.ffn_gate_inp.weight":        {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_gate_inp.bias":          {kernels.F32, []uint64{ne}},
+			"blk.0.ffn_gate_exps.weight":       {kernels.Q8_0, []uint64{2880, 2880, ne}},
+			"blk.0.ffn_gate_exps.bias":         {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_up_exps.bias":           {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_down_exps.weight":       {kernels.Q8_0, []uint64{2880, 2880, ne}},
+			"blk.0.ffn_down_exps.bias":         {kernels.F32, []uint64{2880, ne}},
+			"output.weight":                    {kernels.Q8_0, []uint64{2880, 201088}},
+		} {
+			x, ok := byName[name]
+			if !ok || x.Type != want.typ || !slices.Equal(x.Shape, want.shape) {
+				t.Errorf("%s %s: %v %v %v, want %v %v", tt.shape, name, ok, x.Type, x.Shape, want.typ, want.shape)
+			}
+		}
+		if _, ok := byName["blk.0.ffn_norm.weight"]; ok {
+			t.Errorf("%s: ffn_norm present (gpt-oss names it post_attention_norm)", tt.shape)
+		}
+		kvs := map[string]any{}
+		for _, kv := range collectKVs(spec) {
+			kvs[kv.Key] = kv.Value.V
+		}
+		for key, want := range map[string]any{"gpt-oss.expert_count": tt.experts, "gpt-oss.expert_used_count": uint32(4),
+			"gpt-oss.expert_feed_forward_length": uint32(2880), "gpt-oss.attention.sliding_window": uint32(128),
+			"gpt-oss.rope.scaling.type": "yarn", "gpt-oss.rope.scaling.factor": float32(32),
+			"gpt-oss.rope.scaling.original_context_length": uint32(4096), "gpt-oss.context_length": uint32(131072),
+			"gpt-oss.rope.freq_base": float32(150000), "gpt-oss.attention.key_length": uint32(64)} {
+			if kvs[key] != want {
+				t.Errorf("%s: %s = %v, want %v", tt.shape, key, kvs[key], want)
+			}
+		}
 	}
 }
