@@ -33,8 +33,16 @@ func TestRoute(t *testing.T) {
 // from several sequences, and its row count differs from the solo runs'), and checks
 // each sequence's logits are bit-identical to its pass alone: grouping tokens by expert
 // must not change any token's sum. Then a steady batched decode step allocates nothing.
+// The same for a small gpt-oss (sinks, the window of its even layers, biases and the
+// clamped SwiGLU in the batched path; its sequences pass the window of 3).
 func TestMoEBatchInvariant(t *testing.T) {
-	m, err := FromGGUF(writeTiny(t, "qwen3moe", 11))
+	for _, arch := range []string{"qwen3moe", "gpt-oss"} {
+		t.Run(arch, func(t *testing.T) { testMoEBatchInvariant(t, arch) })
+	}
+}
+
+func testMoEBatchInvariant(t *testing.T, arch string) {
+	m, err := FromGGUF(writeTiny(t, arch, 11))
 	if err != nil {
 		t.Fatal(err)
 	}
