@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"llmbench/engine/synth"
+)
+
+// gptossMini is a small synthetic gpt-oss (8 experts of 64, 2 per token, 4 heads of 64
+// over 2 KV heads, a window of 8 on the even blocks so that 32 generated tokens pass
+// it, YaRN ×32 over 4096 positions as the real model, untied output, byte-level BPE
+// vocabulary) that writes in well under a second.
+var gptossMini = synth.Shape{Name: "test-gpt-oss", Description: "test", Arch: "gpt-oss",
+	Vocab: 1024, Embd: 128, Layers: 2, Heads: 4, HeadsKV: 2, FF: 64, HeadDim: 64,
+	Experts: 8, ExpertsUsed: 2, ExpertFF: 64, SlidingWindow: 8, YaRNFactor: 32, YaRNContext: 4096,
+	Context: 131072, RopeBase: 150000, RMSEps: 1e-5, QKVBias: true, Tok: synth.VocabQwen2}
+
+// TestGptOSSLoads loads gptossMini as the engine does and checks what it built: the
+// window on the even blocks only (no rolling cache: the odd blocks see everything),
+// sinks and biases in every block, 8 experts of 64 with their biases.
+func TestGptOSSLoads(t *testing.T) {
+	e, err := Load(context.Background(), writeSynth(t, "Q8_0", 3, gptossMini), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m := e.Model
+	if m.LayerWindow != 8 || m.SlidingWindow != 0 || m.Experts != 8 || m.ExpertsUsed != 2 || m.AttnScale == 0 {
+		t.Fatalf("layer window %d, sliding window %d, %d experts, %d used, attention scale %g", m.LayerWindow, m.SlidingWindow, m.Experts, m.ExpertsUsed, m.AttnScale)
+	}
+	for i, b := range m.Blocks {
+		if len(b.Sinks) != 4 || len(b.OBias) != 128 || len(b.RouterBias) != 8 || len(b.DownExpsBias) != 8 || len(b.GateExpsBias[7]) != 64 {
+			t.Fatalf("block %d: %d sinks, o bias %d, router bias %d, %d down biases", i, len(b.Sinks), len(b.OBias), len(b.RouterBias), len(b.DownExpsBias))
+		}
+	}
+}
+
+// TestGptOSSGreedyMatchesLlamaCpp generates 32 greedy tokens from "Once upon a time"
+// on gptossMini (Q8_0, seed 11) and compares the continuation with what llama.cpp
+// generated from the same file (testdata/greedy-gpt-oss-mini.txt; how it was made is in
+// testdata/README-qwen3.md). LLMBENCH_GPTOSS_OUT=DIR also writes the model there.
+func TestGptOSSGreedyMatchesLlamaCpp(t *testing.T) {
+	greedyMatchesLlamaCpp(t, gptossMini, "Q8_0", 11, "testdata/greedy-gpt-oss-mini.txt", "LLMBENCH_GPTOSS_OUT", "gpt-oss-mini-Q8_0.gguf")
+}
