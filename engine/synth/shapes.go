@@ -203,6 +203,16 @@ var shapes = []Shape{
 		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, Tok: VocabQwen2,
 	},
 	{
+		// A small gpt-oss (no released model has this shape) that writes and runs in
+		// seconds: gpt-oss's layout (heads of 64, sinks, every bias, a window of 128 on
+		// the even blocks, YaRN ×32 over 4096, untied output, 4 of 32 experts scaled
+		// down to 2 of 8) and vocabulary size, 2 blocks.
+		Name: "gpt-oss-tiny", Description: "small gpt-oss-style model", Arch: "gpt-oss",
+		Vocab: 201088, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 256, HeadDim: 64,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SlidingWindow: 128, YaRNFactor: 32, YaRNContext: 4096,
+		Context: 131072, RopeBase: 150000, RMSEps: 1e-5, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
 		// openai/gpt-oss-20b config.json: vocab 201088, hidden 2880, 24 layers, 64
 		// heads, 8 KV heads, head_dim 64 (64×64 = 4096 ≠ 2880), num_local_experts 32,
 		// experts_per_token 4, intermediate_size 2880 (each expert's), sliding_window

@@ -58,6 +58,7 @@ func TestParams(t *testing.T) {
 		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
 		{"qwen3moe-tiny", 0.0817, 0.0818},
 		{"qwen3moe-30b-a3b", 30.525, 30.535}, // llama-bench: "qwen3moe 30B.A3B … 30.53 B"
+		{"gpt-oss-tiny", 0.1065, 0.1066},     // the untied 201088×256 embedding and output are 103 M
 		{"gpt-oss-20b", 20.91, 20.92},        // OpenAI's card: 21 B
 		{"gpt-oss-120b", 116.825, 116.835},   // llama-bench: "gpt-oss 120B … 116.83 B"
 		{"mistral-nemo-12b", 12.2, 12.3},
