@@ -2,9 +2,16 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
+	"llmbench/kernels"
 )
 
 // gptossMini is a small synthetic gpt-oss (8 experts of 64, 2 per token, 4 heads of 64
@@ -42,4 +49,73 @@ func TestGptOSSLoads(t *testing.T) {
 // testdata/README-qwen3.md). LLMBENCH_GPTOSS_OUT=DIR also writes the model there.
 func TestGptOSSGreedyMatchesLlamaCpp(t *testing.T) {
 	greedyMatchesLlamaCpp(t, gptossMini, "Q8_0", 11, "testdata/greedy-gpt-oss-mini.txt", "LLMBENCH_GPTOSS_OUT", "gpt-oss-mini-Q8_0.gguf")
+}
+
+// TestGptOSSSharpGreedyMatchesLlamaCpp is TestGptOSSGreedyMatchesLlamaCpp on an F32
+// gptossMini (seed 11) whose query and key projections are scaled ×5 and expert gate
+// and up projections ×20 (sharpen), so that attention is far from uniform (the scores'
+// scale, and so YaRN's magnitude correction, decide the text) and the SwiGLU clamp at
+// ±7 acts; the synthetic scale (std 0.02) tests neither. Dropping the sinks, YaRN's
+// magnitude, the gate's clamp or the down projections' biases each changes our text;
+// dropping YaRN's frequency change does not (within 40 positions it moves few angles
+// much): the float64 reference in engine/model checks that.
+// Reference: testdata/greedy-gpt-oss-sharp.txt (README-qwen3.md).
+func TestGptOSSSharpGreedyMatchesLlamaCpp(t *testing.T) {
+	path := sharpen(t, writeSynth(t, "F32", 11, gptossMini), map[string]float32{
+		"attn_q.weight": 5, "attn_k.weight": 5, "ffn_gate_exps.weight": 20, "ffn_up_exps.weight": 20})
+	greedyFileMatchesLlamaCpp(t, path, "testdata/greedy-gpt-oss-sharp.txt", "LLMBENCH_GPTOSS_OUT", "gpt-oss-sharp-F32.gguf")
+}
+
+// sharpen copies the F32 model at src with the tensors whose names end in a key of
+// scale multiplied by its value, and returns the copy's path.
+func sharpen(t *testing.T, src string, scale map[string]float32) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	path := filepath.Join(t.TempDir(), "sharp.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w := gguf.NewWriter(out)
+	for _, kv := range f.KV {
+		w.AddKV(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors {
+		w.AddTensor(ti.Name, ti.Type, ti.Shape...)
+	}
+	if err := w.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		data := append([]byte(nil), f.TensorData(ti)...)
+		for suffix, k := range scale {
+			if !strings.HasSuffix(ti.Name, suffix) {
+				continue
+			}
+			if ti.Type != kernels.F32 {
+				t.Fatalf("%s is %s, not F32", ti.Name, ti.Type)
+			}
+			for j := 0; j < len(data); j += 4 {
+				v := math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))
+				binary.LittleEndian.PutUint32(data[j:], math.Float32bits(v*k))
+			}
+		}
+		tw, err := w.BeginTensor(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
