@@ -61,14 +61,27 @@ func TestGptOSSGreedyMatchesLlamaCpp(t *testing.T) {
 // much): the float64 reference in engine/model checks that.
 // Reference: testdata/greedy-gpt-oss-sharp.txt (README-qwen3.md).
 func TestGptOSSSharpGreedyMatchesLlamaCpp(t *testing.T) {
-	path := sharpen(t, writeSynth(t, "F32", 11, gptossMini), map[string]float32{
-		"attn_q.weight": 5, "attn_k.weight": 5, "ffn_gate_exps.weight": 20, "ffn_up_exps.weight": 20})
+	path := sharpen(t, writeSynth(t, "F32", 11, gptossMini), sharpScales, nil)
 	greedyFileMatchesLlamaCpp(t, path, "testdata/greedy-gpt-oss-sharp.txt", "LLMBENCH_GPTOSS_OUT", "gpt-oss-sharp-F32.gguf")
 }
 
+// sharpScales are the factors of TestGptOSSSharpGreedyMatchesLlamaCpp.
+var sharpScales = map[string]float32{"attn_q.weight": 5, "attn_k.weight": 5, "ffn_gate_exps.weight": 20, "ffn_up_exps.weight": 20}
+
+// TestGptOSSMXFP4GreedyMatchesLlamaCpp is the sharpened model with its three expert
+// tensors in MXFP4, as gpt-oss's real files hold them (the rest F32): the experts'
+// MXFP4 matrix products inside the routed FFN, checked against llama.cpp's text
+// (testdata/greedy-gpt-oss-mxfp4.txt, README-qwen3.md).
+func TestGptOSSMXFP4GreedyMatchesLlamaCpp(t *testing.T) {
+	path := sharpen(t, writeSynth(t, "F32", 11, gptossMini), sharpScales, map[string]kernels.DType{
+		"ffn_gate_exps.weight": kernels.MXFP4, "ffn_up_exps.weight": kernels.MXFP4, "ffn_down_exps.weight": kernels.MXFP4})
+	greedyFileMatchesLlamaCpp(t, path, "testdata/greedy-gpt-oss-mxfp4.txt", "LLMBENCH_GPTOSS_OUT", "gpt-oss-sharp-MXFP4.gguf")
+}
+
 // sharpen copies the F32 model at src with the tensors whose names end in a key of
-// scale multiplied by its value, and returns the copy's path.
-func sharpen(t *testing.T, src string, scale map[string]float32) string {
+// scale multiplied by its value and those ending in a key of to converted to its
+// type, and returns the copy's path.
+func sharpen(t *testing.T, src string, scale map[string]float32, to map[string]kernels.DType) string {
 	t.Helper()
 	f, err := gguf.Open(src)
 	if err != nil {
@@ -85,8 +98,16 @@ func sharpen(t *testing.T, src string, scale map[string]float32) string {
 	for _, kv := range f.KV {
 		w.AddKV(kv.Key, kv.Value)
 	}
+	typeOf := func(name string, typ kernels.DType) kernels.DType {
+		for suffix, to := range to {
+			if strings.HasSuffix(name, suffix) {
+				return to
+			}
+		}
+		return typ
+	}
 	for _, ti := range f.Tensors {
-		w.AddTensor(ti.Name, ti.Type, ti.Shape...)
+		w.AddTensor(ti.Name, typeOf(ti.Name, ti.Type), ti.Shape...)
 	}
 	if err := w.WriteHeader(); err != nil {
 		t.Fatal(err)
@@ -105,6 +126,18 @@ func sharpen(t *testing.T, src string, scale map[string]float32) string {
 				v := math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))
 				binary.LittleEndian.PutUint32(data[j:], math.Float32bits(v*k))
 			}
+		}
+		if typ := typeOf(ti.Name, ti.Type); typ != ti.Type {
+			if ti.Type != kernels.F32 {
+				t.Fatalf("%s is %s, not F32", ti.Name, ti.Type)
+			}
+			vals := make([]float32, len(data)/4)
+			for j := range vals {
+				vals[j] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*j:]))
+			}
+			tr := kernels.TraitsOf(typ)
+			data = make([]byte, len(vals)/tr.BlockSize*tr.BlockBytes)
+			tr.FromFloat(vals, data)
 		}
 		tw, err := w.BeginTensor(ti.Name)
 		if err != nil {
