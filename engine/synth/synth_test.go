@@ -1207,3 +1207,59 @@ func TestGptOSSTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestMXFP4MoE checks llama.cpp's MXFP4_MOE mix (llama_ftype 38, "MXFP4 MoE"): in
+// gpt-oss-20b the three expert stacks of every block MXFP4, the output, the embedding
+// and the attention projections Q8_0, norms, biases, sinks and the router F32, and the
+// file sizes llama-bench prints for both gpt-oss models; a model without experts is
+// Q8_0 throughout.
+func TestMXFP4MoE(t *testing.T) {
+	spec, err := NewSpec("gpt-oss-20b", "mxfp4_moe", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Type.ID != 38 || gguf.FileTypeName(spec.Type.ID) != "MXFP4 MoE" {
+		t.Errorf("file type %d (%s)", spec.Type.ID, gguf.FileTypeName(spec.Type.ID))
+	}
+	count := map[kernels.DType]int{}
+	for _, x := range spec.Tensors() {
+		count[x.Type]++
+		want := kernels.Q8_0
+		switch {
+		case len(x.Shape) == 3:
+			want = kernels.MXFP4
+		case len(x.Shape) == 1 || strings.HasSuffix(x.Name, ".bias") || strings.HasSuffix(x.Name, "ffn_gate_inp.weight"):
+			want = kernels.F32
+		}
+		if x.Type != want {
+			t.Errorf("%s: %s, want %s", x.Name, x.Type, want)
+		}
+	}
+	if count[kernels.MXFP4] != 72 || count[kernels.Q8_0] != 4*24+2 {
+		t.Errorf("type counts %v", count)
+	}
+	// llama-bench: "gpt-oss 20B MXFP4 MoE | 11.27 GiB | 20.91 B" and
+	// "gpt-oss 120B MXFP4 MoE | 59.02 GiB | 116.83 B" (published runs of ggml-org's files).
+	for name, gib := range map[string]float64{"gpt-oss-20b": 11.27, "gpt-oss-120b": 59.02} {
+		sp, err := NewSpec(name, "MXFP4_MOE", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64 // llama-bench's size is the tensors' (llama_model_size), not the file's
+		for _, x := range sp.Tensors() {
+			size += x.Bytes()
+		}
+		if got := float64(size) / (1 << 30); math.Abs(got-gib) > 0.005 {
+			t.Errorf("%s MXFP4_MOE: %.3f GiB of tensors, llama-bench says %.2f", name, got, gib)
+		}
+	}
+	dense, err := NewSpec("llama-tiny", "MXFP4_MOE", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range dense.Tensors() {
+		if len(x.Shape) == 2 && x.Type != kernels.Q8_0 {
+			t.Errorf("llama-tiny MXFP4_MOE %s: %s, want Q8_0", x.Name, x.Type)
+		}
+	}
+}
