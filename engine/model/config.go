@@ -152,8 +152,11 @@ func readConfig(f *gguf.File) (Config, error) {
 	}
 	if factor := m.float("rope.scaling.factor", 1); scaling == "yarn" && factor > 1 {
 		orig := m.uint("rope.scaling.original_context_length", int(float64(c.Context)/factor), false)
-		if c.Rope.Dims != c.HeadDim || orig <= 0 {
-			return c, fmt.Errorf("model: YaRN scaling over %d of %d head dimensions, original context %d (unsupported)", c.Rope.Dims, c.HeadDim, orig)
+		switch {
+		case orig <= 0:
+			return c, fmt.Errorf("model: YaRN scaling over an original context of %d positions", orig)
+		case c.Rope.Dims != c.HeadDim:
+			return c, fmt.Errorf("model: YaRN scaling over %d of %d head dimensions is not supported", c.Rope.Dims, c.HeadDim)
 		}
 		var mscale float64
 		c.Rope.Factors, mscale = yarn(c.Rope.Dims, float64(c.Rope.Base), factor, orig,

@@ -149,3 +149,29 @@ func BenchmarkMoEDecodeStep(b *testing.B) {
 		}
 	}
 }
+
+// TestGptOSSLoadErrors checks the one-line errors of a gpt-oss file whose sinks or
+// expert biases do not fit its shape, and YaRN without an original context.
+func TestGptOSSLoadErrors(t *testing.T) {
+	f := writeTiny(t, "gpt-oss", 1)
+	ti, _ := f.Tensor("blk.1.attn_sinks.weight")
+	ti.Shape = []uint64{3}
+	if _, err := FromGGUF(f); err == nil || err.Error() != `model: tensor "blk.1.attn_sinks.weight" has 3 elements, want 4` {
+		t.Errorf("3 sinks for 4 heads: %v", err)
+	}
+	f = writeTiny(t, "gpt-oss", 1)
+	ti, _ = f.Tensor("blk.0.ffn_down_exps.bias")
+	ti.Shape = []uint64{ti.Shape[0], ti.Shape[1] - 1}
+	if _, err := FromGGUF(f); err == nil || err.Error() != `model: tensor "blk.0.ffn_down_exps.bias" has 224 elements, want 256` {
+		t.Errorf("7 down biases for 8 experts: %v", err)
+	}
+	f = writeTiny(t, "gpt-oss", 1)
+	for i := range f.KV {
+		if f.KV[i].Key == "gpt-oss.rope.scaling.original_context_length" {
+			f.KV[i].Value.V = uint32(0)
+		}
+	}
+	if _, err := FromGGUF(f); err == nil || err.Error() != "model: YaRN scaling over an original context of 0 positions" {
+		t.Errorf("YaRN over an original context of 0: %v", err)
+	}
+}
