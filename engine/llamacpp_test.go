@@ -29,11 +29,16 @@ func replaceInvalid(s string) string {
 // (engine/testdata/README-qwen3.md says how).
 func greedyMatchesLlamaCpp(t *testing.T, shape synth.Shape, typ string, seed uint64, ref, env, name string) {
 	t.Helper()
+	greedyFileMatchesLlamaCpp(t, writeSynth(t, typ, seed, shape), ref, env, name)
+}
+
+// greedyFileMatchesLlamaCpp is greedyMatchesLlamaCpp for the model file at path.
+func greedyFileMatchesLlamaCpp(t *testing.T, path, ref, env, name string) {
+	t.Helper()
 	want, err := os.ReadFile(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := writeSynth(t, typ, seed, shape)
 	if dir := os.Getenv(env); dir != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -90,9 +90,11 @@ func testPrompts(e *Engine, n int, seed uint64) [][]int32 {
 //
 // The qwen3moe case groups each step's tokens by expert (qwen3moeMini, 8 experts, 2 per
 // token): a sequence's answers must not depend on which other tokens shared its
-// experts' matrix products.
+// experts' matrix products. The gpt-oss case adds sinks and the window of its even
+// blocks to the shared paged cache's varlen attention.
 func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 	moe := writeSynth(t, "Q8_0", 5, qwen3moeMini)
+	oss := writeSynth(t, "Q8_0", 5, gptossMini)
 	tiny := ""
 	if !testing.Short() {
 		p, err := synth.Ensure(context.Background(), t.TempDir(), "llama-tiny", "Q4_0", 0, nil)
@@ -114,6 +116,7 @@ func TestBatchingKeepsGreedyAnswers(t *testing.T) {
 		{"stories260K/16x64/partitions-from-24", "", 16, 64, 32, Options{PartitionFrom: 24, PartitionSize: 16}, false},
 		{"llama-tiny-Q4_0/16x64", tiny, 16, 64, 12, Options{}, false},
 		{"qwen3moe-mini-Q8_0/16x64", moe, 16, 64, 32, Options{}, false},
+		{"gpt-oss-mini-Q8_0/16x64", oss, 16, 64, 32, Options{}, false},
 		{"llama-tiny-Q4_0/16x64/partitions-from-24", tiny, 16, 64, 12, Options{PartitionFrom: 24, PartitionSize: 16}, false},
 	}
 	for _, c := range cases {

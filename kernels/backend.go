@@ -51,6 +51,11 @@ type Attention struct {
 	// over positions max(0, p+1-Window) … p only (First), so the cache need only hold
 	// the last Window positions before each new token; RoPE positions are unchanged.
 	Window int
+	// Sinks, when not nil, holds one logit per query head (gpt-oss's attention sinks):
+	// exp(Sinks[h]) joins every row's softmax denominator as the score of a position
+	// with no value, so the weights of the real positions sum to less than one. The
+	// logit is used as it is (Scale does not apply to it).
+	Sinks []float32
 }
 
 // First returns the first position the row at position p attends over: 0, or the

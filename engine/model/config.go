@@ -4,6 +4,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"llmbench/engine/gguf"
@@ -36,7 +37,18 @@ type Config struct {
 	// token takes (expert_used_count) and ExpertFF each expert's intermediate size
 	// (expert_feed_forward_length).
 	Experts, ExpertsUsed, ExpertFF int
+	// LayerWindow is the window of the sliding-window layers of a model that alternates
+	// them with full-attention layers (gpt-oss: attention.sliding_window on every even
+	// block, as llama.cpp's swa pattern of 2); 0: none. Such a model's SlidingWindow is
+	// 0, since its full layers need every position.
+	LayerWindow int
+	// AttnScale multiplies the attention scores; 0 means 1/√HeadDim. YaRN RoPE scaling
+	// folds its magnitude correction in here (see yarn).
+	AttnScale float32
 }
+
+// SlidingLayer reports whether block l attends over LayerWindow positions only.
+func (c *Config) SlidingLayer(l int) bool { return c.LayerWindow > 0 && l%2 == 0 }
 
 // Architecture builds a model of one family from a parsed GGUF file.
 type Architecture func(f *gguf.File) (*Model, error)
@@ -129,13 +141,27 @@ func readConfig(f *gguf.File) (Config, error) {
 		Base:      float32(m.float("rope.freq_base", 10000)),
 		FreqScale: 1,
 	}
-	if s, _ := f.String(m.arch + ".rope.scaling.type"); s == "linear" {
+	scaling, _ := f.String(m.arch + ".rope.scaling.type")
+	if scaling == "linear" {
 		if factor := m.float("rope.scaling.factor", 1); factor > 0 {
 			c.Rope.FreqScale = float32(1 / factor)
 		}
 	}
 	if c.Rope.Dims <= 0 || c.Rope.Dims > c.HeadDim || c.Rope.Dims%2 != 0 {
 		return c, fmt.Errorf("model: rope dimension %d does not fit head size %d", c.Rope.Dims, c.HeadDim)
+	}
+	if factor := m.float("rope.scaling.factor", 1); scaling == "yarn" && factor > 1 {
+		orig := m.uint("rope.scaling.original_context_length", int(float64(c.Context)/factor), false)
+		switch {
+		case orig <= 0:
+			return c, fmt.Errorf("model: YaRN scaling over an original context of %d positions", orig)
+		case c.Rope.Dims != c.HeadDim:
+			return c, fmt.Errorf("model: YaRN scaling over %d of %d head dimensions is not supported", c.Rope.Dims, c.HeadDim)
+		}
+		var mscale float64
+		c.Rope.Factors, mscale = yarn(c.Rope.Dims, float64(c.Rope.Base), factor, orig,
+			m.float("rope.scaling.yarn_beta_fast", 32), m.float("rope.scaling.yarn_beta_slow", 1))
+		c.AttnScale = float32(mscale * mscale / math.Sqrt(float64(c.HeadDim)))
 	}
 	if c.Experts = m.uint("expert_count", 0, false); c.Experts > 0 {
 		c.ExpertsUsed = m.uint("expert_used_count", 0, true)
@@ -151,4 +177,28 @@ func readConfig(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: bad shape (embedding %d, layers %d, ffn %d)", c.Embd, c.Layers, c.FF)
 	}
 	return c, m.err
+}
+
+// yarn returns YaRN's RoPE scaling (llama.cpp's rope_yarn with ext_factor 1 and
+// attn_factor 1, as it runs gpt-oss) as per-pair frequency divisors and the magnitude
+// factor of the rotated values. Pair i's angle is pos·base^(−2i/dims)·m_i with m_i
+// mixing interpolation (1/factor) and extrapolation (1) by a ramp that is 1 below the
+// correction dimension of betaFast rotations over the original context (rounded down)
+// and 0 above that of betaSlow (rounded up); the divisor is 1/m_i. The magnitude
+// 1 + 0.1·ln(factor) multiplies queries and keys alike, so it scales the attention
+// scores by its square.
+func yarn(dims int, base, factor float64, orig int, betaFast, betaSlow float64) ([]float32, float64) {
+	corr := func(rot float64) float64 {
+		return float64(dims) * math.Log(float64(orig)/(rot*2*math.Pi)) / (2 * math.Log(base))
+	}
+	lo := max(0, math.Floor(corr(betaFast)))
+	hi := min(float64(dims-1), math.Ceil(corr(betaSlow)))
+	scale := 1 / factor
+	div := make([]float32, dims/2)
+	for i := range div {
+		y := (float64(i) - lo) / math.Max(0.001, hi-lo)
+		mix := 1 - math.Min(1, math.Max(0, y)) // 1: extrapolate, 0: interpolate
+		div[i] = float32(1 / (scale*(1-mix) + mix))
+	}
+	return div, 1 + 0.1*math.Log(factor)
 }

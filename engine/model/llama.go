@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"llmbench/engine/gguf"
 	"llmbench/kernels"
@@ -21,6 +22,13 @@ func init() {
 	// expert_used_count most likely experts, their weights renormalised to sum to one
 	// (Qwen3-MoE's norm_topk_prob), a SwiGLU per expert, the weighted sum.
 	Register("qwen3moe", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, false) })
+	// gpt-oss (llama.cpp's LLM_ARCH_OPENAI_MOE, llm_build_openai_moe_iswa): NeoX RoPE
+	// with YaRN scaling, q/k/v/o biases, a learned sink logit per head in every
+	// softmax (attn_sinks), sliding-window attention (attention.sliding_window) on even
+	// blocks and full attention on odd ones, post_attention_norm before the experts, a
+	// router with a bias whose top expert_used_count logits are softmaxed into the
+	// weights, and experts with biases and the clamped SwiGLU (swigluOAI).
+	Register("gpt-oss", func(f *gguf.File) (*Model, error) { return buildDecoder(f, true, true) })
 }
 
 // Layer holds one transformer block's weights.
@@ -36,6 +44,11 @@ type Layer struct {
 	// nil in a dense one.
 	Router                     *kernels.Matrix
 	GateExps, UpExps, DownExps []*kernels.Matrix
+	// gpt-oss: the attention output's bias, one sink logit per query head, the
+	// router's bias and each expert's projection biases (one slice per expert); nil
+	// elsewhere.
+	OBias, Sinks, RouterBias               []float32
+	GateExpsBias, UpExpsBias, DownExpsBias [][]float32
 }
 
 // Model is a loaded decoder-only transformer: pre-norm blocks of grouped-query
@@ -57,12 +70,18 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	c.QKVBias = bias
 	qkNorm := c.Arch == "qwen3" || c.Arch == "qwen3moe"
 	c.QKNorm = qkNorm
-	moe := c.Arch == "qwen3moe"
+	oss := c.Arch == "gpt-oss"
+	moe := c.Arch == "qwen3moe" || oss
 	switch {
 	case moe && c.Experts == 0:
 		return nil, fmt.Errorf("model: metadata key %s.expert_count is missing", c.Arch)
 	case !moe && c.Experts > 0:
-		return nil, fmt.Errorf("model: %s with %d experts is not supported (mixture of experts: qwen3moe)", c.Arch, c.Experts)
+		return nil, fmt.Errorf("model: %s with %d experts is not supported (mixture of experts: qwen3moe, gpt-oss)", c.Arch, c.Experts)
+	}
+	ffnNorm := "ffn_norm.weight"
+	if oss { // alternating windows, not a rolling cache for every layer
+		c.LayerWindow, c.SlidingWindow = c.SlidingWindow, 0
+		ffnNorm = "post_attention_norm.weight"
 	}
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok || len(te.Shape) != 2 {
@@ -87,9 +106,17 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 			VBias:    l.vector(p+"attn_v.bias", kvDim, !bias),
 			QNorm:    l.vector(p+"attn_q_norm.weight", c.HeadDim, !qkNorm),
 			KNorm:    l.vector(p+"attn_k_norm.weight", c.HeadDim, !qkNorm),
-			FFNNorm:  l.vector(p+"ffn_norm.weight", c.Embd, false),
+			FFNNorm:  l.vector(p+ffnNorm, c.Embd, false),
 		}
 		b := &m.Blocks[i]
+		if oss {
+			b.OBias = l.vector(p+"attn_output.bias", c.Embd, false)
+			b.Sinks = l.vector(p+"attn_sinks.weight", c.Heads, false)
+			b.RouterBias = l.vector(p+"ffn_gate_inp.bias", c.Experts, false)
+			b.GateExpsBias = l.expertBias(p+"ffn_gate_exps.bias", c.ExpertFF, c.Experts)
+			b.UpExpsBias = l.expertBias(p+"ffn_up_exps.bias", c.ExpertFF, c.Experts)
+			b.DownExpsBias = l.expertBias(p+"ffn_down_exps.bias", c.Embd, c.Experts)
+		}
 		if moe {
 			b.Router = l.matrix(p+"ffn_gate_inp.weight", c.Embd, c.Experts)
 			b.GateExps = l.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts)
@@ -106,7 +133,15 @@ func buildDecoder(f *gguf.File, neox, bias bool) (*Model, error) {
 	if m.Output == nil {
 		m.Output, m.TiedOutput = m.Embed, true
 	}
-	m.Rope.Factors = l.vector("rope_freqs.weight", c.Rope.Dims/2, true)
+	if ff := l.vector("rope_freqs.weight", c.Rope.Dims/2, true); ff != nil {
+		if m.Rope.Factors != nil { // YaRN's divisors on top of the file's
+			ff = slices.Clone(ff)
+			for i, d := range m.Rope.Factors {
+				ff[i] *= d
+			}
+		}
+		m.Rope.Factors = ff
+	}
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -386,11 +421,22 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		}
 	}
 	attn := &st.attn
+	scale := m.AttnScale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(m.HeadDim)))
+	}
 	*attn = kernels.Attention{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(m.HeadDim))), Flash: st.Flash,
+		Scale: scale, Flash: st.Flash,
 		Partition: st.Partition, PartitionMin: st.PartitionMin, Window: st.Window}
 	for li := range m.Blocks {
 		L := &m.Blocks[li]
+		attn.Sinks, attn.Window = L.Sinks, st.Window
+		if m.SlidingLayer(li) { // the layer's own window, or the state's if narrower
+			attn.Window = m.LayerWindow
+			if st.Window > 0 {
+				attn.Window = min(st.Window, m.LayerWindow)
+			}
+		}
 		be.RMSNorm(h, x, L.AttnNorm, m.NormEps)
 		be.MatMul(q, L.Q, h, n)
 		be.MatMul(k, L.K, h, n)
@@ -426,6 +472,9 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			varlen.AttendVarlen(att, q, attn, st.vseqs)
 		}
 		be.MatMul(o, L.O, att, n)
+		if L.OBias != nil {
+			addBias(o, L.OBias)
+		}
 		addInto(x, o)
 		be.RMSNorm(h, x, L.FFNNorm, m.NormEps)
 		if L.Router != nil {
@@ -438,7 +487,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 		be.MatMul(o, L.Down, gate, n)
 		addInto(x, o)
 	}
-	attn.K, attn.V, attn.Blocks = kernels.KVView{}, kernels.KVView{}, nil // keep no cache alive
+	attn.K, attn.V, attn.Blocks, attn.Sinks = kernels.KVView{}, kernels.KVView{}, nil, nil // keep no cache alive
 	clear(st.vseqs)
 	// Gather the rows that need logits into h and normalise them there.
 	hOut := h[:nOut*e]

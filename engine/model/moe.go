@@ -35,10 +35,27 @@ func (m *Model) newMoEState(batch int) moeState {
 	}
 }
 
+// gpt-oss's clamped SwiGLU constants (llama.cpp's swiglu_oai: alpha 1.702, limit 7).
+const (
+	oaiAlpha = 1.702
+	oaiLimit = 7.0
+)
+
+// swigluOAI writes gpt-oss's activation into gate: with g = min(gate, limit) and
+// u = up clamped to ±limit, g·σ(alpha·g)·(u + 1).
+func swigluOAI(gate, up []float32) {
+	for i, g := range gate {
+		g = min(g, oaiLimit)
+		u := max(-oaiLimit, min(up[i], oaiLimit))
+		gate[i] = g / (1 + float32(math.Exp(float64(-oaiAlpha*g)))) * (u + 1)
+	}
+}
+
 // route picks a token's experts from its router logits: the softmax over all experts,
 // the k most likely (the lower index first on a tie) into sel, most likely first, and
 // their probabilities renormalised to sum to one into weight. probs is scratch of one
-// value per expert.
+// value per expert. That is also gpt-oss's routing (the softmax over the k largest
+// logits): the same experts and, up to rounding, the same weights.
 func route(logits []float32, probs []float64, sel []int32, weight []float32) {
 	mx := math.Inf(-1)
 	for _, v := range logits {
@@ -80,6 +97,9 @@ func (m *Model) moeFFN(be kernels.Backend, st *State, L *Layer, x, h []float32, 
 	ne, k, e, ff := m.Experts, m.ExpertsUsed, m.Embd, m.ExpertFF
 	logits := ms.logits[:n*ne]
 	be.MatMul(logits, L.Router, h, n)
+	if L.RouterBias != nil {
+		addBias(logits, L.RouterBias)
+	}
 	sel, weight := ms.sel[:n*k], ms.weight[:n*k]
 	for t := range n {
 		route(logits[t*ne:(t+1)*ne], ms.probs, sel[t*k:(t+1)*k], weight[t*k:(t+1)*k])
@@ -112,8 +132,17 @@ func (m *Model) moeFFN(be kernels.Backend, st *State, L *Layer, x, h []float32, 
 		gate, up := st.gate[:c*ff], st.up[:c*ff]
 		be.MatMul(gate, L.GateExps[ex], in, c)
 		be.MatMul(up, L.UpExps[ex], in, c)
-		be.SwiGLU(gate, gate, up)
+		if L.GateExpsBias != nil { // gpt-oss: biases and the clamped SwiGLU
+			addBias(gate, L.GateExpsBias[ex])
+			addBias(up, L.UpExpsBias[ex])
+			swigluOAI(gate, up)
+		} else {
+			be.SwiGLU(gate, gate, up)
+		}
 		be.MatMul(out, L.DownExps[ex], gate, c)
+		if L.DownExpsBias != nil {
+			addBias(out, L.DownExpsBias[ex])
+		}
 		for i, r := range rs {
 			copy(ms.slots[int(r)*e:(int(r)+1)*e], out[i*e:(i+1)*e])
 		}

@@ -33,8 +33,16 @@ func TestRoute(t *testing.T) {
 // from several sequences, and its row count differs from the solo runs'), and checks
 // each sequence's logits are bit-identical to its pass alone: grouping tokens by expert
 // must not change any token's sum. Then a steady batched decode step allocates nothing.
+// The same for a small gpt-oss (sinks, the window of its even layers, biases and the
+// clamped SwiGLU in the batched path; its sequences pass the window of 3).
 func TestMoEBatchInvariant(t *testing.T) {
-	m, err := FromGGUF(writeTiny(t, "qwen3moe", 11))
+	for _, arch := range []string{"qwen3moe", "gpt-oss"} {
+		t.Run(arch, func(t *testing.T) { testMoEBatchInvariant(t, arch) })
+	}
+}
+
+func testMoEBatchInvariant(t *testing.T, arch string) {
+	m, err := FromGGUF(writeTiny(t, arch, 11))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +147,31 @@ func BenchmarkMoEDecodeStep(b *testing.B) {
 		if _, err := m.Forward(be, st, cache, tok, 16, false); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestGptOSSLoadErrors checks the one-line errors of a gpt-oss file whose sinks or
+// expert biases do not fit its shape, and YaRN without an original context.
+func TestGptOSSLoadErrors(t *testing.T) {
+	f := writeTiny(t, "gpt-oss", 1)
+	ti, _ := f.Tensor("blk.1.attn_sinks.weight")
+	ti.Shape = []uint64{3}
+	if _, err := FromGGUF(f); err == nil || err.Error() != `model: tensor "blk.1.attn_sinks.weight" has 3 elements, want 4` {
+		t.Errorf("3 sinks for 4 heads: %v", err)
+	}
+	f = writeTiny(t, "gpt-oss", 1)
+	ti, _ = f.Tensor("blk.0.ffn_down_exps.bias")
+	ti.Shape = []uint64{ti.Shape[0], ti.Shape[1] - 1}
+	if _, err := FromGGUF(f); err == nil || err.Error() != `model: tensor "blk.0.ffn_down_exps.bias" has 224 elements, want 256` {
+		t.Errorf("7 down biases for 8 experts: %v", err)
+	}
+	f = writeTiny(t, "gpt-oss", 1)
+	for i := range f.KV {
+		if f.KV[i].Key == "gpt-oss.rope.scaling.original_context_length" {
+			f.KV[i].Value.V = uint32(0)
+		}
+	}
+	if _, err := FromGGUF(f); err == nil || err.Error() != "model: YaRN scaling over an original context of 0 positions" {
+		t.Errorf("YaRN over an original context of 0: %v", err)
 	}
 }

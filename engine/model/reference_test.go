@@ -35,6 +35,20 @@ type ref64 struct {
 	gateX, upX, downX [][][][]float64
 	noRenorm          bool
 	chosen            map[int]bool // every expert the routing picked
+
+	// gpt-oss, read from the file by newRef: o bias, per-head sinks, router bias,
+	// per-expert biases, the window of the even layers and YaRN's factor, original
+	// context and betas. drop names one feature the reference leaves out (a
+	// deliberately wrong model the tests must tell apart): "sinks", "window", "yarn",
+	// "clamp", "biases" or "routing" (softmax over all experts, not the top k).
+	oss                bool
+	ob, sinks, routerB [][]float64
+	gateB, upB, downB  [][][]float64
+	layerWindow        int
+	yarnFactor         float64
+	yarnOrig           int
+	drop               string
+	clamped            int // activations the clamp changed
 }
 
 func dequant(t *testing.T, f *gguf.File, name string) ([][]float64, bool) {
@@ -76,10 +90,28 @@ func newRef(t *testing.T, f *gguf.File, c Config) *ref64 {
 	} else {
 		r.out = r.embd
 	}
+	r.oss = f.Architecture() == "gpt-oss"
+	ffnNorm := "ffn_norm.weight"
+	if r.oss {
+		ffnNorm = "post_attention_norm.weight"
+		w, _ := f.Uint("gpt-oss.attention.sliding_window")
+		r.layerWindow = int(w)
+		r.yarnFactor, _ = f.Float("gpt-oss.rope.scaling.factor")
+		o, _ := f.Uint("gpt-oss.rope.scaling.original_context_length")
+		r.yarnOrig = int(o)
+	}
 	for i := range c.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
 		r.attnNorm = append(r.attnNorm, must(p + "attn_norm.weight")[0])
-		r.ffnNorm = append(r.ffnNorm, must(p + "ffn_norm.weight")[0])
+		r.ffnNorm = append(r.ffnNorm, must(p + ffnNorm)[0])
+		if r.oss {
+			r.ob = append(r.ob, must(p + "attn_output.bias")[0])
+			r.sinks = append(r.sinks, must(p + "attn_sinks.weight")[0])
+			r.routerB = append(r.routerB, must(p + "ffn_gate_inp.bias")[0])
+			r.gateB = append(r.gateB, must(p+"ffn_gate_exps.bias"))
+			r.upB = append(r.upB, must(p+"ffn_up_exps.bias"))
+			r.downB = append(r.downB, must(p+"ffn_down_exps.bias"))
+		}
 		r.q = append(r.q, must(p+"attn_q.weight"))
 		r.k = append(r.k, must(p+"attn_k.weight"))
 		r.v = append(r.v, must(p+"attn_v.weight"))
@@ -120,6 +152,64 @@ func swiglu(gate, up, down [][]float64, h []float64) []float64 {
 		g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
 	}
 	return matvec(down, g, nil)
+}
+
+// ossMoE is gpt-oss's feed-forward network of layer l, from its definition: router
+// logits plus bias, the ExpertsUsed largest logits softmaxed among themselves, and each
+// chosen expert's gate and up projections plus biases, the clamped SwiGLU
+// (g = min(gate, 7), u = clamp(up, ±7), g·σ(1.702·g)·(u + 1)), the down projection plus
+// bias, weighted.
+func (r *ref64) ossMoE(l int, h []float64) []float64 {
+	logits := matvec(r.router[l], h, r.routerB[l])
+	if r.drop == "biases" {
+		logits = matvec(r.router[l], h, nil)
+	}
+	idx := make([]int, len(logits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+	chosen := idx[:r.c.ExpertsUsed]
+	var sum float64
+	for _, e := range chosen {
+		sum += math.Exp(logits[e] - logits[chosen[0]])
+	}
+	if r.drop == "routing" { // the softmax over every expert, not renormalised
+		sum = 0
+		for _, v := range logits {
+			sum += math.Exp(v - logits[chosen[0]])
+		}
+	}
+	out := make([]float64, len(h))
+	for _, e := range chosen {
+		if r.chosen == nil {
+			r.chosen = map[int]bool{}
+		}
+		r.chosen[e] = true
+		bias := func(b [][]float64) []float64 {
+			if r.drop == "biases" {
+				return nil
+			}
+			return b[e]
+		}
+		g, u := matvec(r.gateX[l][e], h, bias(r.gateB[l])), matvec(r.upX[l][e], h, bias(r.upB[l]))
+		for j := range g {
+			gj, uj := g[j], u[j]
+			if r.drop != "clamp" {
+				gj, uj = math.Min(gj, 7), math.Max(-7, math.Min(uj, 7))
+				if gj != g[j] || uj != u[j] {
+					r.clamped++
+				}
+			}
+			g[j] = gj / (1 + math.Exp(-1.702*gj)) * (uj + 1)
+		}
+		y := matvec(r.downX[l][e], g, bias(r.downB[l]))
+		w := math.Exp(logits[e]-logits[chosen[0]]) / sum
+		for j := range out {
+			out[j] += w * y[j]
+		}
+	}
+	return out
 }
 
 // moe is Qwen3-MoE's feed-forward network of layer l: the softmax of the router's
@@ -191,18 +281,37 @@ func rmsnorm(x, w []float64, eps float64) []float64 {
 	return y
 }
 
-// rope rotates one head at position pos.
+// rope rotates one head at position pos. Under YaRN (gpt-oss), from the paper's and
+// llama.cpp's definition: each pair's angle mixes the interpolated angle (÷ factor)
+// and the original one by a ramp over the correction dimensions of 32 and 1 rotations
+// in the original context (floor and ceil), and the rotated values are scaled by
+// 1 + 0.1·ln(factor).
 func (r *ref64) rope(h []float64, pos int) {
 	d := r.c.Rope.Dims
+	base := float64(r.c.Rope.Base)
+	yarn := r.yarnFactor > 1 && r.drop != "yarn"
+	var lo, hi float64
+	if yarn {
+		corr := func(rot float64) float64 {
+			return float64(d) * math.Log(float64(r.yarnOrig)/(rot*2*math.Pi)) / (2 * math.Log(base))
+		}
+		lo, hi = math.Max(0, math.Floor(corr(32))), math.Min(float64(d-1), math.Ceil(corr(1)))
+	}
 	for i := 0; i < d/2; i++ {
-		theta := float64(pos) * math.Pow(float64(r.c.Rope.Base), -2*float64(i)/float64(d))
+		theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(d))
+		mag := 1.0
+		if yarn {
+			ramp := 1 - math.Min(1, math.Max(0, (float64(i)-lo)/math.Max(0.001, hi-lo)))
+			theta = theta/r.yarnFactor*(1-ramp) + theta*ramp
+			mag = 1 + 0.1*math.Log(r.yarnFactor)
+		}
 		a, b := 2*i, 2*i+1
 		if r.c.Rope.NeoX {
 			a, b = i, i+d/2
 		}
 		x0, x1 := h[a], h[b]
-		h[a] = x0*math.Cos(theta) - x1*math.Sin(theta)
-		h[b] = x0*math.Sin(theta) + x1*math.Cos(theta)
+		h[a] = (x0*math.Cos(theta) - x1*math.Sin(theta)) * mag
+		h[b] = (x0*math.Sin(theta) + x1*math.Cos(theta)) * mag
 	}
 }
 
@@ -241,6 +350,9 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 				if r.window > 0 {
 					lo = max(0, i+1-r.window)
 				}
+				if r.oss && l%2 == 0 && r.drop != "window" { // gpt-oss: even layers slide
+					lo = max(lo, i+1-r.layerWindow)
+				}
 				s := make([]float64, i+1-lo)
 				mx := math.Inf(-1)
 				for p := lo; p <= i; p++ {
@@ -251,6 +363,10 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 					mx = math.Max(mx, s[p-lo])
 				}
 				var sum float64
+				if r.oss && r.drop != "sinks" { // the sink: a score with no value
+					mx = math.Max(mx, r.sinks[l][hh])
+					sum = math.Exp(r.sinks[l][hh] - mx)
+				}
 				for p := range s {
 					s[p] = math.Exp(s[p] - mx)
 					sum += s[p]
@@ -261,15 +377,22 @@ func (r *ref64) forward(tokens []int32) [][]float64 {
 					}
 				}
 			}
-			o := matvec(r.o[l], att, nil)
+			var ob []float64
+			if r.oss && r.drop != "biases" {
+				ob = r.ob[l]
+			}
+			o := matvec(r.o[l], att, ob)
 			for j := range xs[i] {
 				xs[i][j] += o[j]
 			}
 			h := rmsnorm(xs[i], r.ffnNorm[l], float64(c.NormEps))
 			var d []float64
-			if c.Experts > 0 {
+			switch {
+			case r.oss:
+				d = r.ossMoE(l, h)
+			case c.Experts > 0:
 				d = r.moe(l, h)
-			} else {
+			default:
 				d = swiglu(r.gate[l], r.up[l], r.down[l], h)
 			}
 			for j := range xs[i] {
@@ -449,8 +572,17 @@ func writeTiny(t testing.TB, arch string, seed uint64) *gguf.File {
 	w.AddKV(arch+".attention.head_count", uint32(heads))
 	w.AddKV(arch+".attention.head_count_kv", uint32(kvHeads))
 	w.AddKV(arch+".attention.layer_norm_rms_epsilon", float32(1e-6))
-	w.AddKV(arch+".rope.freq_base", float32(1e6))
-	if arch == "qwen3moe" {
+	oss := arch == "gpt-oss"
+	if oss { // a ramp over the pairs: corrections dims 2 and 6 of 8
+		w.AddKV(arch+".rope.freq_base", float32(100))
+		w.AddKV(arch+".rope.scaling.type", "yarn")
+		w.AddKV(arch+".rope.scaling.factor", float32(32))
+		w.AddKV(arch+".rope.scaling.original_context_length", uint32(4096))
+		w.AddKV(arch+".attention.sliding_window", uint32(3))
+	} else {
+		w.AddKV(arch+".rope.freq_base", float32(1e6))
+	}
+	if arch == "qwen3moe" || oss {
 		w.AddKV(arch+".expert_count", uint32(experts))
 		w.AddKV(arch+".expert_used_count", uint32(used))
 		w.AddKV(arch+".expert_feed_forward_length", uint32(expertFF))
@@ -468,8 +600,27 @@ func writeTiny(t testing.TB, arch string, seed uint64) *gguf.File {
 			tensor{p + "attn_q.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)},
 			tensor{p + "attn_k.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
 			tensor{p + "attn_v.weight", []uint64{embd, uint64(kvHeads * hd)}, rnd(embd*kvHeads*hd, 0.3)},
-			tensor{p + "attn_output.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)},
-			tensor{p + "ffn_norm.weight", []uint64{embd}, ones(embd)})
+			tensor{p + "attn_output.weight", []uint64{embd, embd}, rnd(embd*embd, 0.3)})
+		if oss {
+			// Expert weights large enough that the clamp at ±7 acts on some values.
+			ts = append(ts,
+				tensor{p + "attn_output.bias", []uint64{embd}, rnd(embd, 0.5)},
+				tensor{p + "attn_sinks.weight", []uint64{heads}, rnd(heads, 3)},
+				tensor{p + "post_attention_norm.weight", []uint64{embd}, ones(embd)},
+				tensor{p + "ffn_gate_inp.weight", []uint64{embd, experts}, rnd(embd*experts, 1)},
+				tensor{p + "ffn_gate_inp.bias", []uint64{experts}, rnd(experts, 1)},
+				tensor{p + "ffn_gate_exps.weight", []uint64{embd, expertFF, experts}, rnd(embd*expertFF*experts, 2)},
+				tensor{p + "ffn_up_exps.weight", []uint64{embd, expertFF, experts}, rnd(embd*expertFF*experts, 2)},
+				tensor{p + "ffn_down_exps.weight", []uint64{expertFF, embd, experts}, rnd(embd*expertFF*experts, 0.1)},
+				tensor{p + "ffn_gate_exps.bias", []uint64{expertFF, experts}, rnd(expertFF*experts, 1)},
+				tensor{p + "ffn_up_exps.bias", []uint64{expertFF, experts}, rnd(expertFF*experts, 1)},
+				tensor{p + "ffn_down_exps.bias", []uint64{embd, experts}, rnd(embd*experts, 0.5)},
+				tensor{p + "attn_q.bias", []uint64{embd}, rnd(embd, 0.5)},
+				tensor{p + "attn_k.bias", []uint64{uint64(kvHeads * hd)}, rnd(kvHeads*hd, 0.5)},
+				tensor{p + "attn_v.bias", []uint64{uint64(kvHeads * hd)}, rnd(kvHeads*hd, 0.5)})
+			continue
+		}
+		ts = append(ts, tensor{p + "ffn_norm.weight", []uint64{embd}, ones(embd)})
 		if arch == "qwen3moe" {
 			ts = append(ts,
 				tensor{p + "ffn_gate_inp.weight", []uint64{embd, experts}, rnd(embd*experts, 1)},
@@ -739,6 +890,68 @@ func TestSlidingWindowFromMetadata(t *testing.T) {
 			if d := math.Abs(float64(got[p*m.Vocab+j]) - v); d > 1e-4*math.Max(1, math.Abs(v)) {
 				t.Fatalf("position %d logit %d: %g, windowed reference %g", p, j, got[p*m.Vocab+j], v)
 			}
+		}
+	}
+}
+
+// TestGptOSSMatchesReference compares a small F32 gpt-oss (writeTiny: 2 blocks, the
+// first under a window of 3, YaRN ×32 over an original context of 4096 with the ramp
+// inside the 4 rotated pairs, sinks, every bias, top-2 of 8 experts with weights large
+// enough that the SwiGLU clamp acts) with the float64 reference on 12 positions, on the
+// plain, flash and partitioned attention paths: bound 1e-4 × max(1, |logit|). Then the
+// reference with each feature left out (sinks, the window, YaRN, the clamp, the biases,
+// top-k-then-softmax routing) must be at least 10× the bound away, so each feature is
+// checked, not only the whole.
+func TestGptOSSMatchesReference(t *testing.T) {
+	f := writeTiny(t, "gpt-oss", 7)
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Blocks[0]
+	if m.LayerWindow != 3 || m.SlidingWindow != 0 || !m.SlidingLayer(0) || m.SlidingLayer(1) || !m.Rope.NeoX ||
+		b.Sinks == nil || b.OBias == nil || b.QBias == nil || b.RouterBias == nil || b.DownExpsBias == nil || m.AttnScale == 0 {
+		t.Fatalf("config: layer window %d, sliding window %d, neox %v, sinks %v, o bias %v, attention scale %g",
+			m.LayerWindow, m.SlidingWindow, m.Rope.NeoX, b.Sinks != nil, b.OBias != nil, m.AttnScale)
+	}
+	if st := m.NewState(1); st.Window != 0 {
+		t.Fatalf("state window %d: the full layers need every position", st.Window)
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	tokens := []int32{3, 17, 39, 0, 22, 5, 5, 31, 12, 8, 27, 1}
+	ref := newRef(t, f, m.Config)
+	want := ref.forward(tokens)
+	if ref.clamped == 0 || len(ref.chosen) < m.Experts-1 {
+		t.Fatalf("the clamp changed %d values, the tokens took experts %v of %d: features barely exercised", ref.clamped, ref.chosen, m.Experts)
+	}
+	var got []float32
+	for _, path := range []struct {
+		name       string
+		flash      bool
+		part, pMin int
+	}{{"plain", false, 0, 0}, {"flash", true, 0, 0}, {"partitioned", false, 2, 0}} {
+		st := m.NewState(len(tokens))
+		st.Flash, st.Partition, st.PartitionMin = path.flash, path.part, path.pMin
+		cache, _ := m.NewCache(len(tokens), kernels.F32)
+		out, err := m.Forward(be, st, cache, tokens, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := worstExcess(out, want, m.Vocab)
+		if worst > 1 {
+			t.Errorf("%s: logits differ from the reference by %.3g × the bound 1e-4", path.name, worst)
+		}
+		t.Logf("%s: worst logit difference %.3g × the bound", path.name, worst)
+		got = append(got[:0], out...)
+	}
+	for _, drop := range []string{"sinks", "window", "yarn", "clamp", "biases", "routing"} {
+		r := newRef(t, f, m.Config)
+		r.drop = drop
+		if worst := worstExcess(got, r.forward(tokens), m.Vocab); worst < 10 {
+			t.Errorf("the reference without %s comes within %.3g × the bound: the test cannot see it", drop, worst)
+		} else {
+			t.Logf("without %s the reference is %.3g × the bound away", drop, worst)
 		}
 	}
 }

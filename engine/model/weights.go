@@ -107,3 +107,17 @@ func (l *loader) experts(name string, cols, rows, n int) []*kernels.Matrix {
 	}
 	return out
 }
+
+// expertBias returns the n bias vectors of size each that a 2-D expert bias tensor
+// (GGUF shape [size, n], gpt-oss's ffn_*_exps.bias) holds, one per expert.
+func (l *loader) expertBias(name string, size, n int) [][]float32 {
+	all := l.vector(name, size*n, false)
+	if all == nil {
+		return nil
+	}
+	out := make([][]float32, n)
+	for e := range out {
+		out[e] = all[e*size : (e+1)*size : (e+1)*size]
+	}
+	return out
+}

@@ -37,6 +37,7 @@ var fileTypes = []FileType{
 	{"IQ4_NL", 25, kernels.IQ4_NL},
 	{"IQ4_XS", 30, kernels.IQ4_XS},
 	{"BF16", 32, kernels.BF16},
+	{"MXFP4_MOE", 38, kernels.MXFP4},
 }
 
 // fileTypeAliases are llama-quantize's short names for the medium K mixes.
@@ -110,6 +111,8 @@ func useMoreBits(layer, nLayers int) bool {
 // experts, attn_v and attn_k to Q8_0 and attn_output to Q5_K in the mixes llama.cpp
 // names), then lowered to a compatible type when the row length is not a multiple of
 // the block size. Norms, biases (roleOther) and the expert router are always F32.
+// MXFP4_MOE (gpt-oss's release format) has its own rule: the experts MXFP4, the output
+// and every other weight Q8_0.
 // layer is the block index (attn_v and ffn_down, experts' included, are counted per
 // layer).
 func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels.DType {
@@ -119,6 +122,13 @@ func tensorType(f FileType, s Shape, role tensorRole, layer, rowLen int) kernels
 	t := f.Base
 	if !f.quantized() {
 		return t
+	}
+	if f.Name == "MXFP4_MOE" { // llama-quant.cpp: expert stacks (ne[2] > 1) MXFP4, every other weight Q8_0
+		t = kernels.Q8_0
+		if s.Experts > 0 && (role == roleFFNGate || role == roleFFNUp || role == roleFFNDown) {
+			t = kernels.MXFP4
+		}
+		return fallbackType(t, rowLen)
 	}
 	nl := s.Layers
 	gqa := s.Heads / s.HeadsKV

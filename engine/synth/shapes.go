@@ -36,7 +36,7 @@ const (
 type Shape struct {
 	Name        string // the synth name ("llama-1b")
 	Description string // the model it imitates
-	Arch        string // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
+	Arch        string // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe" or "gpt-oss"
 
 	Vocab   int // vocabulary size (rows of token_embd)
 	Embd    int // hidden size (n_embd)
@@ -65,6 +65,13 @@ type Shape struct {
 	Experts, ExpertsUsed, ExpertFF int
 	Tok                            VocabKind
 
+	// SlidingWindow is the window of the sliding-window attention layers (gpt-oss:
+	// every even block; 0: none). YaRNFactor and YaRNContext are the YaRN RoPE
+	// scaling factor and the original (pre-scaling) context length (0: no scaling).
+	SlidingWindow int
+	YaRNFactor    float32
+	YaRNContext   int
+
 	// DraftLayers, when set, makes the shape the target of a speculative-decoding pair
 	// whose draft is the shape "NAME-draft" (DraftSuffix): the draft has the target's
 	// vocabulary, embeddings, output head and first DraftLayers blocks, value for value
@@ -82,6 +89,11 @@ type Shape struct {
 
 // DraftSuffix turns a pair target's shape name into its draft's.
 const DraftSuffix = "-draft"
+
+// gptOSS reports whether the shape is laid out as llama.cpp's gpt-oss (LLM_ARCH_OPENAI_MOE):
+// an attn_output bias, per-head attention sinks, post_attention_norm before the experts,
+// and biases on the router and every expert projection.
+func (s Shape) gptOSS() bool { return s.Arch == "gpt-oss" }
 
 // headDim returns the size of one attention head.
 func (s Shape) headDim() int {
@@ -191,6 +203,39 @@ var shapes = []Shape{
 		Context: 40960, RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, Tok: VocabQwen2,
 	},
 	{
+		// A small gpt-oss (no released model has this shape) that writes and runs in
+		// seconds: gpt-oss's layout (heads of 64, sinks, every bias, a window of 128 on
+		// the even blocks, YaRN ×32 over 4096, untied output, 4 of 32 experts scaled
+		// down to 2 of 8) and vocabulary size, 2 blocks.
+		Name: "gpt-oss-tiny", Description: "small gpt-oss-style model", Arch: "gpt-oss",
+		Vocab: 201088, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FF: 256, HeadDim: 64,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SlidingWindow: 128, YaRNFactor: 32, YaRNContext: 4096,
+		Context: 131072, RopeBase: 150000, RMSEps: 1e-5, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
+		// openai/gpt-oss-20b config.json: vocab 201088, hidden 2880, 24 layers, 64
+		// heads, 8 KV heads, head_dim 64 (64×64 = 4096 ≠ 2880), num_local_experts 32,
+		// experts_per_token 4, intermediate_size 2880 (each expert's), sliding_window
+		// 128 on every other layer (layer_types: sliding first), rope_theta 150000 with
+		// YaRN factor 32 over original_max_position_embeddings 4096 (so
+		// max_position_embeddings 131072), rms_norm_eps 1e-5, untied, q/k/v/o biases,
+		// attention sinks, router and expert biases. 20.91 B parameters. The real
+		// tokenizer is o200k_harmony (pre-tokenizer "gpt-4o"); the synthetic one is a
+		// byte-level BPE vocabulary of the same size.
+		Name: "gpt-oss-20b", Description: "gpt-oss 20B", Arch: "gpt-oss",
+		Vocab: 201088, Embd: 2880, Layers: 24, Heads: 64, HeadsKV: 8, FF: 2880, HeadDim: 64,
+		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, YaRNFactor: 32, YaRNContext: 4096,
+		Context: 131072, RopeBase: 150000, RMSEps: 1e-5, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
+		// openai/gpt-oss-120b config.json: as gpt-oss-20b but 36 layers and 128 experts
+		// (4 per token). llama-bench: "gpt-oss 120B … 116.83 B" params.
+		Name: "gpt-oss-120b", Description: "gpt-oss 120B", Arch: "gpt-oss",
+		Vocab: 201088, Embd: 2880, Layers: 36, Heads: 64, HeadsKV: 8, FF: 2880, HeadDim: 64,
+		Experts: 128, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, YaRNFactor: 32, YaRNContext: 4096,
+		Context: 131072, RopeBase: 150000, RMSEps: 1e-5, QKVBias: true, Tok: VocabQwen2,
+	},
+	{
 		// mistralai/Mistral-Nemo-Base-2407 config.json: vocab 131072, hidden 5120,
 		// intermediate 14336, 40 layers, 32 heads, 8 KV heads, head_dim 128 (so
 		// 32×128 = 4096 ≠ 5120), max_position_embeddings 1024000, rope_theta 1e6,
@@ -294,10 +339,14 @@ func (s Shape) Validate() error {
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("synth: shape has no name")
-	case s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" && s.Arch != "qwen3moe":
+	case !slices.Contains([]string{"llama", "qwen2", "qwen3", "qwen3moe", "gpt-oss"}, s.Arch):
 		return fmt.Errorf("synth: shape %s: architecture %q is not supported", s.Name, s.Arch)
-	case (s.Arch == "qwen3moe") != (s.Experts > 0):
-		return fmt.Errorf("synth: shape %s: routed experts go with qwen3moe, and qwen3moe has them", s.Name)
+	case (s.Arch == "qwen3moe" || s.Arch == "gpt-oss") != (s.Experts > 0):
+		return fmt.Errorf("synth: shape %s: routed experts go with qwen3moe and gpt-oss, and those have them", s.Name)
+	case (s.SlidingWindow != 0 || s.YaRNFactor != 0) && s.Arch != "gpt-oss":
+		return fmt.Errorf("synth: shape %s: sliding-window layers and YaRN scaling are written for gpt-oss only", s.Name)
+	case s.SlidingWindow < 0 || s.YaRNFactor < 0 || (s.YaRNFactor > 0) != (s.YaRNContext > 0):
+		return fmt.Errorf("synth: shape %s: bad sliding window %d or YaRN factor %g over %d", s.Name, s.SlidingWindow, s.YaRNFactor, s.YaRNContext)
 	case s.Experts > 0 && (s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFF <= 0 || s.ExpertFF%32 != 0):
 		return fmt.Errorf("synth: shape %s: %d of %d experts of %d each (need 1…%d used, a multiple of 32 wide)", s.Name, s.ExpertsUsed, s.Experts, s.ExpertFF, s.Experts)
 	case s.Vocab < minVocab(s.Tok):

@@ -58,6 +58,9 @@ func TestParams(t *testing.T) {
 		{"qwen3-0.6b", 0.595, 0.597},   // 0.44 B besides the embedding, as Qwen's card says
 		{"qwen3moe-tiny", 0.0817, 0.0818},
 		{"qwen3moe-30b-a3b", 30.525, 30.535}, // llama-bench: "qwen3moe 30B.A3B … 30.53 B"
+		{"gpt-oss-tiny", 0.1065, 0.1066},     // the untied 201088×256 embedding and output are 103 M
+		{"gpt-oss-20b", 20.91, 20.92},        // OpenAI's card: 21 B
+		{"gpt-oss-120b", 116.825, 116.835},   // llama-bench: "gpt-oss 120B … 116.83 B"
 		{"mistral-nemo-12b", 12.2, 12.3},
 		{"llama-13b", 13.01, 13.02},
 		{"llama-70b", 68.97, 68.98},
@@ -1164,5 +1167,136 @@ func TestDraftShape(t *testing.T) {
 	}
 	if r := rms("output_norm.weight"); math.Abs(r-float64(sh.OutputScale)) > 0.02*float64(sh.OutputScale) {
 		t.Errorf("output norm rms %.2f, want about %g", r, sh.OutputScale)
+	}
+}
+
+// TestGptOSSTensors checks the gpt-oss shapes against llama.cpp's gpt-oss layout
+// (LLM_ARCH_OPENAI_MOE): nineteen tensors per block (q/k/v/o with biases, attn_sinks of
+// one logit per head, post_attention_norm before the experts, a router with a bias, and
+// the three expert stacks each with one bias row per expert), 459 tensors in gpt-oss-20b
+// as in ggml-org's file; the keys of the alternating sliding window and YaRN scaling;
+// and the active parameters of OpenAI's model card (3.6 B and 5.1 B besides the input
+// embedding, whose 201088×2880 rows a token reads one of).
+func TestGptOSSTensors(t *testing.T) {
+	for _, tt := range []struct {
+		shape   string
+		tensors int
+		active  float64 // billions, input embedding excluded
+		experts uint32
+	}{{"gpt-oss-20b", 459, 3.61, 32}, {"gpt-oss-120b", 687, 5.13, 128}} {
+		spec, err := NewSpec(tt.shape, "Q8_0", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := spec.Tensors()
+		if len(ts) != tt.tensors {
+			t.Errorf("%s: %d tensors, want %d", tt.shape, len(ts), tt.tensors)
+		}
+		embd := int64(spec.Shape.Vocab * spec.Shape.Embd)
+		if a := float64(spec.ActiveParams()-embd) / 1e9; math.Abs(a-tt.active) > 0.005 {
+			t.Errorf("%s: %.3f B active parameters besides the embedding, want %.2f", tt.shape, a, tt.active)
+		}
+		byName := map[string]TensorSpec{}
+		for _, x := range ts {
+			byName[x.Name] = x
+		}
+		ne := uint64(tt.experts)
+		for name, want := range map[string]struct {
+			typ   kernels.DType
+			shape []uint64
+		}{
+			"blk.0.attn_q.weight":              {kernels.Q8_0, []uint64{2880, 4096}},
+			"blk.0.attn_q.bias":                {kernels.F32, []uint64{4096}},
+			"blk.0.attn_k.bias":                {kernels.F32, []uint64{512}},
+			"blk.0.attn_output.weight":         {kernels.Q8_0, []uint64{4096, 2880}},
+			"blk.0.attn_output.bias":           {kernels.F32, []uint64{2880}},
+			"blk.0.attn_sinks.weight":          {kernels.F32, []uint64{64}},
+			"blk.0.post_attention_norm.weight": {kernels.F32, []uint64{2880}},
+			"blk.0.ffn_gate_inp.weight":        {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_gate_inp.bias":          {kernels.F32, []uint64{ne}},
+			"blk.0.ffn_gate_exps.weight":       {kernels.Q8_0, []uint64{2880, 2880, ne}},
+			"blk.0.ffn_gate_exps.bias":         {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_up_exps.bias":           {kernels.F32, []uint64{2880, ne}},
+			"blk.0.ffn_down_exps.weight":       {kernels.Q8_0, []uint64{2880, 2880, ne}},
+			"blk.0.ffn_down_exps.bias":         {kernels.F32, []uint64{2880, ne}},
+			"output.weight":                    {kernels.Q8_0, []uint64{2880, 201088}},
+		} {
+			x, ok := byName[name]
+			if !ok || x.Type != want.typ || !slices.Equal(x.Shape, want.shape) {
+				t.Errorf("%s %s: %v %v %v, want %v %v", tt.shape, name, ok, x.Type, x.Shape, want.typ, want.shape)
+			}
+		}
+		if _, ok := byName["blk.0.ffn_norm.weight"]; ok {
+			t.Errorf("%s: ffn_norm present (gpt-oss names it post_attention_norm)", tt.shape)
+		}
+		kvs := map[string]any{}
+		for _, kv := range collectKVs(spec) {
+			kvs[kv.Key] = kv.Value.V
+		}
+		for key, want := range map[string]any{"gpt-oss.expert_count": tt.experts, "gpt-oss.expert_used_count": uint32(4),
+			"gpt-oss.expert_feed_forward_length": uint32(2880), "gpt-oss.attention.sliding_window": uint32(128),
+			"gpt-oss.rope.scaling.type": "yarn", "gpt-oss.rope.scaling.factor": float32(32),
+			"gpt-oss.rope.scaling.original_context_length": uint32(4096), "gpt-oss.context_length": uint32(131072),
+			"gpt-oss.rope.freq_base": float32(150000), "gpt-oss.attention.key_length": uint32(64)} {
+			if kvs[key] != want {
+				t.Errorf("%s: %s = %v, want %v", tt.shape, key, kvs[key], want)
+			}
+		}
+	}
+}
+
+// TestMXFP4MoE checks llama.cpp's MXFP4_MOE mix (llama_ftype 38, "MXFP4 MoE"): in
+// gpt-oss-20b the three expert stacks of every block MXFP4, the output, the embedding
+// and the attention projections Q8_0, norms, biases, sinks and the router F32, and the
+// file sizes llama-bench prints for both gpt-oss models; a model without experts is
+// Q8_0 throughout.
+func TestMXFP4MoE(t *testing.T) {
+	spec, err := NewSpec("gpt-oss-20b", "mxfp4_moe", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Type.ID != 38 || gguf.FileTypeName(spec.Type.ID) != "MXFP4 MoE" {
+		t.Errorf("file type %d (%s)", spec.Type.ID, gguf.FileTypeName(spec.Type.ID))
+	}
+	count := map[kernels.DType]int{}
+	for _, x := range spec.Tensors() {
+		count[x.Type]++
+		want := kernels.Q8_0
+		switch {
+		case len(x.Shape) == 3:
+			want = kernels.MXFP4
+		case len(x.Shape) == 1 || strings.HasSuffix(x.Name, ".bias") || strings.HasSuffix(x.Name, "ffn_gate_inp.weight"):
+			want = kernels.F32
+		}
+		if x.Type != want {
+			t.Errorf("%s: %s, want %s", x.Name, x.Type, want)
+		}
+	}
+	if count[kernels.MXFP4] != 72 || count[kernels.Q8_0] != 4*24+2 {
+		t.Errorf("type counts %v", count)
+	}
+	// llama-bench: "gpt-oss 20B MXFP4 MoE | 11.27 GiB | 20.91 B" and
+	// "gpt-oss 120B MXFP4 MoE | 59.02 GiB | 116.83 B" (published runs of ggml-org's files).
+	for name, gib := range map[string]float64{"gpt-oss-20b": 11.27, "gpt-oss-120b": 59.02} {
+		sp, err := NewSpec(name, "MXFP4_MOE", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64 // llama-bench's size is the tensors' (llama_model_size), not the file's
+		for _, x := range sp.Tensors() {
+			size += x.Bytes()
+		}
+		if got := float64(size) / (1 << 30); math.Abs(got-gib) > 0.005 {
+			t.Errorf("%s MXFP4_MOE: %.3f GiB of tensors, llama-bench says %.2f", name, got, gib)
+		}
+	}
+	dense, err := NewSpec("llama-tiny", "MXFP4_MOE", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range dense.Tensors() {
+		if len(x.Shape) == 2 && x.Type != kernels.Q8_0 {
+			t.Errorf("llama-tiny MXFP4_MOE %s: %s, want Q8_0", x.Name, x.Type)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"runtime"
+	"strings"
 	"sync"
 
 	"llmbench/engine/gguf"
@@ -130,13 +131,27 @@ func (s Spec) Tensors() []TensorSpec {
 			add(p+"attn_v.bias", roleOther, l, kv)
 		}
 		add(p+"attn_output.weight", roleAttnOutput, l, q, e)
-		add(p+"ffn_norm.weight", roleOther, l, e)
+		if sh.gptOSS() { // llama.cpp's gpt-oss: output bias, sinks, post_attention_norm
+			add(p+"attn_output.bias", roleOther, l, e)
+			add(p+"attn_sinks.weight", roleOther, l, uint64(sh.Heads))
+			add(p+"post_attention_norm.weight", roleOther, l, e)
+		} else {
+			add(p+"ffn_norm.weight", roleOther, l, e)
+		}
 		if sh.Experts > 0 { // llama.cpp's qwen3moe: the router, then 3-D [.., .., experts] stacks
 			ne, eff := uint64(sh.Experts), uint64(sh.ExpertFF)
 			add(p+"ffn_gate_inp.weight", roleRouter, l, e, ne)
+			if sh.gptOSS() {
+				add(p+"ffn_gate_inp.bias", roleOther, l, ne)
+			}
 			add(p+"ffn_gate_exps.weight", roleFFNGate, l, e, eff, ne)
 			add(p+"ffn_up_exps.weight", roleFFNUp, l, e, eff, ne)
 			add(p+"ffn_down_exps.weight", roleFFNDown, l, eff, e, ne)
+			if sh.gptOSS() { // one bias row per expert: [eff or e, experts]
+				add(p+"ffn_gate_exps.bias", roleOther, l, eff, ne)
+				add(p+"ffn_up_exps.bias", roleOther, l, eff, ne)
+				add(p+"ffn_down_exps.bias", roleOther, l, e, ne)
+			}
 			continue
 		}
 		add(p+"ffn_gate.weight", roleFFNGate, l, e, ff)
@@ -174,13 +189,19 @@ func (s Spec) draftTensors() []TensorSpec {
 func (s Spec) ActiveParams() int64 {
 	var n int64
 	for _, t := range s.Tensors() {
-		if len(t.Shape) == 3 && s.Shape.Experts > 0 {
+		if s.Shape.Experts > 0 && isExpertStack(t) {
 			n += t.Elements() / int64(s.Shape.Experts) * int64(s.Shape.ExpertsUsed)
 			continue
 		}
 		n += t.Elements()
 	}
 	return n
+}
+
+// isExpertStack reports whether t holds one slice per routed expert: a 3-D expert weight
+// stack or a gpt-oss expert bias (ffn_*_exps.bias, one row per expert).
+func isExpertStack(t TensorSpec) bool {
+	return len(t.Shape) == 3 || strings.HasSuffix(t.Name, "_exps.bias")
 }
 
 // Params returns the number of parameters (tied embeddings counted once).
@@ -257,6 +278,14 @@ func (s Spec) addKVs(add func(string, any)) {
 	add(a+"attention.layer_norm_rms_epsilon", sh.RMSEps)
 	add(a+"rope.freq_base", sh.RopeBase)
 	add(a+"rope.dimension_count", uint32(sh.headDim()))
+	if sh.SlidingWindow > 0 {
+		add(a+"attention.sliding_window", uint32(sh.SlidingWindow))
+	}
+	if sh.YaRNFactor > 0 {
+		add(a+"rope.scaling.type", "yarn")
+		add(a+"rope.scaling.factor", sh.YaRNFactor)
+		add(a+"rope.scaling.original_context_length", uint32(sh.YaRNContext))
+	}
 	buildVocab(sh).addKVs(add)
 }
 

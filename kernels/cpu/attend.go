@@ -76,8 +76,8 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	if a.K.Type == kernels.Q8_0 && a.HeadDim%32 != 0 {
 		panic(fmt.Sprintf("cpu: Q8_0 KV cache needs a head size that is a multiple of 32, not %d", a.HeadDim))
 	}
-	if a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.Partition < 0 {
-		panic(fmt.Sprintf("cpu: attention with %d heads over %d KV heads, partition %d", a.Heads, a.KVHeads, a.Partition))
+	if a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.Partition < 0 || a.Sinks != nil && len(a.Sinks) != a.Heads {
+		panic(fmt.Sprintf("cpu: attention with %d heads over %d KV heads, partition %d, %d sinks", a.Heads, a.KVHeads, a.Partition, len(a.Sinks)))
 	}
 	pl := &c.ap
 	pl.seqs = grow(pl.seqs, len(seqs))
@@ -196,11 +196,17 @@ func (c *CPU) attend(part, worker int) {
 			}
 			p += n
 		}
+		if a.Sinks != nil {
+			maxv = max(maxv, a.Sinks[h])
+		}
 		var sum float64
 		for p, v := range s {
 			e := expf(v - maxv)
 			s[p] = e
 			sum += float64(e)
+		}
+		if a.Sinks != nil {
+			sum += float64(expf(a.Sinks[h] - maxv))
 		}
 		inv := float32(1 / sum)
 		clear(out)
@@ -242,6 +248,10 @@ func (c *CPU) attend(part, worker int) {
 			}
 			p += n
 		}
+	}
+	if a.Sinks != nil { // the sink as one more score, with no value
+		m, sum = raiseMax(acc, m, a.Sinks[h], sum)
+		sum += float64(expf(a.Sinks[h] - m))
 	}
 	inv := float32(1 / sum)
 	for i, v := range acc {
@@ -445,7 +455,7 @@ func (c *CPU) reducePart(i int) {
 	for h := range a.Heads {
 		base := pl.slotOff[i] + h*np
 		out := j.dst[(r*a.Heads+h)*hd:][:hd]
-		if np == 1 { // the flash path's arithmetic
+		if np == 1 && a.Sinks == nil { // the flash path's arithmetic
 			inv := float32(1 / pl.pSum[base])
 			for k, v := range pl.pAcc[base*hd:][:hd] {
 				out[k] = v * inv
@@ -458,6 +468,10 @@ func (c *CPU) reducePart(i int) {
 		}
 		clear(out)
 		var total float64
+		if a.Sinks != nil { // the sink as one more score, with no value
+			mx = max(mx, a.Sinks[h])
+			total = float64(expf(a.Sinks[h] - mx))
+		}
 		for p := range np {
 			f := expf(pl.pMax[base+p] - mx)
 			total += pl.pSum[base+p] * float64(f)

@@ -10,7 +10,8 @@ import (
 )
 
 // windowReference is dense attention in float64 with a sliding-window causal mask: the
-// row at position p sees positions p+1-window … p (all up to p when window is 0). K and
+// row at position p sees positions p+1-window … p (all up to p when window is 0), and
+// a's per-head sink logits, if any, join each softmax's denominator. K and
 // V are read back from the cache as stored (F16 or Q8_0 rounding included), row p of
 // the contiguous cache for position p.
 func windowReference(q []float32, a *kernels.Attention, window int) []float32 {
@@ -52,7 +53,12 @@ func windowReference(q []float32, a *kernels.Attention, window int) []float32 {
 				s[p-lo] = d * float64(a.Scale)
 				mx = math.Max(mx, s[p-lo])
 			}
-			var sum float64
+			var sink float64 // exp(sink − mx) joins the denominator (a.Sinks)
+			if a.Sinks != nil {
+				mx = math.Max(mx, float64(a.Sinks[h]))
+				sink = math.Exp(float64(a.Sinks[h]) - mx)
+			}
+			sum := sink
 			for i := range s {
 				s[i] = math.Exp(s[i] - mx)
 				sum += s[i]
@@ -178,6 +184,49 @@ func TestWindowVarlen(t *testing.T) {
 		for i := range want {
 			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
 				t.Fatalf("flash=%v: output %d is %v in the varlen call, %v alone", flash, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestSinksMatchReference checks attention sinks (a per-head logit in the softmax
+// denominator, gpt-oss) on every path (plain, flash, partitioned, one partition and
+// several) and cache type, with and without a window, against the float64 reference
+// within 1e-5 of the largest output; sinks from far below to far above the scores
+// (a sink of +8 takes most of the weight). It also checks the test can fail: without
+// the sinks the outputs are far from the reference.
+func TestSinksMatchReference(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(18, 18))
+	type path struct {
+		name       string
+		flash      bool
+		part, pMin int
+	}
+	paths := []path{{"plain", false, 0, 0}, {"flash", true, 0, 0}, {"partitioned", false, 32, 0}, {"one partition", false, 4096, 0}}
+	for _, typ := range []kernels.DType{kernels.F32, kernels.F16, kernels.Q8_0} {
+		for _, sh := range [][2]int{{1, 0}, {1, 200}, {9, 150}, {3, 61}} {
+			for _, w := range []int{0, 17, 128} {
+				q, a, _, _ := attnCase(rng, typ, sh[0], sh[1], 4, 2, 64)
+				a.Window = w
+				a.Sinks = []float32{-20, 0, 2.5, 8}
+				want := windowReference(q, a, w)
+				for _, pa := range paths {
+					name := fmt.Sprintf("%s n=%d start=%d window=%d %s", typ, sh[0], sh[1], w, pa.name)
+					b := *a
+					b.Flash, b.Partition, b.PartitionMin = pa.flash, pa.part, pa.pMin
+					got := make([]float32, len(q))
+					c.Attend(got, q, &b)
+					if d, s := maxDiff(want, got); d > 1e-5*s || math.IsNaN(d) {
+						t.Errorf("%s: differs from the reference with sinks by %.3g (max |out| %.3g)", name, d, s)
+					}
+					b.Sinks = nil
+					c.Attend(got, q, &b)
+					if d, s := maxDiff(want, got); d < 1e-2*s {
+						t.Errorf("%s: without the sinks only %.3g from the reference (max |out| %.3g)", name, d, s)
+					}
+				}
 			}
 		}
 	}
