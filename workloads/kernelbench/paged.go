@@ -329,7 +329,7 @@ func (p *pagedKV) attention(o PagedOptions, big bool) kernels.Attention {
 // best to be reliable on a busy machine.
 const (
 	pagedBudget  = time.Second
-	pagedMaxReps = 25
+	pagedMaxReps = 1000
 )
 
 // runPagedCase times one case.
