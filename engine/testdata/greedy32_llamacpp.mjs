@@ -1,6 +1,8 @@
 // greedy32_llamacpp.mjs prints, byte for byte, the 32-token greedy continuation of
 // "Once upon a time" that llama.cpp (through the npm package node-llama-cpp, CPU
-// prebuilt binaries) generates from one GGUF file. It is not run by `go test`. Usage,
+// prebuilt binaries) generates from one GGUF file. The engine tests run it where .ci/run
+// installed node-llama-cpp (tools/node-llama-cpp) and otherwise compare with the text
+// it recorded. Usage,
 // from a scratch directory where `npm install node-llama-cpp` was run:
 //
 //   node /path/to/engine/testdata/greedy32_llamacpp.mjs model.gguf > greedy.txt
