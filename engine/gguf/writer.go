@@ -167,6 +167,15 @@ func (w *Writer) WriteHeader() error {
 	return w.err
 }
 
+// Flush hands what the writer buffers to the underlying writer: after WriteHeader,
+// the whole header (a metadata-only file).
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.w.Flush()
+}
+
 // BeginTensor finishes the previous tensor and returns a writer for the bytes of the
 // named tensor, which must be the next one declared. Exactly its size must be written.
 func (w *Writer) BeginTensor(name string) (io.Writer, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -336,6 +337,24 @@ func Write(ctx context.Context, w io.Writer, spec Spec, progress func(done, tota
 		fill(f, spec.Seed, ts[t].gen, row, ts[t].mean, ts[t].std)
 		return nil
 	}, progress)
+}
+
+// WriteSparse writes spec's GGUF header (metadata and tensor list) to f and extends f
+// to the model's full size without writing the tensor data: a hole that takes no disk
+// and reads as zeros. It is for reading a full-size shape's metadata, tensor list and
+// sizes (model info) in milliseconds; its weights are all zero, so it is no model to run.
+func WriteSparse(f *os.File, spec Spec) error {
+	gw, _, err := spec.declare(f)
+	if err != nil {
+		return err
+	}
+	if err := gw.WriteHeader(); err != nil {
+		return fmt.Errorf("synth: %s: %w", spec, err)
+	}
+	if err := gw.Flush(); err != nil {
+		return fmt.Errorf("synth: %s: %w", spec, err)
+	}
+	return f.Truncate(int64(gw.Size()))
 }
 
 // writeData streams the data of the tensors ts, declared in gw whose header is written,
