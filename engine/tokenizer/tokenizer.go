@@ -275,6 +275,9 @@ func (t *Tokenizer) configurePre(pre string) ([]string, error) {
 		return preQwen2, nil
 	case "stablelm2", "megrez":
 		return preQwen2, nil
+	case "gpt-4o", "llama4":
+		t.cleanSpaces = false
+		return preGPT4o, nil
 	}
 	return nil, fmt.Errorf("tokenizer: unsupported pre-tokenizer %s = %q", kPre, pre)
 }

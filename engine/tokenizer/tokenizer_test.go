@@ -225,7 +225,7 @@ func TestFromGGUFErrors(t *testing.T) {
 func TestAllPreTokenizersCompile(t *testing.T) {
 	for _, pre := range []string{"", "default", "gpt-2", "llama3", "llama-bpe", "qwen2", "deepseek-llm",
 		"deepseek-coder", "falcon", "starcoder", "mpt", "refact", "olmo", "dbrx", "smaug-bpe",
-		"stablelm2", "command-r", "smollm", "chatglm-bpe"} {
+		"stablelm2", "command-r", "smollm", "chatglm-bpe", "gpt-4o", "llama4"} {
 		tok, err := FromGGUF(bpeMeta(pre))
 		if err != nil {
 			t.Errorf("pre %q: %v", pre, err)
@@ -267,6 +267,14 @@ func TestPreTokenizerSplits(t *testing.T) {
 		{"starcoder", "x 123", []string{"x", " ", "1", "2", "3"}},
 		{"deepseek-coder", "a1\nb", []string{"a", "1", "\n", "b"}},
 		{"falcon", "a 12345", []string{"a", " ", "123", "45"}},
+		// gpt-4o (o200k: gpt-oss, llama4): letter runs split at a case change, the
+		// contraction a suffix of its word, digits in threes, '/' after punctuation kept
+		{"gpt-4o", "Hello world", []string{"Hello", " world"}},
+		{"gpt-4o", "HelloWorld CamelCASEWord", []string{"Hello", "World", " Camel", "CASEWord"}},
+		{"gpt-4o", "I'm DON'T", []string{"I'm", " DON'T"}},
+		{"gpt-4o", "1234567", []string{"123", "456", "7"}},
+		{"gpt-4o", "a.\n/b", []string{"a", ".\n/", "b"}},
+		{"gpt-4o", "x  \n y", []string{"x", "  \n", " y"}},
 	}
 	for _, c := range cases {
 		tok := mustTok(t, bpeMeta(c.pre))
