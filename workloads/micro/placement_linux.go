@@ -59,11 +59,33 @@ func setAffinity(cpus []int) (restore func() error, err error) {
 		}
 		set.Set(c)
 	}
-	if err := eachThread(func(tid int) error { return unix.SchedSetaffinity(tid, &set) }); err != nil {
-		_ = eachThread(func(tid int) error { return unix.SchedSetaffinity(tid, &old) })
+	if err := maskAll(&set); err != nil {
+		_ = maskAll(&old)
 		return nil, fmt.Errorf("-C: CPUs %s: %w", cpuList(cpus), err)
 	}
-	return func() error { return eachThread(func(tid int) error { return unix.SchedSetaffinity(tid, &old) }) }, nil
+	return func() error { return maskAll(&old) }, nil
+}
+
+// maskAll gives every thread of the process the CPU mask set. A thread the runtime
+// starts while a pass runs inherits its parent's mask, which the pass may already have
+// changed or not yet reached, so passes repeat until one finds every thread with set
+// (a thread left pinned to one CPU after -C would halve the next test's cores).
+func maskAll(set *unix.CPUSet) error {
+	for range 100 {
+		changed := false
+		err := eachThread(func(tid int) error {
+			var cur unix.CPUSet
+			if err := unix.SchedGetaffinity(tid, &cur); err == nil && cur == *set {
+				return nil
+			}
+			changed = true
+			return unix.SchedSetaffinity(tid, set)
+		})
+		if err != nil || !changed {
+			return err
+		}
+	}
+	return errors.New("threads kept starting while their CPU mask was set")
 }
 
 // niceOf reads the nice value of the calling thread.
