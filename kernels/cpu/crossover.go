@@ -16,7 +16,7 @@ const crossoverCold = 1 << 15
 
 // crossoverReps is how many times each length is timed on each path, alternately;
 // the fastest of each counts.
-const crossoverReps = 3
+const crossoverReps = 9
 
 // crossoverLengths returns the context lengths a calibration measures up to maxCtx:
 // 128, 256, … doubling, and maxCtx itself when it lies between two of them.
