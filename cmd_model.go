@@ -10,6 +10,7 @@ import (
 
 	"llmbench/engine/gguf"
 	"llmbench/engine/synth"
+	"llmbench/workloads/jobs"
 	"llmbench/workloads/report"
 )
 
@@ -41,48 +42,7 @@ func runModelInfo(args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	path := fs.Arg(0)
-	if id, ok := strings.CutPrefix(path, "synth:"); ok {
-		if _, err := os.Stat(path); err != nil {
-			return modelInfoSynth(id, *tensors, *kv)
-		}
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return report.ModelInfo(os.Stdout, path, f, *tensors, *kv)
-}
-
-// modelInfoSynth prints model info for a synthetic shape (synth:SHAPE:TYPE) from its
-// metadata alone: the header goes to a temporary sparse file whose data is a hole (no
-// weights generated, no disk used), so full-size shapes answer in milliseconds.
-func modelInfoSynth(id string, tensors, kv bool) error {
-	shape, typ, ok := strings.Cut(id, ":")
-	if !ok {
-		return fmt.Errorf("model info: want synth:SHAPE:TYPE (synth:qwen3moe-30b-a3b:Q4_K_M), not synth:%s", id)
-	}
-	spec, err := synth.NewSpec(shape, typ, 0)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp("", "llmbench-info-*.gguf")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	if err := synth.WriteSparse(tmp, spec); err != nil {
-		return err
-	}
-	f, err := gguf.Open(tmp.Name())
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	os.Remove(tmp.Name()) // the mapping keeps it readable; nothing is left if printing is cut short
-	return report.ModelInfo(os.Stdout, "synth:"+id+" (metadata only: no weights written)", f, tensors, kv)
+	return jobs.ModelInfo(os.Stdout, fs.Arg(0), *tensors, *kv)
 }
 
 func runModelSynth(ctx context.Context, args []string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,20 +151,7 @@ func runProfile(ctx context.Context, p *profiles.Profile, of *outputFlags, expor
 		}
 	}
 	if p.Compare == profiles.CompareAB {
-		return printAB(os.Stdout, p, done)
-	}
-	return nil
-}
-
-// printAB prints the A/B table (report.ServeAB) of a profile's two serve runs, one
-// per sweep point the runs share, labelled with the runs' titles.
-func printAB(w io.Writer, p *profiles.Profile, done []*result.Stored) error {
-	a, b := done[0].Doc.Serving, done[1].Doc.Serving
-	for i := range min(len(a), len(b)) {
-		fmt.Fprintf(w, "\nA/B, max concurrency %s, request rate %s:\n", a[i].Spec.ConcurrencyLabel(), a[i].Spec.RequestRate)
-		if err := report.ServeAB(w, p.Runs[0].Title(), p.Runs[1].Title(), a[i], b[i]); err != nil {
-			return err
-		}
+		return report.ServeABPoints(os.Stdout, p.Runs[0].Title(), p.Runs[1].Title(), done[0].Doc.Serving, done[1].Doc.Serving)
 	}
 	return nil
 }

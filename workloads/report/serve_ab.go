@@ -55,6 +55,18 @@ func ServeAB(w io.Writer, labelA, labelB string, a, b *serving.Result) error {
 	return t.write(w, labelA, labelB)
 }
 
+// ServeABPoints writes the A/B table (ServeAB) of two runs' serving points, one per
+// sweep point they share (in order), headed by the point's concurrency and rate.
+func ServeABPoints(w io.Writer, labelA, labelB string, a, b []*serving.Result) error {
+	for i := range min(len(a), len(b)) {
+		fmt.Fprintf(w, "\nA/B, max concurrency %s, request rate %s:\n", a[i].Spec.ConcurrencyLabel(), a[i].Spec.RequestRate)
+		if err := ServeAB(w, labelA, labelB, a[i], b[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ServeABJSON is ServeAB for two saved vLLM-style results (serve-bench --save-result
 // or vllm bench serve's, e.g. of two llama-server configurations): the same rows from
 // their figures, memory from their memory_gib metadata, the draft rows from
