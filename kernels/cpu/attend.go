@@ -187,34 +187,27 @@ func (c *CPU) attend(part, worker int) {
 	if !a.Flash {
 		ws.scores = grow(ws.scores, pos+1-lo)
 		s := ws.scores
-		maxv := float32(math.Inf(-1))
 		for p := lo; p <= pos; {
 			r, n := a.Span(p, pos+1)
-			for i := range n {
-				s[p-lo+i] = dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
-				maxv = max(maxv, s[p-lo+i])
-			}
+			tileScores(s[p-lo:p-lo+n], qh, &a.K, r*kvStride+off, kvStride, a.Scale, ws.kv)
 			p += n
 		}
+		maxv := tileMax(float32(math.Inf(-1)), s)
 		if a.Sinks != nil {
 			maxv = max(maxv, a.Sinks[h])
 		}
-		var sum float64
-		for p, v := range s {
-			e := expf(v - maxv)
-			s[p] = e
-			sum += float64(e)
-		}
+		sum := expTile(s, maxv, 0)
 		if a.Sinks != nil {
 			sum += float64(expf(a.Sinks[h] - maxv))
 		}
 		inv := float32(1 / sum)
+		for p := range s {
+			s[p] *= inv
+		}
 		clear(out)
 		for p := lo; p <= pos; {
 			r, n := a.Span(p, pos+1)
-			for i, w := range s[p-lo : p-lo+n] {
-				axpyKV(out, w*inv, &a.V, (r+i)*kvStride+off, ws.kv)
-			}
+			tileAccum(out, s[p-lo:p-lo+n], &a.V, r*kvStride+off, kvStride, ws.kv)
 			p += n
 		}
 		return
@@ -228,24 +221,16 @@ func (c *CPU) attend(part, worker int) {
 	for p0 := lo; p0 <= pos; p0 += flashTile {
 		p1 := min(pos+1, p0+flashTile)
 		s := ws.scores[:p1-p0]
-		tm := float32(math.Inf(-1))
 		for p := p0; p < p1; {
 			r, n := a.Span(p, p1)
-			for i := range n {
-				v := dotKV(qh, &a.K, (r+i)*kvStride+off, ws.kv) * a.Scale
-				s[p-p0+i] = v
-				tm = max(tm, v)
-			}
+			tileScores(s[p-p0:p-p0+n], qh, &a.K, r*kvStride+off, kvStride, a.Scale, ws.kv)
 			p += n
 		}
-		m, sum = raiseMax(acc, m, tm, sum)
+		m, sum = raiseMax(acc, m, tileMax(float32(math.Inf(-1)), s), sum)
+		sum = expTile(s, m, sum)
 		for p := p0; p < p1; {
 			r, n := a.Span(p, p1)
-			for i, v := range s[p-p0 : p-p0+n] {
-				e := expf(v - m)
-				sum += float64(e)
-				axpyKV(acc, e, &a.V, (r+i)*kvStride+off, ws.kv)
-			}
+			tileAccum(acc, s[p-p0:p-p0+n], &a.V, r*kvStride+off, kvStride, ws.kv)
 			p += n
 		}
 	}
@@ -401,39 +386,16 @@ func (c *CPU) attendPart(u, worker int) int {
 			qh := qg[hh*hd : (hh+1)*hd]
 			sl := slot0 + hh*np
 			acc := pl.pAcc[sl*hd : (sl+1)*hd]
-			tm := float32(math.Inf(-1))
 			for pos := t0; pos < t1; {
 				row, n := a.Span(pos, t1)
-				sc := s[pos-t0 : pos-t0+n]
-				if a.K.Type == kernels.F16 {
-					for k := range sc {
-						ro := (row+k)*kvStride + off
-						sc[k] = dotF16s(qh, a.K.F16[ro:ro+hd]) * a.Scale
-					}
-				} else {
-					for k := range sc {
-						sc[k] = dotKV(qh, &a.K, (row+k)*kvStride+off, ws.kv) * a.Scale
-					}
-				}
-				for _, v := range sc {
-					tm = max(tm, v)
-				}
+				tileScores(s[pos-t0:pos-t0+n], qh, &a.K, row*kvStride+off, kvStride, a.Scale, ws.kv)
 				pos += n
 			}
-			m, sum := pl.pMax[sl], pl.pSum[sl]
-			m, sum = raiseMax(acc, m, tm, sum)
+			m, sum := raiseMax(acc, pl.pMax[sl], tileMax(float32(math.Inf(-1)), s), pl.pSum[sl])
+			sum = expTile(s, m, sum)
 			for pos := t0; pos < t1; {
 				row, n := a.Span(pos, t1)
-				for k, v := range s[pos-t0 : pos-t0+n] {
-					e := expf(v - m)
-					sum += float64(e)
-					ro := (row+k)*kvStride + off
-					if a.V.Type == kernels.F16 {
-						axpyF16s(acc, e, a.V.F16[ro:ro+hd])
-					} else {
-						axpyKV(acc, e, &a.V, ro, ws.kv)
-					}
-				}
+				tileAccum(acc, s[pos-t0:pos-t0+n], &a.V, row*kvStride+off, kvStride, ws.kv)
 				pos += n
 			}
 			pl.pMax[sl], pl.pSum[sl] = m, sum

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Constants are built in registers: Y7 = 0x0F bytes, Y8 = 0x08 bytes, Y6 = 1 words.
 #define CONSTS \
@@ -50,12 +51,6 @@
 	VCVTDQ2PS D, D \
 	VFMADD231PS S, D, A
 
-// HSUM reduces Y3 to a float32 in X3 (pairwise, as ggml's reduce).
-#define HSUM \
-	VEXTRACTF128 $1, Y3, X1 \
-	VADDPS X1, X3, X3 \
-	VHADDPS X3, X3, X3 \
-	VHADDPS X3, X3, X3
 
 // Q80BLK and Q40BLK accumulate one block at offsets wo/xo into A; the second of a
 // pair uses the registers after the slash.

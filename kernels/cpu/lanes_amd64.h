@@ -1,3 +1,10 @@
+// HSUM reduces Y3 to a float32 in X3 (pairwise, as ggml's reduce); it clobbers X1.
+#define HSUM \
+	VEXTRACTF128 $1, Y3, X1 \
+	VADDPS X1, X3, X3 \
+	VHADDPS X3, X3, X3 \
+	VHADDPS X3, X3, X3
+
 // RED8 reduces the eight float lanes of Y (X its low half) as reduce8 does,
 // ((a0+a4)+(a1+a5)) + ((a2+a6)+(a3+a7)), and stores the float at off(AX); it
 // clobbers X6.

@@ -3,14 +3,23 @@ package cpu
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// poolSpin is how many times an idle worker (or Run's caller, waiting for the workers)
-// polls before it parks, a few microseconds: decode runs ~160 small parallel
-// steps per token, and waking a parked goroutine costs several microseconds each time.
-// Spinning longer helps on an idle machine but hurts when other processes compete for
-// the cores.
-const poolSpin = 1 << 12
+// poolSpin is how long an idle worker (or Run's caller, waiting for the workers) polls
+// before it parks. Waking a parked goroutine costs the caller several microseconds
+// (BenchmarkRunSplit), and a step of a small model runs its parallel operations a few
+// microseconds to tens of microseconds apart, with serial operations between: a spin of
+// a few microseconds (4096 polls, the old count) parked the helper between nearly every
+// two of them, so two threads ran TinyStories-656K's 64-token prompt no faster than one
+// (~20 context switches per prompt; quiet AMD EPYC, 2 cores). llama.cpp spins far longer
+// (1024·128·poll PAUSE rounds, tens of milliseconds); 200 µs covers the gaps within a
+// step and still parks the helpers soon after a step, so they do not hold the cores
+// between requests or take them from the rest of the process for long.
+const poolSpin = 200 * time.Microsecond
+
+// spinCheck is how many polls pass between two looks at the clock while spinning.
+const spinCheck = 64
 
 // pool is a persistent set of worker goroutines. Run splits work into parts and runs
 // them on the workers and the calling goroutine; calls must not overlap.
@@ -41,8 +50,8 @@ type pool struct {
 	helpers []helper
 	once    sync.Once
 	splits  int // Runs handed to the helpers (tests: which steps went parallel)
-	// spin is how many polls an idle worker or waiting caller makes before it parks:
-	// poolSpin unless SetPoll changed it.
+	// spin is how long (in nanoseconds) an idle worker or waiting caller polls before it
+	// parks: poolSpin unless SetPoll changed it.
 	spin atomic.Int64
 }
 
@@ -50,10 +59,33 @@ type pool struct {
 // times before parking.
 const DefaultPoll = 50
 
-// setPoll sets the busy-wait level as llama.cpp's --poll (0 to 100): the polls before
-// parking scale with it, poolSpin at DefaultPoll, none at 0 (park at once).
+// setPoll sets the busy-wait level as llama.cpp's --poll (0 to 100): the time spent
+// polling before parking scales with it, poolSpin at DefaultPoll, none at 0 (park at once).
 func (p *pool) setPoll(level int) {
 	p.spin.Store(int64(poolSpin) * int64(min(max(level, 0), 100)) / DefaultPoll)
+}
+
+// spinner counts one idle poll after another and says when the poll budget is spent.
+type spinner struct {
+	polls int
+	start time.Time
+}
+
+// more reports whether the caller may poll again within budget nanoseconds of its
+// first poll; it reads the clock once every spinCheck polls.
+func (s *spinner) more(budget int64) bool {
+	if budget <= 0 {
+		return false
+	}
+	s.polls++
+	if s.polls%spinCheck != 1 {
+		return true
+	}
+	if s.polls == 1 {
+		s.start = time.Now()
+		return true
+	}
+	return time.Since(s.start) < time.Duration(budget)
 }
 
 const (
@@ -74,7 +106,7 @@ type helper struct {
 
 func newPool(threads int) *pool {
 	p := &pool{workers: threads, helpers: make([]helper, threads), done: make(chan struct{}, 1)}
-	p.spin.Store(poolSpin)
+	p.spin.Store(int64(poolSpin))
 	for w := 1; w < threads; w++ {
 		p.helpers[w].wake = make(chan struct{}, 1)
 		go p.loop(w)
@@ -86,8 +118,9 @@ func (p *pool) loop(worker int) {
 	h := &p.helpers[worker]
 	var seen uint64
 	for {
-		for spins := int64(0); p.state.Load()>>32 == seen; spins++ {
-			if spins < p.spin.Load() {
+		var sp spinner
+		for p.state.Load()>>32 == seen {
+			if sp.more(p.spin.Load()) {
 				continue
 			}
 			h.parked.Store(1)
@@ -173,8 +206,9 @@ func (p *pool) Run(parts int, fn func(part, worker int)) {
 		}
 	}
 	spin := p.spin.Load()
-	for spins := int64(0); p.finished.Load() != joined; spins++ {
-		if spins < spin {
+	var sp spinner
+	for p.finished.Load() != joined {
+		if sp.more(spin) {
 			continue
 		}
 		p.parked.Store(parkTag(g))

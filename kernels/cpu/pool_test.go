@@ -164,12 +164,12 @@ func TestSmallOpsStaySerial(t *testing.T) {
 	}
 }
 
-// TestPoolPoll checks --poll: the spin count scales with the level, and the pool
+// TestPoolPoll checks --poll: the spin time scales with the level, and the pool
 // still runs every part with no spinning at all (level 0) and with double spinning.
 func TestPoolPoll(t *testing.T) {
 	p := newPool(3)
 	defer p.Close()
-	for _, c := range []struct{ level, spin int64 }{{0, 0}, {50, poolSpin}, {100, 2 * poolSpin}, {150, 2 * poolSpin}} {
+	for _, c := range []struct{ level, spin int64 }{{0, 0}, {50, int64(poolSpin)}, {100, 2 * int64(poolSpin)}, {150, 2 * int64(poolSpin)}} {
 		p.setPoll(int(c.level))
 		if got := p.spin.Load(); got != c.spin {
 			t.Errorf("poll %d: spin %d; want %d", c.level, got, c.spin)

@@ -50,6 +50,21 @@ func axpyF32x8(n8 int, w float32, v, out *float32)
 func axpyF16x8(n8 int, w float32, v *uint16, out *float32)
 
 //go:noescape
+func scoresF16x8(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)
+
+//go:noescape
+func scoresF32x8(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
+
+//go:noescape
+func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
+
+//go:noescape
+func accumF32x8(n int, w *float32, v *float32, stride int, n8 int, acc *float32)
+
+//go:noescape
+func expSubx8(n8 int, s *float32, m float32, c *expVec)
+
+//go:noescape
 func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
@@ -126,6 +141,49 @@ func init() {
 		}
 		for i := n8 * 8; i < len(out); i++ {
 			out[i] += w * v[i]
+		}
+	}
+	// The tile helpers (attend_tile.go) run the rows in assembly when the head size is
+	// a multiple of 8, the row kernels' case without a Go tail; otherwise row by row.
+	scoresF16s = func(s, q []float32, k []uint16, stride int, scale float32) {
+		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
+			scoresF16Go(s, q, k, stride, scale)
+			return
+		}
+		_ = k[(len(s)-1)*stride+len(q)-1]
+		scoresF16x8(len(s), &q[0], len(q)/8, &k[0], 2*stride, scale, &s[0])
+	}
+	scoresF32s = func(s, q []float32, k []float32, stride int, scale float32) {
+		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
+			scoresF32Go(s, q, k, stride, scale)
+			return
+		}
+		_ = k[(len(s)-1)*stride+len(q)-1]
+		scoresF32x8(len(s), &q[0], len(q)/8, &k[0], 4*stride, scale, &s[0])
+	}
+	accumF16s = func(acc, w []float32, v []uint16, stride int) {
+		if len(w) == 0 || len(acc) == 0 || len(acc)%8 != 0 {
+			accumF16Go(acc, w, v, stride)
+			return
+		}
+		_ = v[(len(w)-1)*stride+len(acc)-1]
+		accumF16x8(len(w), &w[0], &v[0], 2*stride, len(acc)/8, &acc[0])
+	}
+	accumF32s = func(acc, w []float32, v []float32, stride int) {
+		if len(w) == 0 || len(acc) == 0 || len(acc)%8 != 0 {
+			accumF32Go(acc, w, v, stride)
+			return
+		}
+		_ = v[(len(w)-1)*stride+len(acc)-1]
+		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
+	}
+	expSubs = func(s []float32, m float32) {
+		n8 := len(s) / 8
+		if n8 > 0 {
+			expSubx8(n8, &s[0], m, &expConsts)
+		}
+		for i := n8 * 8; i < len(s); i++ {
+			s[i] = exp32(s[i] - m)
 		}
 	}
 	axpyF16s = func(out []float32, w float32, v []uint16) {

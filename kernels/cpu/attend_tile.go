@@ -1,0 +1,126 @@
+package cpu
+
+import (
+	"math"
+
+	"llmbench/kernels"
+)
+
+// Tile helpers of the attention paths: the scores of one query head against a run of
+// cache rows, the softmax's exponentials of a tile of scores, and the weighted sum of
+// a run of value rows. Each gives, row by row, exactly what the one-row helpers (dotKV,
+// expf, axpyKV) give called once per row in the same order; they exist so that a tile
+// of 64 positions costs one call (and, where the CPU allows, one assembly loop) instead
+// of 64 calls of each. For a head size of 16 the calls were most of the prompt's
+// attention time.
+var (
+	// scoresF16s sets s[i] = dotF16s(q, k[i*stride:][:len(q)]) · scale for every i.
+	scoresF16s = scoresF16Go
+	// scoresF32s sets s[i] = dotF32s(q, k[i*stride:][:len(q)]) · scale for every i.
+	scoresF32s = scoresF32Go
+	// accumF16s adds w[i]·f16(v[i*stride:][:len(acc)]) to acc for every i in order, as
+	// axpyF16s row after row.
+	accumF16s = accumF16Go
+	// accumF32s adds w[i]·v[i*stride:][:len(acc)] to acc for every i in order, as
+	// axpyF32s row after row.
+	accumF32s = accumF32Go
+	// expSubs sets s[i] = exp32(s[i] − m) for every i.
+	expSubs = expSubGo
+)
+
+func scoresF16Go(s, q []float32, k []uint16, stride int, scale float32) {
+	for i := range s {
+		s[i] = dotF16s(q, k[i*stride:][:len(q)]) * scale
+	}
+}
+
+func scoresF32Go(s, q []float32, k []float32, stride int, scale float32) {
+	for i := range s {
+		s[i] = dotF32s(q, k[i*stride:][:len(q)]) * scale
+	}
+}
+
+func accumF16Go(acc, w []float32, v []uint16, stride int) {
+	for i, x := range w {
+		axpyF16s(acc, x, v[i*stride:][:len(acc)])
+	}
+}
+
+func accumF32Go(acc, w []float32, v []float32, stride int) {
+	for i, x := range w {
+		axpyF32s(acc, x, v[i*stride:][:len(acc)])
+	}
+}
+
+func expSubGo(s []float32, m float32) {
+	for i, v := range s {
+		s[i] = exp32(v - m)
+	}
+}
+
+// tileScores sets s[i] to the scaled score of q against the head row of kv at element
+// offset off + i·stride, as dotKV(…) · scale gives it; tmp holds a dequantized Q8_0 row.
+func tileScores(s, q []float32, kv *kernels.KVView, off, stride int, scale float32, tmp []float32) {
+	switch kv.Type {
+	case kernels.F16:
+		scoresF16s(s, q, kv.F16[off:], stride, scale)
+	case kernels.F32:
+		scoresF32s(s, q, kv.F32[off:], stride, scale)
+	default:
+		for i := range s {
+			s[i] = dotKV(q, kv, off+i*stride, tmp) * scale
+		}
+	}
+}
+
+// tileAccum adds w[i] times the head row of kv at element offset off + i·stride to acc,
+// row after row, as axpyKV does; tmp holds a dequantized Q8_0 row.
+func tileAccum(acc, w []float32, kv *kernels.KVView, off, stride int, tmp []float32) {
+	switch kv.Type {
+	case kernels.F16:
+		accumF16s(acc, w, kv.F16[off:], stride)
+	case kernels.F32:
+		accumF32s(acc, w, kv.F32[off:], stride)
+	default:
+		for i, x := range w {
+			axpyKV(acc, x, kv, off+i*stride, tmp)
+		}
+	}
+}
+
+// tileMax returns the largest of m and the scores s, as a running max(m, s[i]) does.
+func tileMax(m float32, s []float32) float32 {
+	for _, v := range s {
+		m = max(m, v)
+	}
+	return m
+}
+
+// expTile replaces the scores s by exp(s[i] − m) and returns sum plus their float64
+// sum, added in order.
+func expTile(s []float32, m float32, sum float64) float64 {
+	expSubs(s, m)
+	for _, e := range s {
+		sum += float64(e)
+	}
+	return sum
+}
+
+// expVec holds exp32's constants, eight lanes each, in the order the assembly reads
+// them (expSubx8): log2e, 0.5, ln2Hi, ln2Lo, P0 … P5, 1, the exponent bias 127 (an
+// integer), expLo, expHi, +Inf.
+type expVec [15][8]uint32
+
+// expConsts is exp32's constants for the assembly exponential.
+var expConsts = func() (c expVec) {
+	for i, v := range []float32{log2e, 0.5, ln2Hi, ln2Lo, expP0, expP1, expP2, expP3, expP4, expP5, 1} {
+		c[i] = lanes8(math.Float32bits(v))
+	}
+	c[11] = lanes8(127)
+	c[12] = lanes8(math.Float32bits(expLo))
+	c[13] = lanes8(math.Float32bits(expHi))
+	c[14] = lanes8(math.Float32bits(float32(math.Inf(1))))
+	return c
+}()
+
+func lanes8(v uint32) [8]uint32 { return [8]uint32{v, v, v, v, v, v, v, v} }

@@ -1,0 +1,213 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "lanes_amd64.h"
+
+// Attention tile kernels (AVX2, FMA, F16C): a tile of scores, the softmax's
+// exponentials and the weighted sum of value rows, each over many cache rows in one
+// call. Every row and lane is computed with exactly the instructions of the one-row
+// kernels in dot_amd64.s (dotF32F16 / dotF32x8 then a float32 scale, axpyF16x8 /
+// axpyF32x8) and of exp32, in the same order, so the results are theirs bit for bit.
+
+// LOADH and LOADS load eight keys or values at off(R) as float32 into Y: from halves
+// (F16) or singles (F32).
+#define LOADH(off, R, Y) VCVTPH2PS (off)(R), Y
+#define LOADS(off, R, Y) VMOVUPS (off)(R), Y
+
+// SCORES is the body of scoresF16x8 / scoresF32x8: for each of n rows (row stride R8
+// bytes), the dot product of the query at SI (n8 chunks of eight floats) with the row
+// in two interleaved accumulators as dotF32F16 does, reduced with HSUM and multiplied
+// by the scale. CH is the bytes of one chunk of a row.
+#define SCORES(LOAD, CH) \
+	MOVQ n+0(FP), CX \
+	MOVQ q+8(FP), SI \
+	MOVQ n8+16(FP), DX \
+	MOVQ k+24(FP), DI \
+	MOVQ stride+32(FP), R8 \
+	VMOVSS scale+40(FP), X8 \
+	MOVQ out+48(FP), R9 \
+	TESTQ CX, CX \
+	JZ done \
+row: \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y9, Y9, Y9 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	MOVQ DX, R12 \
+	CMPQ R12, $2 \
+	JLT tail \
+pair: \
+	LOAD(0, R11, Y0) \
+	LOAD(CH, R11, Y1) \
+	VFMADD231PS (R10), Y0, Y3 \
+	VFMADD231PS 32(R10), Y1, Y9 \
+	ADDQ $64, R10 \
+	ADDQ $(2*CH), R11 \
+	SUBQ $2, R12 \
+	CMPQ R12, $2 \
+	JGE pair \
+tail: \
+	TESTQ R12, R12 \
+	JZ red \
+	LOAD(0, R11, Y0) \
+	VFMADD231PS (R10), Y0, Y3 \
+red: \
+	VADDPS Y9, Y3, Y3 \
+	HSUM \
+	VMULSS X8, X3, X3 \
+	VMOVSS X3, (R9) \
+	ADDQ $4, R9 \
+	ADDQ R8, DI \
+	DECQ CX \
+	JNZ row \
+done: \
+	VZEROUPPER \
+	RET
+
+// ACCUM is the body of accumF16x8 / accumF32x8: acc (n8 chunks of eight floats at R9)
+// += w[i] · row i for each of n rows (row stride R8 bytes), one fused multiply-add per
+// row and lane in row order, as axpyF16x8 does row after row. Four chunks of acc stay
+// in registers while the rows stream past, then one.
+#define ACCUM(LOAD, CH) \
+	MOVQ n+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ v+16(FP), DI \
+	MOVQ stride+24(FP), R8 \
+	MOVQ n8+32(FP), DX \
+	MOVQ acc+40(FP), R9 \
+	TESTQ CX, CX \
+	JZ done \
+four: \
+	CMPQ DX, $4 \
+	JLT one \
+	VMOVUPS (R9), Y0 \
+	VMOVUPS 32(R9), Y1 \
+	VMOVUPS 64(R9), Y2 \
+	VMOVUPS 96(R9), Y3 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	MOVQ CX, R12 \
+row4: \
+	VBROADCASTSS (R10), Y4 \
+	LOAD(0, R11, Y5) \
+	LOAD(CH, R11, Y6) \
+	LOAD(2*CH, R11, Y7) \
+	LOAD(3*CH, R11, Y8) \
+	VFMADD231PS Y5, Y4, Y0 \
+	VFMADD231PS Y6, Y4, Y1 \
+	VFMADD231PS Y7, Y4, Y2 \
+	VFMADD231PS Y8, Y4, Y3 \
+	ADDQ $4, R10 \
+	ADDQ R8, R11 \
+	DECQ R12 \
+	JNZ row4 \
+	VMOVUPS Y0, (R9) \
+	VMOVUPS Y1, 32(R9) \
+	VMOVUPS Y2, 64(R9) \
+	VMOVUPS Y3, 96(R9) \
+	ADDQ $128, R9 \
+	ADDQ $(4*CH), DI \
+	SUBQ $4, DX \
+	JMP four \
+one: \
+	TESTQ DX, DX \
+	JZ done \
+	VMOVUPS (R9), Y0 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	MOVQ CX, R12 \
+row1: \
+	VBROADCASTSS (R10), Y4 \
+	LOAD(0, R11, Y5) \
+	VFMADD231PS Y5, Y4, Y0 \
+	ADDQ $4, R10 \
+	ADDQ R8, R11 \
+	DECQ R12 \
+	JNZ row1 \
+	VMOVUPS Y0, (R9) \
+	ADDQ $32, R9 \
+	ADDQ $CH, DI \
+	DECQ DX \
+	JMP one \
+done: \
+	VZEROUPPER \
+	RET
+
+// func scoresF16x8(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)
+TEXT ·scoresF16x8(SB), NOSPLIT, $0-56
+	SCORES(LOADH, 16)
+
+// func scoresF32x8(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
+TEXT ·scoresF32x8(SB), NOSPLIT, $0-56
+	SCORES(LOADS, 32)
+
+// func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
+TEXT ·accumF16x8(SB), NOSPLIT, $0-48
+	ACCUM(LOADH, 16)
+
+// func accumF32x8(n int, w *float32, v *float32, stride int, n8 int, acc *float32)
+TEXT ·accumF32x8(SB), NOSPLIT, $0-48
+	ACCUM(LOADS, 32)
+
+// func expSubx8(n8 int, s *float32, m float32, c *expVec)
+//
+// s[i] = exp32(s[i] − m) for n8 chunks of eight, each step rounded to float32 as
+// exp32 rounds it (no fused operations); c holds exp32's constants, eight lanes each
+// (see expVec).
+TEXT ·expSubx8(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	MOVQ s+8(FP), SI
+	VBROADCASTSS m+16(FP), Y15
+	MOVQ c+24(FP), R8
+	VXORPS Y14, Y14, Y14
+	TESTQ CX, CX
+	JZ exs_done
+exs_loop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0            // x = s − m
+	VMULPS 0(R8), Y0, Y1          // t = x·log2e
+	VADDPS 32(R8), Y1, Y2         // t + 0.5
+	VSUBPS 32(R8), Y1, Y3         // t − 0.5
+	VCMPPS $1, Y14, Y1, Y4        // t < 0
+	VBLENDVPS Y4, Y3, Y2, Y2
+	VCVTTPS2DQ Y2, Y5             // n, truncated as Go's int32(·)
+	VCVTDQ2PS Y5, Y6              // fn
+	VMULPS 64(R8), Y6, Y7
+	VSUBPS Y7, Y0, Y7             // r = x − fn·ln2Hi
+	VMULPS 96(R8), Y6, Y8
+	VSUBPS Y8, Y7, Y7             // r −= fn·ln2Lo
+	VMULPS 128(R8), Y7, Y8
+	VADDPS 160(R8), Y8, Y8        // p = P0·r + P1
+	VMULPS Y7, Y8, Y8
+	VADDPS 192(R8), Y8, Y8        // p·r + P2
+	VMULPS Y7, Y8, Y8
+	VADDPS 224(R8), Y8, Y8        // p·r + P3
+	VMULPS Y7, Y8, Y8
+	VADDPS 256(R8), Y8, Y8        // p·r + P4
+	VMULPS Y7, Y8, Y8
+	VADDPS 288(R8), Y8, Y8        // p·r + P5
+	VMULPS Y7, Y8, Y8
+	VMULPS Y7, Y8, Y8
+	VADDPS Y7, Y8, Y8
+	VADDPS 320(R8), Y8, Y8        // ((p·r)·r + r) + 1
+	VPSRAD $1, Y5, Y9             // n1 = n >> 1
+	VPSUBD Y9, Y5, Y10            // n − n1
+	VPADDD 352(R8), Y9, Y9
+	VPSLLD $23, Y9, Y9            // 2^n1
+	VPADDD 352(R8), Y10, Y10
+	VPSLLD $23, Y10, Y10          // 2^(n−n1)
+	VMULPS Y9, Y8, Y8
+	VMULPS Y10, Y8, Y8
+	VCMPPS $1, 384(R8), Y0, Y11   // x < expLo: 0
+	VANDNPS Y8, Y11, Y8
+	VCMPPS $0x1e, 416(R8), Y0, Y12 // x > expHi: +Inf
+	VBLENDVPS Y12, 448(R8), Y8, Y8
+	VCMPPS $3, Y0, Y0, Y13        // NaN: x
+	VBLENDVPS Y13, Y0, Y8, Y8
+	VMOVUPS Y8, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ exs_loop
+exs_done:
+	VZEROUPPER
+	RET
