@@ -259,3 +259,61 @@ func TestPagedForwardMatchesContiguous(t *testing.T) {
 		}
 	}
 }
+
+// TestLastLayerRunsOutputRowsOnly checks the last layer's gather: a batch whose rows
+// mostly need no logits (a prompt chunk without logits, a decode step, a drafted run
+// wanting every row's logits, a chunk wanting its last) gives, bit for bit, the rows
+// of a pass that computes every row to the end, and leaves the same caches.
+func TestLastLayerRunsOutputRowsOnly(t *testing.T) {
+	m, be, gathered, done := batchSetup(t, 4)
+	defer done()
+	_, _, full, done2 := batchSetup(t, 4)
+	defer done2()
+	parts := []Seq{
+		{Start: 16, Tokens: []int32{3, 4, 5, 6, 7}},
+		{Start: 16, Tokens: []int32{42}, Logits: true},
+		{Start: 16, Tokens: []int32{60, 61, 62}, AllLogits: true},
+		{Start: 16, Tokens: []int32{50, 51, 52, 53}, Logits: true},
+	}
+	wantRows := []int{5, 6, 7, 8, 12} // rows of the full pass that carry logits
+	run := func(caches []*Cache, all bool) []float32 {
+		seqs := append([]Seq(nil), parts...)
+		for i := range seqs {
+			seqs[i].Cache = caches[i]
+		}
+		out, err := m.forward(be, m.NewState(16), seqs, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float32(nil), out...)
+	}
+	got, all := run(gathered, false), run(full, true)
+	if len(got) != len(wantRows)*m.Vocab {
+		t.Fatalf("%d logits, want %d rows", len(got), len(wantRows))
+	}
+	for j, r := range wantRows {
+		for i := range m.Vocab {
+			if g, w := got[j*m.Vocab+i], all[r*m.Vocab+i]; math.Float32bits(g) != math.Float32bits(w) {
+				t.Fatalf("logits row %d (batch row %d), logit %d: %v, the full pass %v", j, r, i, g, w)
+			}
+		}
+	}
+	for s := range parts { // the caches match: the next step of each sequence agrees
+		st := m.NewState(16)
+		next := 16 + len(parts[s].Tokens)
+		a, err := m.Forward(be, st, gathered[s], []int32{9}, next, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append([]float32(nil), a...)
+		b, err := m.Forward(be, st, full[s], []int32{9}, next, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("sequence %d's next step, logit %d: %v vs %v", s, i, a[i], b[i])
+			}
+		}
+	}
+}

@@ -287,6 +287,7 @@ type State struct {
 	gate, up                []float32
 	vseqs                   []kernels.VarSeq  // a step's sequences for one varlen attention call
 	logits                  []float32         // grown to the rows asked for
+	outRows                 []int             // the rows that need logits, in order
 	attn                    kernels.Attention // reused so that a step allocates nothing
 	one                     [1]Seq            // Forward's batch of one
 
@@ -381,6 +382,28 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	if all {
 		nOut = n
 	}
+	// The rows that need logits, in order: the last layer runs its output projection
+	// and feed-forward on those alone (as llama.cpp does), since no other row's result
+	// reaches anything; the keys and values of every row are stored before that. Each
+	// kept row's arithmetic is the same in a smaller batch (the kernels are
+	// batch-invariant), so the logits are the same bit for bit.
+	outRows := st.outRows[:0]
+	if nOut < n {
+		row := 0
+		for i := range seqs {
+			sn := len(seqs[i].Tokens)
+			switch {
+			case seqs[i].AllLogits:
+				for t := range sn {
+					outRows = append(outRows, row+t)
+				}
+			case seqs[i].Logits:
+				outRows = append(outRows, row+sn-1)
+			}
+			row += sn
+		}
+		st.outRows = outRows
+	}
 	e := m.Embd
 	qDim, kvDim := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
 	embTr := kernels.TraitsOf(m.Embed.Type)
@@ -471,6 +494,20 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			attn.N, attn.Start, attn.Blocks = 0, 0, nil
 			varlen.AttendVarlen(att, q, attn, st.vseqs)
 		}
+		if li == len(m.Blocks)-1 && nOut < n {
+			if nOut == 0 { // no logits: the keys and values were all this pass is for
+				break
+			}
+			for j, r := range outRows { // r ≥ j: rows move forward only
+				copy(att[j*qDim:(j+1)*qDim], att[r*qDim:(r+1)*qDim])
+				copy(x[j*e:(j+1)*e], x[r*e:(r+1)*e])
+			}
+			n = nOut
+			x, h, att, o = x[:n*e], h[:n*e], att[:n*qDim], o[:n*e]
+			if m.Experts == 0 {
+				gate, up = gate[:n*m.FF], up[:n*m.FF]
+			}
+		}
 		be.MatMul(o, L.O, att, n)
 		if L.OBias != nil {
 			addBias(o, L.OBias)
@@ -489,28 +526,13 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	}
 	attn.K, attn.V, attn.Blocks, attn.Sinks = kernels.KVView{}, kernels.KVView{}, nil, nil // keep no cache alive
 	clear(st.vseqs)
-	// Gather the rows that need logits into h and normalise them there.
-	hOut := h[:nOut*e]
-	if all {
-		be.RMSNorm(hOut, x, m.OutputNorm, m.NormEps)
-	} else {
-		row, j := 0, 0
-		for i := range seqs {
-			sn := len(seqs[i].Tokens)
-			row += sn
-			switch {
-			case seqs[i].AllLogits:
-				be.RMSNorm(hOut[j*e:(j+sn)*e], x[(row-sn)*e:row*e], m.OutputNorm, m.NormEps)
-				j += sn
-			case seqs[i].Logits:
-				be.RMSNorm(hOut[j*e:(j+1)*e], x[(row-1)*e:row*e], m.OutputNorm, m.NormEps)
-				j++
-			}
-		}
-	}
 	if nOut == 0 {
 		return st.logits[:0], nil
 	}
+	// The rows that need logits are x's first nOut: every row, or those the last layer
+	// gathered (a model has at least one layer).
+	hOut := h[:nOut*e]
+	be.RMSNorm(hOut, x[:nOut*e], m.OutputNorm, m.NormEps)
 	if cap(st.logits) < nOut*m.Vocab {
 		st.logits = make([]float32, nOut*m.Vocab)
 	}

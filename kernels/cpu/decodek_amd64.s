@@ -142,38 +142,40 @@
 	ADDQ $32, DX \
 	ADDQ $64, R11
 
+// GDONE stores the sixteen sums, each reduced exactly as RED16 reduces one
+// accumulator (its two 256-bit halves added, then its two 128-bit quarters, then two
+// horizontal adds), four accumulators per instruction: group g holds accumulators
+// Zg, Zg+4, Zg+8, Zg+12 (members 0..3); GRED4 leaves member k's four partial sums in
+// 128-bit lane k of its result, and three horizontal adds (HADD512) leave accumulator g+4k's sum in
+// element 4k+g, its place in out. (RED16 one accumulator at a time cost eight
+// instructions each, as much as the products themselves for a 128-wide row.)
+#define GRED4(M0, M1, M2, M3, H) \
+	VSHUFF64X2 $0x44, M1, M0, Z16 \
+	VSHUFF64X2 $0xEE, M1, M0, Z17 \
+	VADDPS Z17, Z16, Z16 \
+	VSHUFF64X2 $0x44, M3, M2, Z18 \
+	VSHUFF64X2 $0xEE, M3, M2, Z19 \
+	VADDPS Z19, Z18, Z18 \
+	VSHUFF32X4 $0x88, Z18, Z16, Z20 \
+	VSHUFF32X4 $0xDD, Z18, Z16, Z21 \
+	VADDPS Z21, Z20, H
+
+// HADD512 is VHADDPS B, A, D on 512-bit registers (which AVX-512 lacks): in each
+// 128-bit lane, D = [a0+a1, a2+a3, b0+b1, b2+b3]. It clobbers Z22, Z23.
+#define HADD512(B, A, D) \
+	VSHUFPS $0x88, B, A, Z22 \
+	VSHUFPS $0xDD, B, A, Z23 \
+	VADDPS Z23, Z22, D
+
 #define GDONE \
-	VMOVAPS Z15, Z31 \
-	VMOVAPS Z14, Z30 \
-	VMOVAPS Z13, Z29 \
-	VMOVAPS Z12, Z28 \
-	VMOVAPS Z11, Z27 \
-	VMOVAPS Z10, Z26 \
-	VMOVAPS Z9, Z25 \
-	VMOVAPS Z8, Z24 \
-	VMOVAPS Z7, Z23 \
-	VMOVAPS Z6, Z22 \
-	VMOVAPS Z5, Z21 \
-	VMOVAPS Z4, Z20 \
-	VMOVAPS Z3, Z19 \
-	VMOVAPS Z2, Z18 \
-	VMOVAPS Z1, Z17 \
-	RED16(Z0, 0) \
-	RED16(Z17, 4) \
-	RED16(Z18, 8) \
-	RED16(Z19, 12) \
-	RED16(Z20, 16) \
-	RED16(Z21, 20) \
-	RED16(Z22, 24) \
-	RED16(Z23, 28) \
-	RED16(Z24, 32) \
-	RED16(Z25, 36) \
-	RED16(Z26, 40) \
-	RED16(Z27, 44) \
-	RED16(Z28, 48) \
-	RED16(Z29, 52) \
-	RED16(Z30, 56) \
-	RED16(Z31, 60) \
+	GRED4(Z0, Z4, Z8, Z12, Z24) \
+	GRED4(Z1, Z5, Z9, Z13, Z25) \
+	GRED4(Z2, Z6, Z10, Z14, Z26) \
+	GRED4(Z3, Z7, Z11, Z15, Z27) \
+	HADD512(Z25, Z24, Z28) \
+	HADD512(Z27, Z26, Z29) \
+	HADD512(Z29, Z28, Z30) \
+	VMOVUPS Z30, (AX) \
 	VZEROUPPER \
 	RET
 
