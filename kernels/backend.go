@@ -105,6 +105,29 @@ type KVView struct {
 	Q8   []byte
 }
 
+// StoreKV writes src (whole head rows) into kv at element offset off (a row
+// boundary), converted to kv's type: the reference conversion, which a KVStorer's
+// must match value for value.
+func StoreKV(kv *KVView, off int, src []float32) {
+	switch kv.Type {
+	case Q8_0:
+		TraitsOf(Q8_0).FromFloat(src, kv.Q8[off/32*34:(off+len(src))/32*34])
+	case F16:
+		dst := kv.F16[off : off+len(src)]
+		for i, v := range src {
+			dst[i] = F32ToF16(v)
+		}
+	default:
+		copy(kv.F32[off:], src)
+	}
+}
+
+// KVStorer is implemented by a backend with its own (faster) conversion of new keys
+// and values into the cache: the values StoreKV writes.
+type KVStorer interface {
+	StoreKV(kv *KVView, off int, src []float32)
+}
+
 // VarlenAttender is implemented by backends that run the attention of several
 // sequences sharing one cache in one call: q and dst hold the sequences' rows one after
 // another, a gives the heads, scale, cache and path, seqs each sequence's tokens, first

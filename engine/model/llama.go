@@ -248,31 +248,20 @@ func newKV(typ kernels.DType, n int) kernels.KVView {
 }
 
 // storeRows writes the rows of src (positions start… of a sequence, width values
-// each) into kv at the rows the attention's block table gives them.
-func storeRows(kv *kernels.KVView, a *kernels.Attention, start, width int, src []float32) {
+// each) into kv at the rows the attention's block table gives them, converted by the
+// backend where it has its own conversion (kernels.KVStorer).
+func storeRows(be kernels.Backend, kv *kernels.KVView, a *kernels.Attention, start, width int, src []float32) {
+	store := kernels.StoreKV
+	if s, ok := be.(kernels.KVStorer); ok {
+		store = s.StoreKV
+	}
 	if a.Blocks == nil {
-		storeKV(kv, start*width, src)
+		store(kv, start*width, src)
 		return
 	}
 	for i := 0; i < len(src)/width; i++ {
-		storeKV(kv, a.Row(start+i)*width, src[i*width:(i+1)*width])
+		store(kv, a.Row(start+i)*width, src[i*width:(i+1)*width])
 	}
-}
-
-// storeKV writes src (whole rows) at element offset off (a row boundary).
-func storeKV(kv *kernels.KVView, off int, src []float32) {
-	if kv.Type == kernels.Q8_0 {
-		kernels.TraitsOf(kernels.Q8_0).FromFloat(src, kv.Q8[off/32*34:(off+len(src))/32*34])
-		return
-	}
-	if kv.Type == kernels.F16 {
-		dst := kv.F16[off : off+len(src)]
-		for i, v := range src {
-			dst[i] = kernels.F32ToF16(v)
-		}
-		return
-	}
-	copy(kv.F32[off:], src)
 }
 
 // State holds the activations of one forward pass for up to Batch tokens, reused
@@ -483,8 +472,8 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			attn.N, attn.Start = sn, start
 			attn.K, attn.V = s.Cache.K[li], s.Cache.V[li]
 			attn.Blocks, attn.BlockSize = s.Blocks, s.Cache.BlockSize
-			storeRows(&attn.K, attn, start, kvDim, sk)
-			storeRows(&attn.V, attn, start, kvDim, sv)
+			storeRows(be, &attn.K, attn, start, kvDim, sk)
+			storeRows(be, &attn.V, attn, start, kvDim, sv)
 			if varlen == nil {
 				be.Attend(att[row*qDim:(row+sn)*qDim], sq, attn)
 			}

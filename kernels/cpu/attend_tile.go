@@ -24,8 +24,9 @@ var (
 	// accumF32s adds w[i]·v[i*stride:][:len(acc)] to acc for every i in order, as
 	// axpyF32s row after row.
 	accumF32s = accumF32Go
-	// expSubs sets s[i] = exp32(s[i] − m) for every i.
-	expSubs = expSubGo
+	// expSums sets s[i] = exp32(s[i] − m) for every i and returns their sum in
+	// float64, added in an order of its own (the same on every call at a CPU level).
+	expSums = expSumGo
 )
 
 func scoresF16Go(s, q []float32, k []uint16, stride int, scale float32) {
@@ -52,10 +53,13 @@ func accumF32Go(acc, w []float32, v []float32, stride int) {
 	}
 }
 
-func expSubGo(s []float32, m float32) {
+func expSumGo(s []float32, m float32) float64 {
+	var sum float64
 	for i, v := range s {
 		s[i] = exp32(v - m)
+		sum += float64(s[i])
 	}
+	return sum
 }
 
 // tileScores sets s[i] to the scaled score of q against the head row of kv at element
@@ -88,28 +92,28 @@ func tileAccum(acc, w []float32, kv *kernels.KVView, off, stride int, tmp []floa
 	}
 }
 
-// tileMax returns the largest of m and the scores s, as a running max(m, s[i]) does.
+// tileMax returns the largest of m and the scores s. A NaN score is passed over (the
+// builtin max would return it, at several times the cost); its exponential makes the
+// row's sum, and so its output, NaN all the same.
 func tileMax(m float32, s []float32) float32 {
 	for _, v := range s {
-		m = max(m, v)
+		if v > m {
+			m = v
+		}
 	}
 	return m
 }
 
-// expTile replaces the scores s by exp(s[i] − m) and returns sum plus their float64
-// sum, added in order.
+// expTile replaces the scores s by exp(s[i] − m) and returns sum plus the tile's
+// float64 sum of them (summed as expSums sums).
 func expTile(s []float32, m float32, sum float64) float64 {
-	expSubs(s, m)
-	for _, e := range s {
-		sum += float64(e)
-	}
-	return sum
+	return sum + expSums(s, m)
 }
 
 // expVec holds exp32's constants, eight lanes each, in the order the assembly reads
-// them (expSubx8): log2e, 0.5, ln2Hi, ln2Lo, P0 … P5, 1, the exponent bias 127 (an
-// integer), expLo, expHi, +Inf.
-type expVec [15][8]uint32
+// them (expSumx8): log2e, 0.5, ln2Hi, ln2Lo, P0 … P5, 1, the exponent bias 127 (an
+// integer), expLo, expHi, +Inf, and the lane numbers 0 … 7.
+type expVec [16][8]uint32
 
 // expConsts is exp32's constants for the assembly exponential.
 var expConsts = func() (c expVec) {
@@ -120,6 +124,7 @@ var expConsts = func() (c expVec) {
 	c[12] = lanes8(math.Float32bits(expLo))
 	c[13] = lanes8(math.Float32bits(expHi))
 	c[14] = lanes8(math.Float32bits(float32(math.Inf(1))))
+	c[15] = [8]uint32{0, 1, 2, 3, 4, 5, 6, 7}
 	return c
 }()
 

@@ -149,26 +149,41 @@ TEXT ·accumF16x8(SB), NOSPLIT, $0-48
 TEXT ·accumF32x8(SB), NOSPLIT, $0-48
 	ACCUM(LOADS, 32)
 
-// func expSubx8(n8 int, s *float32, m float32, c *expVec)
+// func expSumx8(n int, s *float32, m float32, c *expVec) float64
 //
-// s[i] = exp32(s[i] − m) for n8 chunks of eight, each step rounded to float32 as
-// exp32 rounds it (no fused operations); c holds exp32's constants, eight lanes each
-// (see expVec).
-TEXT ·expSubx8(SB), NOSPLIT, $0-32
-	MOVQ n8+0(FP), CX
+// s[i] = exp32(s[i] − m) for the n values at s, each step rounded to float32 as exp32
+// rounds it (no fused operations), returning their sum in float64: lanes 0-3 and 4-7
+// of each group of eight summed in two four-lane float64 accumulators, then
+// ((a0+b0)+(a2+b2)) + ((a1+b1)+(a3+b3)). A last group of fewer than eight is loaded,
+// stored and summed under a lane mask. c holds exp32's constants (see expVec).
+TEXT ·expSumx8(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
 	MOVQ s+8(FP), SI
 	VBROADCASTSS m+16(FP), Y15
 	MOVQ c+24(FP), R8
-	VXORPS Y14, Y14, Y14
+	VXORPD Y12, Y12, Y12
+	VXORPD Y13, Y13, Y13
+	VPCMPEQD Y14, Y14, Y14        // all lanes: the full groups' mask
+exs_loop:
+	CMPQ CX, $8
+	JGE exs_full
 	TESTQ CX, CX
 	JZ exs_done
-exs_loop:
+	MOVQ CX, X9                   // a last group of CX < 8: lanes below CX
+	VPBROADCASTD X9, Y9
+	VMOVDQU 480(R8), Y10
+	VPCMPGTD Y10, Y9, Y14         // CX > lane
+	VMASKMOVPS (SI), Y14, Y0
+	JMP exs_group
+exs_full:
 	VMOVUPS (SI), Y0
+exs_group:
 	VSUBPS Y15, Y0, Y0            // x = s − m
 	VMULPS 0(R8), Y0, Y1          // t = x·log2e
 	VADDPS 32(R8), Y1, Y2         // t + 0.5
 	VSUBPS 32(R8), Y1, Y3         // t − 0.5
-	VCMPPS $1, Y14, Y1, Y4        // t < 0
+	VXORPS Y4, Y4, Y4
+	VCMPPS $1, Y4, Y1, Y4         // t < 0
 	VBLENDVPS Y4, Y3, Y2, Y2
 	VCVTTPS2DQ Y2, Y5             // n, truncated as Go's int32(·)
 	VCVTDQ2PS Y5, Y6              // fn
@@ -200,14 +215,29 @@ exs_loop:
 	VMULPS Y10, Y8, Y8
 	VCMPPS $1, 384(R8), Y0, Y11   // x < expLo: 0
 	VANDNPS Y8, Y11, Y8
-	VCMPPS $0x1e, 416(R8), Y0, Y12 // x > expHi: +Inf
-	VBLENDVPS Y12, 448(R8), Y8, Y8
-	VCMPPS $3, Y0, Y0, Y13        // NaN: x
-	VBLENDVPS Y13, Y0, Y8, Y8
+	VCMPPS $0x1e, 416(R8), Y0, Y11 // x > expHi: +Inf
+	VBLENDVPS Y11, 448(R8), Y8, Y8
+	VCMPPS $3, Y0, Y0, Y11        // NaN: x
+	VBLENDVPS Y11, Y0, Y8, Y8
+	VANDPS Y14, Y8, Y9            // the group's lanes only, into the sums
+	VCVTPS2PD X9, Y10
+	VEXTRACTF128 $1, Y9, X11
+	VCVTPS2PD X11, Y11
+	VADDPD Y10, Y12, Y12
+	VADDPD Y11, Y13, Y13
+	CMPQ CX, $8
+	JLT exs_last
 	VMOVUPS Y8, (SI)
 	ADDQ $32, SI
-	DECQ CX
-	JNZ exs_loop
+	SUBQ $8, CX
+	JMP exs_loop
+exs_last:
+	VMASKMOVPS Y8, Y14, (SI)
 exs_done:
+	VADDPD Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD X13, X12, X12
+	VHADDPD X12, X12, X12
+	VMOVSD X12, ret+32(FP)
 	VZEROUPPER
 	RET

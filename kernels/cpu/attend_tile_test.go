@@ -68,10 +68,10 @@ func TestTileAccumMatchesRows(t *testing.T) {
 	}
 }
 
-// TestExpSubMatchesExp32 runs the tile exponential over a sweep of float32 bit
+// TestExpSumsMatchExp32 runs the tile exponential over a sweep of float32 bit
 // patterns (every sign and exponent, so both ends of exp32's range and its special
 // cases) and the values around its bounds, against exp32 of each difference.
-func TestExpSubMatchesExp32(t *testing.T) {
+func TestExpSumsMatchExp32(t *testing.T) {
 	var xs []float32
 	for b := uint32(0); b < 1<<32-4099; b += 4099 {
 		xs = append(xs, math.Float32frombits(b))
@@ -81,12 +81,45 @@ func TestExpSubMatchesExp32(t *testing.T) {
 	}
 	for _, m := range []float32{0, 3.5, -7.25} {
 		got := append([]float32(nil), xs...)
-		expSubs(got, m)
+		expSums(got, m)
 		for i, x := range xs {
 			want := exp32(x - m)
 			if math.Float32bits(got[i]) != math.Float32bits(want) && !(got[i] != got[i] && want != want) {
 				t.Fatalf("exp(%g − %g): tile %g (%#x), exp32 %g (%#x)", x, m, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
 			}
+		}
+	}
+}
+
+// TestExpSumsTails checks every length up to three groups of eight: the values past
+// the slice are not touched, each value is exp32's, the sum is theirs (to float64
+// rounding) and the same on every call.
+func TestExpSumsTails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 25 {
+		buf := randF32(rng, n+8)
+		orig := append([]float32(nil), buf...)
+		got := buf[:n]
+		sum := expSums(got, 0.25)
+		var want float64
+		for i := range n {
+			e := exp32(orig[i] - 0.25)
+			if math.Float32bits(got[i]) != math.Float32bits(e) {
+				t.Fatalf("n=%d: element %d is %g, exp32 %g", n, i, got[i], e)
+			}
+			want += float64(e)
+		}
+		for i := n; i < len(buf); i++ {
+			if math.Float32bits(buf[i]) != math.Float32bits(orig[i]) {
+				t.Fatalf("n=%d: element %d past the slice changed", n, i)
+			}
+		}
+		if math.Abs(sum-want) > 1e-12*want {
+			t.Fatalf("n=%d: sum %v, want %v", n, sum, want)
+		}
+		again := append([]float32(nil), orig[:n]...)
+		if s2 := expSums(again, 0.25); math.Float64bits(s2) != math.Float64bits(sum) {
+			t.Fatalf("n=%d: sum %v, then %v", n, sum, s2)
 		}
 	}
 }

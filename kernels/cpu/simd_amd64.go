@@ -62,7 +62,7 @@ func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
 func accumF32x8(n int, w *float32, v *float32, stride int, n8 int, acc *float32)
 
 //go:noescape
-func expSubx8(n8 int, s *float32, m float32, c *expVec)
+func expSumx8(n int, s *float32, m float32, c *expVec) float64
 
 //go:noescape
 func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
@@ -177,14 +177,11 @@ func init() {
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
 	}
-	expSubs = func(s []float32, m float32) {
-		n8 := len(s) / 8
-		if n8 > 0 {
-			expSubx8(n8, &s[0], m, &expConsts)
+	expSums = func(s []float32, m float32) float64 {
+		if len(s) == 0 {
+			return 0
 		}
-		for i := n8 * 8; i < len(s); i++ {
-			s[i] = exp32(s[i] - m)
-		}
+		return expSumx8(len(s), &s[0], m, &expConsts)
 	}
 	axpyF16s = func(out []float32, w float32, v []uint16) {
 		n8 := len(out) / 8
