@@ -124,16 +124,16 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	}
 	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads; min %.2f, max %.2f)",
 		bw.GBps(), len(bw.Samples), report.BytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
-	tw, kw := 0, 0 // column widths: the longest type and kernel names
+	tw, pw, kw := 0, 0, 0 // column widths: the longest type, phase and kernel names
 	for _, k := range s.Kernels {
-		tw, kw = max(tw, len(k.Type.String())), max(kw, len(k.Kernel))
+		tw, pw, kw = max(tw, len(k.Type.String())), max(pw, len(k.Phase)), max(kw, len(k.Kernel))
 	}
 	for i, k := range s.Kernels {
 		key := ""
 		if i == 0 {
 			key = "kernels"
 		}
-		row(key, "%-*s %-7s %-*s %s; %s", tw, k.Type, k.Phase, kw, k.Kernel, k.Detail, k.Why)
+		row(key, "%-*s %-*s %-*s %s; %s", tw, k.Type, pw, k.Phase, kw, k.Kernel, k.Detail, k.Why)
 	}
 	if m := s.Model; m != nil {
 		row("model", "%s", m.File)

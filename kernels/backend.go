@@ -199,13 +199,16 @@ type Preparer interface {
 const (
 	PhaseDecode = "decode" // one token per sequence and step
 	PhasePrompt = "prompt" // several tokens per step (a prompt, or a batch of sequences)
+	// PhaseAttention is the attention over a key/value cache; its KernelChoice.Type is
+	// the cache's type, not a weight type.
+	PhaseAttention = "attention"
 )
 
 // KernelChoice names the kernel a backend runs for one weight type in one phase, and
 // why (the CPU features, or settings, that chose it).
 type KernelChoice struct {
 	Type   DType  `json:"type"`
-	Phase  string `json:"phase"`  // PhaseDecode or PhasePrompt
+	Phase  string `json:"phase"`  // PhaseDecode, PhasePrompt or PhaseAttention
 	Kernel string `json:"kernel"` // a short name, such as "f16-x4"
 	Detail string `json:"detail"` // what it does, such as "4 rows × 1 token, VCVTPH2PS + FMA"
 	Why    string `json:"why"`
@@ -230,7 +233,7 @@ func ImplName(b Backend, types []DType) string {
 	for _, t := range types {
 		var ph []string
 		for _, k := range ks {
-			if k.Type == t {
+			if k.Type == t && k.Phase != PhaseAttention {
 				ph = append(ph, k.Phase+" "+k.Kernel)
 			}
 		}

@@ -27,6 +27,8 @@ var (
 	// expSums sets s[i] = exp32(s[i] − m) for every i and returns their sum in
 	// float64, added in an order of its own (the same on every call at a CPU level).
 	expSums = expSumGo
+	// attnTileAsm reports that the helpers above run in assembly (sysinfo says so).
+	attnTileAsm bool
 )
 
 func scoresF16Go(s, q []float32, k []uint16, stride int, scale float32) {

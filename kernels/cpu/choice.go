@@ -67,7 +67,30 @@ func Kernels() []kernels.KernelChoice {
 			out = append(out, kernels.KernelChoice{Type: t, Phase: ph.name, Kernel: k, Detail: d, Why: why})
 		}
 	}
+	for _, t := range []kernels.DType{kernels.F16, kernels.F32, kernels.Q8_0} {
+		k, d, why := describeAttention(t)
+		out = append(out, kernels.KernelChoice{Type: t, Phase: kernels.PhaseAttention, Kernel: k, Detail: d, Why: why})
+	}
 	return out
+}
+
+// describeAttention names the attention kernel for a key/value cache of type kv, says
+// what it does and why it runs.
+func describeAttention(kv kernels.DType) (kernel, detail, why string) {
+	ty := strings.ToLower(kv.String())
+	env := ""
+	if v := os.Getenv(EnvLevel); v != "" && levelErr == nil {
+		env = "; " + EnvLevel + "=" + v
+	}
+	switch {
+	case !attnTileAsm:
+		return "attn-row-go", "pure Go, one position at a time", "no AVX2+FMA+F16C kernels (CPU, purego build or " + EnvLevel + ")" + env
+	case kv == kernels.Q8_0:
+		return "attn-row-q8_0", "scores and value sums one position at a time (Q8_0 rows dequantized in Go), exponentials per 64-position tile in assembly",
+			"no assembly kernel for a Q8_0 cache" + env
+	}
+	return "attn-tile-" + ty, "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
+		"AVX2+FMA+F16C" + env
 }
 
 // describePath names the kernel of path p for type t and n tokens, says what it does

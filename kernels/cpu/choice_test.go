@@ -9,8 +9,8 @@ import (
 )
 
 // TestKernels checks the kernel table against the dispatch level (run it under each
-// LLMBENCH_CPU value): one entry per type and phase, the kernels of the level's paths,
-// and the ceiling named in the reason when one is set.
+// LLMBENCH_CPU value): one entry per type and phase (and per cache type for attention),
+// the kernels of the level's paths, and the ceiling named in the reason when one is set.
 func TestKernels(t *testing.T) {
 	ks := (&CPU{}).Kernels()
 	seen := map[string]kernels.KernelChoice{}
@@ -24,18 +24,21 @@ func TestKernels(t *testing.T) {
 		}
 		seen[key] = k
 	}
-	if len(seen) != 2*len(kernelTypes) {
-		t.Fatalf("%d entries, want decode and prompt for %d types", len(seen), len(kernelTypes))
+	if len(seen) != 2*len(kernelTypes)+3 {
+		t.Fatalf("%d entries, want decode and prompt for %d types and attention for 3 cache types", len(seen), len(kernelTypes))
 	}
 	want := map[string]map[string]string{ // level → type/phase → kernel
-		"go": {"F16/decode": "reference", "Q4_0/prompt": "reference", "BF16/decode": "reference", "MXFP4/prompt": "reference"},
+		"go": {"F16/decode": "reference", "Q4_0/prompt": "reference", "BF16/decode": "reference", "MXFP4/prompt": "reference",
+			"F16/attention": "attn-row-go", "Q8_0/attention": "attn-row-go"},
 		"avx2": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "Q4_K/decode": "dot-q4_k-avx2", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "batch-q4_0-avx2", "Q8_0/prompt": "batch-q8_0-avx2",
-			"IQ4_NL/decode": "batch-iq4_nl-avx2", "IQ4_XS/prompt": "dot-iq4_xs-avx2", "MXFP4/prompt": "batch-mxfp4-avx2"},
+			"IQ4_NL/decode": "batch-iq4_nl-avx2", "IQ4_XS/prompt": "dot-iq4_xs-avx2", "MXFP4/prompt": "batch-mxfp4-avx2",
+			"F16/attention": "attn-tile-f16", "F32/attention": "attn-tile-f32", "Q8_0/attention": "attn-row-q8_0"},
 		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m", "Q8_0/decode": "tile-q8_0-x1", "Q6_K/prompt": "tile-q6_k-x4", "F32/decode": "dot-f32-avx2",
 			"IQ4_NL/decode": "tile-iq4_nl-x1m", "IQ4_XS/decode": "tile-iq4_xs-x1", "MXFP4/decode": "tile-mxfp4-x1",
-			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4"},
+			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4",
+			"F16/attention": "attn-tile-f16"},
 	}[level]
 	if want == nil {
 		t.Fatalf("level %q has no expectations", level)
@@ -66,6 +69,9 @@ func TestImplName(t *testing.T) {
 		if k.Type == kernels.Q4_K && !strings.Contains(got, k.Phase+" "+k.Kernel) {
 			t.Fatalf("ImplName = %q, lacks %s %s", got, k.Phase, k.Kernel)
 		}
+	}
+	if got := kernels.ImplName(c, []kernels.DType{kernels.F16}); strings.Contains(got, kernels.PhaseAttention) {
+		t.Fatalf("ImplName = %q: a weight type's kernels, not the cache's", got)
 	}
 	if got := kernels.ImplName(c, nil); got != c.Name() {
 		t.Fatalf("ImplName without types = %q, want %q", got, c.Name())

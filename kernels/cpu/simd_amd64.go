@@ -145,6 +145,7 @@ func init() {
 	}
 	// The tile helpers (attend_tile.go) run the rows in assembly when the head size is
 	// a multiple of 8, the row kernels' case without a Go tail; otherwise row by row.
+	attnTileAsm = true
 	scoresF16s = func(s, q []float32, k []uint16, stride int, scale float32) {
 		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
 			scoresF16Go(s, q, k, stride, scale)
