@@ -120,6 +120,9 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			reg = "ymm"
 		}
 		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS "+reg
+		if h.rows != nil {
+			kernel, detail = ty+"-rows", "one row after another × 1 token (one forward stream), "+widen+" + VFMADD231PS "+reg
+		}
 		if p == pathHalfGemm {
 			kernel, detail = ty+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s + VFMADD231PS %s", h.gr, widen, reg)
 		}
@@ -145,6 +148,8 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "AVX2+FMA+F16C; no AVX-512 kernel for " + t.String()
 	case level == "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
+	case p == pathHalfX4 && halfKerns[t].rows != nil:
+		why = "AVX-512 F/VL/BW + AVX512-VNNI; AMD: one stream per thread reads faster than four"
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
 	}

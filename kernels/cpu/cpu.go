@@ -290,13 +290,17 @@ func (c *CPU) band(part, worker int) {
 	}
 }
 
-// bandX4 computes F16 or BF16 rows [r0, r1) for one token with the halfKern's x4
-// kernel; rows past the last group of four are run one at a time (stride 0). out is
-// the worker's scratch.
+// bandX4 computes F16 or BF16 rows [r0, r1) for one token with the halfKern's rows
+// kernel where it has one, else its x4 kernel (rows past the last group of four run
+// one at a time, stride 0). out is the worker's scratch.
 func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 	j := &c.job
 	ng := j.cols / 32
 	xb := 4 * j.cols
+	if j.hk.rows != nil {
+		j.hk.rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[:xb], j.dst[r0:r1])
+		return
+	}
 	for r := r0; r < r1; {
 		k, stride := 4, j.wRow
 		if r+4 > r1 {

@@ -63,6 +63,10 @@ type halfKern struct {
 	// x4 computes four rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
 	// widened activation row over n32 steps of 32 elements; nil where the CPU lacks it.
 	x4 func(n32 int, w []byte, stride int, x []byte, out *[4]float32)
+	// rows computes nrows rows (w, w[stride:], …) times one widened activation row,
+	// one row after another, into out[:nrows], each summed as x4 sums it; nil where
+	// the CPU lacks it (x4 then serves decode).
+	rows func(n32 int, w []byte, stride, nrows int, x []byte, out []float32)
 	// gemm computes four rows (w[r·wstride:]) times float32 token rows x[t·xstride:]
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
 	// out[4t+r]; nil where the CPU lacks it.
