@@ -45,6 +45,7 @@ func TestKernels(t *testing.T) {
 	}
 	if level == "avx512vnni" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
+		want["Q4_0/decode"], want["IQ4_NL/decode"] = "tile-q4_0-x1", "tile-iq4_nl-x1"
 	}
 	for key, k := range want {
 		if got := seen[key].Kernel; got != k {

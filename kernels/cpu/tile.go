@@ -153,6 +153,9 @@ var (
 	// formats with an x1m kernel: four streams from memory keep a core's read
 	// bandwidth up where one does not.
 	tileX1m func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
+	// x1mKernels holds the x1m kernels this CPU can run, whether or not decode takes
+	// them (tileFmt.x1m; not on AMD, where one stream reads faster).
+	x1mKernels = map[kernels.DType]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
 )
 
 // packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst,
