@@ -68,24 +68,6 @@ func (tm *term) waitFor(what string, d time.Duration) string {
 	}
 }
 
-// waitForAny returns the screen once it shows one of whats, failing the test after d.
-func (tm *term) waitForAny(d time.Duration, whats ...string) string {
-	tm.t.Helper()
-	end := time.Now().Add(d)
-	for {
-		s := tm.screen()
-		for _, w := range whats {
-			if strings.Contains(s, w) {
-				return s
-			}
-		}
-		if time.Now().After(end) {
-			tm.t.Fatalf("none of %q on screen after %v:\n%s", whats, d, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestTUIEndToEnd drives `llmbench tui` in a real terminal (tmux) along the key path
 // a new user follows with only the keys the screens show (tui/HANDOFF.md): a bench
 // run on the built-in model (one repetition), watched on Live, its Results; then a
@@ -143,7 +125,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	keys("Enter")
 	// The requests may all be served before a poll sees Live (20 took a quarter second
 	// on a 2-core AMD EPYC): Results then shows, and Live keeps the run's last frame.
-	s = tm.waitForAny(30*time.Second, "requests ·", "Serving Benchmark Result")
+	s = waitEither(tm, 30*time.Second, "requests ·", "Serving Benchmark Result")
 	back := false
 	if !strings.Contains(s, "requests ·") {
 		keys("BTab")
@@ -156,7 +138,7 @@ func TestTUIEndToEnd(t *testing.T) {
 		shows(s, "space pause")
 		keys("Space")
 		// The run may end between the screen read and the key (Results then shows).
-		s = tm.waitForAny(5*time.Second, "view paused", "Serving Benchmark Result")
+		s = waitEither(tm, 5*time.Second, "view paused", "Serving Benchmark Result")
 		if strings.Contains(s, "view paused") {
 			if !strings.Contains(s, "✓") {
 				shows(s, "space resume")
