@@ -55,8 +55,8 @@ type pool struct {
 	spin atomic.Int64
 }
 
-// DefaultPoll is llama.cpp's default --poll level, at which the pool spins poolSpin
-// times before parking.
+// DefaultPoll is llama.cpp's default --poll level, at which the pool spins for poolSpin
+// before parking.
 const DefaultPoll = 50
 
 // setPoll sets the busy-wait level as llama.cpp's --poll (0 to 100): the time spent
