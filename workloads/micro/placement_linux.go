@@ -71,21 +71,31 @@ func setAffinity(cpus []int) (restore func() error, err error) {
 // changed or not yet reached, so passes repeat until one finds every thread with set
 // (a thread left pinned to one CPU after -C would halve the next test's cores).
 func maskAll(set *unix.CPUSet) error {
+	return settleThreads("CPU mask", func(tid int) bool {
+		var cur unix.CPUSet
+		return unix.SchedGetaffinity(tid, &cur) == nil && cur == *set
+	}, func(tid int) error { return unix.SchedSetaffinity(tid, set) })
+}
+
+// settleThreads applies set to every thread of the process that is not yet done
+// (done(tid) false), pass after pass until a pass finds every thread done: a thread
+// the runtime starts during a pass inherits its creator's old value (the race
+// detector's runtime starts them often), and would otherwise keep it.
+func settleThreads(what string, done func(tid int) bool, set func(tid int) error) error {
 	for range 100 {
 		changed := false
 		err := eachThread(func(tid int) error {
-			var cur unix.CPUSet
-			if err := unix.SchedGetaffinity(tid, &cur); err == nil && cur == *set {
+			if done(tid) {
 				return nil
 			}
 			changed = true
-			return unix.SchedSetaffinity(tid, set)
+			return set(tid)
 		})
 		if err != nil || !changed {
 			return err
 		}
 	}
-	return errors.New("threads kept starting while their CPU mask was set")
+	return errors.New("threads kept starting while their " + what + " was set")
 }
 
 // niceOf reads the nice value of the calling thread.
@@ -108,12 +118,16 @@ func setNice(nice int) (restore func() error, err error) {
 	if old == nice {
 		return func() error { return nil }, nil
 	}
-	if err := eachThread(func(tid int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, nice) }); err != nil {
+	to := func(n int) error {
+		return settleThreads("nice value", func(tid int) bool {
+			v, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+			return err == nil && 20-v == n
+		}, func(tid int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, n) })
+	}
+	if err := to(nice); err != nil {
 		return nil, fmt.Errorf("setpriority %d: %w (a negative nice value needs CAP_SYS_NICE)", nice, err)
 	}
-	return func() error {
-		return eachThread(func(tid int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, old) })
-	}, nil
+	return func() error { return to(old) }, nil
 }
 
 // numaCPUs returns the CPUs --numa places the process on: isolate, the CPUs of the
