@@ -180,19 +180,14 @@ func (c *CPU) attend(part, worker int) {
 	ws := &c.work[worker]
 	qh := j.q[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
-	kvStride := a.KVHeads * a.HeadDim
 	out := j.dst[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 	ws.kv = grow(ws.kv, a.HeadDim)
 	lo := a.First(pos)
 	if !a.Flash {
 		ws.scores = grow(ws.scores, pos+1-lo)
 		s := ws.scores
-		for p := lo; p <= pos; {
-			r, n := a.Span(p, pos+1)
-			tileScores(s[p-lo:p-lo+n], qh, &a.K, r*kvStride+off, kvStride, a.Scale, ws.kv)
-			p += n
-		}
-		maxv := tileMax(float32(math.Inf(-1)), s)
+		tileScores(s, qh, a, lo, pos+1, off, ws.kv)
+		maxv := tileMax(s)
 		if a.Sinks != nil {
 			maxv = max(maxv, a.Sinks[h])
 		}
@@ -205,11 +200,7 @@ func (c *CPU) attend(part, worker int) {
 			s[p] *= inv
 		}
 		clear(out)
-		for p := lo; p <= pos; {
-			r, n := a.Span(p, pos+1)
-			tileAccum(out, s[p-lo:p-lo+n], &a.V, r*kvStride+off, kvStride, ws.kv)
-			p += n
-		}
+		tileAccum(out, s, a, lo, pos+1, off, ws.kv)
 		return
 	}
 	ws.scores = grow(ws.scores, flashTile)
@@ -221,18 +212,10 @@ func (c *CPU) attend(part, worker int) {
 	for p0 := lo; p0 <= pos; p0 += flashTile {
 		p1 := min(pos+1, p0+flashTile)
 		s := ws.scores[:p1-p0]
-		for p := p0; p < p1; {
-			r, n := a.Span(p, p1)
-			tileScores(s[p-p0:p-p0+n], qh, &a.K, r*kvStride+off, kvStride, a.Scale, ws.kv)
-			p += n
-		}
-		m, sum = raiseMax(acc, m, tileMax(float32(math.Inf(-1)), s), sum)
+		tileScores(s, qh, a, p0, p1, off, ws.kv)
+		m, sum = raiseMax(acc, m, tileMax(s), sum)
 		sum = expTile(s, m, sum)
-		for p := p0; p < p1; {
-			r, n := a.Span(p, p1)
-			tileAccum(acc, s[p-p0:p-p0+n], &a.V, r*kvStride+off, kvStride, ws.kv)
-			p += n
-		}
+		tileAccum(acc, s, a, p0, p1, off, ws.kv)
 	}
 	if a.Sinks != nil { // the sink as one more score, with no value
 		m, sum = raiseMax(acc, m, a.Sinks[h], sum)
@@ -368,7 +351,6 @@ func (c *CPU) attendPart(u, worker int) int {
 	ws.scores = grow(ws.scores, flashTile)
 	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
 	off := g * hd
-	kvStride := a.KVHeads * hd
 	// The unit's heads' slots are slot0, slot0+np, …: head k's accumulator is
 	// pAcc[(slot0+k*np)*hd:][:hd].
 	slot0 := pl.slotOff[i] + h0*np + p
@@ -386,18 +368,10 @@ func (c *CPU) attendPart(u, worker int) int {
 			qh := qg[hh*hd : (hh+1)*hd]
 			sl := slot0 + hh*np
 			acc := pl.pAcc[sl*hd : (sl+1)*hd]
-			for pos := t0; pos < t1; {
-				row, n := a.Span(pos, t1)
-				tileScores(s[pos-t0:pos-t0+n], qh, &a.K, row*kvStride+off, kvStride, a.Scale, ws.kv)
-				pos += n
-			}
-			m, sum := raiseMax(acc, pl.pMax[sl], tileMax(float32(math.Inf(-1)), s), pl.pSum[sl])
+			tileScores(s, qh, a, t0, t1, off, ws.kv)
+			m, sum := raiseMax(acc, pl.pMax[sl], tileMax(s), pl.pSum[sl])
 			sum = expTile(s, m, sum)
-			for pos := t0; pos < t1; {
-				row, n := a.Span(pos, t1)
-				tileAccum(acc, s[pos-t0:pos-t0+n], &a.V, row*kvStride+off, kvStride, ws.kv)
-				pos += n
-			}
+			tileAccum(acc, s, a, t0, t1, off, ws.kv)
 			pl.pMax[sl], pl.pSum[sl] = m, sum
 		}
 	}

@@ -64,40 +64,56 @@ func expSumGo(s []float32, m float32) float64 {
 	return sum
 }
 
-// tileScores sets s[i] to the scaled score of q against the head row of kv at element
-// offset off + i·stride, as dotKV(…) · scale gives it; tmp holds a dequantized Q8_0 row.
-func tileScores(s, q []float32, kv *kernels.KVView, off, stride int, scale float32, tmp []float32) {
-	switch kv.Type {
-	case kernels.F16:
-		scoresF16s(s, q, kv.F16[off:], stride, scale)
-	case kernels.F32:
-		scoresF32s(s, q, kv.F32[off:], stride, scale)
-	default:
-		for i := range s {
-			s[i] = dotKV(q, kv, off+i*stride, tmp) * scale
+// tileScores sets s[p−p0], for the positions p0 ≤ p < p1, to the scaled score of q
+// against the key head row at element offset off of the position's cache row, as
+// dotKV(…) · a.Scale gives it; it reads the cache through a's block table, a run of
+// contiguous rows per call. tmp holds a dequantized Q8_0 row.
+func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+	stride := a.KVHeads * a.HeadDim
+	for p := p0; p < p1; {
+		r, n := a.Span(p, p1)
+		sp, o := s[p-p0:p-p0+n], r*stride+off
+		switch a.K.Type {
+		case kernels.F16:
+			scoresF16s(sp, q, a.K.F16[o:], stride, a.Scale)
+		case kernels.F32:
+			scoresF32s(sp, q, a.K.F32[o:], stride, a.Scale)
+		default:
+			for i := range sp {
+				sp[i] = dotKV(q, &a.K, o+i*stride, tmp) * a.Scale
+			}
 		}
+		p += n
 	}
 }
 
-// tileAccum adds w[i] times the head row of kv at element offset off + i·stride to acc,
-// row after row, as axpyKV does; tmp holds a dequantized Q8_0 row.
-func tileAccum(acc, w []float32, kv *kernels.KVView, off, stride int, tmp []float32) {
-	switch kv.Type {
-	case kernels.F16:
-		accumF16s(acc, w, kv.F16[off:], stride)
-	case kernels.F32:
-		accumF32s(acc, w, kv.F32[off:], stride)
-	default:
-		for i, x := range w {
-			axpyKV(acc, x, kv, off+i*stride, tmp)
+// tileAccum adds w[p−p0] times the value head row at element offset off of each
+// position p0 ≤ p < p1 to acc, position after position, as axpyKV does; it reads the
+// cache as tileScores does. tmp holds a dequantized Q8_0 row.
+func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+	stride := a.KVHeads * a.HeadDim
+	for p := p0; p < p1; {
+		r, n := a.Span(p, p1)
+		wp, o := w[p-p0:p-p0+n], r*stride+off
+		switch a.V.Type {
+		case kernels.F16:
+			accumF16s(acc, wp, a.V.F16[o:], stride)
+		case kernels.F32:
+			accumF32s(acc, wp, a.V.F32[o:], stride)
+		default:
+			for i, x := range wp {
+				axpyKV(acc, x, &a.V, o+i*stride, tmp)
+			}
 		}
+		p += n
 	}
 }
 
-// tileMax returns the largest of m and the scores s. A NaN score is passed over (the
-// builtin max would return it, at several times the cost); its exponential makes the
-// row's sum, and so its output, NaN all the same.
-func tileMax(m float32, s []float32) float32 {
+// tileMax returns the largest of the scores s (−Inf for none). A NaN score is passed
+// over (the builtin max would return it, at several times the cost); its exponential
+// makes the row's sum, and so its output, NaN all the same.
+func tileMax(s []float32) float32 {
+	m := float32(math.Inf(-1))
 	for _, v := range s {
 		if v > m {
 			m = v

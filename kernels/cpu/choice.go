@@ -77,20 +77,15 @@ func Kernels() []kernels.KernelChoice {
 // describeAttention names the attention kernel for a key/value cache of type kv, says
 // what it does and why it runs.
 func describeAttention(kv kernels.DType) (kernel, detail, why string) {
-	ty := strings.ToLower(kv.String())
-	env := ""
-	if v := os.Getenv(EnvLevel); v != "" && levelErr == nil {
-		env = "; " + EnvLevel + "=" + v
-	}
 	switch {
-	case !attnTileAsm:
-		return "attn-row-go", "pure Go, one position at a time", "no AVX2+FMA+F16C kernels (CPU, purego build or " + EnvLevel + ")" + env
+	case !attnTileAsm: // level go, as the reference path's
+		return "attn-row-go", "pure Go, one position at a time", levelWhy(kv, pathRef)
 	case kv == kernels.Q8_0:
 		return "attn-row-q8_0", "scores and value sums one position at a time (Q8_0 rows dequantized in Go), exponentials per 64-position tile in assembly",
-			"no assembly kernel for a Q8_0 cache" + env
+			"no assembly kernel for a Q8_0 cache" + envNote()
 	}
-	return "attn-tile-" + ty, "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
-		"AVX2+FMA+F16C" + env
+	return "attn-tile-" + strings.ToLower(kv.String()), "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
+		"AVX2+FMA+F16C" + envNote()
 }
 
 // describePath names the kernel of path p for type t and n tokens, says what it does
@@ -153,8 +148,14 @@ func levelWhy(t kernels.DType, p path) string {
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
 	}
+	return why + envNote()
+}
+
+// envNote is the reasons' note of the LLMBENCH_CPU ceiling in force ("; LLMBENCH_CPU=avx2"),
+// empty when none is set.
+func envNote() string {
 	if v := os.Getenv(EnvLevel); v != "" && levelErr == nil {
-		why += "; " + EnvLevel + "=" + v
+		return "; " + EnvLevel + "=" + v
 	}
-	return why
+	return ""
 }
