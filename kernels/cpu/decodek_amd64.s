@@ -179,15 +179,34 @@
 	VZEROUPPER \
 	RET
 
+// REDTO sums the 16 lanes of Z (copied to Z0) and stores the float at dst: RED16's
+// reduction with any destination.
+#define REDTO(Z, dst) \
+	VMOVAPS Z, Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, dst
+
 // X1ROWS is the body of dotF16rows / dotBF16rows: nrows rows (w, w+stride, …) times one
-// row of float32 activations, one row after another, each summed exactly as the x4
-// kernels sum a row (HROW per 32 elements into one accumulator, RED16), the sums
-// stored at out[0…nrows). Reading the rows in turn keeps the weights one forward
-// stream (rows are contiguous) for the hardware prefetcher, with no software
-// prefetch, where the x4 kernels' four rows at once are four short streams: on a
-// 2-core AMD EPYC (Zen 4) llama.cpp's row-at-a-time F16 decode of llama-1b ran 1.4×
-// the x4 kernels'; this one ran 1.3× them (tg32 13.87 against 10.48 t/s, medians of
-// five). Intel Xeon keeps x4 (four streams read faster there, see X4STEP).
+// row of float32 activations, each row summed exactly as the x4 kernels sum a row (HROW
+// per 32 elements into one accumulator, RED16), the sums stored at out[0…nrows).
+// The rows are split in four quarters of h = nrows/4 rows, and row i of every quarter
+// is summed in the same pass: four long forward streams for the hardware prefetcher
+// (no software prefetch) and four independent accumulator chains, where one row at a
+// time waits on each FMA's latency. The last nrows mod 4 rows then run one at a time.
+// The x4 kernels' four adjacent rows at once are four page-long streams instead. On a
+// 2-core AMD EPYC (Zen 4), llama-1b F16 tg32: x4 10.48, one row at a time 13.87
+// (medians of five). Quarters against one row at a time, two threads reading 1 GiB of
+// 4 KiB rows in runs of 32 to 4096 rows: 1.35–1.5× (28–29 against 19–21 GB/s, file
+// mapping or huge-page copy alike); llama-1b tg32 13.16 → 14.25 t/s (medians of six
+// alternated runs). Intel Xeon keeps x4 (four streams read faster there, see X4STEP).
+//
+// Registers: AX out, BX rows left, CX end of x, DX stride, SI w, DI x, R8/R9 the
+// first/third quarter's row, R10 x within the row, R11 h·stride, R12 4h, R13 quads left.
 #define X1ROWS(CVT) \
 	MOVQ n32+0(FP), CX \
 	MOVQ w+8(FP), SI \
@@ -195,24 +214,77 @@
 	MOVQ nrows+24(FP), BX \
 	MOVQ x+32(FP), DI \
 	MOVQ out+40(FP), AX \
+	SHLQ $7, CX \
+	ADDQ DI, CX \
+	MOVQ BX, R13 \
+	SHRQ $2, R13 \
+	JZ single \
+	MOVQ R13, R11 \
+	IMULQ DX, R11 \
+	LEAQ (R13*4), R12 \
+	MOVQ R13, R8 \
+	SHLQ $2, R8 \
+	SUBQ R8, BX \
+quad: \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	MOVQ SI, R8 \
+	LEAQ (SI)(R11*2), R9 \
+	MOVQ DI, R10 \
+qstep: \
+	VMOVUPS (R10), Z20 \
+	VMOVUPS 64(R10), Z21 \
+	CVT((R8), Z0) \
+	CVT((R8)(R11*1), Z2) \
+	CVT((R9), Z4) \
+	CVT((R9)(R11*1), Z6) \
+	CVT(32(R8), Z1) \
+	CVT(32(R8)(R11*1), Z3) \
+	CVT(32(R9), Z5) \
+	CVT(32(R9)(R11*1), Z7) \
+	VFMADD231PS Z20, Z0, Z8 \
+	VFMADD231PS Z20, Z2, Z9 \
+	VFMADD231PS Z20, Z4, Z10 \
+	VFMADD231PS Z20, Z6, Z11 \
+	VFMADD231PS Z21, Z1, Z8 \
+	VFMADD231PS Z21, Z3, Z9 \
+	VFMADD231PS Z21, Z5, Z10 \
+	VFMADD231PS Z21, Z7, Z11 \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	ADDQ $128, R10 \
+	CMPQ R10, CX \
+	JB qstep \
+	REDTO(Z8, (AX)) \
+	REDTO(Z9, (AX)(R12*1)) \
+	REDTO(Z10, (AX)(R12*2)) \
+	LEAQ (AX)(R12*2), R10 \
+	REDTO(Z11, (R10)(R12*1)) \
+	ADDQ $4, AX \
+	ADDQ DX, SI \
+	DECQ R13 \
+	JNZ quad \
+	LEAQ (SI)(R11*2), SI \
+	ADDQ R11, SI \
+	LEAQ (AX)(R12*2), AX \
+	ADDQ R12, AX \
+single: \
 	TESTQ BX, BX \
 	JZ done \
 row: \
 	VPXORD Z8, Z8, Z8 \
 	MOVQ SI, R8 \
-	MOVQ DI, R9 \
-	MOVQ CX, R10 \
-	TESTQ R10, R10 \
-	JZ red \
+	MOVQ DI, R10 \
 step: \
-	VMOVUPS (R9), Z20 \
-	VMOVUPS 64(R9), Z21 \
+	VMOVUPS (R10), Z20 \
+	VMOVUPS 64(R10), Z21 \
 	HROW(CVT, R8, Z8, Z0, Z1) \
 	ADDQ $64, R8 \
-	ADDQ $128, R9 \
-	DECQ R10 \
-	JNZ step \
-red: \
+	ADDQ $128, R10 \
+	CMPQ R10, CX \
+	JB step \
 	RED16(Z8, 0) \
 	ADDQ $4, AX \
 	ADDQ DX, SI \

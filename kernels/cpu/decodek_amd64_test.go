@@ -24,7 +24,7 @@ func TestHalfRowsMatchX4(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(typ), 17))
 		for _, n32 := range []int{0, 1, 3, 64} {
 			n := 32 * n32
-			for nrows := 1; nrows <= 9; nrows++ {
+			for nrows := 1; nrows <= 19; nrows++ {
 				var w []byte
 				for range nrows {
 					b, _ := randRow(rng, typ, n, 0.5)
