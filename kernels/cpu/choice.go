@@ -116,10 +116,16 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		}
 		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS "+reg
 		if h.rows != nil {
-			kernel, detail = ty+"-rows", "one row after another × 1 token (one forward stream), "+widen+" + VFMADD231PS "+reg
+			kernel, detail = ty+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+widen+" + VFMADD231PS "+reg
 		}
 		if p == pathHalfGemm {
 			kernel, detail = ty+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s + VFMADD231PS %s", h.gr, widen, reg)
+		}
+		if h.pairs {
+			kernel, detail = ty+"-dp-rows", "four rows at a time, one per quarter of the band × 1 token, VDPBF16PS zmm on bfloat16 activations"
+			if p == pathHalfGemm {
+				kernel, detail = ty+"-dp-gemm", "4 rows × 4 tokens, VDPBF16PS zmm on bfloat16 activations"
+			}
 		}
 	case pathBatch2:
 		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"
@@ -143,8 +149,10 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "AVX2+FMA+F16C; no AVX-512 kernel for " + t.String()
 	case level == "avx2":
 		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
+	case halfKerns[t] != nil && halfKerns[t].pairs && (p == pathHalfX4 || p == pathHalfGemm):
+		why = "AVX-512 F/VL/BW + AVX512-VNNI + AVX512-BF16 (two products per lane and instruction)"
 	case p == pathHalfX4 && halfKerns[t].rows != nil:
-		why = "AVX-512 F/VL/BW + AVX512-VNNI; AMD: one stream per thread reads faster than four"
+		why = "AVX-512 F/VL/BW + AVX512-VNNI; AMD: four long streams per thread read faster than four adjacent rows"
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
 	}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	xcpu "golang.org/x/sys/cpu"
 	"os"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ func TestKernels(t *testing.T) {
 	if level == "avx512vnni" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
 		want["Q4_0/decode"], want["IQ4_NL/decode"] = "tile-q4_0-x1", "tile-iq4_nl-x1"
+	}
+	if level == "avx512vnni" && xcpu.X86.HasAVX512BF16 {
+		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-rows", "bf16-dp-gemm"
 	}
 	for key, k := range want {
 		if got := seen[key].Kernel; got != k {

@@ -296,7 +296,7 @@ func (c *CPU) band(part, worker int) {
 func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
 	j := &c.job
 	ng := j.cols / 32
-	xb := 4 * j.cols
+	xb := j.hk.actBytes() * j.cols
 	if j.hk.rows != nil {
 		j.hk.rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[:xb], j.dst[r0:r1])
 		return

@@ -74,6 +74,20 @@ type halfKern struct {
 	gr   int // rows per gemm call: 4 (AVX-512), or 2 (AVX2: out[4t+r] for r < 2)
 	// lanes is the kernels' number of float lanes: 16 (AVX-512) or 8 (AVX2).
 	lanes int
+	// pairs marks the bfloat16 kernels of CPUs with AVX512-BF16 (VDPBF16PS): the
+	// activations stay bfloat16 (widen copies them, 2 bytes each) and each output's
+	// 16 lanes sum element pairs, lane L taking element 32s+2L+1 and then 32s+2L of
+	// every step s of 32 (dotPairsGo); x4 is nil and gemm takes an even n16.
+	pairs bool
+}
+
+// actBytes is the bytes per element of the activations the kernels take: float32, or
+// bfloat16 for the pairs kernels.
+func (h *halfKern) actBytes() int {
+	if h.pairs {
+		return 2
+	}
+	return 4
 }
 
 // halfKerns holds the float paths of F16 and BF16 weights; init fills in the assembly
@@ -93,6 +107,9 @@ func prepF16Go(xq, dst []byte) {
 	}
 }
 
+// copyActs is the pairs kernels' widen: they take the bfloat16 activations as they are.
+func copyActs(xq, dst []byte) { copy(dst, xq) }
+
 // prepBF16Go widens bfloat16 values to float32.
 func prepBF16Go(xq, dst []byte) {
 	for i := range len(xq) / 2 {
@@ -104,6 +121,9 @@ func prepBF16Go(xq, dst []byte) {
 // the kernels: h.lanes float lanes (element e in lane e mod lanes) accumulated with
 // fused multiply-adds in element order, reduced as the assembly does.
 func (h *halfKern) dotGo(w, x []byte, n int) float32 {
+	if h.pairs {
+		return dotPairsGo(w, x, n)
+	}
 	var acc [16]float32
 	for e := range n {
 		l := e % h.lanes
@@ -113,6 +133,30 @@ func (h *halfKern) dotGo(w, x []byte, n int) float32 {
 		return reduce8((*[8]float32)(acc[:8]))
 	}
 	return reduce16(&acc)
+}
+
+// dotPairsGo is the pairs kernels' product of n bfloat16 weights w and activations
+// x (n even): lane L adds element 32s+2L+1's product and then element 32s+2L's, each
+// rounded once (the products of two bfloat16 values are exact in float32, so each
+// step is fma32), with VDPBF16PS's denormal rule: inputs that are denormal read as
+// zero, denormal sums flush to zero. The lanes are reduced as RED16 does.
+func dotPairsGo(w, x []byte, n int) float32 {
+	var acc [16]float32
+	for e := 0; e+1 < n; e += 2 {
+		l := e % 32 / 2
+		for _, k := range [2]int{e + 1, e} {
+			acc[l] = flushDenormal(fma32(flushDenormal(bf16At(w[2*k:])), flushDenormal(bf16At(x[2*k:])), acc[l]))
+		}
+	}
+	return reduce16(&acc)
+}
+
+// flushDenormal returns f, or a zero of f's sign where f is denormal.
+func flushDenormal(f float32) float32 {
+	if b := math.Float32bits(f); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return f
 }
 
 // x4Go is the pure-Go twin of the x4 kernels.
@@ -141,7 +185,7 @@ const halfGemmRows = 16
 // in parallel when there are several.
 func (c *CPU) widenActs() {
 	j := &c.job
-	j.gBytes = 4 * j.cols
+	j.gBytes = j.hk.actBytes() * j.cols
 	if c.xpGen != c.qGen || c.xpType != j.vtID || len(c.xp) != j.n*j.gBytes {
 		c.xp = grow(c.xp, j.n*j.gBytes)
 		j.act = c.xp

@@ -205,16 +205,20 @@
 // mapping or huge-page copy alike); llama-1b tg32 13.16 → 14.25 t/s (medians of six
 // alternated runs). Intel Xeon keeps x4 (four streams read faster there, see X4STEP).
 //
+// QSTEP is one step of 32 elements for the four rows at (R8), (R8)(R11*1), (R9),
+// (R9)(R11*1) into Z8…Z11, STEP1 one for the row at (R8) into Z8; XB is the bytes of
+// activations per step (R10).
+//
 // Registers: AX out, BX rows left, CX end of x, DX stride, SI w, DI x, R8/R9 the
 // first/third quarter's row, R10 x within the row, R11 h·stride, R12 4h, R13 quads left.
-#define X1ROWS(CVT) \
+#define X1ROWS(QSTEP, STEP1, XB) \
 	MOVQ n32+0(FP), CX \
 	MOVQ w+8(FP), SI \
 	MOVQ stride+16(FP), DX \
 	MOVQ nrows+24(FP), BX \
 	MOVQ x+32(FP), DI \
 	MOVQ out+40(FP), AX \
-	SHLQ $7, CX \
+	IMULQ $XB, CX \
 	ADDQ DI, CX \
 	MOVQ BX, R13 \
 	SHRQ $2, R13 \
@@ -234,27 +238,10 @@ quad: \
 	LEAQ (SI)(R11*2), R9 \
 	MOVQ DI, R10 \
 qstep: \
-	VMOVUPS (R10), Z20 \
-	VMOVUPS 64(R10), Z21 \
-	CVT((R8), Z0) \
-	CVT((R8)(R11*1), Z2) \
-	CVT((R9), Z4) \
-	CVT((R9)(R11*1), Z6) \
-	CVT(32(R8), Z1) \
-	CVT(32(R8)(R11*1), Z3) \
-	CVT(32(R9), Z5) \
-	CVT(32(R9)(R11*1), Z7) \
-	VFMADD231PS Z20, Z0, Z8 \
-	VFMADD231PS Z20, Z2, Z9 \
-	VFMADD231PS Z20, Z4, Z10 \
-	VFMADD231PS Z20, Z6, Z11 \
-	VFMADD231PS Z21, Z1, Z8 \
-	VFMADD231PS Z21, Z3, Z9 \
-	VFMADD231PS Z21, Z5, Z10 \
-	VFMADD231PS Z21, Z7, Z11 \
+	QSTEP \
 	ADDQ $64, R8 \
 	ADDQ $64, R9 \
-	ADDQ $128, R10 \
+	ADDQ $XB, R10 \
 	CMPQ R10, CX \
 	JB qstep \
 	REDTO(Z8, (AX)) \
@@ -278,11 +265,9 @@ row: \
 	MOVQ SI, R8 \
 	MOVQ DI, R10 \
 step: \
-	VMOVUPS (R10), Z20 \
-	VMOVUPS 64(R10), Z21 \
-	HROW(CVT, R8, Z8, Z0, Z1) \
+	STEP1 \
 	ADDQ $64, R8 \
-	ADDQ $128, R10 \
+	ADDQ $XB, R10 \
 	CMPQ R10, CX \
 	JB step \
 	RED16(Z8, 0) \
@@ -294,13 +279,122 @@ done: \
 	VZEROUPPER \
 	RET
 
+// HQUAD(CVT) is X1ROWS's QSTEP for 16-bit weights widened by CVT times float32
+// activations (each row as HROW sums it); HONE(CVT) its STEP1.
+#define HQUAD(CVT) \
+	VMOVUPS (R10), Z20 \
+	VMOVUPS 64(R10), Z21 \
+	CVT((R8), Z0) \
+	CVT((R8)(R11*1), Z2) \
+	CVT((R9), Z4) \
+	CVT((R9)(R11*1), Z6) \
+	CVT(32(R8), Z1) \
+	CVT(32(R8)(R11*1), Z3) \
+	CVT(32(R9), Z5) \
+	CVT(32(R9)(R11*1), Z7) \
+	VFMADD231PS Z20, Z0, Z8 \
+	VFMADD231PS Z20, Z2, Z9 \
+	VFMADD231PS Z20, Z4, Z10 \
+	VFMADD231PS Z20, Z6, Z11 \
+	VFMADD231PS Z21, Z1, Z8 \
+	VFMADD231PS Z21, Z3, Z9 \
+	VFMADD231PS Z21, Z5, Z10 \
+	VFMADD231PS Z21, Z7, Z11
+
+#define HONE(CVT) \
+	VMOVUPS (R10), Z20 \
+	VMOVUPS 64(R10), Z21 \
+	HROW(CVT, R8, Z8, Z0, Z1)
+
+#define HQUAD_F16 HQUAD(CVTH)
+#define HONE_F16 HONE(CVTH)
+#define HQUAD_BF16 HQUAD(CVTB)
+#define HONE_BF16 HONE(CVTB)
+
 // func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 TEXT ·dotF16rows(SB), NOSPLIT, $0-48
-	X1ROWS(CVTH)
+	X1ROWS(HQUAD_F16, HONE_F16, 128)
 
 // func dotBF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 TEXT ·dotBF16rows(SB), NOSPLIT, $0-48
-	X1ROWS(CVTB)
+	X1ROWS(HQUAD_BF16, HONE_BF16, 128)
+
+// VDPBF16PS_Z(s2, s1, d) is VDPBF16PS Z(s2), Z(s1), Z(d) (EVEX.512.F3.0F38.W0 52 /r,
+// register operands; Go's assembler lacks AVX512-BF16): for each float lane i,
+// Zd[i] += s1[2i+1]·s2[2i+1], rounded, then += s1[2i]·s2[2i], rounded (bfloat16
+// products are exact in float32; denormal inputs read as zero, denormal results
+// flush to zero). The arguments are register numbers 0…31.
+#define VDPBF16PS_Z(s2, s1, d) \
+	BYTE $0x62; \
+	BYTE $(((1-((d>>3)&1))<<7) | ((1-((s2>>4)&1))<<6) | ((1-((s2>>3)&1))<<5) | ((1-((d>>4)&1))<<4) | 2); \
+	BYTE $(((15-(s1&15))<<3) | 6); \
+	BYTE $(0x40 | ((1-((s1>>4)&1))<<3)); \
+	BYTE $0x52; \
+	BYTE $(0xC0 | ((d&7)<<3) | (s2&7))
+
+// DPQUAD / DPONE are X1ROWS's steps for bfloat16 weights times bfloat16 activations
+// (32 of each per step, one VDPBF16PS per row).
+#define DPQUAD \
+	VMOVDQU64 (R10), Z20 \
+	VMOVDQU64 (R8), Z0 \
+	VMOVDQU64 (R8)(R11*1), Z2 \
+	VMOVDQU64 (R9), Z4 \
+	VMOVDQU64 (R9)(R11*1), Z6 \
+	VDPBF16PS_Z(20, 0, 8) \
+	VDPBF16PS_Z(20, 2, 9) \
+	VDPBF16PS_Z(20, 4, 10) \
+	VDPBF16PS_Z(20, 6, 11)
+
+#define DPONE \
+	VMOVDQU64 (R10), Z20 \
+	VMOVDQU64 (R8), Z0 \
+	VDPBF16PS_Z(20, 0, 8)
+
+// func dotBF16dpRows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+//
+// dotBF16rows for CPUs with AVX512-BF16: x holds the bfloat16 activations themselves
+// (64 bytes per step), and each row's sum is the pairs order of VDPBF16PS (see
+// halfKern.pairs), the order gemmBF16dp gives every output too.
+TEXT ·dotBF16dpRows(SB), NOSPLIT, $0-48
+	X1ROWS(DPQUAD, DPONE, 64)
+
+// DPG4(x, a0…a3) adds the four rows in Z16…Z19 times the token in register x
+// to accumulators a0…a3 (register numbers).
+#define DPG4(x, a0, a1, a2, a3) \
+	VDPBF16PS_Z(x, 16, a0) \
+	VDPBF16PS_Z(x, 17, a1) \
+	VDPBF16PS_Z(x, 18, a2) \
+	VDPBF16PS_Z(x, 19, a3)
+
+// func gemmBF16dp(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+//
+// gemmBF16x4 for CPUs with AVX512-BF16: four bfloat16 rows times four tokens'
+// bfloat16 activations, 32 elements per step (n16 is even), every output summed in
+// the pairs order of VDPBF16PS, as dotBF16dpRows sums a row.
+TEXT ·gemmBF16dp(SB), NOSPLIT, $0-56
+	GSETUP
+	SHRQ $1, CX
+	TESTQ CX, CX
+	JZ dpg_done
+dpg_loop:
+	VMOVDQU64 (SI)(DX*1), Z16
+	VMOVDQU64 (R8)(DX*1), Z17
+	VMOVDQU64 (R9)(DX*1), Z18
+	VMOVDQU64 (R10)(DX*1), Z19
+	VMOVDQU64 (DI)(R11*1), Z20
+	VMOVDQU64 (R12)(R11*1), Z21
+	VMOVDQU64 (R13)(R11*1), Z22
+	VMOVDQU64 (R14)(R11*1), Z23
+	DPG4(20, 0, 1, 2, 3)
+	DPG4(21, 4, 5, 6, 7)
+	DPG4(22, 8, 9, 10, 11)
+	DPG4(23, 12, 13, 14, 15)
+	ADDQ $64, DX
+	ADDQ $64, R11
+	DECQ CX
+	JNZ dpg_loop
+dpg_done:
+	GDONE
 
 // func dotF16x4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 //

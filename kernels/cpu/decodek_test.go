@@ -10,11 +10,19 @@ import (
 
 var halfTypes = []kernels.DType{kernels.F16, kernels.BF16}
 
+// halfPaths are the float paths of type typ the tests check: the one MatMul runs, and
+// the float32 BF16 path where the pairs path replaced it (plainBF16).
+func halfPaths(typ kernels.DType) []*halfKern {
+	if typ == kernels.BF16 && plainBF16 != nil {
+		return []*halfKern{halfKerns[typ], plainBF16}
+	}
+	return []*halfKern{halfKerns[typ]}
+}
+
 // checkX4 compares the four-row decode kernel of a 16-bit type (assembly and Go twin)
 // with the reference VecDot, and the assembly with the Go twin bit for bit.
-func checkX4(t *testing.T, typ kernels.DType, seed uint64, nb int) {
+func checkX4(t *testing.T, typ kernels.DType, h *halfKern, seed uint64, nb int) {
 	t.Helper()
-	h := halfKerns[typ]
 	tr := kernels.TraitsOf(typ)
 	n := nb * 32
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -26,7 +34,7 @@ func checkX4(t *testing.T, typ kernels.DType, seed uint64, nb int) {
 		wf = append(wf, f)
 	}
 	x, xf := randRow(rng, tr.VecDotType, n, 1)
-	xp := make([]byte, 4*n)
+	xp := make([]byte, h.actBytes()*n)
 	h.widen(x, xp)
 	stride := len(w) / 4
 	var tw [4]float32
@@ -59,9 +67,11 @@ func checkX4(t *testing.T, typ kernels.DType, seed uint64, nb int) {
 
 func TestX4Kernels(t *testing.T) {
 	for _, typ := range halfTypes {
-		for _, nb := range []int{1, 2, 8, 22} {
-			for seed := range uint64(4) {
-				checkX4(t, typ, seed, nb)
+		for _, h := range halfPaths(typ) {
+			for _, nb := range []int{1, 2, 8, 22} {
+				for seed := range uint64(4) {
+					checkX4(t, typ, h, seed, nb)
+				}
 			}
 		}
 	}
@@ -70,7 +80,10 @@ func TestX4Kernels(t *testing.T) {
 func FuzzFastF16x4(f *testing.F) {
 	f.Add(uint64(1), uint16(3), false)
 	f.Fuzz(func(t *testing.T, seed uint64, blocks uint16, bf bool) {
-		checkX4(t, halfTypes[b2i(bf)], seed, int(blocks)%200+1)
+		typ := halfTypes[b2i(bf)]
+		for _, h := range halfPaths(typ) {
+			checkX4(t, typ, h, seed, int(blocks)%200+1)
+		}
 	})
 }
 
@@ -84,11 +97,15 @@ func b2i(b bool) int {
 // checkHalfGemm compares the gemm kernel of a 16-bit type (assembly and Go twin) with
 // the reference dot product of each row and token, over full tiles, repeated rows
 // (stride 0) and one to four tokens (ntok), and the assembly with the Go twin and the
-// x4 kernel bit for bit.
-func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
+// x4 kernel bit for bit. The pairs kernels take whole steps of 32: an odd n16 is
+// rounded up for them.
+func checkHalfGemm(t *testing.T, typ kernels.DType, h *halfKern, seed uint64, n16 int) {
 	t.Helper()
-	h := halfKerns[typ]
+	if h.pairs {
+		n16 += n16 % 2
+	}
 	n := 16 * n16
+	ab := h.actBytes()
 	tr := kernels.TraitsOf(typ)
 	rng := rand.New(rand.NewPCG(seed, 13))
 	var w, xq []byte
@@ -99,19 +116,19 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
 		b, f = randRow(rng, typ, n, 1)
 		xq, xf = append(xq, b...), append(xf, f)
 	}
-	x := make([]byte, 4*len(xq)/2)
+	x := make([]byte, ab*len(xq)/2)
 	h.widen(xq, x)
 	kerns := map[string]func(int, []byte, int, []byte, int, int, *[16]float32){"go": h.gemmGo}
 	if h.gemm != nil {
 		kerns["asm"] = h.gemm
 	}
 	var twin [16]float32
-	h.gemmGo(n16, w, 2*n, x, 4*n, 4, &twin)
+	h.gemmGo(n16, w, 2*n, x, ab*n, 4, &twin)
 	for name, k := range kerns {
 		for _, ws := range []int{2 * n, 0} {
 			for ntok := 1; ntok <= 4; ntok++ {
 				var got [16]float32
-				k(n16, w, ws, x, 4*n, ntok, &got)
+				k(n16, w, ws, x, ab*n, ntok, &got)
 				for tk := range 4 {
 					for r := range h.gr {
 						ri, ti := r, min(tk, ntok-1)
@@ -148,9 +165,11 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, seed uint64, n16 int) {
 
 func TestHalfGemm(t *testing.T) {
 	for _, typ := range halfTypes {
-		for _, n16 := range []int{1, 2, 16, 128, 352} {
-			for seed := range uint64(3) {
-				checkHalfGemm(t, typ, seed, n16)
+		for _, h := range halfPaths(typ) {
+			for _, n16 := range []int{1, 2, 16, 128, 352} {
+				for seed := range uint64(3) {
+					checkHalfGemm(t, typ, h, seed, n16)
+				}
 			}
 		}
 	}
@@ -159,7 +178,10 @@ func TestHalfGemm(t *testing.T) {
 func FuzzFastF16Gemm(f *testing.F) {
 	f.Add(uint64(1), uint16(3), false)
 	f.Fuzz(func(t *testing.T, seed uint64, steps uint16, bf bool) {
-		checkHalfGemm(t, halfTypes[b2i(bf)], seed, int(steps)%400+1)
+		typ := halfTypes[b2i(bf)]
+		for _, h := range halfPaths(typ) {
+			checkHalfGemm(t, typ, h, seed, int(steps)%400+1)
+		}
 	})
 }
 

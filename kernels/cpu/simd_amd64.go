@@ -214,8 +214,12 @@ func init() {
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
 		if vendor() == "AuthenticAMD" { // one stream per thread reads faster on Zen 4
-			halfKerns[kernels.F16].rows = halfRows(dotF16rows)
-			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows)
+			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
+			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
+		}
+		if x.HasAVX512BF16 {
+			plainBF16 = halfKerns[kernels.BF16]
+			halfKerns[kernels.BF16] = pairsBF16()
 		}
 		quantQ8_0Fast = func(src []float32, dst []byte) {
 			nb := len(src) / 32
@@ -417,8 +421,33 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 	}
 }
 
-// halfRows wraps a one-row-after-another decode kernel as halfKern.rows.
-func halfRows(rows func(int, *byte, int, int, *byte, *float32)) func(int, []byte, int, int, []byte, []float32) {
+// plainBF16 is the float32 BF16 path where pairsBF16 replaced it (nil elsewhere): kept
+// so the tests still check its kernels on CPUs that do not run them.
+var plainBF16 *halfKern
+
+// pairsBF16 is the BF16 path of CPUs with AVX512-BF16: VDPBF16PS on the bfloat16
+// activations themselves, two products per float lane and instruction where the
+// float32 path widens the weights and runs one fused multiply-add per product; the
+// activations were rounded to bfloat16 (BF16's VecDotType) either way, only the
+// order of the sums differs (halfKern.pairs). The prompt's gemm and decode's rows
+// share that order, so results stay the same whatever the batch.
+func pairsBF16() *halfKern {
+	h := &halfKern{at: bf16At, widen: copyActs, widenGo: copyActs, gr: 4, lanes: 16, pairs: true}
+	h.rows = halfRows(dotBF16dpRows, 64)
+	h.gemm = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
+		if n16 < 2 || ntok < 1 {
+			*out = [16]float32{}
+			return
+		}
+		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+32*n16-1]
+		gemmBF16dp(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+	}
+	return h
+}
+
+// halfRows wraps a one-row-after-another decode kernel as halfKern.rows; xb is the
+// bytes of activations it reads per 32 elements.
+func halfRows(rows func(int, *byte, int, int, *byte, *float32), xb int) func(int, []byte, int, int, []byte, []float32) {
 	return func(n32 int, w []byte, stride, nrows int, x []byte, out []float32) {
 		if nrows <= 0 {
 			return
@@ -427,7 +456,7 @@ func halfRows(rows func(int, *byte, int, int, *byte, *float32)) func(int, []byte
 			clear(out[:nrows])
 			return
 		}
-		_, _, _ = w[(nrows-1)*stride+64*n32-1], x[128*n32-1], out[nrows-1]
+		_, _, _ = w[(nrows-1)*stride+64*n32-1], x[xb*n32-1], out[nrows-1]
 		rows(n32, &w[0], stride, nrows, &x[0], &out[0])
 	}
 }
@@ -509,3 +538,9 @@ func setLUTDots() {
 		}
 	}
 }
+
+//go:noescape
+func dotBF16dpRows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+
+//go:noescape
+func gemmBF16dp(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
