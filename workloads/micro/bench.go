@@ -39,7 +39,8 @@ type Bench struct {
 	// never counts.
 	EnergyDevice string
 	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
-	// before the tests, so tg results can be read against their ceiling.
+	// before the tests and again just before each tg test, so tg results can be read
+	// against their ceiling.
 	ReadBandwidth func(ctx context.Context) (float64, error)
 	// Observe, when set, is called with a test's record so far after each timed
 	// repetition and once more when the test ends (test: its number in the run), so a
@@ -125,9 +126,17 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 			cur, facts = in, describe(e)
 		}
+		var bw float64
+		if b.ReadBandwidth != nil && in.NPrompt == 0 && in.NGen > 0 {
+			r.Progress(float64(i), float64(len(insts)), "tests", "measuring read bandwidth")
+			if bw, err = b.ReadBandwidth(ctx); err != nil {
+				return res, fmt.Errorf("read bandwidth: %w", err)
+			}
+		}
 		b.step(i, len(insts), "starting")
 		rec, err := b.runTest(ctx, r, e, in, i, len(insts), fname, facts)
 		if rec != nil {
+			rec.ReadBandwidth = bw
 			res.Records = append(res.Records, *rec)
 		}
 		if err != nil {

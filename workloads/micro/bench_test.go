@@ -141,3 +141,38 @@ func TestBenchKVTypes(t *testing.T) {
 		t.Errorf("KV cache bytes f16 %d, f32 %d; want f32 = 2 × f16", bytes["f16"], bytes["f32"])
 	}
 }
+
+// TestBenchCeilingPerTest checks --ceiling's probes: one before the tests (the run's
+// figure) and one just before each tg test, which that test's record carries; pp tests
+// get none.
+func TestBenchCeilingPerTest(t *testing.T) {
+	var probes []float64
+	b := &Bench{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{4}, Gen: []int{2, 3}, Reps: 1},
+		Open: builtinOpen, Build: "test", CPUInfo: "cpu",
+		ReadBandwidth: func(context.Context) (float64, error) {
+			probes = append(probes, float64(len(probes)+1)*1e9) // 1, 2, 3 GB/s in turn
+			return probes[len(probes)-1], nil
+		}}
+	res, done := runWorkload(t, context.Background(), b)
+	if done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	if len(probes) != 3 || res.ReadBandwidth != 1e9 {
+		t.Fatalf("%d probes, run figure %g; want 3 (before the tests, before each tg test), 1e9", len(probes), res.ReadBandwidth)
+	}
+	want := map[string]float64{"pp4": 0, "tg2": 2e9, "tg3": 3e9}
+	for _, r := range res.Records {
+		if r.ReadBandwidth != want[r.Name()] {
+			t.Errorf("%s: read bandwidth %g, want %g", r.Name(), r.ReadBandwidth, want[r.Name()])
+		}
+	}
+	b.ReadBandwidth = func(context.Context) (float64, error) {
+		if probes = append(probes, 0); len(probes) > 4 {
+			return 0, errors.New("probe failed")
+		}
+		return 1e9, nil
+	}
+	if _, done := runWorkload(t, context.Background(), b); done.Err == nil || !strings.Contains(done.Err.Error(), "probe failed") {
+		t.Errorf("a failing probe before a tg test: %v", done.Err)
+	}
+}

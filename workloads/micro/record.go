@@ -65,7 +65,11 @@ type Record struct {
 	// block matmuls per token, the output projection once per forward pass, attention
 	// against every cached key).
 	FLOPsPerRep float64 `json:"flops_per_rep"`
-	Partial     bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
+	// ReadBandwidth is the read bandwidth (bytes per second) measured just before this
+	// tg test (bench --ceiling), 0 when not measured: a machine's bandwidth drifts with
+	// its neighbours' load, so each test is read against a probe taken next to it.
+	ReadBandwidth float64 `json:"read_bandwidth,omitempty"`
+	Partial       bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
 	// PowerLimitW is the GPU power limit the test ran at (--power-limit), 0 when the
 	// limit was left as it was.
 	PowerLimitW float64 `json:"power_limit_w,omitempty"`
@@ -179,7 +183,8 @@ type Result struct {
 	Spec    workloads.BenchSpec `json:"spec"`
 	Records []Record            `json:"records"`
 	// ReadBandwidth is the machine's measured read bandwidth in bytes per second (the
-	// median of the probes run before the tests), 0 when not measured.
+	// median of the probes run before the tests), 0 when not measured. Each tg test
+	// has its own probe too (Record.ReadBandwidth).
 	ReadBandwidth float64 `json:"read_bandwidth,omitempty"`
 	Partial       bool    `json:"partial,omitempty"` // the run was interrupted
 	// TelemetryNote says which devices were sampled or why power was not measured

@@ -210,13 +210,15 @@ func lbNotes(b *strings.Builder, res *micro.Result) {
 	}
 	fmt.Fprintf(b, "build: %s\n", build)
 	lbEnergyNotes(b, res)
-	if res.ReadBandwidth > 0 {
-		for i := range res.Records {
-			r := &res.Records[i]
-			if c := r.Ceiling(res.ReadBandwidth); c > 0 {
-				fmt.Fprintf(b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s ÷ %s of weights per token)\n",
-					r.Name(), r.ModelType, r.AvgTs(), 100*r.AvgTs()/c, c, res.ReadBandwidth/1e9, lbSize(r.WeightBytesPerToken))
-			}
+	for i := range res.Records {
+		r := &res.Records[i]
+		bw, when := r.ReadBandwidth, "measured just before the test"
+		if bw <= 0 {
+			bw, when = res.ReadBandwidth, "measured before the tests"
+		}
+		if c := r.Ceiling(bw); c > 0 {
+			fmt.Fprintf(b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s %s ÷ %s of weights per token)\n",
+				r.Name(), r.ModelType, r.AvgTs(), 100*r.AvgTs()/c, c, bw/1e9, when, lbSize(r.WeightBytesPerToken))
 		}
 	}
 	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 }) {

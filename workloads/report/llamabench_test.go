@@ -55,9 +55,18 @@ func TestLlamaBenchMarkdown(t *testing.T) {
 			t.Errorf("row %d lacks %s: %s", i, name, lines[2+i])
 		}
 	}
-	if !strings.Contains(b.String(), "build: llmbench abc") || !strings.Contains(b.String(), "of the read-bandwidth ceiling 33.33 t/s") {
+	if !strings.Contains(b.String(), "build: llmbench abc") || !strings.Contains(b.String(), "of the read-bandwidth ceiling 33.33 t/s (20.0 GB/s measured before the tests") {
 		t.Errorf("footer:\n%s", b.String())
 	}
+	// A tg test's own probe (taken just before it) wins over the run's.
+	res.Records[1].ReadBandwidth = 30e9
+	b.Reset()
+	LlamaBenchMarkdown(&b, res)
+	if !strings.Contains(b.String(), "of the read-bandwidth ceiling 50.00 t/s (30.0 GB/s measured just before the test") ||
+		strings.Count(b.String(), "measured before the tests") != 1 {
+		t.Errorf("per-test ceiling:\n%s", b.String())
+	}
+	res.Records[1].ReadBandwidth = 0
 	// Non-default parameters get columns.
 	res.Spec.FlashAttn = []int{0, 1}
 	res.Spec.UBatch = []int{256}
