@@ -48,7 +48,7 @@ BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
 	./$(BIN) sysinfo -t 2
-	./$(BIN) bench --shape llama-1b --type Q4_0,Q4_K_M,Q8_0,F16 $(BENCH_FLAGS) --ceiling
+	./$(BIN) bench --shape llama-1b --type Q4_0,Q4_K_M,Q8_0,F16,BF16 $(BENCH_FLAGS) --ceiling
 	./scripts/ceiling-check.sh 70 -- --shape qwen3moe-tiny --type Q4_0 $(BENCH_FLAGS)
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestTimingAccuracy|TestBurstTTFT|TestCapacity|TestPacerWait|TestNativeProtocols' ./workloads/serving/
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -run 'TestFrameRate' ./tui/screens/live/
