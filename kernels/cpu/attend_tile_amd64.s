@@ -9,15 +9,101 @@
 // kernels in dot_amd64.s (dotF32F16 / dotF32x8 then a float32 scale, axpyF16x8 /
 // axpyF32x8) and of exp32, in the same order, so the results are theirs bit for bit.
 
-// LOADH and LOADS load eight keys or values at off(R) as float32 into Y: from halves
-// (F16) or singles (F32).
-#define LOADH(off, R, Y) VCVTPH2PS (off)(R), Y
-#define LOADS(off, R, Y) VMOVUPS (off)(R), Y
+// LOADH and LOADS load eight keys or values at memory operand m as float32 into Y:
+// from halves (F16) or singles (F32).
+#define LOADH(m, Y) VCVTPH2PS m, Y
+#define LOADS(m, Y) VMOVUPS m, Y
+
+// FOUR4 is SCORES's loop over four rows at once (R11, R11+R8, R13, R13+R8): each
+// row's two accumulators (Y3/Y9, Y10/Y11, Y12/Y13, Y14/Y15) take the chunks exactly as
+// the one-row loop does, four independent chains instead of one. The four sums are
+// reduced together with HSUM's additions in HSUM's order: each row's 256-bit halves
+// added (two rows per VPERM2F128 pair), then two horizontal adds leave row r's sum in
+// element r, scaled with one multiply and stored with one move.
+#define FOUR4(LOAD, CH) \
+	VBROADCASTSS X8, X7 \
+four: \
+	CMPQ CX, $4 \
+	JLT fourdone \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	VXORPS Y12, Y12, Y12 \
+	VXORPS Y13, Y13, Y13 \
+	VXORPS Y14, Y14, Y14 \
+	VXORPS Y15, Y15, Y15 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	LEAQ (DI)(R8*2), R13 \
+	MOVQ DX, R12 \
+	CMPQ R12, $2 \
+	JLT ftail \
+fpair: \
+	VMOVUPS (R10), Y5 \
+	VMOVUPS 32(R10), Y6 \
+	LOAD((R11), Y0) \
+	LOAD(CH(R11), Y1) \
+	VFMADD231PS Y5, Y0, Y3 \
+	VFMADD231PS Y6, Y1, Y9 \
+	LOAD((R11)(R8*1), Y0) \
+	LOAD(CH(R11)(R8*1), Y1) \
+	VFMADD231PS Y5, Y0, Y10 \
+	VFMADD231PS Y6, Y1, Y11 \
+	LOAD((R13), Y0) \
+	LOAD(CH(R13), Y1) \
+	VFMADD231PS Y5, Y0, Y12 \
+	VFMADD231PS Y6, Y1, Y13 \
+	LOAD((R13)(R8*1), Y0) \
+	LOAD(CH(R13)(R8*1), Y1) \
+	VFMADD231PS Y5, Y0, Y14 \
+	VFMADD231PS Y6, Y1, Y15 \
+	ADDQ $64, R10 \
+	ADDQ $(2*CH), R11 \
+	ADDQ $(2*CH), R13 \
+	SUBQ $2, R12 \
+	CMPQ R12, $2 \
+	JGE fpair \
+ftail: \
+	TESTQ R12, R12 \
+	JZ fred \
+	VMOVUPS (R10), Y5 \
+	LOAD((R11), Y0) \
+	VFMADD231PS Y5, Y0, Y3 \
+	LOAD((R11)(R8*1), Y0) \
+	VFMADD231PS Y5, Y0, Y10 \
+	LOAD((R13), Y0) \
+	VFMADD231PS Y5, Y0, Y12 \
+	LOAD((R13)(R8*1), Y0) \
+	VFMADD231PS Y5, Y0, Y14 \
+fred: \
+	VADDPS Y9, Y3, Y3 \
+	VADDPS Y11, Y10, Y10 \
+	VADDPS Y13, Y12, Y12 \
+	VADDPS Y15, Y14, Y14 \
+	VPERM2F128 $0x20, Y10, Y3, Y0 \
+	VPERM2F128 $0x31, Y10, Y3, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VPERM2F128 $0x20, Y14, Y12, Y1 \
+	VPERM2F128 $0x31, Y14, Y12, Y2 \
+	VADDPS Y2, Y1, Y1 \
+	VHADDPS Y1, Y0, Y0 \
+	VHADDPS Y0, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VUNPCKLPS X1, X0, X0 \
+	VMULPS X7, X0, X0 \
+	VMOVUPS X0, (R9) \
+	ADDQ $16, R9 \
+	LEAQ (DI)(R8*4), DI \
+	SUBQ $4, CX \
+	JMP four \
+fourdone:
 
 // SCORES is the body of scoresF16x8 / scoresF32x8: for each of n rows (row stride R8
 // bytes), the dot product of the query at SI (n8 chunks of eight floats) with the row
 // in two interleaved accumulators as dotF32F16 does, reduced with HSUM and multiplied
-// by the scale. CH is the bytes of one chunk of a row.
+// by the scale. CH is the bytes of one chunk of a row. Rows go four at a time (FOUR4)
+// while four are left, then one at a time.
 #define SCORES(LOAD, CH) \
 	MOVQ n+0(FP), CX \
 	MOVQ q+8(FP), SI \
@@ -26,6 +112,7 @@
 	MOVQ stride+32(FP), R8 \
 	VMOVSS scale+40(FP), X8 \
 	MOVQ out+48(FP), R9 \
+	FOUR4(LOAD, CH) \
 	TESTQ CX, CX \
 	JZ done \
 row: \
@@ -37,8 +124,8 @@ row: \
 	CMPQ R12, $2 \
 	JLT tail \
 pair: \
-	LOAD(0, R11, Y0) \
-	LOAD(CH, R11, Y1) \
+	LOAD((R11), Y0) \
+	LOAD(CH(R11), Y1) \
 	VFMADD231PS (R10), Y0, Y3 \
 	VFMADD231PS 32(R10), Y1, Y9 \
 	ADDQ $64, R10 \
@@ -49,7 +136,7 @@ pair: \
 tail: \
 	TESTQ R12, R12 \
 	JZ red \
-	LOAD(0, R11, Y0) \
+	LOAD((R11), Y0) \
 	VFMADD231PS (R10), Y0, Y3 \
 red: \
 	VADDPS Y9, Y3, Y3 \
@@ -89,10 +176,10 @@ four: \
 	MOVQ CX, R12 \
 row4: \
 	VBROADCASTSS (R10), Y4 \
-	LOAD(0, R11, Y5) \
-	LOAD(CH, R11, Y6) \
-	LOAD(2*CH, R11, Y7) \
-	LOAD(3*CH, R11, Y8) \
+	LOAD((R11), Y5) \
+	LOAD(CH(R11), Y6) \
+	LOAD(2*CH(R11), Y7) \
+	LOAD(3*CH(R11), Y8) \
 	VFMADD231PS Y5, Y4, Y0 \
 	VFMADD231PS Y6, Y4, Y1 \
 	VFMADD231PS Y7, Y4, Y2 \
@@ -118,7 +205,7 @@ one: \
 	MOVQ CX, R12 \
 row1: \
 	VBROADCASTSS (R10), Y4 \
-	LOAD(0, R11, Y5) \
+	LOAD((R11), Y5) \
 	VFMADD231PS Y5, Y4, Y0 \
 	ADDQ $4, R10 \
 	ADDQ R8, R11 \
