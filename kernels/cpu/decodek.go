@@ -97,6 +97,10 @@ var halfKerns = map[kernels.DType]*halfKern{
 	kernels.BF16: {at: bf16At, widen: prepBF16Go, widenGo: prepBF16Go, gr: 4, lanes: 16},
 }
 
+// plainBF16 is the float32 BF16 path where the pairs path (pairsBF16, amd64) replaced it (nil elsewhere): kept
+// so the tests still check its kernels on CPUs that do not run them.
+var plainBF16 *halfKern
+
 func bf16At(b []byte) float32 { return kernels.BF16ToF32(binary.LittleEndian.Uint16(b)) }
 
 // prepF16Go widens fp16 values to float32.

@@ -421,10 +421,6 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 	}
 }
 
-// plainBF16 is the float32 BF16 path where pairsBF16 replaced it (nil elsewhere): kept
-// so the tests still check its kernels on CPUs that do not run them.
-var plainBF16 *halfKern
-
 // pairsBF16 is the BF16 path of CPUs with AVX512-BF16: VDPBF16PS on the bfloat16
 // activations themselves, two products per float lane and instruction where the
 // float32 path widens the weights and runs one fused multiply-add per product; the
