@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// RED16 sums the 16 lanes of Z (copied to Z0) and stores the float at off(AX).
-#define RED16(Z, off) \
+// REDTO sums the 16 lanes of Z (copied to Z0) and stores the float at dst.
+#define REDTO(Z, dst) \
 	VMOVAPS Z, Z0 \
 	VEXTRACTF64X4 $1, Z0, Y1 \
 	VADDPS Y1, Y0, Y0 \
@@ -11,7 +11,10 @@
 	VADDPS X1, X0, X0 \
 	VHADDPS X0, X0, X0 \
 	VHADDPS X0, X0, X0 \
-	VMOVSS X0, off(AX)
+	VMOVSS X0, dst
+
+// RED16 is REDTO storing at off(AX).
+#define RED16(Z, off) REDTO(Z, off(AX))
 
 // CVTH widens sixteen fp16 values at m to float32 lanes of Z; CVTB sixteen bfloat16
 // values (a bfloat16 is the high half of a float32).
@@ -178,18 +181,6 @@
 	VMOVUPS Z30, (AX) \
 	VZEROUPPER \
 	RET
-
-// REDTO sums the 16 lanes of Z (copied to Z0) and stores the float at dst: RED16's
-// reduction with any destination.
-#define REDTO(Z, dst) \
-	VMOVAPS Z, Z0 \
-	VEXTRACTF64X4 $1, Z0, Y1 \
-	VADDPS Y1, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VHADDPS X0, X0, X0 \
-	VMOVSS X0, dst
 
 // X1ROWS is the body of dotF16rows / dotBF16rows: nrows rows (w, w+stride, …) times one
 // row of float32 activations, each row summed exactly as the x4 kernels sum a row (HROW
