@@ -57,15 +57,17 @@ func fma32(a, b, c float32) float32 {
 // a row's product is the same whichever kernel computes it and whatever the batch.
 type halfKern struct {
 	at func(b []byte) float32 // one stored value (little-endian) as float32
-	// widen converts a row of stored activations to float32 (widenGo's output).
+	// widen converts a row of stored activations to float32 (widenGo's output), or
+	// copies them for the pairs kernels.
 	widen   func(xq, dst []byte)
 	widenGo func(xq, dst []byte)
 	// x4 computes four rows (w, w[stride:], w[2·stride:], w[3·stride:]) times one
 	// widened activation row over n32 steps of 32 elements; nil where the CPU lacks it.
 	x4 func(n32 int, w []byte, stride int, x []byte, out *[4]float32)
-	// rows computes nrows rows (w, w[stride:], …) times one widened activation row,
-	// one row after another, into out[:nrows], each summed as x4 sums it; nil where
-	// the CPU lacks it (x4 then serves decode).
+	// rows computes nrows rows (w, w[stride:], …) times one activation row into
+	// out[:nrows] (the rows of four quarters of the range at a time), each summed as
+	// x4 sums it (the pairs order for the pairs kernels); nil where the CPU lacks it
+	// (x4 then serves decode).
 	rows func(n32 int, w []byte, stride, nrows int, x []byte, out []float32)
 	// gemm computes four rows (w[r·wstride:]) times float32 token rows x[t·xstride:]
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
@@ -97,8 +99,9 @@ var halfKerns = map[kernels.DType]*halfKern{
 	kernels.BF16: {at: bf16At, widen: prepBF16Go, widenGo: prepBF16Go, gr: 4, lanes: 16},
 }
 
-// plainBF16 is the float32 BF16 path where the pairs path (pairsBF16, amd64) replaced it (nil elsewhere): kept
-// so the tests still check its kernels on CPUs that do not run them.
+// plainBF16 is the float32 BF16 path where the pairs path (pairsBF16, amd64) replaced
+// it, nil elsewhere: kept so the tests still check its kernels on CPUs that do not
+// run them.
 var plainBF16 *halfKern
 
 func bf16At(b []byte) float32 { return kernels.BF16ToF32(binary.LittleEndian.Uint16(b)) }
