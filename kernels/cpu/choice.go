@@ -104,6 +104,9 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, VPDPBUSD zmm"
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
+			if x1NoPrefetch {
+				detail += ", hardware prefetch only (AMD: faster than software prefetch)"
+			}
 		}
 	case pathHalfX4, pathHalfGemm:
 		widen := "VCVTPH2PS"

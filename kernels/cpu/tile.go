@@ -216,6 +216,14 @@ func tileGo(f *tileFmt, nu int, tile, act []byte, gsz, ntok int, out []float32) 
 	}
 }
 
+// x1NoPrefetch says the one-token tile kernels run without software prefetch (AMD:
+// see PFON in tile_amd64.s); x1Both holds each tile type's one-token kernel with and
+// without (the tests check both, whichever MatMul runs).
+var (
+	x1NoPrefetch bool
+	x1Both       = map[kernels.DType][2]func(nu int, tile, act *byte, tok int, out *[16]float32){}
+)
+
 // tileActKey identifies the activations regrouped in CPU.tileAct: the conversion they
 // come from and the layout's parameters.
 type tileActKey struct {

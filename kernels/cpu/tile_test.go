@@ -70,12 +70,20 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 			}
 		}
 	}
-	for tok := range 4 {
-		var one [16]float32
-		tileX1(f, nb, tile, act, tok, &one)
-		for r := range one {
-			if math.Float32bits(one[r]) != math.Float32bits(want[16*tok+r]) {
-				t.Fatalf("%s nb=%d seed=%d: token %d alone out[%d] = %g, twin %g", typ, nb, seed, tok, r, one[r], want[16*tok+r])
+	x1s := []*tileFmt{f}
+	for _, k := range x1Both[typ] { // with and without software prefetch, whichever runs
+		fx := *f
+		fx.x1 = k
+		x1s = append(x1s, &fx)
+	}
+	for v, fx := range x1s {
+		for tok := range 4 {
+			var one [16]float32
+			tileX1(fx, nb, tile, act, tok, &one)
+			for r := range one {
+				if math.Float32bits(one[r]) != math.Float32bits(want[16*tok+r]) {
+					t.Fatalf("%s nb=%d seed=%d one-token kernel %d: token %d alone out[%d] = %g, twin %g", typ, nb, seed, v, tok, r, one[r], want[16*tok+r])
+				}
 			}
 		}
 	}
