@@ -106,12 +106,11 @@
 	VFMADD231PS.BCST 32(R12), Z15, Z4
 
 // PFD is how far ahead of the kernel's reads the weights are prefetched: about the
-// bytes a core streams in one DRAM latency (the hardware prefetcher alone leaves a
-// core well short of memory bandwidth). 2048: on a 2-core AMD EPYC (Zen 4) VM,
-// llama-1b tg32 -t 2 against 1024 (medians of four alternated runs): Q4_K_M 32.2 →
-// 37.1 t/s, Q8_0 21.4 → 22.4, Q4_0 unchanged (40.4 / 39.4); 3072 no better. The
-// Intel Xeon figures of 2026-11-25 were measured at 1024.
-#define PFD 2048
+// bytes a core streams in one DRAM latency (the hardware prefetcher alone leaves an
+// Intel Xeon core well short of memory bandwidth; measured there at 1024). On AMD the
+// one-token kernels run without software prefetch (PFOFF below); 2048 had helped them
+// there (Q4_K_M tg32 32.2 → 37.1 t/s) but none at all helps more.
+#define PFD 1024
 
 // PFON(m) prefetches the line at memory operand m into L1; PFOFF(m) is nothing. The
 // one-token (x1) kernels are built both ways (the …np kernels without): on AMD EPYC
