@@ -257,7 +257,8 @@ q4x4_done:
 
 // func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileQ4x4 for token tok (0–3) of the activation blocks alone.
+// tileQ4x4 for token tok (0–3) of the activation blocks alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEQ4X1(PF) \
 	ARGS1(32) \
 	MASKS \
@@ -385,7 +386,8 @@ q4kx4_done:
 
 // func tileQ4Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileQ4Kx4 for token tok (0–3) alone.
+// tileQ4Kx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEQ4KX1(PF) \
 	ARGS1(32) \
 	MASKS \
@@ -508,7 +510,8 @@ q6kx4_done:
 
 // func tileQ6Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileQ6Kx4 for token tok (0–3) alone.
+// tileQ6Kx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEQ6KX1(PF) \
 	ARGS1(16) \
 	MASKS \
@@ -631,7 +634,8 @@ q8x4_done:
 
 // func tileQ8x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileQ8x4 for token tok (0–3) alone.
+// tileQ8x4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEQ8X1(PF) \
 	ARGS1(32) \
 	TESTQ CX, CX \
@@ -745,7 +749,8 @@ iq4nlx4_done:
 
 // func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileIQ4NLx4 for token tok (0–3) alone.
+// tileIQ4NLx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEIQ4NLX1(PF) \
 	ARGS1(32) \
 	LEAQ ·lutTileIQ4NL(SB), R9 \
@@ -864,7 +869,8 @@ mxfp4x4_done:
 
 // func tileMXFP4x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileMXFP4x4 for token tok (0–3) alone.
+// tileMXFP4x4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEMXFP4X1(PF) \
 	ARGS1(32) \
 	LEAQ ·lutTileMXFP4(SB), R9 \
@@ -941,7 +947,8 @@ iq4xsx4_done:
 
 // func tileIQ4XSx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileIQ4XSx4 for token tok (0–3) alone.
+// tileIQ4XSx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
 #define TILEIQ4XSX1(PF) \
 	ARGS1(32) \
 	LEAQ ·lutTileIQ4NL(SB), R9 \
