@@ -191,7 +191,7 @@ func (c *CPU) attend(part, worker int) {
 		if a.Sinks != nil {
 			maxv = max(maxv, a.Sinks[h])
 		}
-		sum := expTile(s, maxv, 0)
+		sum := expSums(s, maxv)
 		if a.Sinks != nil {
 			sum += float64(expf(a.Sinks[h] - maxv))
 		}
@@ -214,7 +214,7 @@ func (c *CPU) attend(part, worker int) {
 		s := ws.scores[:p1-p0]
 		tileScores(s, qh, a, p0, p1, off, ws.kv)
 		m, sum = raiseMax(acc, m, tileMax(s), sum)
-		sum = expTile(s, m, sum)
+		sum += expSums(s, m)
 		tileAccum(acc, s, a, p0, p1, off, ws.kv)
 	}
 	if a.Sinks != nil { // the sink as one more score, with no value
@@ -370,7 +370,7 @@ func (c *CPU) attendPart(u, worker int) int {
 			acc := pl.pAcc[sl*hd : (sl+1)*hd]
 			tileScores(s, qh, a, t0, t1, off, ws.kv)
 			m, sum := raiseMax(acc, pl.pMax[sl], tileMax(s), pl.pSum[sl])
-			sum = expTile(s, m, sum)
+			sum += expSums(s, m)
 			tileAccum(acc, s, a, t0, t1, off, ws.kv)
 			pl.pMax[sl], pl.pSum[sl] = m, sum
 		}

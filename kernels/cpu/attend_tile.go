@@ -122,12 +122,6 @@ func tileMax(s []float32) float32 {
 	return m
 }
 
-// expTile replaces the scores s by exp(s[i] − m) and returns sum plus the tile's
-// float64 sum of them (summed as expSums sums).
-func expTile(s []float32, m float32, sum float64) float64 {
-	return sum + expSums(s, m)
-}
-
 // expVec holds exp32's constants, eight lanes each, in the order the assembly reads
 // them (expSumx8): log2e, 0.5, ln2Hi, ln2Lo, P0 … P5, 1, the exponent bias 127 (an
 // integer), expLo, expHi, +Inf, and the lane numbers 0 … 7.

@@ -14,6 +14,12 @@
 #define LOADH(m, Y) VCVTPH2PS m, Y
 #define LOADS(m, Y) VMOVUPS m, Y
 
+// FCH adds one chunk of a row, loaded from m by LOAD into T, times the query chunk Q
+// to accumulator A.
+#define FCH(LOAD, m, Q, T, A) \
+	LOAD(m, T) \
+	VFMADD231PS Q, T, A
+
 // FOUR4 is SCORES's loop over four rows at once (R11, R11+R8, R13, R13+R8): each
 // row's two accumulators (Y3/Y9, Y10/Y11, Y12/Y13, Y14/Y15) take the chunks exactly as
 // the one-row loop does, four independent chains instead of one. The four sums are
@@ -42,22 +48,14 @@ four: \
 fpair: \
 	VMOVUPS (R10), Y5 \
 	VMOVUPS 32(R10), Y6 \
-	LOAD((R11), Y0) \
-	LOAD(CH(R11), Y1) \
-	VFMADD231PS Y5, Y0, Y3 \
-	VFMADD231PS Y6, Y1, Y9 \
-	LOAD((R11)(R8*1), Y0) \
-	LOAD(CH(R11)(R8*1), Y1) \
-	VFMADD231PS Y5, Y0, Y10 \
-	VFMADD231PS Y6, Y1, Y11 \
-	LOAD((R13), Y0) \
-	LOAD(CH(R13), Y1) \
-	VFMADD231PS Y5, Y0, Y12 \
-	VFMADD231PS Y6, Y1, Y13 \
-	LOAD((R13)(R8*1), Y0) \
-	LOAD(CH(R13)(R8*1), Y1) \
-	VFMADD231PS Y5, Y0, Y14 \
-	VFMADD231PS Y6, Y1, Y15 \
+	FCH(LOAD, (R11), Y5, Y0, Y3) \
+	FCH(LOAD, CH(R11), Y6, Y1, Y9) \
+	FCH(LOAD, (R11)(R8*1), Y5, Y0, Y10) \
+	FCH(LOAD, CH(R11)(R8*1), Y6, Y1, Y11) \
+	FCH(LOAD, (R13), Y5, Y0, Y12) \
+	FCH(LOAD, CH(R13), Y6, Y1, Y13) \
+	FCH(LOAD, (R13)(R8*1), Y5, Y0, Y14) \
+	FCH(LOAD, CH(R13)(R8*1), Y6, Y1, Y15) \
 	ADDQ $64, R10 \
 	ADDQ $(2*CH), R11 \
 	ADDQ $(2*CH), R13 \
@@ -68,14 +66,10 @@ ftail: \
 	TESTQ R12, R12 \
 	JZ fred \
 	VMOVUPS (R10), Y5 \
-	LOAD((R11), Y0) \
-	VFMADD231PS Y5, Y0, Y3 \
-	LOAD((R11)(R8*1), Y0) \
-	VFMADD231PS Y5, Y0, Y10 \
-	LOAD((R13), Y0) \
-	VFMADD231PS Y5, Y0, Y12 \
-	LOAD((R13)(R8*1), Y0) \
-	VFMADD231PS Y5, Y0, Y14 \
+	FCH(LOAD, (R11), Y5, Y0, Y3) \
+	FCH(LOAD, (R11)(R8*1), Y5, Y0, Y10) \
+	FCH(LOAD, (R13), Y5, Y0, Y12) \
+	FCH(LOAD, (R13)(R8*1), Y5, Y0, Y14) \
 fred: \
 	VADDPS Y9, Y3, Y3 \
 	VADDPS Y11, Y10, Y10 \

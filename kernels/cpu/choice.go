@@ -109,26 +109,24 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			}
 		}
 	case pathHalfX4, pathHalfGemm:
-		widen := "VCVTPH2PS"
-		if t == kernels.BF16 {
-			widen = "VPMOVZXWD+VPSLLD"
-		}
 		h, reg := halfKerns[t], "zmm"
 		if h.lanes == 8 {
 			reg = "ymm"
 		}
-		kernel, detail = ty+"-x4", "4 rows × 1 token, "+widen+" + VFMADD231PS "+reg
-		if h.rows != nil {
-			kernel, detail = ty+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+widen+" + VFMADD231PS "+reg
+		name, op := ty, "VCVTPH2PS + VFMADD231PS "+reg
+		switch {
+		case h.pairs:
+			name, op = ty+"-dp", "VDPBF16PS zmm on bfloat16 activations"
+		case t == kernels.BF16:
+			op = "VPMOVZXWD+VPSLLD + VFMADD231PS " + reg
 		}
-		if p == pathHalfGemm {
-			kernel, detail = ty+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s + VFMADD231PS %s", h.gr, widen, reg)
-		}
-		if h.pairs {
-			kernel, detail = ty+"-dp-rows", "four rows at a time, one per quarter of the band × 1 token, VDPBF16PS zmm on bfloat16 activations"
-			if p == pathHalfGemm {
-				kernel, detail = ty+"-dp-gemm", "4 rows × 4 tokens, VDPBF16PS zmm on bfloat16 activations"
-			}
+		switch {
+		case p == pathHalfGemm:
+			kernel, detail = name+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s", h.gr, op)
+		case h.rows != nil:
+			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op
+		default:
+			kernel, detail = name+"-x4", "4 rows × 1 token, "+op
 		}
 	case pathBatch2:
 		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"

@@ -24,17 +24,14 @@ func TestHalfRowsMatchX4(t *testing.T) {
 	if plainBF16 != nil {
 		plain = plainBF16
 	}
-	cases := []struct {
+	type rowsCase struct {
 		typ kernels.DType
 		h   *halfKern
 		asm func(int, *byte, int, int, *byte, *float32)
-	}{{kernels.F16, halfKerns[kernels.F16], dotF16rows}, {kernels.BF16, plain, dotBF16rows}}
+	}
+	cases := []rowsCase{{kernels.F16, halfKerns[kernels.F16], dotF16rows}, {kernels.BF16, plain, dotBF16rows}}
 	if plainBF16 != nil {
-		cases = append(cases, struct {
-			typ kernels.DType
-			h   *halfKern
-			asm func(int, *byte, int, int, *byte, *float32)
-		}{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRows})
+		cases = append(cases, rowsCase{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRows})
 	} else {
 		t.Log("no AVX512-BF16: the pairs kernel is not checked")
 	}
