@@ -48,12 +48,24 @@ func (p *prepCheck) Prepare(w *kernels.Matrix) bool {
 }
 
 func (p *prepCheck) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
+	p.check(w)
+	p.CPU.MatMul(dst, w, x, n)
+}
+
+// MatMulShared checks every matrix: the embedded CPU's would skip MatMul's check.
+func (p *prepCheck) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n int) {
+	for _, m := range w {
+		p.check(m)
+	}
+	p.CPU.MatMulShared(dst, w, x, n)
+}
+
+func (p *prepCheck) check(w *kernels.Matrix) {
 	p.mu.Lock()
 	if _, ok := p.prepared[w]; !ok {
 		p.unprepared = append(p.unprepared, w)
 	}
 	p.mu.Unlock()
-	p.CPU.MatMul(dst, w, x, n)
 }
 
 // q4Model writes a small synthetic llama in Q4_0 (rows a multiple of the tile unit)

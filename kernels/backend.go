@@ -184,6 +184,28 @@ type Backend interface {
 	Close()
 }
 
+// SharedMatMuler is implemented by backends that multiply several matrices by the
+// same activations in one parallel step (a layer's Q, K and V; gate and up): one
+// hand-over to their threads instead of one per matrix, and a matrix too small to be
+// worth splitting alone (K and V in decode) shares the step with the others. The
+// results equal those of one MatMul per matrix, bit for bit.
+type SharedMatMuler interface {
+	// MatMulShared computes, for every i, MatMul(dst[i], w[i], x, n).
+	MatMulShared(dst [][]float32, w []*Matrix, x []float32, n int)
+}
+
+// MatMulShared computes MatMul(dst[i], w[i], x, n) for every i: in one step where b
+// is a SharedMatMuler, else one MatMul after another.
+func MatMulShared(b Backend, dst [][]float32, w []*Matrix, x []float32, n int) {
+	if s, ok := b.(SharedMatMuler); ok {
+		s.MatMulShared(dst, w, x, n)
+		return
+	}
+	for i := range w {
+		b.MatMul(dst[i], w[i], x, n)
+	}
+}
+
 // Preparer is implemented by backends that multiply some weight types from a layout
 // of their own (the CPU backend's tiles). The engine calls Prepare for every matrix it
 // will multiply when it loads a model, so that no request pays for the conversion.

@@ -279,6 +279,10 @@ type State struct {
 	outRows                 []int             // the rows that need logits, in order
 	attn                    kernels.Attention // reused so that a step allocates nothing
 	one                     [1]Seq            // Forward's batch of one
+	// shared holds the outputs and matrices of one kernels.MatMulShared call (Q, K, V;
+	// gate, up), so that the call allocates nothing.
+	sharedDst [3][]float32
+	sharedW   [3]*kernels.Matrix
 
 	// Window is kernels.Attention's sliding (rolling) window: each position attends
 	// over the last Window positions, so a sequence's block table need only map those
@@ -450,9 +454,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			}
 		}
 		be.RMSNorm(h, x, L.AttnNorm, m.NormEps)
-		be.MatMul(q, L.Q, h, n)
-		be.MatMul(k, L.K, h, n)
-		be.MatMul(v, L.V, h, n)
+		st.matMulShared(be, h, n, [3][]float32{q, k, v}, [3]*kernels.Matrix{L.Q, L.K, L.V})
 		if L.QBias != nil {
 			addBias(q, L.QBias)
 			addBias(k, L.KBias)
@@ -507,8 +509,7 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 			m.moeFFN(be, st, L, x, h, n)
 			continue
 		}
-		be.MatMul(gate, L.Gate, h, n)
-		be.MatMul(up, L.Up, h, n)
+		st.matMulShared(be, h, n, [3][]float32{gate, up}, [3]*kernels.Matrix{L.Gate, L.Up})
 		be.SwiGLU(gate, gate, up)
 		be.MatMul(o, L.Down, gate, n)
 		addInto(x, o)
@@ -528,6 +529,19 @@ func (m *Model) forward(be kernels.Backend, st *State, seqs []Seq, all bool) ([]
 	logits := st.logits[:nOut*m.Vocab]
 	be.MatMul(logits, m.Output, hOut, nOut)
 	return logits, nil
+}
+
+// matMulShared multiplies x (n rows) by the matrices of w (two or three, the rest nil)
+// that take the same activations, each into its dst, in one backend step where the
+// backend can (kernels.MatMulShared).
+func (st *State) matMulShared(be kernels.Backend, x []float32, n int, dst [3][]float32, w [3]*kernels.Matrix) {
+	k := 3
+	if w[2] == nil {
+		k = 2
+	}
+	st.sharedDst, st.sharedW = dst, w
+	kernels.MatMulShared(be, st.sharedDst[:k], st.sharedW[:k], x, n)
+	st.sharedDst, st.sharedW = [3][]float32{}, [3]*kernels.Matrix{} // keep nothing alive
 }
 
 // check validates the sequence's positions against its cache and block table: under

@@ -130,8 +130,7 @@ func (m *Model) moeFFN(be kernels.Backend, st *State, L *Layer, x, h []float32, 
 			copy(in[i*e:(i+1)*e], h[t*e:(t+1)*e])
 		}
 		gate, up := st.gate[:c*ff], st.up[:c*ff]
-		be.MatMul(gate, L.GateExps[ex], in, c)
-		be.MatMul(up, L.UpExps[ex], in, c)
+		st.matMulShared(be, in, c, [3][]float32{gate, up}, [3]*kernels.Matrix{L.GateExps[ex], L.UpExps[ex]})
 		if L.GateExpsBias != nil { // gpt-oss: biases and the clamped SwiGLU
 			addBias(gate, L.GateExpsBias[ex])
 			addBias(up, L.UpExpsBias[ex])

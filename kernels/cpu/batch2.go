@@ -73,8 +73,7 @@ func batch2Go(t kernels.DType, nb int, w []byte, wstride int, x []byte, xstride,
 // bandB2 computes rows [r0, r1) of the current job for every token with its batch2
 // kernel: per pair of rows (a last odd row repeats itself, stride 0), every group of
 // up to four tokens. out is the worker's scratch.
-func (c *CPU) bandB2(r0, r1 int, out *[8]float32) {
-	j := &c.job
+func (c *CPU) bandB2(j *job, r0, r1 int, out *[8]float32) {
 	nb := j.cols / 32
 	for r := r0; r < r1; r += 2 {
 		k, ws := 2, j.wRow

@@ -48,6 +48,10 @@ type CPU struct {
 	ropeKey    ropeKey                    // what rope holds
 	job        job                        // the arguments of the parallel step being run
 	run        func(part, worker int)
+	// subs are the planned steps MatMulShared runs as one (job.kind taskShared); subEnd[i]
+	// is the number of parts of subs[:i+1].
+	subs   [maxShared]job
+	subEnd [maxShared]int
 
 	lastPtr *float32 // the previous MatMul's activations (their address)
 	repeats repeats  // activations passed to consecutive MatMuls: worth keeping in lastX
@@ -66,7 +70,11 @@ const (
 	taskHalfGemm
 	taskPack
 	taskTile
+	taskShared // the parts of the planned steps in subs (MatMulShared)
 )
+
+// maxShared is the most matrices MatMulShared runs as one step (Q, K and V).
+const maxShared = 3
 
 // job holds the arguments of one parallel step, so that handing it to the pool needs
 // no closure (and no allocation) per call.
@@ -129,11 +137,21 @@ func f32Bytes(x []float32) []byte {
 // step runs part of the current job on a worker.
 func (c *CPU) step(part, worker int) {
 	j := &c.job
+	if j.kind == taskShared {
+		k := 0
+		for part >= c.subEnd[k] {
+			k++
+		}
+		if k > 0 {
+			part -= c.subEnd[k-1]
+		}
+		j = &c.subs[k]
+	}
 	switch j.kind {
 	case taskQuantize:
 		fromFloat(j.vtID, j.vt)(j.x[part*j.cols:(part+1)*j.cols], j.xq[part*j.xRow:(part+1)*j.xRow])
 	case taskBand:
-		c.band(part, worker)
+		c.band(j, part, worker)
 	case taskPrep:
 		prepActs(j.act[part*j.gBytes:(part+1)*j.gBytes], j.xq, j.xRow, j.n, part, j.gsz, j.vtID, j.pk.bs, j.cols, j.pk.k)
 	case taskAttend:
@@ -141,11 +159,11 @@ func (c *CPU) step(part, worker int) {
 	case taskHalfPrep:
 		j.hk.widen(j.xq[part*j.xRow:(part+1)*j.xRow], j.act[part*j.gBytes:(part+1)*j.gBytes])
 	case taskHalfGemm:
-		c.gemmHalfRows(part, worker)
+		c.gemmHalfRows(j, part, worker)
 	case taskPack:
 		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows, &c.gemmScr[worker])
 	case taskTile:
-		c.tileBand(part, worker)
+		c.tileBand(j, part, worker)
 	case taskSwiGLU:
 		lo, hi := part*j.band, min(len(j.dst), (part+1)*j.band)
 		swiglu(j.dst[lo:hi], j.x[lo:hi], j.q[lo:hi])
@@ -165,6 +183,49 @@ func (c *CPU) step(part, worker int) {
 // thread count nor the number of tokens, so a token's row is bit-identical alone or in
 // any batch.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
+	if parts, work := c.plan(dst, w, x, n); parts > 0 {
+		c.pool.RunWork(parts, work, c.run)
+	}
+	c.job = job{}
+}
+
+// MatMulShared implements kernels.SharedMatMuler. Each run of up to maxShared
+// matrices of one type and width is planned as MatMul plans one (the activations are
+// converted once, as for consecutive MatMuls) and their parts go to the workers as one
+// step; every output is computed by the same code in the same order as by MatMul.
+func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n int) {
+	if len(dst) != len(w) {
+		panic(fmt.Sprintf("cpu: MatMulShared with %d outputs for %d matrices", len(dst), len(w)))
+	}
+	for i := 0; i < len(w); {
+		k := i + 1
+		for k < len(w) && k-i < maxShared && w[k].Type == w[i].Type && w[k].Cols == w[i].Cols {
+			k++
+		}
+		if k == i+1 {
+			c.MatMul(dst[i], w[i], x, n)
+			i = k
+			continue
+		}
+		parts, work := 0, 0
+		for s := i; s < k; s++ {
+			p, wk := c.plan(dst[s], w[s], x, n)
+			c.subs[s-i] = c.job
+			parts, work = parts+p, work+wk
+			c.subEnd[s-i] = parts
+		}
+		c.job = job{kind: taskShared}
+		c.pool.RunWork(parts, work, c.run)
+		c.job = job{}
+		clear(c.subs[:])
+		i = k
+	}
+}
+
+// plan does what MatMul does before its last parallel step — converts the
+// activations, runs the steps that prepare them — and leaves that step in c.job:
+// parts for the workers, work multiply-adds in all (RunWork's unit).
+func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts, work int) {
 	tr := kernels.TraitsOf(w.Type)
 	if tr == nil || tr.VecDot == nil {
 		panic(fmt.Sprintf("cpu: no dot product for %s", w.Type))
@@ -202,15 +263,12 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	switch pathOf(w.Type, cols, n) {
 	case pathHalfGemm:
 		j.hk = halfKerns[w.Type]
-		c.gemmHalf()
-		*j = job{}
-		return
+		return c.gemmHalf()
 	case pathHalfX4:
 		j.hk = halfKerns[w.Type]
 		c.widenActs()
 	case pathTile:
-		c.matMulTiled(tileFormat(w))
-		return
+		return c.matMulTiled(tileFormat(w))
 	case pathBatch2:
 		j.b2 = batch2[w.Type]
 	}
@@ -221,12 +279,11 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
 	j.band = (max(4, rows/(c.threads*8)) + 3) &^ 3
 	j.kind = taskBand
-	work := rows * cols * n
+	work = rows * cols * n
 	if tr.BlockSize > 1 { // integer dot products: as cheap per multiply-add as the tiles'
 		work /= tileWorkDiv
 	}
-	c.pool.RunWork((rows+j.band-1)/j.band, work, c.run)
-	*j = job{}
+	return (rows + j.band - 1) / j.band, work
 }
 
 // keepX records that xq holds x converted to vt. It copies x to lastX (so that the
@@ -266,17 +323,16 @@ func (r *repeats) add(p *float32) {
 	}
 }
 
-// band computes one band of weight rows for every token, tiles of 16 tokens at a time.
-func (c *CPU) band(part, worker int) {
-	j := &c.job
+// band computes one band of j's weight rows for every token, tiles of 16 tokens at a time.
+func (c *CPU) band(j *job, part, worker int) {
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
 	if j.b2 != nil {
-		c.bandB2(r0, r1, (*[8]float32)(c.gemmScr[worker].out[:8]))
+		c.bandB2(j, r0, r1, (*[8]float32)(c.gemmScr[worker].out[:8]))
 		return
 	}
 	if j.hk != nil {
-		c.bandX4(r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
+		c.bandX4(j, r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
 	for t0 := 0; t0 < j.n; t0 += tile {
@@ -293,8 +349,7 @@ func (c *CPU) band(part, worker int) {
 // bandX4 computes F16 or BF16 rows [r0, r1) for one token with the halfKern's rows
 // kernel where it has one, else its x4 kernel (rows past the last group of four run
 // one at a time, stride 0). out is the worker's scratch.
-func (c *CPU) bandX4(r0, r1 int, out *[4]float32) {
-	j := &c.job
+func (c *CPU) bandX4(j *job, r0, r1 int, out *[4]float32) {
 	ng := j.cols / 32
 	xb := j.hk.actBytes() * j.cols
 	if j.hk.rows != nil {

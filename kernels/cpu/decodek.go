@@ -212,16 +212,15 @@ func (c *CPU) widenActs() {
 // runs the gemm kernel on every group of four rows and (up to) four tokens, so a step
 // reads each weight once however many tokens it serves. A row tail repeats a row
 // (stride 0), so every output is computed in the same order wherever it falls.
-func (c *CPU) gemmHalf() {
+func (c *CPU) gemmHalf() (parts, work int) {
 	j := &c.job
 	c.widenActs()
 	j.kind = taskHalfGemm
-	c.pool.RunWork((j.rows+halfGemmRows-1)/halfGemmRows, j.rows*j.cols*j.n, c.run)
+	return (j.rows + halfGemmRows - 1) / halfGemmRows, j.rows * j.cols * j.n
 }
 
 // gemmHalfRows computes one part of gemmHalf.
-func (c *CPU) gemmHalfRows(part, worker int) {
-	j := &c.job
+func (c *CPU) gemmHalfRows(j *job, part, worker int) {
 	out := (*[16]float32)(c.gemmScr[worker].out[:16])
 	r0, r1 := part*halfGemmRows, min(j.rows, (part+1)*halfGemmRows)
 	wRow, xRow := 2*j.cols, j.gBytes

@@ -186,29 +186,26 @@ func grow[T any](b []T, n int) []T {
 func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32) {
 	nb := cols / bs
 	blk := gsz * (bs + 12)
+	real := min(gsz, max(0, n-gsz*g)) // tokens of the group that exist; the rest are zero
 	for b := 0; b < nb; b++ {
 		a := dst[b*blk : (b+1)*blk]
 		tail := a[gsz*bs:]
-		for t := 0; t < gsz; t++ {
-			tok := gsz*g + t
-			y := a[t*bs : (t+1)*bs]
-			if tok >= n {
-				clear(y)
-				binary.LittleEndian.PutUint32(tail[4*t:], 0)
-				binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], 0)
-				binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], 0)
-				continue
+		if real < gsz {
+			clear(a[real*bs : gsz*bs])
+			for f := range 3 {
+				clear(tail[4*(f*gsz+real) : 4*(f+1)*gsz])
 			}
-			row := xq[tok*xRow : (tok+1)*xRow]
+		}
+		for t := range real {
+			row := xq[(gsz*g+t)*xRow : (gsz*g+t+1)*xRow]
+			y := a[t*bs : (t+1)*bs]
 			var d float32
 			var sum int32
 			if vt == kernels.Q8_0 {
 				src := row[34*b : 34*b+34]
 				d = f16At(src)
 				copy(y, src[2:2+bs])
-				for _, v := range y {
-					sum += int32(int8(v))
-				}
+				sum = sumInt8(y)
 			} else { // Q8_K
 				e := b * bs
 				sb := row[292*(e/256) : 292*(e/256)+292]
@@ -224,4 +221,19 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(d*float32(sum)))
 		}
 	}
+}
+
+// sumInt8 returns the sum of b's bytes read as int8, eight at a time: the unsigned
+// byte sum in four 16-bit lanes less 256 for every byte with its sign bit set.
+// len(b) is a multiple of 8 and at most 248, so that no lane overflows (the count of
+// negative bytes is summed in one byte).
+func sumInt8(b []byte) int32 {
+	const lo16, ones = 0x00FF00FF00FF00FF, 0x0101010101010101
+	var u, neg uint64
+	for i := 0; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		u += w&lo16 + w>>8&lo16
+		neg += w >> 7 & ones
+	}
+	return int32(u*0x0001000100010001>>48) - 256*int32(neg*ones>>56)
 }

@@ -297,7 +297,7 @@ func (c *CPU) dropTiles() {
 // regrouped four tokens at a time (prepActs; sixteen on the AMX path, see amxFor), then
 // each part takes a run of tiles and multiplies every tile with every group of tokens
 // (the one-token kernel where a group of four has only one).
-func (c *CPU) matMulTiled(f *tileFmt) {
+func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 	j := &c.job
 	tiles := c.tilesOf(j.w, f)
 	pk := f.pk
@@ -327,8 +327,7 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 	nt := (j.rows + tileRows - 1) / tileRows
 	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
 	j.kind = taskTile
-	c.pool.RunWork((nt+j.band-1)/j.band, j.rows*j.cols*j.n/tileWorkDiv, c.run)
-	*j = job{}
+	return (nt + j.band - 1) / j.band, j.rows * j.cols * j.n / tileWorkDiv
 }
 
 // tileWorkDiv converts the tile kernels' multiply-adds to RunWork's unit (F32
@@ -338,15 +337,14 @@ func (c *CPU) matMulTiled(f *tileFmt) {
 const tileWorkDiv = 4
 
 // tileBand computes one part of matMulTiled: tiles [part·band, (part+1)·band).
-func (c *CPU) tileBand(part, worker int) {
-	j := &c.job
+func (c *CPU) tileBand(j *job, part, worker int) {
 	s := &c.gemmScr[worker]
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
 	nu := j.cols / j.tf.unit
 	nt := (j.rows + tileRows - 1) / tileRows
 	end := min(nt, (part+1)*j.band)
 	if j.gsz == amxToks {
-		c.tileBandAMX(part*j.band, end, s)
+		c.tileBandAMX(j, part*j.band, end, s)
 		return
 	}
 	for ti := part * j.band; ti < end; ti++ {
@@ -382,8 +380,7 @@ func (c *CPU) tileBand(part, worker int) {
 // tile of the band and each token's outputs are written in one run (the other order,
 // sixteen scattered 64-byte writes per kernel call, cost a third of the kernel's time);
 // full tiles of full groups are stored by the kernel straight into dst.
-func (c *CPU) tileBandAMX(t0, t1 int, s *gemmScratch) {
-	j := &c.job
+func (c *CPU) tileBandAMX(j *job, t0, t1 int, s *gemmScratch) {
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
 	nu := j.cols / j.tf.unit
 	for g := range j.groups {

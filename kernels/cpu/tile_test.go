@@ -251,3 +251,37 @@ func TestTileMXFP4Scales(t *testing.T) {
 		}
 	}
 }
+
+// TestSumInt8 checks prepActs' eight-bytes-at-a-time sum against the byte-by-byte one,
+// at the extremes (every byte −128 or 127, up to its longest 248 bytes) and on random
+// blocks of 8 to 248 bytes.
+func TestSumInt8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		b := make([]byte, 8*(1+rng.IntN(31)))
+		if i < 2 {
+			b = make([]byte, 248)
+		}
+		switch i {
+		case 0:
+			for k := range b {
+				b[k] = 0x80
+			}
+		case 1:
+			for k := range b {
+				b[k] = 0x7f
+			}
+		default:
+			for k := range b {
+				b[k] = byte(rng.Uint32())
+			}
+		}
+		var want int32
+		for _, v := range b {
+			want += int32(int8(v))
+		}
+		if got := sumInt8(b); got != want {
+			t.Fatalf("%d bytes %x: sumInt8 %d, byte by byte %d", len(b), b, got, want)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"llmbench/kernels"
+)
+
+// randMatrix returns a rows×cols matrix of typ with random weights.
+func randMatrix(rng *rand.Rand, typ kernels.DType, rows, cols int) *kernels.Matrix {
+	w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+	for range rows {
+		b, _ := randRow(rng, typ, cols, 0.5)
+		w.Data = append(w.Data, b...)
+	}
+	return w
+}
+
+// TestMatMulSharedMatchesMatMul checks that MatMulShared's outputs equal one MatMul
+// per matrix bit for bit, for every weight type and path (one token, a few, a tail of
+// rows), runs of one type and mixed types (Q4_K_M's Q4_K Q and K with a Q6_K V).
+func TestMatMulSharedMatchesMatMul(t *testing.T) {
+	type set struct {
+		types []kernels.DType
+		rows  []int
+	}
+	var sets []set
+	for _, typ := range dotTypes {
+		sets = append(sets, set{[]kernels.DType{typ, typ, typ}, []int{128, 32, 48}})
+		sets = append(sets, set{[]kernels.DType{typ, typ}, []int{37, 64}})
+	}
+	sets = append(sets, set{[]kernels.DType{kernels.Q4_K, kernels.Q4_K, kernels.Q6_K}, []int{64, 16, 16}},
+		set{[]kernels.DType{kernels.F16, kernels.Q8_0, kernels.Q8_0}, []int{32, 32, 16}})
+	const cols = 512
+	for _, threads := range []int{1, 2, 3} {
+		c := New(threads)
+		for si, s := range sets {
+			rng := rand.New(rand.NewPCG(uint64(si), 7))
+			ws := make([]*kernels.Matrix, len(s.types))
+			for i, typ := range s.types {
+				ws[i] = randMatrix(rng, typ, s.rows[i], cols)
+			}
+			for _, n := range []int{1, 2, 5} {
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				want := make([][]float32, len(ws))
+				got := make([][]float32, len(ws))
+				for i, w := range ws {
+					want[i] = make([]float32, n*w.Rows)
+					c.MatMul(want[i], w, x, n)
+					got[i] = make([]float32, n*w.Rows)
+				}
+				c.MatMulShared(got, ws, x, n)
+				for i := range ws {
+					for r := range want[i] {
+						if math.Float32bits(got[i][r]) != math.Float32bits(want[i][r]) {
+							t.Fatalf("%v threads=%d n=%d: matrix %d (%s) output %d = %g, MatMul %g",
+								s.types, threads, n, i, ws[i].Type, r, got[i][r], want[i][r])
+						}
+					}
+				}
+			}
+		}
+		c.Close()
+	}
+}
+
+// TestMatMulSharedOneStep checks that MatMulShared hands matrices that take the same
+// activations to the workers as one step: three products each too small to split
+// alone (K and V in decode) run as one parallel step, where one MatMul each runs none.
+func TestMatMulSharedOneStep(t *testing.T) {
+	for _, typ := range []kernels.DType{kernels.Q8_0, kernels.F16} {
+		t.Run(typ.String(), func(t *testing.T) {
+			c := New(2)
+			defer c.Close()
+			rng := rand.New(rand.NewPCG(3, 4))
+			const cols = 2048
+			rows := 2 * minParallelWork / cols / 3 // each alone below minParallelWork, all three above
+			if typ == kernels.Q8_0 {
+				rows = tileWorkDiv * minParallelWork / cols / 2
+			}
+			ws := []*kernels.Matrix{randMatrix(rng, typ, rows, cols), randMatrix(rng, typ, rows, cols), randMatrix(rng, typ, rows, cols)}
+			x := make([]float32, cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			dst := [][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
+			for i, w := range ws {
+				c.MatMul(dst[i], w, x, 1) // tiles made, activations converted
+			}
+			before := c.pool.splits
+			for i, w := range ws {
+				c.MatMul(dst[i], w, x, 1)
+			}
+			if d := c.pool.splits - before; d != 0 {
+				t.Fatalf("one MatMul each: %d parallel steps, want 0 (each below minParallelWork)", d)
+			}
+			before = c.pool.splits
+			c.MatMulShared(dst, ws, x, 1)
+			if d := c.pool.splits - before; d != 1 {
+				t.Fatalf("MatMulShared: %d parallel steps, want 1", d)
+			}
+		})
+	}
+}
