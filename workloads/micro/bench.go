@@ -39,8 +39,8 @@ type Bench struct {
 	// never counts.
 	EnergyDevice string
 	// ReadBandwidth, when set, measures the machine's read bandwidth (bytes per second)
-	// before the tests and again just before each tg test, so tg results can be read
-	// against their ceiling.
+	// before the tests, and in each tg test before every timed repetition and after
+	// the last, so tg results can be read against their ceiling.
 	ReadBandwidth func(ctx context.Context) (float64, error)
 	// Observe, when set, is called with a test's record so far after each timed
 	// repetition and once more when the test ends (test: its number in the run), so a
@@ -126,17 +126,13 @@ func (b *Bench) Run(ctx context.Context, r *run.Reporter) (any, error) {
 			}
 			cur, facts = in, describe(e)
 		}
-		var bw float64
-		if b.ReadBandwidth != nil && in.NPrompt == 0 && in.NGen > 0 {
-			r.Progress(float64(i), float64(len(insts)), "tests", "measuring read bandwidth")
-			if bw, err = b.ReadBandwidth(ctx); err != nil {
-				return res, fmt.Errorf("read bandwidth: %w", err)
-			}
+		var probe func(context.Context) (float64, error)
+		if in.NPrompt == 0 && in.NGen > 0 {
+			probe = b.ReadBandwidth
 		}
 		b.step(i, len(insts), "starting")
-		rec, err := b.runTest(ctx, r, e, in, i, len(insts), fname, facts)
+		rec, err := b.runTest(ctx, r, e, in, i, len(insts), fname, facts, probe)
 		if rec != nil {
-			rec.ReadBandwidth = bw
 			res.Records = append(res.Records, *rec)
 		}
 		if err != nil {
@@ -206,7 +202,9 @@ func engineOptions(in Instance) engine.Options {
 
 // runTest runs one instance: warmup, depth prefill (untimed, once), then the timed
 // repetitions. It returns the record (partial when interrupted after a repetition).
-func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, in Instance, idx, total int, fname string, facts modelFacts) (*Record, error) {
+// probe, when set, measures the read bandwidth before every repetition and after the
+// last (Record.ReadBandwidth).
+func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, in Instance, idx, total int, fname string, facts modelFacts, probe func(context.Context) (float64, error)) (*Record, error) {
 	need := in.NDepth + in.NPrompt + in.NGen
 	if limit := e.Options().Context; need > limit {
 		return nil, fmt.Errorf("%s: needs %d positions, but %s holds %d", in.Name(), need, fname, limit)
@@ -279,6 +277,33 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		frac := float64(rep) / float64(spec.Reps+1)
 		r.Progress(float64(idx)+frac, float64(total), "tests", label(what))
 	}
+	// The probes' buffer is garbage once a probe returns: it is handed back to the
+	// system and the peak reset after each probe, so that the peak RSS (the highest of
+	// the stretches between probes) stays the test's own.
+	var peak int64
+	measure := func(rep int) error {
+		progress(rep, "measuring read bandwidth")
+		peak = max(peak, peakRSS())
+		bw, err := probe(ctx)
+		debug.FreeOSMemory()
+		resetPeakRSS()
+		if err != nil {
+			return err
+		}
+		rec.ReadBandwidthProbes = append(rec.ReadBandwidthProbes, bw)
+		rec.ReadBandwidth = BracketMean(rec.ReadBandwidthProbes)
+		return nil
+	}
+	// interrupted ends the test on err: a partial record when ctx was cancelled after a
+	// repetition finished, else err alone.
+	interrupted := func(err error) (*Record, error) {
+		if len(rec.SamplesNs) > 0 && errors.Is(err, ctx.Err()) {
+			rec.Partial = true
+			rec.PeakRSS = max(peak, peakRSS())
+			return rec, err
+		}
+		return nil, err
+	}
 	if !spec.NoWarmup {
 		progress(0, "warmup")
 		if in.NPrompt > 0 {
@@ -311,6 +336,11 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		}
 	}()
 	for rep := range spec.Reps {
+		if probe != nil {
+			if err := measure(rep + 1); err != nil {
+				return interrupted(fmt.Errorf("read bandwidth: %w", err))
+			}
+		}
 		progress(rep+1, fmt.Sprintf("rep %d/%d", rep+1, spec.Reps))
 		sess.Truncate(in.NDepth)
 		if in.NPrompt > 0 {
@@ -328,12 +358,7 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		}
 		el := time.Since(t0)
 		if err != nil {
-			if len(rec.SamplesNs) > 0 && errors.Is(err, ctx.Err()) {
-				rec.Partial = true
-				rec.PeakRSS = peakRSS()
-				return rec, err
-			}
-			return nil, err
+			return interrupted(err)
 		}
 		rec.SamplesNs = append(rec.SamplesNs, uint64(max(el, 1)))
 		if b.Observe != nil {
@@ -341,7 +366,12 @@ func (b *Bench) runTest(ctx context.Context, r *run.Reporter, e *engine.Engine, 
 		}
 		r.Snapshot(RepSnapshot{Test: in.Name(), Rep: rep + 1, Reps: spec.Reps, Tokens: in.NPrompt + in.NGen, Elapsed: el})
 	}
-	rec.PeakRSS = peakRSS()
+	rec.PeakRSS = max(peak, peakRSS())
+	if probe != nil {
+		if err := measure(spec.Reps); err != nil {
+			return interrupted(fmt.Errorf("read bandwidth: %w", err))
+		}
+	}
 	if b.Observe != nil {
 		b.Observe(idx, *rec)
 	}

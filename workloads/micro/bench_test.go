@@ -147,32 +147,82 @@ func TestBenchKVTypes(t *testing.T) {
 // get none.
 func TestBenchCeilingPerTest(t *testing.T) {
 	var probes []float64
-	b := &Bench{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{4}, Gen: []int{2, 3}, Reps: 1},
+	b := &Bench{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{4}, Gen: []int{2, 3}, Reps: 2},
 		Open: builtinOpen, Build: "test", CPUInfo: "cpu",
 		ReadBandwidth: func(context.Context) (float64, error) {
-			probes = append(probes, float64(len(probes)+1)*1e9) // 1, 2, 3 GB/s in turn
+			probes = append(probes, float64(len(probes)+1)*1e9) // 1, 2, 3 … GB/s in turn
 			return probes[len(probes)-1], nil
 		}}
 	res, done := runWorkload(t, context.Background(), b)
 	if done.Err != nil {
 		t.Fatal(done.Err)
 	}
-	if len(probes) != 3 || res.ReadBandwidth != 1e9 {
-		t.Fatalf("%d probes, run figure %g; want 3 (before the tests, before each tg test), 1e9", len(probes), res.ReadBandwidth)
+	// One before the tests; in each tg test one before each of the two repetitions and
+	// one after the last.
+	if len(probes) != 7 || res.ReadBandwidth != 1e9 {
+		t.Fatalf("%d probes, run figure %g; want 7 (before the tests, 3 around each tg test's 2 repetitions), 1e9", len(probes), res.ReadBandwidth)
 	}
-	want := map[string]float64{"pp4": 0, "tg2": 2e9, "tg3": 3e9}
+	// tg2 reads 2, 3, 4 GB/s: repetitions against 2.5 and 3.5, so 3; tg3 5, 6, 7: 6.
+	want := map[string]float64{"pp4": 0, "tg2": 3e9, "tg3": 6e9}
 	for _, r := range res.Records {
 		if r.ReadBandwidth != want[r.Name()] {
-			t.Errorf("%s: read bandwidth %g, want %g", r.Name(), r.ReadBandwidth, want[r.Name()])
+			t.Errorf("%s: read bandwidth %g (probes %v), want %g", r.Name(), r.ReadBandwidth, r.ReadBandwidthProbes, want[r.Name()])
 		}
 	}
+	calls := 0
 	b.ReadBandwidth = func(context.Context) (float64, error) {
-		if probes = append(probes, 0); len(probes) > 4 {
+		if calls++; calls == 4 { // tg2's last probe, after its repetitions
 			return 0, errors.New("probe failed")
 		}
 		return 1e9, nil
 	}
-	if _, done := runWorkload(t, context.Background(), b); done.Err == nil || !strings.Contains(done.Err.Error(), "probe failed") {
-		t.Errorf("a failing probe before a tg test: %v", done.Err)
+	if _, done := runWorkload(t, context.Background(), b); done.Err == nil || !strings.Contains(done.Err.Error(), "read bandwidth: probe failed") {
+		t.Errorf("a failing probe in a tg test: %v", done.Err)
+	}
+}
+
+// TestBracketMean checks the time-average of the probes around a test's repetitions.
+func TestBracketMean(t *testing.T) {
+	for _, c := range []struct {
+		probes []float64
+		want   float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{2, 4}, 3},
+		{[]float64{1, 2, 4}, 2.25}, // (1.5 + 3) / 2
+		{[]float64{4, 0, 0, 4}, 4.0 / 3},
+	} {
+		if got := BracketMean(c.probes); got != c.want {
+			t.Errorf("BracketMean(%v) = %g, want %g", c.probes, got, c.want)
+		}
+	}
+}
+
+// TestBenchCeilingProbeRSS checks that the probes inside a tg test do not count in its
+// peak RSS: each probe here holds 512 MiB, the builtin model's test far less.
+func TestBenchCeilingProbeRSS(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector its shadow memory counts in the resident set")
+	}
+	if !resetPeakRSS() {
+		t.Skip("the peak RSS cannot be reset here (/proc/self/clear_refs)")
+	}
+	const big = 512 << 20
+	b := &Bench{Spec: workloads.BenchSpec{Models: []workloads.BenchModel{{Path: "builtin"}}, Prompt: []int{4}, Gen: []int{2}, Reps: 2},
+		Open: builtinOpen, Build: "test", CPUInfo: "cpu",
+		ReadBandwidth: func(context.Context) (float64, error) {
+			buf := make([]byte, big)
+			for i := 0; i < len(buf); i += 4096 {
+				buf[i] = 1
+			}
+			return float64(len(buf)), nil
+		}}
+	res, done := runWorkload(t, context.Background(), b)
+	if done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	for _, r := range res.Records {
+		if r.PeakRSS <= 0 || r.PeakRSS >= big {
+			t.Errorf("%s: peak RSS %d bytes, want below the probes' %d", r.Name(), r.PeakRSS, big)
+		}
 	}
 }

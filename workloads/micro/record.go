@@ -65,10 +65,15 @@ type Record struct {
 	// block matmuls per token, the output projection once per forward pass, attention
 	// against every cached key).
 	FLOPsPerRep float64 `json:"flops_per_rep"`
-	// ReadBandwidth is the read bandwidth (bytes per second) measured just before this
-	// tg test (bench --ceiling), 0 when not measured: a machine's bandwidth drifts with
-	// its neighbours' load, so each test is read against a probe taken next to it.
+	// ReadBandwidth is the read bandwidth (bytes per second) around this tg test's
+	// repetitions (bench --ceiling), 0 when not measured: BracketMean of
+	// ReadBandwidthProbes. A machine's bandwidth drifts with its neighbours' load,
+	// within seconds on a shared VM, so each repetition is read against the probes on
+	// either side of it.
 	ReadBandwidth float64 `json:"read_bandwidth,omitempty"`
+	// ReadBandwidthProbes are the probes (bytes per second) taken before each timed
+	// repetition and after the last, in order.
+	ReadBandwidthProbes []float64 `json:"read_bandwidth_probes,omitempty"`
 	Partial       bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
 	// PowerLimitW is the GPU power limit the test ran at (--power-limit), 0 when the
 	// limit was left as it was.
@@ -168,6 +173,23 @@ func (r *Record) Ceiling(bw float64) float64 {
 		return 0
 	}
 	return bw / float64(r.WeightBytesPerToken)
+}
+
+// BracketMean is the time-average of probes taken before each of a test's repetitions
+// and after the last: each repetition's mean of the probes on either side of it,
+// averaged over the repetitions. One probe is its own mean; none is 0.
+func BracketMean(probes []float64) float64 {
+	switch len(probes) {
+	case 0:
+		return 0
+	case 1:
+		return probes[0]
+	}
+	var s float64
+	for i := range len(probes) - 1 {
+		s += (probes[i] + probes[i+1]) / 2
+	}
+	return s / float64(len(probes)-1)
 }
 
 func zeroNaN(v float64) float64 {

@@ -113,8 +113,16 @@ var lbFields = []lbField{
 	{"kv_cache_bytes", lbInt, func(r *micro.Record) any { return r.KVCacheBytes }},
 	{"weight_bytes_per_token", lbInt, func(r *micro.Record) any { return r.WeightBytesPerToken }},
 	{"mem_bw_gbs", lbFloat, func(r *micro.Record) any { return r.MemBandwidth() / 1e9 }},
-	// read_bw_gbs: the read-bandwidth probe taken just before a tg test (--ceiling)
+	// read_bw_gbs: the time-average of the read-bandwidth probes around a tg test's
+	// repetitions (--ceiling); read_bw_probes_gbs: each probe, in order, comma-separated
 	{"read_bw_gbs", lbFloat, func(r *micro.Record) any { return lbOpt(r.ReadBandwidth/1e9, r.ReadBandwidth > 0) }},
+	{"read_bw_probes_gbs", lbString, func(r *micro.Record) any {
+		p := make([]string, len(r.ReadBandwidthProbes))
+		for i, v := range r.ReadBandwidthProbes {
+			p[i] = strconv.FormatFloat(v/1e9, 'f', 2, 64)
+		}
+		return lbOpt(strings.Join(p, ","), len(p) > 0)
+	}},
 	{"gflops", lbFloat, func(r *micro.Record) any { return r.FLOPS() / 1e9 }},
 	{"partial", lbBool, func(r *micro.Record) any { return r.Partial }},
 	// telemetry: null (JSON), empty (CSV) or NULL (SQL) when not measured

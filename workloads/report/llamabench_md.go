@@ -213,6 +213,10 @@ func lbNotes(b *strings.Builder, res *micro.Result) {
 	for i := range res.Records {
 		r := &res.Records[i]
 		bw, when := r.ReadBandwidth, "measured just before the test"
+		if n := len(r.ReadBandwidthProbes); n > 1 {
+			when = fmt.Sprintf("averaged over the %d probes around its repetitions (%.1f–%.1f GB/s)", n,
+				slices.Min(r.ReadBandwidthProbes)/1e9, slices.Max(r.ReadBandwidthProbes)/1e9)
+		}
 		if bw <= 0 {
 			bw, when = res.ReadBandwidth, "measured before the tests"
 		}

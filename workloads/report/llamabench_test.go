@@ -66,7 +66,15 @@ func TestLlamaBenchMarkdown(t *testing.T) {
 		strings.Count(b.String(), "measured before the tests") != 1 {
 		t.Errorf("per-test ceiling:\n%s", b.String())
 	}
-	res.Records[1].ReadBandwidth = 0
+	// Probes around the repetitions: their time-average, and their range.
+	res.Records[1].ReadBandwidthProbes = []float64{20e9, 40e9, 20e9}
+	res.Records[1].ReadBandwidth = micro.BracketMean(res.Records[1].ReadBandwidthProbes)
+	b.Reset()
+	LlamaBenchMarkdown(&b, res)
+	if !strings.Contains(b.String(), "of the read-bandwidth ceiling 50.00 t/s (30.0 GB/s averaged over the 3 probes around its repetitions (20.0–40.0 GB/s) ÷ ") {
+		t.Errorf("ceiling of the probes around the repetitions:\n%s", b.String())
+	}
+	res.Records[1].ReadBandwidth, res.Records[1].ReadBandwidthProbes = 0, nil
 	// Non-default parameters get columns.
 	res.Spec.FlashAttn = []int{0, 1}
 	res.Spec.UBatch = []int{256}

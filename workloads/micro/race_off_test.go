@@ -1,0 +1,5 @@
+//go:build !race
+
+package micro
+
+const raceEnabled = false
