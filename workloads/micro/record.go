@@ -74,7 +74,7 @@ type Record struct {
 	// ReadBandwidthProbes are the probes (bytes per second) taken before each timed
 	// repetition and after the last, in order.
 	ReadBandwidthProbes []float64 `json:"read_bandwidth_probes,omitempty"`
-	Partial       bool    `json:"partial,omitempty"` // interrupted before all repetitions ran
+	Partial             bool      `json:"partial,omitempty"` // interrupted before all repetitions ran
 	// PowerLimitW is the GPU power limit the test ran at (--power-limit), 0 when the
 	// limit was left as it was.
 	PowerLimitW float64 `json:"power_limit_w,omitempty"`
