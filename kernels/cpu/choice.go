@@ -100,8 +100,10 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		switch {
 		case n > 1:
 			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
+		case tileFmts[t].x1m != nil && x1NoPrefetch:
+			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), VPDPBUSD zmm, hardware prefetch only; AMD: faster than one tile at a time"
 		case tileFmts[t].x1m != nil:
-			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, VPDPBUSD zmm"
+			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
 			if x1NoPrefetch {

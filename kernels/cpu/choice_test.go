@@ -46,7 +46,7 @@ func TestKernels(t *testing.T) {
 	}
 	if level == "avx512vnni" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
-		want["Q4_0/decode"], want["IQ4_NL/decode"] = "tile-q4_0-x1", "tile-iq4_nl-x1"
+		want["Q8_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q8_0-x1m", "tile-q4_k-x1m", "tile-q6_k-x1m"
 	}
 	if level == "avx512vnni" && xcpu.X86.HasAVX512BF16 {
 		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-rows", "bf16-dp-gemm"

@@ -98,6 +98,18 @@ func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
 func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
+func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
 func tileQ4x1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 //go:noescape
@@ -308,14 +320,23 @@ func init() {
 			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 			f.x4(nu, &tile[0], &act[0], out)
 		}
-		// Four tiles at once (x1m) keep an Intel Xeon core's read rate up; on AMD Zen 4
-		// one tile's single stream reads faster (llama-1b Q4_0 tg32 -t 2, medians of
-		// four: x1m 37.45, x1 42.56 t/s; llama.cpp 44.25).
-		x1mKernels[kernels.Q4_0], x1mKernels[kernels.IQ4_NL] = tileQ4x1m, tileIQ4NLx1m
-		if vendor() != "AuthenticAMD" {
-			for t, k := range x1mKernels {
-				tileFmts[t].x1m = k
-			}
+		// Four tiles at once (x1m) keep a core's read rate up. An Intel Xeon reads four
+		// adjacent tiles with software prefetch (measured for Q4_0 and IQ4_NL; the other
+		// types keep x1 there). AMD Zen 4 reads one tile from each quarter of a band
+		// without prefetch: 2-5 % faster per llama-1b Q4_0 token than one tile at a time
+		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
+		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
+		x1mKernels[kernels.Q4_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){tileQ4x1m, tileQ4x1mnp}
+		x1mKernels[kernels.IQ4_NL] = [2]func(int, *byte, int, *byte, int, *[64]float32){tileIQ4NLx1m, tileIQ4NLx1mnp}
+		x1mKernels[kernels.Q8_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ8x1mnp}
+		x1mKernels[kernels.Q4_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ4Kx1mnp}
+		x1mKernels[kernels.Q6_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ6Kx1mnp}
+		np := 0
+		if x1NoPrefetch {
+			np = 1
+		}
+		for t, k := range x1mKernels {
+			tileFmts[t].x1m = k[np]
 		}
 		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
 			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
@@ -517,6 +538,9 @@ func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 //go:noescape
 func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileMXFP4x4(nu int, tile, act *byte, out *[64]float32)

@@ -42,6 +42,30 @@
 	ADDQ DI, R10 \
 	LEAQ (4*bs)(DI)(R11*4), R12
 
+// ARGS1M loads a four-tile one-token (x1m) kernel's arguments: CX units, the four tiles
+// at SI, R8, R9 and BX (tile + k·stride), R10 and R12 at token tok's quants and tail
+// fields in the first activation block (bs bytes each), AX out; it zeroes the four
+// accumulators Z4–Z7. It uses R9, so it comes after MASKS.
+#define ARGS1M(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ stride+16(FP), DX \
+	MOVQ act+24(FP), DI \
+	MOVQ tok+32(FP), R11 \
+	MOVQ out+40(FP), AX \
+	ZERO4 \
+	IMUL3Q $bs, R11, R10 \
+	ADDQ DI, R10 \
+	LEAQ (4*bs)(DI)(R11*4), R12 \
+	LEAQ (SI)(DX*1), R8 \
+	LEAQ (R8)(DX*1), R9 \
+	LEAQ (R9)(DX*1), BX
+
+// NEXT1 steps the one-token pointers to the next activation block.
+#define NEXT1 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
 // STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
 #define STARTS4 \
 	VPBROADCASTD 16(R12), Z0 \
@@ -156,7 +180,11 @@
 
 // Q4C1 is Q4C4 for one token (activations at R10; low halves into Z0, high into Z1).
 #define Q4C1(o, c, A, B) \
-	VMOVDQU64 (o+64*c)(SI), A \
+	Q4C1M((o+64*c)(SI), c, A, B)
+
+// Q4C1M is Q4C1 with the nibble dword at memory operand m.
+#define Q4C1M(m, c, A, B) \
+	VMOVDQU64 m, A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
 	VPANDQ Z31, B, B \
@@ -286,49 +314,46 @@ TEXT ·tileQ4x1np(SB), NOSPLIT, $0-40
 // func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4x1 on four tiles at once (tile + k·stride, results at out[16k]): four streams
-// from memory instead of one, for a core's full read bandwidth.
-TEXT ·tileQ4x1m(SB), NOSPLIT, $0-48
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ stride+16(FP), DX
-	MOVQ act+24(FP), DI
-	MOVQ tok+32(FP), R11
-	MOVQ out+40(FP), AX
-	ZERO4
-	IMUL3Q $32, R11, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
-	MASKS // (uses R9)
-	LEAQ (SI)(DX*1), R8
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R13
-	TESTQ CX, CX
-	JZ q4x1m_done
-q4x1m_loop:
-	PREFETCHT0 (PFD+512)(SI)
-	PREFETCHT0 (PFD+512)(R8)
-	PREFETCHT0 (PFD+512)(R9)
-	PREFETCHT0 (PFD+512)(R13)
-	Q40T1(SI, 0, 512, Z4, PFON)
-	Q40T1(R8, 0, 512, Z5, PFON)
-	Q40T1(R9, 0, 512, Z6, PFON)
-	Q40T1(R13, 0, 512, Z7, PFON)
-	ADDQ $176, R10
-	ADDQ $176, R12
-	Q40T1(SI, 256, 544, Z4, PFON)
-	Q40T1(R8, 256, 544, Z5, PFON)
-	Q40T1(R9, 256, 544, Z6, PFON)
-	Q40T1(R13, 256, 544, Z7, PFON)
-	ADDQ $176, R10
-	ADDQ $176, R12
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, R13
-	DECQ CX
-	JNZ q4x1m_loop
-q4x1m_done:
+// from memory instead of one. The macro is its body with prefetch PF: PFON here (Intel,
+// four adjacent tiles), PFOFF in the …np twin (AMD, one tile from each quarter of a
+// band).
+#define TILEQ4X1M(PF) \
+	MASKS \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ q4x1m_done \
+q4x1m_loop: \
+	PF((PFD+512)(SI)) \
+	PF((PFD+512)(R8)) \
+	PF((PFD+512)(R9)) \
+	PF((PFD+512)(BX)) \
+	Q40T1(SI, 0, 512, Z4, PF) \
+	Q40T1(R8, 0, 512, Z5, PF) \
+	Q40T1(R9, 0, 512, Z6, PF) \
+	Q40T1(BX, 0, 512, Z7, PF) \
+	NEXT1 \
+	Q40T1(SI, 256, 544, Z4, PF) \
+	Q40T1(R8, 256, 544, Z5, PF) \
+	Q40T1(R9, 256, 544, Z6, PF) \
+	Q40T1(BX, 256, 544, Z7, PF) \
+	NEXT1 \
+	ADDQ $576, SI \
+	ADDQ $576, R8 \
+	ADDQ $576, R9 \
+	ADDQ $576, BX \
+	DECQ CX \
+	JNZ q4x1m_loop \
+q4x1m_done: \
 	STORE4
+
+TEXT ·tileQ4x1m(SB), NOSPLIT, $0-48
+	TILEQ4X1M(PFON)
+
+// func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4x1m without software prefetch (PFOFF).
+TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
+	TILEQ4X1M(PFOFF)
 
 // Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
 // into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
@@ -427,12 +452,73 @@ TEXT ·tileQ4Kx1(SB), NOSPLIT, $0-40
 TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 	TILEQ4KX1(PFOFF)
 
+// Q4KT1 runs sub-block R11/256 of the Q4_K super-block of the tile at P against one
+// token (R10, R12) into ACC: the sub-block step of tileQ4Kx1, its scales taken from
+// the super-block's head at P (R14 = 16·sub-block).
+#define Q4KT1(P, ACC) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	Q4C1M(320(P)(R11*1), 0, Z16, Z17) \
+	Q4C1M(384(P)(R11*1), 1, Z18, Z19) \
+	Q4C1M(448(P)(R11*1), 2, Z20, Z21) \
+	Q4C1M(512(P)(R11*1), 3, Z22, Z23) \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS (P), Z28 \
+	VCVTPH2PS 32(P), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	VPMOVZXBD 64(P)(R14*1), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10 \
+	VPMOVZXBD 192(P)(R14*1), Z15 \
+	VCVTDQ2PS Z15, Z15 \
+	VMULPS Z29, Z15, Z15 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC \
+	VFMADD231PS.BCST 32(R12), Z15, ACC
+
+// func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ4x1mnp.
+TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	ARGS1M(32)
+	TESTQ CX, CX
+	JZ q4kx1m_done
+q4kx1m_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+q4kx1m_sub:
+	Q4KT1(SI, Z4)
+	Q4KT1(R8, Z5)
+	Q4KT1(R9, Z6)
+	Q4KT1(BX, Z7)
+	NEXT1
+	ADDQ $256, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q4kx1m_sub
+	ADDQ $2368, SI
+	ADDQ $2368, R8
+	ADDQ $2368, R9
+	ADDQ $2368, BX
+	DECQ CX
+	JNZ q4kx1m_super
+q4kx1m_done:
+	STORE4
+
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
 #define Q6CHUNKS \
 	VMOVDQU64 (SI), Z16 \
 	VMOVDQU64 64(SI), Z17 \
 	VMOVDQU64 128(SI), Z18 \
+	Q6BITS
+
+// Q6BITS is Q6CHUNKS on the block's three words loaded into Z16, Z17, Z18.
+#define Q6BITS \
 	VPANDQ Z31, Z16, Z19 \
 	VPSLLW $4, Z18, Z20 \
 	VPTERNLOGD $0xF8, Z30, Z20, Z19 \
@@ -554,6 +640,62 @@ TEXT ·tileQ6Kx1(SB), NOSPLIT, $0-40
 TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	TILEQ6KX1(PFOFF)
 
+// Q6KT1 runs block R11/192 of the Q6_K super-block of the tile at P against one token
+// (R10, R12) into ACC: the block step of tileQ6Kx1, its scales taken from the
+// super-block's head at P (R14 = 16·block).
+#define Q6KT1(P, ACC) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 320(P)(R11*1), Z16 \
+	VMOVDQU64 384(P)(R11*1), Z17 \
+	VMOVDQU64 448(P)(R11*1), Z18 \
+	Q6BITS \
+	VPDPBUSD.BCST (R10), Z19, Z0 \
+	VPDPBUSD.BCST 4(R10), Z21, Z1 \
+	VPDPBUSD.BCST 8(R10), Z23, Z0 \
+	VPDPBUSD.BCST 12(R10), Z24, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS (P), Z28 \
+	VPMOVSXBD 64(P)(R14*1), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC
+
+// func tileQ6Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ6Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ4x1mnp.
+TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	ARGS1M(16)
+	TESTQ CX, CX
+	JZ q6kx1m_done
+q6kx1m_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $16, R13
+q6kx1m_blk:
+	Q6KT1(SI, Z4)
+	Q6KT1(R8, Z5)
+	Q6KT1(R9, Z6)
+	Q6KT1(BX, Z7)
+	ADDQ $112, R10
+	ADDQ $112, R12
+	ADDQ $192, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q6kx1m_blk
+	ADDQ $3392, SI
+	ADDQ $3392, R8
+	ADDQ $3392, R9
+	ADDQ $3392, BX
+	DECQ CX
+	JNZ q6kx1m_super
+q6kx1m_done:
+	STORE4
+
 // Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
 #define Q8C4(o, c) \
 	PREFETCHT0 (PFD+o+64*c)(SI) \
@@ -615,6 +757,33 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
+// Q80T1 runs one Q8_0 block of the tile at P (quants at q(P), scales at sc(P)) against
+// one token (R10, R12) into ACC: Q80BLK1's arithmetic, for the four-tile kernel.
+#define Q80T1(P, q, sc, ACC) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU32 (q)(P), Z16 \
+	VMOVDQU32 (q+64)(P), Z17 \
+	VMOVDQU32 (q+128)(P), Z18 \
+	VMOVDQU32 (q+192)(P), Z19 \
+	VMOVDQU32 (q+256)(P), Z20 \
+	VMOVDQU32 (q+320)(P), Z21 \
+	VMOVDQU32 (q+384)(P), Z22 \
+	VMOVDQU32 (q+448)(P), Z23 \
+	VPDPBUSD.BCST (R10), Z16, Z0 \
+	VPDPBUSD.BCST 4(R10), Z17, Z1 \
+	VPDPBUSD.BCST 8(R10), Z18, Z0 \
+	VPDPBUSD.BCST 12(R10), Z19, Z1 \
+	VPDPBUSD.BCST 16(R10), Z20, Z0 \
+	VPDPBUSD.BCST 20(R10), Z21, Z1 \
+	VPDPBUSD.BCST 24(R10), Z22, Z0 \
+	VPDPBUSD.BCST 28(R10), Z23, Z1 \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(P), Z10 \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC
+
 // func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 //
 // Q8_0 tiles (per pair of 32-element blocks: 2×8 chunks of 64 bytes, chunk c holding
@@ -657,6 +826,34 @@ TEXT ·tileQ8x1(SB), NOSPLIT, $0-40
 // tileQ8x1 without software prefetch (PFOFF).
 TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 	TILEQ8X1(PFOFF)
+
+// func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ8x1np on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ4x1mnp: one tile from each quarter of a band, four streams at once (AMD).
+TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
+	ARGS1M(32)
+	TESTQ CX, CX
+	JZ q8x1m_done
+q8x1m_loop:
+	Q80T1(SI, 0, 1024, Z4)
+	Q80T1(R8, 0, 1024, Z5)
+	Q80T1(R9, 0, 1024, Z6)
+	Q80T1(BX, 0, 1024, Z7)
+	NEXT1
+	Q80T1(SI, 512, 1056, Z4)
+	Q80T1(R8, 512, 1056, Z5)
+	Q80T1(R9, 512, 1056, Z6)
+	Q80T1(BX, 512, 1056, Z7)
+	NEXT1
+	ADDQ $1088, SI
+	ADDQ $1088, R8
+	ADDQ $1088, R9
+	ADDQ $1088, BX
+	DECQ CX
+	JNZ q8x1m_loop
+q8x1m_done:
+	STORE4
 
 // Lookup-table tiles (IQ4_NL, MXFP4, IQ4_XS; layouts in tile_lut.go): the nibbles are
 // looked up in a table of levels plus 128 (Z29, the same 16 bytes in every 128-bit
@@ -713,11 +910,6 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 	VPSHUFB Z22, Z29, Z22 \
 	VPSHUFB Z23, Z29, Z23 \
 	DOT8T1
-
-// NEXT1 steps the one-token pointers to the next activation block.
-#define NEXT1 \
-	ADDQ $176, R10 \
-	ADDQ $176, R12
 
 // func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
 //
@@ -783,9 +975,9 @@ TEXT ·tileIQ4NLx1np(SB), NOSPLIT, $0-40
 	TILEIQ4NLX1(PFOFF)
 
 // Q4LUTT1S is LUTT1 scaled by the block's fp16 row scales at sc(P) times the token's
-// scale, into ACC.
-#define Q4LUTT1S(P, q, sc, ACC) \
-	LUTT1(P, q, PFON) \
+// scale, into ACC (prefetch PF).
+#define Q4LUTT1S(P, q, sc, ACC, PF) \
+	LUTT1(P, q, PF) \
 	VCVTPH2PS sc(P), Z10 \
 	VCVTDQ2PS Z0, Z0 \
 	VMULPS.BCST (R12), Z10, Z11 \
@@ -794,48 +986,45 @@ TEXT ·tileIQ4NLx1np(SB), NOSPLIT, $0-40
 // func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileIQ4NLx1 on four tiles at once (tile + k·stride, results at out[16k]), as
-// tileQ4x1m.
-TEXT ·tileIQ4NLx1m(SB), NOSPLIT, $0-48
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ stride+16(FP), DX
-	MOVQ act+24(FP), DI
-	MOVQ tok+32(FP), R11
-	MOVQ out+40(FP), AX
-	ZERO4
-	IMUL3Q $32, R11, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
-	LEAQ ·lutTileIQ4NL(SB), R9
-	LUTMASKS // (uses R9)
-	LEAQ (SI)(DX*1), R8
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R13
-	TESTQ CX, CX
-	JZ iq4nlx1m_done
-iq4nlx1m_loop:
-	PREFETCHT0 (PFD+512)(SI)
-	PREFETCHT0 (PFD+512)(R8)
-	PREFETCHT0 (PFD+512)(R9)
-	PREFETCHT0 (PFD+512)(R13)
-	Q4LUTT1S(SI, 0, 512, Z4)
-	Q4LUTT1S(R8, 0, 512, Z5)
-	Q4LUTT1S(R9, 0, 512, Z6)
-	Q4LUTT1S(R13, 0, 512, Z7)
-	NEXT1
-	Q4LUTT1S(SI, 256, 544, Z4)
-	Q4LUTT1S(R8, 256, 544, Z5)
-	Q4LUTT1S(R9, 256, 544, Z6)
-	Q4LUTT1S(R13, 256, 544, Z7)
-	NEXT1
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, R13
-	DECQ CX
-	JNZ iq4nlx1m_loop
-iq4nlx1m_done:
+// tileQ4x1m; the macro is its body with prefetch PF (PFOFF in the …np twin).
+#define TILEIQ4NLX1M(PF) \
+	LEAQ ·lutTileIQ4NL(SB), R9 \
+	LUTMASKS \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ iq4nlx1m_done \
+iq4nlx1m_loop: \
+	PF((PFD+512)(SI)) \
+	PF((PFD+512)(R8)) \
+	PF((PFD+512)(R9)) \
+	PF((PFD+512)(BX)) \
+	Q4LUTT1S(SI, 0, 512, Z4, PF) \
+	Q4LUTT1S(R8, 0, 512, Z5, PF) \
+	Q4LUTT1S(R9, 0, 512, Z6, PF) \
+	Q4LUTT1S(BX, 0, 512, Z7, PF) \
+	NEXT1 \
+	Q4LUTT1S(SI, 256, 544, Z4, PF) \
+	Q4LUTT1S(R8, 256, 544, Z5, PF) \
+	Q4LUTT1S(R9, 256, 544, Z6, PF) \
+	Q4LUTT1S(BX, 256, 544, Z7, PF) \
+	NEXT1 \
+	ADDQ $576, SI \
+	ADDQ $576, R8 \
+	ADDQ $576, R9 \
+	ADDQ $576, BX \
+	DECQ CX \
+	JNZ iq4nlx1m_loop \
+iq4nlx1m_done: \
 	STORE4
+
+TEXT ·tileIQ4NLx1m(SB), NOSPLIT, $0-48
+	TILEIQ4NLX1M(PFON)
+
+// func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4NLx1m without software prefetch (PFOFF).
+TEXT ·tileIQ4NLx1mnp(SB), NOSPLIT, $0-48
+	TILEIQ4NLX1M(PFOFF)
 
 // func tileMXFP4x4(nu int, tile, act *byte, out *[64]float32)
 //

@@ -15,13 +15,7 @@ import (
 func tileCase(rng *rand.Rand, typ kernels.DType, nb, rows, ntok int) (f *tileFmt, tile, act []byte) {
 	f = tileFmts[typ]
 	cols := nb * f.unit
-	w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
-	for range rows {
-		b, _ := randRow(rng, typ, cols, float32(math.Ldexp(1, rng.IntN(8)-4)))
-		w.Data = append(w.Data, b...)
-	}
-	tile = make([]byte, nb*f.unitBytes)
-	packTile(tile, w, f, 0, &gemmScratch{})
+	tile = randTile(rng, typ, nb, rows)
 	vt := kernels.TraitsOf(typ).VecDotType
 	vtr := kernels.TraitsOf(vt)
 	xRow := cols / vtr.BlockSize * vtr.BlockBytes
@@ -36,6 +30,21 @@ func tileCase(rng *rand.Rand, typ kernels.DType, nb, rows, ntok int) (f *tileFmt
 	act = make([]byte, cols/f.pk.bs*(4*f.pk.bs+48))
 	prepActs(act, xq, xRow, ntok, 0, gemmToks, vt, f.pk.bs, cols, f.pk.k)
 	return f, tile, act
+}
+
+// randTile returns a tile of typ packed from nb blocks of sixteen random weight rows
+// (rows past rows are zero).
+func randTile(rng *rand.Rand, typ kernels.DType, nb, rows int) []byte {
+	f := tileFmts[typ]
+	cols := nb * f.unit
+	w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+	for range rows {
+		b, _ := randRow(rng, typ, cols, float32(math.Ldexp(1, rng.IntN(8)-4)))
+		w.Data = append(w.Data, b...)
+	}
+	tile := make([]byte, nb*f.unitBytes)
+	packTile(tile, w, f, 0, &gemmScratch{})
+	return tile
 }
 
 // checkTile compares the tile kernels (four tokens, and each token alone) with their
@@ -56,16 +65,38 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 			t.Fatalf("%s nb=%d rows=%d seed=%d: four-token out[%d] = %g, twin %g", typ, nb, rows, seed, i, got[i], want[i])
 		}
 	}
-	if k := x1mKernels[typ]; k != nil { // four copies of the tile, the last one's rows from the first
-		fm := *f
-		fm.x1m = k // whether or not this CPU's decode takes it
-		four := append(append(append(append([]byte(nil), tile...), tile...), tile...), tile...)
-		var m [64]float32
-		for tok := range 4 {
-			tileX1m(&fm, nb, four, len(tile), act, tok, &m)
-			for i := range m {
-				if math.Float32bits(m[i]) != math.Float32bits(want[16*tok+i%16]) {
-					t.Fatalf("%s nb=%d seed=%d: four-tile token %d out[%d] = %g, twin %g", typ, nb, seed, tok, i, m[i], want[16*tok+i%16])
+	// The four-tile kernels (with and without prefetch, whether or not this CPU's decode
+	// takes them): four different tiles, stride bytes apart with garbage between, the
+	// first the tile above.
+	if ks, ok := x1mKernels[typ]; ok {
+		stride := len(tile) + 3*f.unitBytes + 64
+		four := make([]byte, 3*stride+len(tile))
+		for i := range four {
+			four[i] = 0xA5
+		}
+		wants := make([][]float32, 4)
+		for k := range 4 {
+			tk := tile
+			if k > 0 {
+				tk = randTile(rng, typ, nb, rows)
+			}
+			copy(four[k*stride:], tk)
+			wants[k] = make([]float32, 64)
+			tileGo(f, nb, tk, act, gemmToks, 4, wants[k])
+		}
+		for v, k := range ks {
+			if k == nil {
+				continue
+			}
+			fm := *f
+			fm.x1m = k
+			var m [64]float32
+			for tok := range 4 {
+				tileX1m(&fm, nb, four, stride, act, tok, &m)
+				for i := range m {
+					if w := wants[i/16][16*tok+i%16]; math.Float32bits(m[i]) != math.Float32bits(w) {
+						t.Fatalf("%s nb=%d seed=%d four-tile kernel %d: token %d tile %d out[%d] = %g, twin %g", typ, nb, seed, v, tok, i/16, i%16, m[i], w)
+					}
 				}
 			}
 		}
@@ -282,6 +313,35 @@ func TestSumInt8(t *testing.T) {
 		}
 		if got := sumInt8(b); got != want {
 			t.Fatalf("%d bytes %x: sumInt8 %d, byte by byte %d", len(b), b, got, want)
+		}
+	}
+}
+
+// TestDecodeFourTiles checks one-token products through the four-tile kernels (one tile
+// from each quarter of a band on AMD, adjacent tiles on Intel) against the four-token
+// kernel: a matrix of 40 tiles and a partial one, every thread count's bands, each
+// output bit for bit that of a two-token product of the same activations.
+func TestDecodeFourTiles(t *testing.T) {
+	for typ := range x1mKernels {
+		rng := rand.New(rand.NewPCG(8, uint64(typ)))
+		rows, cols := 16*40+5, 512
+		w := randMatrix(rng, typ, rows, cols)
+		x := make([]float32, 2*cols)
+		for i := range cols {
+			x[i] = float32(rng.NormFloat64())
+		}
+		copy(x[cols:], x[:cols])
+		for _, threads := range []int{1, 2, 3} {
+			c := New(threads)
+			one, two := make([]float32, rows), make([]float32, 2*rows)
+			c.MatMul(one, w, x, 1)
+			c.MatMul(two, w, x, 2)
+			c.Close()
+			for i := range two {
+				if math.Float32bits(one[i%rows]) != math.Float32bits(two[i]) {
+					t.Fatalf("%s threads=%d: row %d alone %g, in a batch of two %g", typ, threads, i%rows, one[i%rows], two[i])
+				}
+			}
 		}
 	}
 }
