@@ -323,7 +323,8 @@ func init() {
 		// Four tiles at once (x1m) keep a core's read rate up. An Intel Xeon reads four
 		// adjacent tiles with software prefetch (measured for Q4_0 and IQ4_NL; the other
 		// types keep x1 there). AMD Zen 4 reads one tile from each quarter of a band
-		// without prefetch: 2-5 % faster per llama-1b Q4_0 token than one tile at a time
+		// without prefetch, 64 bytes of each in turn: 2-5 % faster per llama-1b Q4_0 token
+		// than one tile at a time with a tile's block at a time, and that 3-6 % again
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
 		x1mKernels[kernels.Q4_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){tileQ4x1m, tileQ4x1mnp}
