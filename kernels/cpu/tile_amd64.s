@@ -66,6 +66,13 @@
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
+// STEP4T steps the four tiles' pointers (SI, R8, R9, BX) by n bytes.
+#define STEP4T(n) \
+	ADDQ n, SI \
+	ADDQ n, R8 \
+	ADDQ n, R9 \
+	ADDQ n, BX
+
 // STARTT sets the four tiles' int sums Z0–Z3 to the token's starting sum (R12), for
 // the four-tile one-token kernels.
 #define STARTT \
@@ -82,12 +89,9 @@
 	VMULPS.BCST (R12), Z10, Z11 \
 	VFMADD231PS Z11, I, ACC
 
-// Q4C4T multiplies nibble dword c of a 32-element block of the four tiles (at memory
-// operands m0…m3) with one token's activations (R10) into their int sums Z0–Z3: low
-// nibbles with elements 4c…, high with 16+4c….
-#define Q4C4T(m0, m1, m2, m3, c) \
-	VPBROADCASTD (4*c)(R10), Z24 \
-	VPBROADCASTD (16+4*c)(R10), Z25 \
+// NIB4 loads the 64-byte nibble words at memory operands m0…m3 as their low (Z16, Z18,
+// Z20, Z22) and high (Z17, Z19, Z21, Z23) nibbles.
+#define NIB4(m0, m1, m2, m3) \
 	VMOVDQU64 m0, Z16 \
 	VMOVDQU64 m1, Z18 \
 	VMOVDQU64 m2, Z20 \
@@ -103,7 +107,15 @@
 	VPANDQ Z31, Z20, Z20 \
 	VPANDQ Z31, Z21, Z21 \
 	VPANDQ Z31, Z22, Z22 \
-	VPANDQ Z31, Z23, Z23 \
+	VPANDQ Z31, Z23, Z23
+
+// Q4C4T multiplies nibble dword c of a 32-element block of the four tiles (at memory
+// operands m0…m3) with one token's activations (R10) into their int sums Z0–Z3: low
+// nibbles with elements 4c…, high with 16+4c….
+#define Q4C4T(m0, m1, m2, m3, c) \
+	VPBROADCASTD (4*c)(R10), Z24 \
+	VPBROADCASTD (16+4*c)(R10), Z25 \
+	NIB4(m0, m1, m2, m3) \
 	VPDPBUSD Z24, Z16, Z0 \
 	VPDPBUSD Z25, Z17, Z0 \
 	VPDPBUSD Z24, Z18, Z1 \
@@ -267,22 +279,7 @@
 	PF((PFD+q+192)(P)) \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
-	VMOVDQU64 q(P), Z16 \
-	VMOVDQU64 (q+64)(P), Z18 \
-	VMOVDQU64 (q+128)(P), Z20 \
-	VMOVDQU64 (q+192)(P), Z22 \
-	VPSRLW $4, Z16, Z17 \
-	VPSRLW $4, Z18, Z19 \
-	VPSRLW $4, Z20, Z21 \
-	VPSRLW $4, Z22, Z23 \
-	VPANDQ Z31, Z16, Z16 \
-	VPANDQ Z31, Z17, Z17 \
-	VPANDQ Z31, Z18, Z18 \
-	VPANDQ Z31, Z19, Z19 \
-	VPANDQ Z31, Z20, Z20 \
-	VPANDQ Z31, Z21, Z21 \
-	VPANDQ Z31, Z22, Z22 \
-	VPANDQ Z31, Z23, Z23
+	NIB4(q(P), (q+64)(P), (q+128)(P), (q+192)(P))
 
 // DOT8T1 multiplies NIB8's eight registers with one token's 32 activations (R10) into
 // the int sum Z0.
@@ -382,10 +379,7 @@ q4x1m_loop:
 	Q40T1(R9, 256, 544, Z6, PFON)
 	Q40T1(BX, 256, 544, Z7, PFON)
 	NEXT1
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, BX
+	STEP4T($576)
 	DECQ CX
 	JNZ q4x1m_loop
 q4x1m_done:
@@ -419,10 +413,7 @@ q4x1mnp_loop:
 	NEXT1
 	Q40BLK4T(256, 544)
 	NEXT1
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, BX
+	STEP4T($576)
 	DECQ CX
 	JNZ q4x1mnp_loop
 q4x1mnp_done:
@@ -574,10 +565,7 @@ q4kx1m_sub:
 	ADDQ $16, R14
 	DECQ R13
 	JNZ q4kx1m_sub
-	ADDQ $2368, SI
-	ADDQ $2368, R8
-	ADDQ $2368, R9
-	ADDQ $2368, BX
+	STEP4T($2368)
 	DECQ CX
 	JNZ q4kx1m_super
 q4kx1m_done:
@@ -606,6 +594,15 @@ q4kx1m_done:
 	VPANDQ Z31, Z24, Z24 \
 	VPSRLW $2, Z18, Z25 \
 	VPTERNLOGD $0xF8, Z30, Z25, Z24
+
+// Q6DOT1 multiplies Q6CHUNKS' four chunks with one token's 16 activations (R10) into
+// the int sums Z0 and Z1, then adds Z1 to Z0.
+#define Q6DOT1 \
+	VPDPBUSD.BCST (R10), Z19, Z0 \
+	VPDPBUSD.BCST 4(R10), Z21, Z1 \
+	VPDPBUSD.BCST 8(R10), Z23, Z0 \
+	VPDPBUSD.BCST 12(R10), Z24, Z1 \
+	VPADDD Z1, Z0, Z0
 
 // Q6_SCALE turns the block's sixteen int8 scales (R14) into row scales d·sc (Z10).
 #define Q6_SCALE \
@@ -687,11 +684,7 @@ q6kx1_blk: \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
 	Q6CHUNKS \
-	VPDPBUSD.BCST (R10), Z19, Z0 \
-	VPDPBUSD.BCST 4(R10), Z21, Z1 \
-	VPDPBUSD.BCST 8(R10), Z23, Z0 \
-	VPDPBUSD.BCST 12(R10), Z24, Z1 \
-	VPADDD Z1, Z0, Z0 \
+	Q6DOT1 \
 	Q6_SCALE \
 	FMA1 \
 	ADDQ $192, SI \
@@ -724,11 +717,7 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VMOVDQU64 384(P)(R11*1), Z17 \
 	VMOVDQU64 448(P)(R11*1), Z18 \
 	Q6BITS \
-	VPDPBUSD.BCST (R10), Z19, Z0 \
-	VPDPBUSD.BCST 4(R10), Z21, Z1 \
-	VPDPBUSD.BCST 8(R10), Z23, Z0 \
-	VPDPBUSD.BCST 12(R10), Z24, Z1 \
-	VPADDD Z1, Z0, Z0 \
+	Q6DOT1 \
 	VCVTPH2PS (P), Z28 \
 	VPMOVSXBD 64(P)(R14*1), Z10 \
 	VCVTDQ2PS Z10, Z10 \
@@ -761,10 +750,7 @@ q6kx1m_blk:
 	ADDQ $16, R14
 	DECQ R13
 	JNZ q6kx1m_blk
-	ADDQ $3392, SI
-	ADDQ $3392, R8
-	ADDQ $3392, R9
-	ADDQ $3392, BX
+	STEP4T($3392)
 	DECQ CX
 	JNZ q6kx1m_super
 q6kx1m_done:
@@ -920,10 +906,7 @@ q8x1m_loop:
 	NEXT1
 	Q80BLK4T(512, 1056)
 	NEXT1
-	ADDQ $1088, SI
-	ADDQ $1088, R8
-	ADDQ $1088, R9
-	ADDQ $1088, BX
+	STEP4T($1088)
 	DECQ CX
 	JNZ q8x1m_loop
 q8x1m_done:
@@ -1082,10 +1065,7 @@ iq4nlx1m_loop: \
 	Q4LUTT1S(R9, 256, 544, Z6, PF) \
 	Q4LUTT1S(BX, 256, 544, Z7, PF) \
 	NEXT1 \
-	ADDQ $576, SI \
-	ADDQ $576, R8 \
-	ADDQ $576, R9 \
-	ADDQ $576, BX \
+	STEP4T($576) \
 	DECQ CX \
 	JNZ iq4nlx1m_loop \
 iq4nlx1m_done: \
