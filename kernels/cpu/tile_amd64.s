@@ -73,21 +73,29 @@
 	ADDQ n, R9 \
 	ADDQ n, BX
 
-// STARTT sets the four tiles' int sums Z0–Z3 to the token's starting sum (R12), for
+// STARTT sets the four tiles' int sums I0–I3 to the token's starting sum (R12), for
 // the four-tile one-token kernels.
-#define STARTT \
-	VPBROADCASTD 16(R12), Z0 \
-	VMOVDQA32 Z0, Z1 \
-	VMOVDQA32 Z0, Z2 \
-	VMOVDQA32 Z0, Z3
+#define STARTT(I0, I1, I2, I3) \
+	VPBROADCASTD 16(R12), I0 \
+	VMOVDQA32 I0, I1 \
+	VMOVDQA32 I0, I2 \
+	VMOVDQA32 I0, I3
 
 // FMAT scales a tile's int sum I by its block's fp16 row scales at memory operand sc
-// times the token's scale (R12) into ACC: FMA1's operations.
-#define FMAT(sc, I, ACC) \
+// times the token's scale at memory operand t into ACC: FMA1's operations.
+#define FMAT(sc, I, ACC, t) \
 	VCVTPH2PS sc, Z10 \
 	VCVTDQ2PS I, I \
-	VMULPS.BCST (R12), Z10, Z11 \
+	VMULPS.BCST t, Z10, Z11 \
 	VFMADD231PS Z11, I, ACC
+
+// FMAT4T is FMAT for the four tiles (SI, R8, R9, BX; scales at offset sc of each) with
+// int sums I0–I3 into the accumulators Z4–Z7.
+#define FMAT4T(sc, I0, I1, I2, I3, t) \
+	FMAT(sc(SI), I0, Z4, t) \
+	FMAT(sc(R8), I1, Z5, t) \
+	FMAT(sc(R9), I2, Z6, t) \
+	FMAT(sc(BX), I3, Z7, t)
 
 // NIB4 loads the 64-byte nibble words at memory operands m0…m3 as their low (Z16, Z18,
 // Z20, Z22) and high (Z17, Z19, Z21, Z23) nibbles.
@@ -110,20 +118,20 @@
 	VPANDQ Z31, Z23, Z23
 
 // Q4C4T multiplies nibble dword c of a 32-element block of the four tiles (at memory
-// operands m0…m3) with one token's activations (R10) into their int sums Z0–Z3: low
+// operands m0…m3) with one token's activations (R10) into their int sums I0–I3: low
 // nibbles with elements 4c…, high with 16+4c….
-#define Q4C4T(m0, m1, m2, m3, c) \
+#define Q4C4T(m0, m1, m2, m3, c, I0, I1, I2, I3) \
 	VPBROADCASTD (4*c)(R10), Z24 \
 	VPBROADCASTD (16+4*c)(R10), Z25 \
 	NIB4(m0, m1, m2, m3) \
-	VPDPBUSD Z24, Z16, Z0 \
-	VPDPBUSD Z25, Z17, Z0 \
-	VPDPBUSD Z24, Z18, Z1 \
-	VPDPBUSD Z25, Z19, Z1 \
-	VPDPBUSD Z24, Z20, Z2 \
-	VPDPBUSD Z25, Z21, Z2 \
-	VPDPBUSD Z24, Z22, Z3 \
-	VPDPBUSD Z25, Z23, Z3
+	VPDPBUSD Z24, Z16, I0 \
+	VPDPBUSD Z25, Z17, I0 \
+	VPDPBUSD Z24, Z18, I1 \
+	VPDPBUSD Z25, Z19, I1 \
+	VPDPBUSD Z24, Z20, I2 \
+	VPDPBUSD Z25, Z21, I2 \
+	VPDPBUSD Z24, Z22, I3 \
+	VPDPBUSD Z25, Z23, I3
 
 // STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
 #define STARTS4 \
@@ -385,33 +393,33 @@ q4x1m_loop:
 q4x1m_done:
 	STORE4
 
-// Q40BLK4T runs one Q4_0 block (nibbles at q, scales at sc) of the four tiles against
-// one token, 64 bytes of each tile in turn: Q40T1's sums and float operations per tile.
-#define Q40BLK4T(q, sc) \
-	STARTT \
-	Q4C4T((q)(SI), (q)(R8), (q)(R9), (q)(BX), 0) \
-	Q4C4T((q+64)(SI), (q+64)(R8), (q+64)(R9), (q+64)(BX), 1) \
-	Q4C4T((q+128)(SI), (q+128)(R8), (q+128)(R9), (q+128)(BX), 2) \
-	Q4C4T((q+192)(SI), (q+192)(R8), (q+192)(R9), (q+192)(BX), 3) \
-	FMAT(sc(SI), Z0, Z4) \
-	FMAT(sc(R8), Z1, Z5) \
-	FMAT(sc(R9), Z2, Z6) \
-	FMAT(sc(BX), Z3, Z7)
+// Q40SUMS4T sums one Q4_0 block (nibbles at q) of the four tiles against one token
+// (R10, R12) into I0–I3, 64 bytes of each tile in turn.
+#define Q40SUMS4T(q, I0, I1, I2, I3) \
+	STARTT(I0, I1, I2, I3) \
+	Q4C4T((q)(SI), (q)(R8), (q)(R9), (q)(BX), 0, I0, I1, I2, I3) \
+	Q4C4T((q+64)(SI), (q+64)(R8), (q+64)(R9), (q+64)(BX), 1, I0, I1, I2, I3) \
+	Q4C4T((q+128)(SI), (q+128)(R8), (q+128)(R9), (q+128)(BX), 2, I0, I1, I2, I3) \
+	Q4C4T((q+192)(SI), (q+192)(R8), (q+192)(R9), (q+192)(BX), 3, I0, I1, I2, I3)
 
 // func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
-// tileQ4x1m without software prefetch and 64 bytes of each tile in turn: one tile from
-// each quarter of a band, four streams at once (AMD). Reading a tile's whole block
-// before the next (Q40T1 per tile) was 3–6 % slower per llama-1b Q4_0 token.
+// tileQ4x1m without software prefetch, reading every tile strictly forward: 64 bytes of
+// each tile in turn, both blocks' sums before the unit's scale line (Q40T1's float
+// operations per tile and block, in order). One tile from each quarter of a band, four
+// streams at once (AMD). Reading a tile's whole block before the next (Q40T1 per tile)
+// was 3–6 % slower per llama-1b Q4_0 token.
 TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	MASKS
 	ARGS1M(32)
 	TESTQ CX, CX
 	JZ q4x1mnp_done
 q4x1mnp_loop:
-	Q40BLK4T(0, 512)
+	Q40SUMS4T(0, Z0, Z1, Z2, Z3)
 	NEXT1
-	Q40BLK4T(256, 544)
+	Q40SUMS4T(256, Z8, Z9, Z12, Z13)
+	FMAT4T(512, Z0, Z1, Z2, Z3, -176(R12))
+	FMAT4T(544, Z8, Z9, Z12, Z13, (R12))
 	NEXT1
 	STEP4T($576)
 	DECQ CX
@@ -551,11 +559,11 @@ q4kx1m_super:
 	XORQ R14, R14
 	MOVQ $8, R13
 q4kx1m_sub:
-	STARTT
-	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0)
-	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1)
-	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2)
-	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3)
+	STARTT(Z0, Z1, Z2, Z3)
+	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3)
+	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3)
+	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3)
+	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3)
 	Q4KFMAT(SI, Z0, Z4)
 	Q4KFMAT(R8, Z1, Z5)
 	Q4KFMAT(R9, Z2, Z6)
@@ -861,50 +869,49 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 	TILEQ8X1(PFOFF)
 
 // Q8C4T multiplies chunk c of the Q8_0 block at q of the four tiles (SI, R8, R9, BX)
-// with one token's activations (R10) into their int sums Z0–Z3.
-#define Q8C4T(q, c) \
+// with one token's activations (R10) into their int sums I0–I3.
+#define Q8C4T(q, c, I0, I1, I2, I3) \
 	VPBROADCASTD (4*c)(R10), Z24 \
 	VMOVDQU32 (q+64*c)(SI), Z16 \
 	VMOVDQU32 (q+64*c)(R8), Z17 \
 	VMOVDQU32 (q+64*c)(R9), Z18 \
 	VMOVDQU32 (q+64*c)(BX), Z19 \
-	VPDPBUSD Z24, Z16, Z0 \
-	VPDPBUSD Z24, Z17, Z1 \
-	VPDPBUSD Z24, Z18, Z2 \
-	VPDPBUSD Z24, Z19, Z3
+	VPDPBUSD Z24, Z16, I0 \
+	VPDPBUSD Z24, Z17, I1 \
+	VPDPBUSD Z24, Z18, I2 \
+	VPDPBUSD Z24, Z19, I3
 
-// Q80BLK4T runs one Q8_0 block (quants at q, scales at sc) of the four tiles against
-// one token, 64 bytes of each tile in turn: Q80BLK1's sums (integer, so in any order)
-// and its float operations per tile.
-#define Q80BLK4T(q, sc) \
-	STARTT \
-	Q8C4T(q, 0) \
-	Q8C4T(q, 1) \
-	Q8C4T(q, 2) \
-	Q8C4T(q, 3) \
-	Q8C4T(q, 4) \
-	Q8C4T(q, 5) \
-	Q8C4T(q, 6) \
-	Q8C4T(q, 7) \
-	FMAT(sc(SI), Z0, Z4) \
-	FMAT(sc(R8), Z1, Z5) \
-	FMAT(sc(R9), Z2, Z6) \
-	FMAT(sc(BX), Z3, Z7)
+// Q80SUMS4T sums one Q8_0 block (quants at q) of the four tiles against one token (R10,
+// R12) into I0–I3, 64 bytes of each tile in turn (integer sums: Q80BLK1's, in any order).
+#define Q80SUMS4T(q, I0, I1, I2, I3) \
+	STARTT(I0, I1, I2, I3) \
+	Q8C4T(q, 0, I0, I1, I2, I3) \
+	Q8C4T(q, 1, I0, I1, I2, I3) \
+	Q8C4T(q, 2, I0, I1, I2, I3) \
+	Q8C4T(q, 3, I0, I1, I2, I3) \
+	Q8C4T(q, 4, I0, I1, I2, I3) \
+	Q8C4T(q, 5, I0, I1, I2, I3) \
+	Q8C4T(q, 6, I0, I1, I2, I3) \
+	Q8C4T(q, 7, I0, I1, I2, I3)
 
 // func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
-// tileQ8x1np on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
-// each in turn: one tile from each quarter of a band, four streams at once (AMD).
-// Reading 512 bytes of a tile before the next (one block each) was 4.5–7.5 % slower
-// per llama-1b Q8_0 token.
+// tileQ8x1np on four tiles at once (tile + k·stride, results at out[16k]), reading every
+// tile strictly forward: 64 bytes of each tile in turn, both blocks' sums before the
+// unit's scale line (Q80BLK1's float operations per tile and block, in order). One tile
+// from each quarter of a band, four streams at once (AMD). Per llama-1b Q8_0 token, the
+// scale line read after the first block (ahead of the second) cost 7–16 %, and 512 bytes
+// of a tile before the next another 4.5–7.5 %.
 TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
 	ARGS1M(32)
 	TESTQ CX, CX
 	JZ q8x1m_done
 q8x1m_loop:
-	Q80BLK4T(0, 1024)
+	Q80SUMS4T(0, Z0, Z1, Z2, Z3)
 	NEXT1
-	Q80BLK4T(512, 1056)
+	Q80SUMS4T(512, Z8, Z9, Z12, Z13)
+	FMAT4T(1024, Z0, Z1, Z2, Z3, -176(R12))
+	FMAT4T(1056, Z8, Z9, Z12, Z13, (R12))
 	NEXT1
 	STEP4T($1088)
 	DECQ CX
