@@ -28,25 +28,28 @@ func init() {
 // Close. MatMul never reads a
 // tiled matrix's own bytes again, so the engine releases their pages after Prepare.
 type CPU struct {
-	threads    int
-	pool       *pool
-	xq         []byte    // activations converted to the weights' dot-product type
-	xp         []byte    // activations widened to float32 for halfKern (F16, BF16)
-	lastX      []float32 // a copy of the activations that xq holds, converted to lastVT
-	lastVT     kernels.DType
-	qGen       int           // counts conversions into xq
-	xpGen      int           // the conversion xp was prepared from (0: none)
-	xpType     kernels.DType // and its type
-	gemmScr    []gemmScratch
-	tiles      map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
-	tilings    int                        // tiled copies made (tests: none after Prepare)
-	tileAct    []byte                     // activations regrouped for the tile kernels (prepActs)
-	tileActKey tileActKey                 // what tileAct holds
-	work       []attnScratch              // per-worker attention scratch
-	ap         attnPlan                   // the rows and work units of the attention call being run
-	rope       []float32                  // cos/sin pairs of the positions ropeKey names
-	ropeKey    ropeKey                    // what rope holds
-	job        job                        // the arguments of the parallel step being run
+	threads int
+	pool    *pool
+	xq      []byte    // activations converted to the weights' dot-product type
+	xp      []byte    // activations widened to float32 for halfKern (F16, BF16)
+	lastX   []float32 // a copy of the activations that xq holds, converted to lastVT
+	lastVT  kernels.DType
+	qGen    int           // counts conversions into xq
+	xpGen   int           // the conversion xp was prepared from (0: none)
+	xpType  kernels.DType // and its type
+	gemmScr []gemmScratch
+	tiles   map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
+	tilings int                        // tiled copies made (tests: none after Prepare)
+	// tileAct holds activations regrouped for the tile kernels (prepActs), tileActKey
+	// what each holds: slot 0 for MatMul, one per type of a MatMulShared step (actSlot).
+	tileAct    [maxShared][]byte
+	tileActKey [maxShared]tileActKey
+	actSlot    int
+	work       []attnScratch // per-worker attention scratch
+	ap         attnPlan      // the rows and work units of the attention call being run
+	rope       []float32     // cos/sin pairs of the positions ropeKey names
+	ropeKey    ropeKey       // what rope holds
+	job        job           // the arguments of the parallel step being run
 	run        func(part, worker int)
 	// subs are the planned steps MatMulShared runs as one (job.kind taskShared); subEnd[i]
 	// is the number of parts of subs[:i+1].
@@ -190,16 +193,18 @@ func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 }
 
 // MatMulShared implements kernels.SharedMatMuler. Each run of up to maxShared
-// matrices of one type and width is planned as MatMul plans one (the activations are
-// converted once, as for consecutive MatMuls) and their parts go to the workers as one
-// step; every output is computed by the same code in the same order as by MatMul.
+// matrices of one width whose types take the same activation format (Q4_K_M's Q4_K Q
+// and K with a Q6_K V) is planned as MatMul plans one (the activations are converted
+// once, as for consecutive MatMuls; each type regroups them in its own slot) and their
+// parts go to the workers as one step; every output is computed by the same code in the
+// same order as by MatMul.
 func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n int) {
 	if len(dst) != len(w) {
 		panic(fmt.Sprintf("cpu: MatMulShared with %d outputs for %d matrices", len(dst), len(w)))
 	}
 	for i := 0; i < len(w); {
 		k := i + 1
-		for k < len(w) && k-i < maxShared && w[k].Type == w[i].Type && w[k].Cols == w[i].Cols {
+		for k < len(w) && k-i < maxShared && sameActs(w[k], w[i]) {
 			k++
 		}
 		if k == i+1 {
@@ -209,17 +214,32 @@ func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n 
 		}
 		parts, work := 0, 0
 		for s := i; s < k; s++ {
+			c.actSlot = s - i
+			for t := i; t < s; t++ {
+				if w[t].Type == w[s].Type { // the same regrouped activations
+					c.actSlot = t - i
+					break
+				}
+			}
 			p, wk := c.plan(dst[s], w[s], x, n)
 			c.subs[s-i] = c.job
 			parts, work = parts+p, work+wk
 			c.subEnd[s-i] = parts
 		}
+		c.actSlot = 0
 		c.job = job{kind: taskShared}
 		c.pool.RunWork(parts, work, c.run)
 		c.job = job{}
 		clear(c.subs[:])
 		i = k
 	}
+}
+
+// sameActs reports whether a and b take their activations in one format, so that one
+// conversion serves both in a MatMulShared step: the same width and dot-product type.
+func sameActs(a, b *kernels.Matrix) bool {
+	ta, tb := kernels.TraitsOf(a.Type), kernels.TraitsOf(b.Type)
+	return a.Cols == b.Cols && ta != nil && tb != nil && ta.VecDotType == tb.VecDotType
 }
 
 // plan does what MatMul does before its last parallel step — converts the

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,8 @@ func randMatrix(rng *rand.Rand, typ kernels.DType, rows, cols int) *kernels.Matr
 
 // TestMatMulSharedMatchesMatMul checks that MatMulShared's outputs equal one MatMul
 // per matrix bit for bit, for every weight type and path (one token, a few, a tail of
-// rows), runs of one type and mixed types (Q4_K_M's Q4_K Q and K with a Q6_K V).
+// rows), runs of one type and mixed types: Q4_K_M's Q4_K Q and K with a Q6_K V (one
+// step, each type with its own regrouped activations) and F16 with Q8_0 (two steps).
 func TestMatMulSharedMatchesMatMul(t *testing.T) {
 	type set struct {
 		types []kernels.DType
@@ -73,17 +75,23 @@ func TestMatMulSharedMatchesMatMul(t *testing.T) {
 // activations to the workers as one step: three products each too small to split
 // alone (K and V in decode) run as one parallel step, where one MatMul each runs none.
 func TestMatMulSharedOneStep(t *testing.T) {
-	for _, typ := range []kernels.DType{kernels.Q8_0, kernels.F16} {
-		t.Run(typ.String(), func(t *testing.T) {
+	for _, types := range [][3]kernels.DType{
+		{kernels.Q8_0, kernels.Q8_0, kernels.Q8_0},
+		{kernels.F16, kernels.F16, kernels.F16},
+		{kernels.Q4_K, kernels.Q4_K, kernels.Q6_K}, // Q4_K_M's Q, K and V: one activation format
+	} {
+		t.Run(fmt.Sprint(types), func(t *testing.T) {
 			c := New(2)
 			defer c.Close()
 			rng := rand.New(rand.NewPCG(3, 4))
 			const cols = 2048
-			rows := 2 * minParallelWork / cols / 3 // each alone below minParallelWork, all three above
-			if typ == kernels.Q8_0 {
-				rows = tileWorkDiv * minParallelWork / cols / 2
+			// Each alone below minParallelWork and all three above; for the block types any
+			// two below too, so that a third matrix left out of the step shows.
+			rows := 2 * minParallelWork / cols / 3
+			if types[0].BlockSize() > 1 {
+				rows = 3 * tileWorkDiv * minParallelWork / cols / 8
 			}
-			ws := []*kernels.Matrix{randMatrix(rng, typ, rows, cols), randMatrix(rng, typ, rows, cols), randMatrix(rng, typ, rows, cols)}
+			ws := []*kernels.Matrix{randMatrix(rng, types[0], rows, cols), randMatrix(rng, types[1], rows, cols), randMatrix(rng, types[2], rows, cols)}
 			x := make([]float32, cols)
 			for i := range x {
 				x[i] = float32(rng.NormFloat64())

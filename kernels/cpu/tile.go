@@ -314,18 +314,19 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 	j.gBytes = j.nb * j.gsz * (pk.bs + 12)
 	// Q, K and V (and gate and up) take the same activations: regroup them once.
 	key := tileActKey{gen: c.qGen, vt: j.vtID, bs: pk.bs, k: pk.k, n: j.n, gsz: j.gsz}
-	if c.tileActKey != key {
-		c.tileAct = grow(c.tileAct, j.groups*j.gBytes)
-		j.act = c.tileAct
+	slot := c.actSlot
+	if c.tileActKey[slot] != key {
+		c.tileAct[slot] = grow(c.tileAct[slot], j.groups*j.gBytes)
+		j.act = c.tileAct[slot]
 		if j.groups == 1 {
 			prepActs(j.act, j.xq, j.xRow, j.n, 0, j.gsz, j.vtID, pk.bs, j.cols, pk.k)
 		} else {
 			j.kind = taskPrep
 			c.pool.RunWork(j.groups, j.n*j.cols, c.run)
 		}
-		c.tileActKey = key
+		c.tileActKey[slot] = key
 	}
-	j.act = c.tileAct
+	j.act = c.tileAct[slot]
 	j.xp = tiles
 	nt := (j.rows + tileRows - 1) / tileRows
 	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
