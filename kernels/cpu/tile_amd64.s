@@ -117,6 +117,20 @@
 	VPANDQ Z31, Z22, Z22 \
 	VPANDQ Z31, Z23, Z23
 
+// UNIT4T runs one unit of two blocks of the four tiles against one token, reading each
+// tile forward: SUMS (Q40SUMS4T, Q80SUMS4T) of the first block (quants at 0) into Z0–Z3
+// and of the second (at q1) into Z8, Z9, Z12, Z13, then each block's float operations
+// in order (scales at sc0 and sc1; the first block's token scale 176 bytes back), and
+// steps the tiles by the unit's n bytes.
+#define UNIT4T(SUMS, q1, sc0, sc1, n) \
+	SUMS(0, Z0, Z1, Z2, Z3) \
+	NEXT1 \
+	SUMS(q1, Z8, Z9, Z12, Z13) \
+	FMAT4T(sc0, Z0, Z1, Z2, Z3, -176(R12)) \
+	FMAT4T(sc1, Z8, Z9, Z12, Z13, (R12)) \
+	NEXT1 \
+	STEP4T(n)
+
 // Q4C4T multiplies nibble dword c of a 32-element block of the four tiles (at memory
 // operands m0…m3) with one token's activations (R10) into their int sums I0–I3: low
 // nibbles with elements 4c…, high with 16+4c….
@@ -415,13 +429,7 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JZ q4x1mnp_done
 q4x1mnp_loop:
-	Q40SUMS4T(0, Z0, Z1, Z2, Z3)
-	NEXT1
-	Q40SUMS4T(256, Z8, Z9, Z12, Z13)
-	FMAT4T(512, Z0, Z1, Z2, Z3, -176(R12))
-	FMAT4T(544, Z8, Z9, Z12, Z13, (R12))
-	NEXT1
-	STEP4T($576)
+	UNIT4T(Q40SUMS4T, 256, 512, 544, $576)
 	DECQ CX
 	JNZ q4x1mnp_loop
 q4x1mnp_done:
@@ -907,13 +915,7 @@ TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JZ q8x1m_done
 q8x1m_loop:
-	Q80SUMS4T(0, Z0, Z1, Z2, Z3)
-	NEXT1
-	Q80SUMS4T(512, Z8, Z9, Z12, Z13)
-	FMAT4T(1024, Z0, Z1, Z2, Z3, -176(R12))
-	FMAT4T(1056, Z8, Z9, Z12, Z13, (R12))
-	NEXT1
-	STEP4T($1088)
+	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088)
 	DECQ CX
 	JNZ q8x1m_loop
 q8x1m_done:
