@@ -153,7 +153,7 @@ var (
 	// x1m kernel: four streams from memory keep a core's read bandwidth up where one
 	// does not. Intel reads four adjacent tiles with software prefetch; AMD
 	// (x1NoPrefetch) one tile from each quarter of a worker's band without
-	// (tileQuarters).
+	// (tileFours).
 	tileX1m func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
 	// x1mKernels holds the x1m kernels this CPU can run, with software prefetch ([0])
 	// and without ([1]) where there is one, whether or not decode takes them
@@ -351,20 +351,12 @@ func (c *CPU) tileBand(j *job, part, worker int) {
 		c.tileBandAMX(j, part*j.band, end, s)
 		return
 	}
-	if j.n == 1 && j.tf.x1m != nil && x1NoPrefetch {
-		c.tileQuarters(j, part*j.band, end, s)
+	if j.n == 1 && j.tf.x1m != nil {
+		c.tileFours(j, part*j.band, end, s)
 		return
 	}
 	for ti := part * j.band; ti < end; ti++ {
 		r0 := ti * tileRows
-		if j.n == 1 && j.tf.x1m != nil && ti+4 <= end && r0+4*tileRows <= j.rows {
-			tileX1m(j.tf, nu, j.xp[ti*tb:(ti+4)*tb], tb, j.act, 0, &s.out)
-			for k := range 4 {
-				copy(j.dst[r0+k*tileRows:r0+(k+1)*tileRows], s.out[16*k:16*k+16])
-			}
-			ti += 3
-			continue
-		}
 		tile := j.xp[ti*tb : (ti+1)*tb]
 		nr := min(tileRows, j.rows-r0)
 		for g := range j.groups {
@@ -383,13 +375,13 @@ func (c *CPU) tileBand(j *job, part, worker int) {
 	}
 }
 
-// tileQuarters is tileBand for one token with the x1m kernel on AMD: tiles [t0, t1)
-// split in quarters, and tile i of every quarter multiplied in one call, so that the
-// worker reads four streams at once (one tile at a time read slower there, llama-1b
-// decode 2-5 % per token; four adjacent tiles with software prefetch, 12-15 % slower).
-// The tiles left over (up to three, and a last partial tile) take the x1 kernel. Each
-// output is the x1 kernel's, bit for bit.
-func (c *CPU) tileQuarters(j *job, t0, t1 int, s *gemmScratch) {
+// tileFours is tileBand for one token with the x1m kernel, four tiles per call: on AMD
+// (x1NoPrefetch) tile i of every quarter of tiles [t0, t1), so that the worker reads
+// four streams at once (one tile at a time read slower there, llama-1b decode 2-5 % per
+// token; four adjacent tiles with software prefetch, 12-15 % slower); elsewhere four
+// adjacent tiles, which the kernel prefetches. The tiles left over (up to three, and a
+// last partial tile) take the x1 kernel. Each output is the x1 kernel's, bit for bit.
+func (c *CPU) tileFours(j *job, t0, t1 int, s *gemmScratch) {
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
 	nu := j.cols / j.tf.unit
 	full := t1 - t0
@@ -397,11 +389,15 @@ func (c *CPU) tileQuarters(j *job, t0, t1 int, s *gemmScratch) {
 		full-- // the matrix's last tile is partial
 	}
 	q := full / 4
+	step, apart := 4, 1 // tiles from one call's first to the next's, and within a call
+	if x1NoPrefetch {
+		step, apart = 1, q
+	}
 	for i := range q {
-		ti := t0 + i
-		tileX1m(j.tf, nu, j.xp[ti*tb:], q*tb, j.act, 0, &s.out)
+		ti := t0 + i*step
+		tileX1m(j.tf, nu, j.xp[ti*tb:], apart*tb, j.act, 0, &s.out)
 		for k := range 4 {
-			r0 := (ti + k*q) * tileRows
+			r0 := (ti + k*apart) * tileRows
 			copy(j.dst[r0:r0+tileRows], s.out[16*k:16*k+16])
 		}
 	}

@@ -318,10 +318,20 @@ func TestSumInt8(t *testing.T) {
 }
 
 // TestDecodeFourTiles checks one-token products through the four-tile kernels (one tile
-// from each quarter of a band on AMD, adjacent tiles on Intel) against the four-token
-// kernel: a matrix of 40 tiles and a partial one, every thread count's bands, each
-// output bit for bit that of a two-token product of the same activations.
+// from each quarter of a band as on AMD, and adjacent tiles as on Intel, both on every
+// CPU) against the four-token kernel: a matrix of 40 tiles and a partial one, every
+// thread count's bands, each output bit for bit that of a two-token product of the same
+// activations.
 func TestDecodeFourTiles(t *testing.T) {
+	defer func(v bool) { x1NoPrefetch = v }(x1NoPrefetch)
+	for _, quarters := range []bool{true, false} {
+		x1NoPrefetch = quarters
+		decodeFourTiles(t)
+	}
+}
+
+func decodeFourTiles(t *testing.T) {
+	t.Helper()
 	for typ := range x1mKernels {
 		rng := rand.New(rand.NewPCG(8, uint64(typ)))
 		rows, cols := 16*40+5, 512
@@ -339,7 +349,7 @@ func TestDecodeFourTiles(t *testing.T) {
 			c.Close()
 			for i := range two {
 				if math.Float32bits(one[i%rows]) != math.Float32bits(two[i]) {
-					t.Fatalf("%s threads=%d: row %d alone %g, in a batch of two %g", typ, threads, i%rows, one[i%rows], two[i])
+					t.Fatalf("%s threads=%d quarters=%v: row %d alone %g, in a batch of two %g", typ, threads, x1NoPrefetch, i%rows, one[i%rows], two[i])
 				}
 			}
 		}
