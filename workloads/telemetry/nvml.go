@@ -117,7 +117,12 @@ func (g *nvmlGPUs) Read(i int) (GPU, error) {
 	if u, ret := d.GetUtilizationRates(); !fail("utilization", ret) {
 		r.UtilGPU, r.UtilMem = int(u.Gpu), int(u.Memory)
 	}
-	if m, ret := d.GetMemoryInfo(); !fail("memory", ret) {
+	// Memory as nvidia-smi counts it: the v2 call leaves the driver's reserved memory
+	// out of "used" (hundreds of MiB on an idle H200, where v1 reports them as used);
+	// drivers before 510 only know v1.
+	if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+		r.MemUsed, r.MemReserved, r.MemTotal = m.Used, m.Reserved, m.Total
+	} else if m, ret := d.GetMemoryInfo(); !fail("memory", ret) {
 		r.MemUsed, r.MemTotal = m.Used, m.Total
 	}
 	mask, ret := d.GetCurrentClocksEventReasons()

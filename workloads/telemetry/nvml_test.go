@@ -46,8 +46,11 @@ func (m *mockGPU) device(idx int) *mock.Device {
 		},
 		GetTemperatureFunc:      func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 63, nvml.SUCCESS },
 		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 97, Memory: 41}, nvml.SUCCESS },
-		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-			return nvml.Memory{Total: 80 << 30, Used: 40 << 30, Free: 40 << 30}, nvml.SUCCESS
+		GetMemoryInfo_v2Func: func() (nvml.Memory_v2, nvml.Return) { // as a 580 driver answers
+			return nvml.Memory_v2{Total: 80 << 30, Reserved: 615 << 20, Used: 40 << 30, Free: 40<<30 - 615<<20}, ret("memory v2")
+		},
+		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) { // v1 counts the reserved memory as used
+			return nvml.Memory{Total: 80 << 30, Used: 40<<30 + 615<<20, Free: 40<<30 - 615<<20}, ret("memory")
 		},
 		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
 			return 0, ret("events")
@@ -120,7 +123,7 @@ func TestNVMLReadings(t *testing.T) {
 	}
 	want := GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-0", PowerW: 612.345, PowerLimitW: 650, PowerMinW: 200, PowerMaxW: 700, PowerDefaultW: 700,
 		EnergyJ: 123456.789, HasEnergy: true, SMClockMHz: 1980, MemClockMHz: 2619, TempC: 63, UtilGPU: 97, UtilMem: 41,
-		MemUsed: 40 << 30, MemTotal: 80 << 30, Throttle: ThrottleSWPowerCap, PState: 0}
+		MemUsed: 40 << 30, MemReserved: 615 << 20, MemTotal: 80 << 30, Throttle: ThrottleSWPowerCap, PState: 0}
 	if fmt.Sprint(r.ThrottleNames) != "[sw_power_cap]" || len(r.Errors) != 0 {
 		t.Errorf("throttle %v errors %v (the older call answers when clock events are refused)", r.ThrottleNames, r.Errors)
 	}
@@ -133,6 +136,11 @@ func TestNVMLReadings(t *testing.T) {
 	r2, err := g2.Read(0)
 	if err != nil || r2.HasEnergy || r2.PowerW != 0 || len(r2.Errors) != 2 || r2.TempC != 63 || !strings.Contains(r2.Errors[0], "Not Supported") {
 		t.Errorf("partial reading %+v, %v", r2, err)
+	}
+	// A driver without the v2 memory call: v1's figures, reserved memory unknown.
+	g3, _ := openNVMLWith(mockLib([]*mockGPU{{limitMW: 650000, sets: &sets, refuse: map[string]bool{"memory v2": true}}}, nvml.SUCCESS))
+	if r3, _ := g3.Read(0); r3.MemUsed != 40<<30+615<<20 || r3.MemReserved != 0 || r3.MemTotal != 80<<30 || len(r3.Errors) != 0 {
+		t.Errorf("v1 memory reading: used %d reserved %d total %d, errors %v", r3.MemUsed, r3.MemReserved, r3.MemTotal, r3.Errors)
 	}
 	if _, err := g.Read(3); err == nil {
 		t.Error("Read(3): no error")

@@ -33,10 +33,14 @@ type GPU struct {
 	TempC       int `json:"temp_c"`
 	// UtilGPU and UtilMem are the percentages of time a kernel ran and the memory
 	// controller was busy over the driver's last sample period.
-	UtilGPU  int    `json:"util_gpu"`
-	UtilMem  int    `json:"util_mem"`
-	MemUsed  uint64 `json:"mem_used_bytes"`
-	MemTotal uint64 `json:"mem_total_bytes"`
+	UtilGPU int `json:"util_gpu"`
+	UtilMem int `json:"util_mem"`
+	// MemUsed is the memory in use as nvidia-smi's memory.used counts it (allocations,
+	// not the driver's reserved memory), MemReserved that reserved memory (0 where the
+	// driver does not say), MemTotal the card's memory.
+	MemUsed     uint64 `json:"mem_used_bytes"`
+	MemReserved uint64 `json:"mem_reserved_bytes,omitempty"`
+	MemTotal    uint64 `json:"mem_total_bytes"`
 	// Throttle is the bit mask of clock throttle (clock event) reasons, ThrottleNames
 	// their names ("sw_power_cap", …).
 	Throttle      uint64   `json:"throttle_mask"`
