@@ -122,8 +122,15 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	for _, v := range bw.Samples {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads; min %.2f, max %.2f)",
+	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads, each its fastest reading pattern; min %.2f, max %.2f)",
 		bw.GBps(), len(bw.Samples), report.BytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
+	var pats []string
+	for _, p := range bw.Patterns {
+		pats = append(pats, fmt.Sprintf("%s %.2f", p.Pattern, p.Median/1e9))
+	}
+	if len(pats) > 0 {
+		row("", "by pattern (streams per thread; GB/s, medians): %s; fastest: %s", strings.Join(pats, ", "), bw.Best)
+	}
 	tw, pw, kw := 0, 0, 0 // column widths: the longest type, phase and kernel names
 	for _, k := range s.Kernels {
 		tw, pw, kw = max(tw, len(k.Type.String())), max(pw, len(k.Phase)), max(kw, len(k.Kernel))

@@ -221,8 +221,12 @@ func lbNotes(b *strings.Builder, res *micro.Result) {
 			bw, when = res.ReadBandwidth, "measured before the tests"
 		}
 		if c := r.Ceiling(bw); c > 0 {
-			fmt.Fprintf(b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s %s ÷ %s of weights per token)\n",
-				r.Name(), r.ModelType, r.AvgTs(), 100*r.AvgTs()/c, c, bw/1e9, when, lbSize(r.WeightBytesPerToken))
+			above := ""
+			if r.AvgTs() > c {
+				above = "; above the ceiling: the test read its weights faster than the probe read its buffer, so the probe understates this machine"
+			}
+			fmt.Fprintf(b, "%s (%s): %.2f t/s = %.0f%% of the read-bandwidth ceiling %.2f t/s (%.1f GB/s %s ÷ %s of weights per token)%s\n",
+				r.Name(), r.ModelType, r.AvgTs(), 100*r.AvgTs()/c, c, bw/1e9, when, lbSize(r.WeightBytesPerToken), above)
 		}
 	}
 	if slices.ContainsFunc(res.Records, func(r micro.Record) bool { return r.PowerLimitW > 0 }) {

@@ -74,6 +74,30 @@ func TestLlamaBenchMarkdown(t *testing.T) {
 	if !strings.Contains(b.String(), "of the read-bandwidth ceiling 50.00 t/s (30.0 GB/s averaged over the 3 probes around its repetitions (20.0–40.0 GB/s) ÷ ") {
 		t.Errorf("ceiling of the probes around the repetitions:\n%s", b.String())
 	}
+	// A test faster than its ceiling says the probe understates the machine; one
+	// below it says nothing more.
+	r := &res.Records[1]
+	r.ReadBandwidthProbes = nil
+	perTs := r.ReadBandwidth / r.Ceiling(r.ReadBandwidth) // bytes per token
+	for _, c := range []struct {
+		ratio string
+		bw    float64
+		above bool
+	}{{"80%", r.AvgTs() * perTs / 0.8, false}, {"500%", r.AvgTs() * perTs / 5, true}} {
+		r.ReadBandwidth = c.bw
+		b.Reset()
+		LlamaBenchMarkdown(&b, res)
+		var line string
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, r.Name()+" (") && strings.Contains(l, "measured just before the test") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, " = "+c.ratio+" of the read-bandwidth ceiling") ||
+			strings.Contains(line, "; above the ceiling: the test read its weights faster than the probe") != c.above {
+			t.Errorf("ceiling at %s: %q in\n%s", c.ratio, line, b.String())
+		}
+	}
 	res.Records[1].ReadBandwidth, res.Records[1].ReadBandwidthProbes = 0, nil
 	// Non-default parameters get columns.
 	res.Spec.FlashAttn = []int{0, 1}

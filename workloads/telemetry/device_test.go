@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"llmbench/kernels/cpu"
 )
 
 func TestParseCPUInfo(t *testing.T) {
@@ -58,8 +60,28 @@ func TestMeasureReadBandwidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Samples) != 3 || b.Median <= 0 || b.Threads != 2 || b.Bytes <= 0 || b.Bytes > 4<<20 {
+	if len(b.Samples) != 3 || b.Median <= 0 || b.Threads != 2 || b.Bytes <= 0 || b.Bytes > 4<<20 || b.Bytes%(2*4*cpu.ReadLine) != 0 {
 		t.Errorf("bandwidth %+v", b)
+	}
+	// Every pattern ran, each probe keeps its fastest one, and Best names the pattern
+	// with the highest median.
+	if len(b.Patterns) != len(cpu.ReadPatterns()) {
+		t.Fatalf("patterns %+v, want one each of %v", b.Patterns, cpu.ReadPatterns())
+	}
+	top := b.Patterns[0]
+	for i, p := range b.Patterns {
+		if p.Pattern != cpu.ReadPatterns()[i].String() || p.Median <= 0 {
+			t.Errorf("pattern %d: %+v", i, p)
+		}
+		if p.Median > top.Median {
+			top = p
+		}
+		if p.Median > b.Median*1.0000001 { // each probe keeps the max, so the median of probes bounds every pattern's
+			t.Errorf("pattern %+v above the probe's rate %v", p, b.Median)
+		}
+	}
+	if b.Best != top.Pattern {
+		t.Errorf("best %q, want %q", b.Best, top.Pattern)
 	}
 	for _, c := range []struct {
 		size           int64
@@ -74,17 +96,5 @@ func TestMeasureReadBandwidth(t *testing.T) {
 	cancel()
 	if _, err := MeasureReadBandwidth(ctx, 1<<20, 1, 2); err == nil {
 		t.Error("cancelled probe: no error")
-	}
-}
-
-func TestSumWords(t *testing.T) {
-	s := make([]uint64, 64)
-	var want uint64
-	for i := range s {
-		s[i] = uint64(i * i)
-		want += s[i]
-	}
-	if got := sumWords(s); got != want {
-		t.Errorf("sumWords = %d; want %d", got, want)
 	}
 }
