@@ -195,10 +195,7 @@ func (c *CPU) attend(part, worker int) {
 		if a.Sinks != nil {
 			sum += float64(expf(a.Sinks[h] - maxv))
 		}
-		inv := float32(1 / sum)
-		for p := range s {
-			s[p] *= inv
-		}
+		scaleScores(s, float32(1/sum))
 		clear(out)
 		tileAccum(out, s, a, lo, pos+1, off, ws.kv)
 		return

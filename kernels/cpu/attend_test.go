@@ -100,20 +100,28 @@ func TestQ8KVMatchesF32(t *testing.T) {
 	}
 }
 
+// TestAttendThreadsAgree checks that the outputs do not depend on the thread count,
+// on the plain and flash paths.
 func TestAttendThreadsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	q, a, _, _ := attnCase(rng, kernels.F16, 9, 40, 8, 2, 32)
-	var outs [][]float32
-	for _, th := range []int{1, 2, 5} {
-		c := New(th)
-		o := make([]float32, len(q))
-		c.Attend(o, q, a)
-		c.Close()
-		outs = append(outs, o)
-	}
-	for i := range outs[0] {
-		if outs[0][i] != outs[1][i] || outs[0][i] != outs[2][i] {
-			t.Fatalf("output %d depends on the thread count: %v %v %v", i, outs[0][i], outs[1][i], outs[2][i])
+	threads := []int{1, 2, 5, 16}
+	for _, flash := range []bool{false, true} {
+		a.Flash = flash
+		var outs [][]float32
+		for _, th := range threads {
+			c := New(th)
+			o := make([]float32, len(q))
+			c.Attend(o, q, a)
+			c.Close()
+			outs = append(outs, o)
+		}
+		for k := range outs[1:] {
+			for i := range outs[0] {
+				if math.Float32bits(outs[0][i]) != math.Float32bits(outs[k+1][i]) {
+					t.Fatalf("flash %v: output %d with %d threads %v, with 1 thread %v", flash, i, threads[k+1], outs[k+1][i], outs[0][i])
+				}
+			}
 		}
 	}
 }

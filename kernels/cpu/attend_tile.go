@@ -27,6 +27,12 @@ var (
 	// expSums sets s[i] = exp32(s[i] − m) for every i and returns their sum in
 	// float64, added in an order of its own (the same on every call at a CPU level).
 	expSums = expSumGo
+	// tileMax returns the largest of the scores s, NaNs passed over (−Inf for none),
+	// as tileMaxGo (where both signs of zero tie, either may be returned: the
+	// exponentials and the maximum's uses are the same for both).
+	tileMax = tileMaxGo
+	// scaleScores multiplies every s[i] by f (the plain path's normalisation).
+	scaleScores = scaleScoresGo
 	// attnTileAsm reports that the helpers above run in assembly (sysinfo says so).
 	attnTileAsm bool
 )
@@ -52,6 +58,12 @@ func accumF16Go(acc, w []float32, v []uint16, stride int) {
 func accumF32Go(acc, w []float32, v []float32, stride int) {
 	for i, x := range w {
 		axpyF32s(acc, x, v[i*stride:][:len(acc)])
+	}
+}
+
+func scaleScoresGo(s []float32, f float32) {
+	for i := range s {
+		s[i] *= f
 	}
 }
 
@@ -109,10 +121,10 @@ func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int, tmp []fl
 	}
 }
 
-// tileMax returns the largest of the scores s (−Inf for none). A NaN score is passed
-// over (the builtin max would return it, at several times the cost); its exponential
-// makes the row's sum, and so its output, NaN all the same.
-func tileMax(s []float32) float32 {
+// tileMaxGo returns the largest of the scores s (−Inf for none). A NaN score is
+// passed over (the builtin max would return it, at several times the cost); its
+// exponential makes the row's sum, and so its output, NaN all the same.
+func tileMaxGo(s []float32) float32 {
 	m := float32(math.Inf(-1))
 	for _, v := range s {
 		if v > m {

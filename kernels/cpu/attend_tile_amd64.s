@@ -322,3 +322,56 @@ exs_done:
 	VMOVSD X12, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func maxF32x8(n8 int, s *float32, m float32) float32
+//
+// The largest of m and the 8·n8 values at s, NaNs passed over: each lane keeps a value
+// only when it is greater than the lane's maximum (VMAXPS returns its second source
+// when either is NaN), as tileMaxGo's v > m. Two accumulators, then the lanes.
+TEXT ·maxF32x8(SB), NOSPLIT, $0-28
+	MOVQ n8+0(FP), CX
+	MOVQ s+8(FP), SI
+	VBROADCASTSS m+16(FP), Y0
+	VMOVAPS Y0, Y1
+mx_pair:
+	CMPQ CX, $2
+	JLT mx_one
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMAXPS Y0, Y2, Y0
+	VMAXPS Y1, Y3, Y1
+	ADDQ $64, SI
+	SUBQ $2, CX
+	JMP mx_pair
+mx_one:
+	TESTQ CX, CX
+	JZ mx_lanes
+	VMOVUPS (SI), Y2
+	VMAXPS Y0, Y2, Y0
+mx_lanes:
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xB1, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func scaleF32x8(n8 int, s *float32, f float32)
+//
+// s[i] *= f for the 8·n8 values at s (one rounded multiply each, as in Go).
+TEXT ·scaleF32x8(SB), NOSPLIT, $0-20
+	MOVQ n8+0(FP), CX
+	MOVQ s+8(FP), SI
+	VBROADCASTSS f+16(FP), Y0
+sc_loop:
+	VMULPS (SI), Y0, Y1
+	VMOVUPS Y1, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ sc_loop
+	VZEROUPPER
+	RET

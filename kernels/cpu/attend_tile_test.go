@@ -140,3 +140,38 @@ func sameBits(t *testing.T, what string, hd, n int, got, want []float32) {
 		}
 	}
 }
+
+// TestTileMaxAndScale checks tileMax against tileMaxGo (NaNs passed over, infinities,
+// signed zeros, every length up to 70 so every tail) and scaleScores against the Go
+// multiply, bit for bit.
+func TestTileMaxAndScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	nan := float32(math.NaN())
+	special := []float32{nan, float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 3.3e38, -1e-45}
+	for n := 0; n <= 70; n++ {
+		for trial := range 4 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(rng.NormFloat64() * 10)
+				if trial > 0 && rng.IntN(4) == 0 {
+					s[i] = special[rng.IntN(len(special))]
+				}
+				if trial == 3 {
+					s[i] = nan // nothing but NaNs: −Inf
+				}
+			}
+			if got, want := tileMax(s), tileMaxGo(s); got != want {
+				t.Fatalf("tileMax(%v) = %v, want %v", s, got, want)
+			}
+			f := float32(rng.Float64()) + 1e-3
+			got, want := append([]float32(nil), s...), append([]float32(nil), s...)
+			scaleScores(got, f)
+			scaleScoresGo(want, f)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("scaleScores n=%d: element %d = %v, want %v", n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -63,6 +64,12 @@ func accumF32x8(n int, w *float32, v *float32, stride int, n8 int, acc *float32)
 
 //go:noescape
 func expSumx8(n int, s *float32, m float32, c *expVec) float64
+
+//go:noescape
+func maxF32x8(n8 int, s *float32, m float32) float32
+
+//go:noescape
+func scaleF32x8(n8 int, s *float32, f float32)
 
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
@@ -216,6 +223,28 @@ func init() {
 		}
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
+	}
+	tileMax = func(s []float32) float32 {
+		n8 := len(s) / 8
+		m := float32(math.Inf(-1))
+		if n8 > 0 {
+			m = maxF32x8(n8, &s[0], m)
+		}
+		for _, v := range s[8*n8:] {
+			if v > m {
+				m = v
+			}
+		}
+		return m
+	}
+	scaleScores = func(s []float32, f float32) {
+		n8 := len(s) / 8
+		if n8 > 0 {
+			scaleF32x8(n8, &s[0], f)
+		}
+		for i := 8 * n8; i < len(s); i++ {
+			s[i] *= f
+		}
 	}
 	expSums = func(s []float32, m float32) float64 {
 		if len(s) == 0 {
