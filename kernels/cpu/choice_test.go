@@ -49,7 +49,10 @@ func TestKernels(t *testing.T) {
 		want["Q8_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q8_0-x1m", "tile-q4_k-x1m", "tile-q6_k-x1m"
 	}
 	if level == "avx512vnni" && xcpu.X86.HasAVX512BF16 {
-		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-rows", "bf16-dp-gemm"
+		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-x4", "bf16-dp-gemm" // Intel: adjacent rows
+		if halfKerns[kernels.F16].rows != nil {
+			want["BF16/decode"] = "bf16-dp-rows"
+		}
 	}
 	for key, k := range want {
 		if got := seen[key].Kernel; got != k {

@@ -79,7 +79,7 @@ type halfKern struct {
 	// pairs marks the bfloat16 kernels of CPUs with AVX512-BF16 (VDPBF16PS): the
 	// activations stay bfloat16 (widen copies them, 2 bytes each) and each output's
 	// 16 lanes sum element pairs, lane L taking element 32s+2L+1 and then 32s+2L of
-	// every step s of 32 (dotPairsGo); x4 is nil and gemm takes an even n16.
+	// every step s of 32 (dotPairsGo); gemm takes an even n16.
 	pairs bool
 }
 

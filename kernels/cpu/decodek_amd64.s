@@ -349,6 +349,41 @@ TEXT ·dotBF16rows(SB), NOSPLIT, $0-48
 TEXT ·dotBF16dpRows(SB), NOSPLIT, $0-48
 	X1ROWS(DPQUAD, DPONE, 64)
 
+// func dotBF16dpX4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
+//
+// dotBF16x4 for CPUs with AVX512-BF16: four rows (w, w+stride, …) times the bfloat16
+// activations at x (64 bytes per step), prefetched as X4STEP prefetches; each row is
+// summed with one VDPBF16PS per step into one accumulator and reduced with REDTO,
+// exactly as dotBF16dpRows sums it. Intel's decode order (four adjacent rows with
+// software prefetch; AMD takes the quarters of dotBF16dpRows).
+TEXT ·dotBF16dpX4(SB), NOSPLIT, $0-40
+	X4SETUP
+	TESTQ CX, CX
+	JZ dpx4_done
+dpx4_loop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 512(R8)
+	PREFETCHT0 512(R9)
+	PREFETCHT0 512(R10)
+	VMOVDQU64 (DI), Z20
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 (R8), Z2
+	VMOVDQU64 (R9), Z4
+	VMOVDQU64 (R10), Z6
+	VDPBF16PS_Z(20, 0, 8)
+	VDPBF16PS_Z(20, 2, 10)
+	VDPBF16PS_Z(20, 4, 12)
+	VDPBF16PS_Z(20, 6, 14)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNZ dpx4_loop
+dpx4_done:
+	X4DONE
+
 // DPG4(x, a0…a3) adds the four rows in Z16…Z19 times the token in register x
 // to accumulators a0…a3 (register numbers).
 #define DPG4(x, a0, a1, a2, a3) \

@@ -282,6 +282,9 @@ func init() {
 		if x.HasAVX512BF16 {
 			plainBF16 = halfKerns[kernels.BF16]
 			halfKerns[kernels.BF16] = pairsBF16()
+			if vendor() != "AuthenticAMD" { // as F16: Intel decodes four adjacent rows
+				halfKerns[kernels.BF16].rows = nil
+			}
 		}
 		quantQ8_0Fast = func(src []float32, dst []byte) {
 			nb := len(src) / 32
@@ -509,6 +512,14 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 func pairsBF16() *halfKern {
 	h := &halfKern{at: bf16At, widen: copyActs, widenGo: copyActs, gr: 4, lanes: 16, pairs: true}
 	h.rows = halfRows(dotBF16dpRows, 64)
+	h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
+		if n32 == 0 {
+			*out = [4]float32{}
+			return
+		}
+		_, _ = w[3*stride+64*n32-1], x[64*n32-1]
+		dotBF16dpX4(n32, &w[0], stride, &x[0], out)
+	}
 	h.gemm = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32) {
 		if n16 < 2 || ntok < 1 {
 			*out = [16]float32{}
@@ -616,6 +627,9 @@ func setLUTDots() {
 		}
 	}
 }
+
+//go:noescape
+func dotBF16dpX4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
 func dotBF16dpRows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
