@@ -122,7 +122,7 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	for _, v := range bw.Samples {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads, each its fastest reading pattern; min %.2f, max %.2f)",
+	row("read bandwidth", "%.2f GB/s (median of %d probes summing %s with %d threads, the fastest reading pattern's; min %.2f, max %.2f)",
 		bw.GBps(), len(bw.Samples), report.BytesIEC(uint64(bw.Bytes)), bw.Threads, lo/1e9, hi/1e9)
 	var pats []string
 	for _, p := range bw.Patterns {

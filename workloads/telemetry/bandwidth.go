@@ -17,7 +17,7 @@ import (
 type Bandwidth struct {
 	Bytes   int64     `json:"bytes"`   // buffer size read per probe and pattern
 	Threads int       `json:"threads"` // goroutines reading it, each a contiguous share
-	Samples []float64 `json:"samples"` // bytes per second of each probe (its fastest pattern), in order
+	Samples []float64 `json:"samples"` // bytes per second of each probe in the fastest pattern (Best), in order
 	Median  float64   `json:"median"`  // bytes per second, the median of Samples
 	// Patterns is each reading pattern's median over the probes, bytes per second, in
 	// the order they ran; Best names the one with the highest median.
@@ -37,13 +37,14 @@ func (b Bandwidth) GBps() float64 { return b.Median / 1e9 }
 // MeasureReadBandwidth measures how fast threads goroutines can read a buffer of size
 // bytes. Each probe reads the whole buffer once in every pattern of cpu.ReadPatterns
 // (one or four streams per thread, with and without software prefetch), every thread
-// its own contiguous share, and keeps the fastest pattern's bytes ÷ seconds: which
-// pattern a CPU reads fastest with differs (one stream per core leaves most of an
-// Intel Xeon's bandwidth unused, and the engine's decode kernels read several streams
-// there), and a ceiling below what the kernels reach would be a wrong number. The
-// buffer is written once first (untimed) so every page is resident. The median of
-// probes is reported because memory bandwidth varies from run to run. threads ≤ 0
-// means all cores.
+// its own contiguous share, at bytes ÷ seconds: which pattern a CPU reads fastest with
+// differs (one stream per core leaves most of an Intel Xeon's bandwidth unused, and the
+// engine's decode kernels read several streams there), and a ceiling below what the
+// kernels reach would be a wrong number. The result is the pattern with the highest
+// median over the probes, its samples and median (taking each probe's fastest pattern
+// instead would pick the luckiest of four noisy readings). The buffer is written once
+// first (untimed) so every page is resident. The median of probes is reported because
+// memory bandwidth varies from run to run. threads ≤ 0 means all cores.
 func MeasureReadBandwidth(ctx context.Context, size int64, threads, probes int) (Bandwidth, error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
@@ -70,7 +71,6 @@ func MeasureReadBandwidth(ctx context.Context, size int64, threads, probes int) 
 	rates := make([][]float64, len(pats))
 	sums := make([]uint64, threads)
 	for range probes {
-		best := 0.0
 		for k, p := range pats {
 			if err := ctx.Err(); err != nil {
 				return b, err
@@ -81,20 +81,15 @@ func MeasureReadBandwidth(ctx context.Context, size int64, threads, probes int) 
 			if el <= 0 {
 				return b, errors.New("bandwidth: clock did not advance")
 			}
-			r := float64(b.Bytes) / el.Seconds()
-			rates[k] = append(rates[k], r)
-			best = max(best, r)
+			rates[k] = append(rates[k], float64(b.Bytes)/el.Seconds())
 		}
-		b.Samples = append(b.Samples, best)
 	}
 	runtime.KeepAlive(sums)
-	b.Median = median(b.Samples)
-	top := -1.0
 	for k, p := range pats {
 		m := median(rates[k])
 		b.Patterns = append(b.Patterns, PatternRate{Pattern: p.String(), Median: m})
-		if m > top {
-			top, b.Best = m, p.String()
+		if m > b.Median {
+			b.Median, b.Best, b.Samples = m, p.String(), rates[k]
 		}
 	}
 	return b, nil
