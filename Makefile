@@ -43,7 +43,9 @@ test: lint
 ## acceptance: on the sliding-window and document masks at S=4096 (window 512: 85 % of the 128²
 ## tiles skipped, as attention-gym's 1024 at 8192) block-sparse must beat dense + mask by half
 ## the ideal 1/(1 − sparsity), forward and backward, or the line fails. Last, the speculative
-## decoding A/B (issue 15: builtin:spec-decode-ab, the synthetic pair at 2 threads, the table).
+## decoding A/B (issue 15: builtin:spec-decode-ab, the synthetic pair at 2 threads, the table),
+## and on a CPU with AMX-INT8 the AMX line (issue 12: pp512 Q4_0/Q8_0 on AMX at least 1.5× the
+## VNNI kernels, scripts/amx-check.sh; elsewhere it says it skipped).
 BENCH_FLAGS ?= -p 512 -n 128 -t 2 -r 3
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels/... ./engine/...
@@ -60,6 +62,7 @@ bench: build
 	./$(BIN) kernels --suite attention-masks
 	./$(BIN) kernels --suite attention-masks --cases sliding_window,document --seq-len 4096 --window 512 -r 5 --check
 	./$(BIN) run builtin:spec-decode-ab --headless
+	./scripts/amx-check.sh
 
 ## lint: gofmt, go vet and the import-direction rules of DESIGN.md.
 lint:
