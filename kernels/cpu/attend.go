@@ -32,6 +32,7 @@ type attnPlan struct {
 	partUnits int
 	left      []int32
 	one       [1]kernels.VarSeq // Attend's single sequence
+	wide      []bool            // the sequences widenKV gave float32 copies
 	// Per partitioned row, head and partition (slot slotOff[i]+h*partitions+p): the
 	// partition's maximum score, sum of exponentials and unnormalised output (HeadDim
 	// values at slot*HeadDim).
@@ -127,6 +128,7 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 			pl.left[i] = int32(pl.partOff[i+1] - pl.partOff[i])
 		}
 	}
+	c.widenKV(a, seqs)
 	j := &c.job
 	*j = job{dst: dst, q: q, attn: a, kind: taskAttend}
 	// One pass over both paths' units: a call that mixes them (auto) pays one hand-over
@@ -146,7 +148,7 @@ func (pl *attnPlan) row(r int32) (*kernels.Attention, int) {
 // attnScratch is one worker's attention space.
 type attnScratch struct {
 	scores []float32
-	kv     []float32 // one dequantized Q8_0 head row
+	kv     []float32 // dequantized Q8_0 head rows (kvRows)
 	acc    []float32
 }
 
@@ -181,7 +183,7 @@ func (c *CPU) attend(part, worker int) {
 	qh := j.q[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
 	out := j.dst[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-	ws.kv = grow(ws.kv, a.HeadDim)
+	ws.kv = grow(ws.kv, kvRows*a.HeadDim)
 	lo := a.First(pos)
 	if !a.Flash {
 		ws.scores = grow(ws.scores, pos+1-lo)
@@ -243,61 +245,76 @@ func raiseMax(acc []float32, m, tm float32, sum float64) (float32, float64) {
 	return tm, sum
 }
 
-// dotKV returns q·k for the head row of kv at element offset off; tmp holds a
-// dequantized Q8_0 row.
-func dotKV(q []float32, kv *kernels.KVView, off int, tmp []float32) float32 {
-	switch kv.Type {
-	case kernels.F16:
-		return dotF16s(q, kv.F16[off:off+len(q)])
-	case kernels.Q8_0:
-		return dotQ8KV(q, kv.Q8[off/32*34:(off+len(q))/32*34])
-	}
-	return dotF32s(q, kv.F32[off:off+len(q)])
-}
-
-// axpyKV adds w times the head row of kv at element offset off to out.
-func axpyKV(out []float32, w float32, kv *kernels.KVView, off int, tmp []float32) {
-	switch kv.Type {
-	case kernels.F16:
-		axpyF16s(out, w, kv.F16[off:off+len(out)])
-	case kernels.Q8_0:
-		axpyQ8KV(out, w, kv.Q8[off/32*34:(off+len(out))/32*34], tmp)
-	default:
-		axpyF32s(out, w, kv.F32[off:off+len(out)])
-	}
-}
-
-// dotQ8KV returns Σ q[i]·k[i] for Q8_0 blocks k: per block, the float sum of q·quant
-// times the block scale.
-func dotQ8KV(q []float32, k []byte) float32 {
-	var s float32
-	for b := 0; b < len(q)/32; b++ {
-		blk := k[34*b : 34*b+34]
-		qs := q[32*b : 32*b+32]
-		var t0, t1, t2, t3 float32
-		for i := 0; i < 32; i += 4 {
-			t0 += qs[i] * float32(int8(blk[2+i]))
-			t1 += qs[i+1] * float32(int8(blk[3+i]))
-			t2 += qs[i+2] * float32(int8(blk[4+i]))
-			t3 += qs[i+3] * float32(int8(blk[5+i]))
-		}
-		s += (t0 + t1 + t2 + t3) * f16At(blk)
-	}
-	return s
-}
-
-// axpyQ8KV adds w times the Q8_0 blocks v to out, dequantizing through tmp.
-func axpyQ8KV(out []float32, w float32, v []byte, tmp []float32) {
-	tmp = tmp[:len(out)]
-	for b := 0; b < len(out)/32; b++ {
-		blk := v[34*b : 34*b+34]
-		d := f16At(blk) * w
-		t := tmp[32*b : 32*b+32]
+// dequantQ8 writes the values of the Q8_0 blocks b to dst: each quant times its
+// block's scale, one rounding. A Q8_0 cache is read through these values everywhere
+// (the tile helpers dequantize a run of rows, widenKV a prompt's whole cache), so every
+// path multiplies and sums the same floats.
+func dequantQ8(dst []float32, b []byte) {
+	for k := range len(dst) / 32 {
+		blk := b[34*k : 34*k+34]
+		d := f16At(blk)
+		t := dst[32*k : 32*k+32]
 		for i := range t {
 			t[i] = float32(int8(blk[2+i])) * d
 		}
 	}
-	axpyF32s(out, 1, tmp)
+}
+
+// kvWideRows is the fewest new rows of a sequence for which widenKV dequantizes its
+// Q8_0 cache once: each row reads every cache row of its context once per query head,
+// so one dequantization serves many. kvWideMax caps the float32 copies of one call, in
+// bytes (keys and values of every sequence).
+const (
+	kvWideRows = 8
+	kvWideMax  = 64 << 20
+)
+
+// widenKV gives every sequence of the call with kvWideRows new rows or more (a prompt)
+// whose keys and values are both Q8_0 float32 copies of them (dequantQ8), positions
+// 0…Start+N−1 in order, so that its scores and value sums run the float32 tile loops
+// instead of dequantizing every cache row again for every query row and head. The
+// copies hold exactly the values the one-row path dequantizes, and the tile loops sum
+// as the one-row helpers do, so every output keeps its bits (TestAttendWideSameBits).
+// Sequences go in order until kvWideMax is reached. (For an F16 cache the same copies
+// made a prompt's attention slower on AMD Zen 4: the float reads double the bytes, and
+// converting halves costs less than reading them.)
+func (c *CPU) widenKV(a *kernels.Attention, seqs []kernels.VarSeq) {
+	if a.K.Type != kernels.Q8_0 || a.V.Type != kernels.Q8_0 {
+		return
+	}
+	pl := &c.ap
+	rowLen := a.KVHeads * a.HeadDim
+	total := 0
+	pl.wide = grow(pl.wide, len(seqs))
+	for i, s := range seqs {
+		n := 2 * (s.Start + s.N) * rowLen
+		pl.wide[i] = s.N >= kvWideRows && 4*(total+n) <= kvWideMax
+		if pl.wide[i] {
+			total += n
+		}
+	}
+	if total == 0 {
+		return
+	}
+	c.kvWide = grow(c.kvWide, total)
+	off, qRow := 0, rowLen/32*34
+	for i, s := range seqs {
+		if !pl.wide[i] {
+			continue
+		}
+		sa, end := &pl.seqs[i], s.Start+s.N
+		for _, kv := range [2]*kernels.KVView{&sa.K, &sa.V} {
+			f := c.kvWide[off : off+end*rowLen]
+			off += end * rowLen
+			for p := 0; p < end; {
+				r, n := sa.Span(p, end)
+				dequantQ8(f[p*rowLen:(p+n)*rowLen], kv.Q8[r*qRow:(r+n)*qRow])
+				p += n
+			}
+			*kv = kernels.KVView{Type: kernels.F32, F32: f}
+		}
+		sa.Blocks = nil
+	}
 }
 
 // subgroups returns into how many subgroups the gqa query heads of a key/value head
@@ -344,7 +361,7 @@ func (c *CPU) attendPart(u, worker int) int {
 	ctx := a.Start + t + 1
 	p0, p1 := lo+p*a.Partition, min(ctx, lo+(p+1)*a.Partition)
 	ws := &c.work[worker]
-	ws.kv = grow(ws.kv, hd)
+	ws.kv = grow(ws.kv, kvRows*hd)
 	ws.scores = grow(ws.scores, flashTile)
 	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
 	off := g * hd

@@ -221,3 +221,56 @@ func BenchmarkAttend(b *testing.B) {
 		})
 	}
 }
+
+// TestAttendWideSameBits checks that a prompt's attention over a Q8_0 cache, which
+// reads float32 copies of the cache (widenKV), gives every row the bits the row gets
+// alone (one-row calls dequantize row by row): plain and flash, contiguous and paged,
+// one-pass and partitioned, with and without a window, 1 and 2 threads.
+func TestAttendWideSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, threads := range []int{1, 2} {
+		c := New(threads)
+		for _, hd := range []int{64, 32} {
+			for _, v := range []struct {
+				flash, paged  bool
+				part, window  int
+				start, n, gqa int
+			}{
+				{false, false, 0, 0, 9, 23, 4}, {true, false, 0, 0, 0, 70, 2}, {false, true, 0, 0, 30, 12, 4},
+				{true, true, 0, 0, 5, 40, 1}, {true, false, 16, 0, 40, 20, 4}, {false, false, 0, 20, 9, 33, 2},
+			} {
+				q, a, kf, vf := attnCase(rng, kernels.Q8_0, v.n, v.start, 2*v.gqa, 2, hd)
+				if v.paged {
+					a = paged(rng, kernels.Q8_0, a, kf, vf, 16, 3)
+				}
+				a.Flash, a.Window = v.flash, v.window
+				if v.part > 0 {
+					a.Partition, a.PartitionMin = v.part, 2*v.part
+				}
+				c.kvWide = nil
+				got := make([]float32, len(q))
+				c.Attend(got, q, a)
+				if len(c.kvWide) == 0 {
+					t.Fatalf("%+v: the prompt did not read float32 copies", v)
+				}
+				rowLen := a.Heads * hd
+				for r := range v.n {
+					one := *a
+					one.N, one.Start = 1, v.start+r
+					want := make([]float32, rowLen)
+					c.kvWide = nil
+					c.Attend(want, q[r*rowLen:(r+1)*rowLen], &one)
+					if len(c.kvWide) != 0 {
+						t.Fatalf("%+v: a one-row call made float32 copies", v)
+					}
+					for i, w := range want {
+						if g := got[r*rowLen+i]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("threads %d, head size %d, %+v: row %d element %d = %v, alone %v", threads, hd, v, r, i, g, w)
+						}
+					}
+				}
+			}
+		}
+		c.Close()
+	}
+}

@@ -8,8 +8,9 @@ import (
 
 // Tile helpers of the attention paths: the scores of one query head against a run of
 // cache rows, the softmax's exponentials of a tile of scores, and the weighted sum of
-// a run of value rows. Each gives, row by row, exactly what the one-row helpers (dotKV,
-// expf, axpyKV) give called once per row in the same order; they exist so that a tile
+// a run of value rows. Each gives, row by row, exactly what the one-row helpers (dotF16s
+// or dotF32s, exp32, axpyF16s or axpyF32s; a Q8_0 row dequantized first, dequantQ8)
+// give called once per row in the same order; they exist so that a tile
 // of 64 positions costs one call (and, where the CPU allows, one assembly loop) instead
 // of 64 calls of each. For a head size of 16 the calls were most of the prompt's
 // attention time.
@@ -77,9 +78,10 @@ func expSumGo(s []float32, m float32) float64 {
 }
 
 // tileScores sets s[p−p0], for the positions p0 ≤ p < p1, to the scaled score of q
-// against the key head row at element offset off of the position's cache row, as
-// dotKV(…) · a.Scale gives it; it reads the cache through a's block table, a run of
-// contiguous rows per call. tmp holds a dequantized Q8_0 row.
+// against the key head row at element offset off of the position's cache row (the
+// row's dot product with q, times a.Scale); it reads the cache through a's block
+// table, a run of contiguous rows per call. tmp holds dequantized Q8_0 rows (kvRows of
+// them).
 func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
 	stride := a.KVHeads * a.HeadDim
 	for p := p0; p < p1; {
@@ -90,18 +92,35 @@ func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int, tmp []flo
 			scoresF16s(sp, q, a.K.F16[o:], stride, a.Scale)
 		case kernels.F32:
 			scoresF32s(sp, q, a.K.F32[o:], stride, a.Scale)
-		default:
-			for i := range sp {
-				sp[i] = dotKV(q, &a.K, o+i*stride, tmp) * a.Scale
+		default: // Q8_0: up to kvRows rows dequantized at a time, then the float loop
+			hd := len(q)
+			for i0 := 0; i0 < n; i0 += kvRows {
+				m := min(n-i0, kvRows)
+				dequantRows(tmp[:m*hd], a.K.Q8, o+i0*stride, stride, hd)
+				scoresF32s(sp[i0:i0+m], q, tmp, hd, a.Scale)
 			}
 		}
 		p += n
 	}
 }
 
+// kvRows is how many Q8_0 cache rows the tile helpers dequantize at a time (their
+// scratch holds kvRows head rows).
+const kvRows = flashTile
+
+// dequantRows dequantizes len(dst)/hd head rows of hd values from the Q8_0 cache q8,
+// the first at element offset off and each stride elements after the last, into dst
+// (dequantQ8).
+func dequantRows(dst []float32, q8 []byte, off, stride, hd int) {
+	for i := range len(dst) / hd {
+		e := off + i*stride
+		dequantQ8(dst[i*hd:(i+1)*hd], q8[e/32*34:(e+hd)/32*34])
+	}
+}
+
 // tileAccum adds w[p−p0] times the value head row at element offset off of each
-// position p0 ≤ p < p1 to acc, position after position, as axpyKV does; it reads the
-// cache as tileScores does. tmp holds a dequantized Q8_0 row.
+// position p0 ≤ p < p1 to acc, position after position, one axpy per row; it reads the
+// cache as tileScores does. tmp holds dequantized Q8_0 rows (kvRows of them).
 func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
 	stride := a.KVHeads * a.HeadDim
 	for p := p0; p < p1; {
@@ -112,9 +131,12 @@ func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int, tmp []fl
 			accumF16s(acc, wp, a.V.F16[o:], stride)
 		case kernels.F32:
 			accumF32s(acc, wp, a.V.F32[o:], stride)
-		default:
-			for i, x := range wp {
-				axpyKV(acc, x, &a.V, o+i*stride, tmp)
+		default: // Q8_0, as tileScores
+			hd := len(acc)
+			for i0 := 0; i0 < n; i0 += kvRows {
+				m := min(n-i0, kvRows)
+				dequantRows(tmp[:m*hd], a.V.Q8, o+i0*stride, stride, hd)
+				accumF32s(acc, wp[i0:i0+m], tmp, hd)
 			}
 		}
 		p += n

@@ -81,8 +81,8 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 	case !attnTileAsm: // level go, as the reference path's
 		return "attn-row-go", "pure Go, one position at a time", levelWhy(kv, pathRef)
 	case kv == kernels.Q8_0:
-		return "attn-row-q8_0", "scores and value sums one position at a time (Q8_0 rows dequantized in Go), exponentials per 64-position tile in assembly",
-			"no assembly kernel for a Q8_0 cache" + envNote()
+		return "attn-tile-q8_0", "64-position tiles per query head, Q8_0 rows dequantized to float32 in Go (a prompt's whole cache once per call), then the float32 tile loops, VFMADD231PS ymm (head size a multiple of 8)",
+			"AVX2+FMA+F16C; no assembly dequantization" + envNote()
 	}
 	return "attn-tile-" + strings.ToLower(kv.String()), "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
 		"AVX2+FMA+F16C" + envNote()

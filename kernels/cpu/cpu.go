@@ -47,6 +47,7 @@ type CPU struct {
 	actSlot    int
 	work       []attnScratch // per-worker attention scratch
 	ap         attnPlan      // the rows and work units of the attention call being run
+	kvWide     []float32     // float32 copies of a prompt's Q8_0 cache (widenKV)
 	rope       []float32     // cos/sin pairs of the positions ropeKey names
 	ropeKey    ropeKey       // what rope holds
 	job        job           // the arguments of the parallel step being run
