@@ -246,10 +246,13 @@ func raiseMax(acc []float32, m, tm float32, sum float64) (float32, float64) {
 }
 
 // dequantQ8 writes the values of the Q8_0 blocks b to dst: each quant times its
-// block's scale, one rounding. A Q8_0 cache is read through these values everywhere
+// block's scale, one rounding (dequantQ8Go, or its assembly twin, which gives the same
+// bits). A Q8_0 cache is read through these values everywhere
 // (the tile helpers dequantize a run of rows, widenKV a prompt's whole cache), so every
 // path multiplies and sums the same floats.
-func dequantQ8(dst []float32, b []byte) {
+var dequantQ8 = dequantQ8Go
+
+func dequantQ8Go(dst []float32, b []byte) {
 	for k := range len(dst) / 32 {
 		blk := b[34*k : 34*k+34]
 		d := f16At(blk)

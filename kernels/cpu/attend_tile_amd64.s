@@ -375,3 +375,40 @@ sc_loop:
 	JNZ sc_loop
 	VZEROUPPER
 	RET
+
+// func dequantQ8x8(nb int, b *byte, dst *float32)
+//
+// dequantQ8 for nb Q8_0 blocks at b (34 bytes each: an fp16 scale, 32 int8 quants):
+// dst gets each quant widened (exact) times the block's scale, one rounded multiply,
+// as the Go loop computes it.
+TEXT ·dequantQ8x8(SB), NOSPLIT, $0-24
+	MOVQ nb+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ dst+16(FP), DI
+dq_loop:
+	MOVWLZX (SI), AX
+	VMOVD AX, X0
+	VCVTPH2PS X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD 2(SI), Y1
+	VPMOVSXBD 10(SI), Y2
+	VPMOVSXBD 18(SI), Y3
+	VPMOVSXBD 26(SI), Y4
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VMULPS Y0, Y1, Y1
+	VMULPS Y0, Y2, Y2
+	VMULPS Y0, Y3, Y3
+	VMULPS Y0, Y4, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ dq_loop
+	VZEROUPPER
+	RET

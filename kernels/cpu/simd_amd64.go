@@ -72,6 +72,9 @@ func maxF32x8(n8 int, s *float32, m float32) float32
 func scaleF32x8(n8 int, s *float32, f float32)
 
 //go:noescape
+func dequantQ8x8(nb int, b *byte, dst *float32)
+
+//go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
 //go:noescape
@@ -223,6 +226,12 @@ func init() {
 		}
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
+	}
+	dequantQ8 = func(dst []float32, b []byte) {
+		if nb := len(dst) / 32; nb > 0 {
+			_, _ = b[34*nb-1], dst[32*nb-1]
+			dequantQ8x8(nb, &b[0], &dst[0])
+		}
 	}
 	tileMax = func(s []float32) float32 {
 		n8 := len(s) / 8
