@@ -245,23 +245,12 @@ func raiseMax(acc []float32, m, tm float32, sum float64) (float32, float64) {
 	return tm, sum
 }
 
-// dequantQ8 writes the values of the Q8_0 blocks b to dst: each quant times its
-// block's scale, one rounding (dequantQ8Go, or its assembly twin, which gives the same
-// bits). A Q8_0 cache is read through these values everywhere
-// (the tile helpers dequantize a run of rows, widenKV a prompt's whole cache), so every
-// path multiplies and sums the same floats.
-var dequantQ8 = dequantQ8Go
-
-func dequantQ8Go(dst []float32, b []byte) {
-	for k := range len(dst) / 32 {
-		blk := b[34*k : 34*k+34]
-		d := f16At(blk)
-		t := dst[32*k : 32*k+32]
-		for i := range t {
-			t[i] = float32(int8(blk[2+i])) * d
-		}
-	}
-}
+// dequantQ8(src, dst) writes the values of the Q8_0 blocks src to dst: each quant
+// times its block's scale, one rounding (the kernels package's Q8_0 ToFloat, or its
+// assembly twin, which gives the same bits). A Q8_0 cache is read through these values
+// everywhere (the tile helpers dequantize a run of rows, widenKV a prompt's whole
+// cache), so every path multiplies and sums the same floats.
+var dequantQ8 = kernels.TraitsOf(kernels.Q8_0).ToFloat
 
 // kvWideRows is the fewest new rows of a sequence for which widenKV dequantizes its
 // Q8_0 cache once: each row reads every cache row of its context once per query head,
@@ -311,7 +300,7 @@ func (c *CPU) widenKV(a *kernels.Attention, seqs []kernels.VarSeq) {
 			off += end * rowLen
 			for p := 0; p < end; {
 				r, n := sa.Span(p, end)
-				dequantQ8(f[p*rowLen:(p+n)*rowLen], kv.Q8[r*qRow:(r+n)*qRow])
+				dequantQ8(kv.Q8[r*qRow:(r+n)*qRow], f[p*rowLen:(p+n)*rowLen])
 				p += n
 			}
 			*kv = kernels.KVView{Type: kernels.F32, F32: f}

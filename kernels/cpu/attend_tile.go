@@ -114,7 +114,7 @@ const kvRows = flashTile
 func dequantRows(dst []float32, q8 []byte, off, stride, hd int) {
 	for i := range len(dst) / hd {
 		e := off + i*stride
-		dequantQ8(dst[i*hd:(i+1)*hd], q8[e/32*34:(e+hd)/32*34])
+		dequantQ8(q8[e/32*34:(e+hd)/32*34], dst[i*hd:(i+1)*hd])
 	}
 }
 

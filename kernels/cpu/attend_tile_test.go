@@ -176,8 +176,8 @@ func TestTileMaxAndScale(t *testing.T) {
 	}
 }
 
-// TestDequantQ8 checks dequantQ8 (assembly where the CPU has it) against dequantQ8Go
-// bit for bit: random quants, scales of every magnitude including subnormal halves and
+// TestDequantQ8 checks dequantQ8 (assembly where the CPU has it) against the Q8_0
+// reference dequantization bit for bit: random quants, scales of every magnitude including subnormal halves and
 // zero, 1 to 9 blocks at unaligned offsets.
 func TestDequantQ8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -198,8 +198,8 @@ func TestDequantQ8(t *testing.T) {
 				b[34*k], b[34*k+1] = byte(h), byte(h>>8)
 			}
 			got, want := make([]float32, 32*nb), make([]float32, 32*nb)
-			dequantQ8(got, b)
-			dequantQ8Go(want, b)
+			dequantQ8(b, got)
+			kernels.TraitsOf(kernels.Q8_0).ToFloat(b, want)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%d blocks: value %d = %v, want %v", nb, i, got[i], want[i])

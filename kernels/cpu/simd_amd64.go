@@ -227,10 +227,10 @@ func init() {
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
 	}
-	dequantQ8 = func(dst []float32, b []byte) {
+	dequantQ8 = func(src []byte, dst []float32) {
 		if nb := len(dst) / 32; nb > 0 {
-			_, _ = b[34*nb-1], dst[32*nb-1]
-			dequantQ8x8(nb, &b[0], &dst[0])
+			_, _ = src[34*nb-1], dst[32*nb-1]
+			dequantQ8x8(nb, &src[0], &dst[0])
 		}
 	}
 	tileMax = func(s []float32) float32 {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
 
 	"llmbench/kernels/cpu"
+	"llmbench/workloads/metrics"
 )
 
 // Bandwidth is the result of a memory read-bandwidth probe.
@@ -86,23 +86,13 @@ func MeasureReadBandwidth(ctx context.Context, size int64, threads, probes int) 
 	}
 	runtime.KeepAlive(sums)
 	for k, p := range pats {
-		m := median(rates[k])
+		m := metrics.Median(rates[k])
 		b.Patterns = append(b.Patterns, PatternRate{Pattern: p.String(), Median: m})
 		if m > b.Median {
 			b.Median, b.Best, b.Samples = m, p.String(), rates[k]
 		}
 	}
 	return b, nil
-}
-
-// median returns the median of s (the mean of the middle two for an even count).
-func median(s []float64) float64 {
-	s = slices.Sorted(slices.Values(s))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }
 
 func parallel(threads, n int, f func(lo, hi int)) {

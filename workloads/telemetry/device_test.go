@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"llmbench/kernels/cpu"
+	"llmbench/workloads/metrics"
 )
 
 func TestParseCPUInfo(t *testing.T) {
@@ -80,7 +81,7 @@ func TestMeasureReadBandwidth(t *testing.T) {
 			t.Errorf("pattern %+v above the probe's rate %v", p, b.Median)
 		}
 	}
-	if b.Best != top.Pattern || b.Median != top.Median || median(b.Samples) != b.Median {
+	if b.Best != top.Pattern || b.Median != top.Median || metrics.Median(b.Samples) != b.Median {
 		t.Errorf("best %q at %v (samples %v), want %q at %v", b.Best, b.Median, b.Samples, top.Pattern, top.Median)
 	}
 	for _, c := range []struct {
