@@ -81,8 +81,8 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 	case !attnTileAsm: // level go, as the reference path's
 		return "attn-row-go", "pure Go, one position at a time", levelWhy(kv, pathRef)
 	case kv == kernels.Q8_0:
-		return "attn-tile-q8_0", "64-position tiles per query head, Q8_0 rows dequantized to float32 in Go (a prompt's whole cache once per call), then the float32 tile loops, VFMADD231PS ymm (head size a multiple of 8)",
-			"AVX2+FMA+F16C; no assembly dequantization" + envNote()
+		return "attn-tile-q8_0", "64-position tiles per query head, Q8_0 rows dequantized to float32 (VPMOVSXBD + VCVTDQ2PS ymm; a prompt's whole cache once per call), then the float32 tile loops, VFMADD231PS ymm (head size a multiple of 8)",
+			"AVX2+FMA+F16C" + envNote()
 	}
 	return "attn-tile-" + strings.ToLower(kv.String()), "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
 		"AVX2+FMA+F16C" + envNote()
@@ -101,14 +101,15 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case n > 1:
 			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
 		case tileFmts[t].x1m != nil && x1NoPrefetch:
-			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), VPDPBUSD zmm, hardware prefetch only; AMD: faster than one tile at a time"
+			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), VPDPBUSD zmm, hardware prefetch only"+orderNote("AMD: faster than one tile at a time")
 		case tileFmts[t].x1m != nil:
-			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"
+			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"+orderNote("")
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
 			if x1NoPrefetch {
-				detail += ", hardware prefetch only (AMD: faster than software prefetch)"
+				detail += ", hardware prefetch only"
 			}
+			detail += orderNote(map[bool]string{true: "AMD: faster than software prefetch"}[x1NoPrefetch])
 		}
 	case pathHalfX4, pathHalfGemm:
 		h, reg := halfKerns[t], "zmm"
@@ -126,9 +127,13 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case p == pathHalfGemm:
 			kernel, detail = name+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s", h.gr, op)
 		case h.rows != nil:
-			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op
+			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op+
+				orderNote("AMD: four long streams per thread read faster than four adjacent rows")
 		default:
 			kernel, detail = name+"-x4", "4 rows × 1 token, "+op
+			if level == "avx512vnni" { // the level with both orders
+				detail += orderNote("")
+			}
 		}
 	case pathBatch2:
 		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"
@@ -154,12 +159,22 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "AVX2+FMA+F16C; no AVX-512 VNNI"
 	case halfKerns[t] != nil && halfKerns[t].pairs && (p == pathHalfX4 || p == pathHalfGemm):
 		why = "AVX-512 F/VL/BW + AVX512-VNNI + AVX512-BF16 (two products per lane and instruction)"
-	case p == pathHalfX4 && halfKerns[t].rows != nil:
-		why = "AVX-512 F/VL/BW + AVX512-VNNI; AMD: four long streams per thread read faster than four adjacent rows"
 	default:
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
 	}
 	return why + envNote()
+}
+
+// orderNote is a decode kernel's note of what chose its row order: LLMBENCH_DECODE_ORDER
+// where set, else claim (the vendor's reason; "" for none).
+func orderNote(claim string) string {
+	if orderEnv != "" {
+		claim = EnvDecodeOrder + "=" + orderEnv
+	}
+	if claim == "" {
+		return ""
+	}
+	return "; " + claim
 }
 
 // envNote is the reasons' note of the LLMBENCH_CPU ceiling in force ("; LLMBENCH_CPU=avx2"),

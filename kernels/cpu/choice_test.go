@@ -59,6 +59,16 @@ func TestKernels(t *testing.T) {
 			t.Errorf("level %s: %s kernel %q, want %q", level, key, got, k)
 		}
 	}
+	if level == "avx512vnni" && (halfKerns[kernels.F16].rows != nil) != x1NoPrefetch {
+		t.Errorf("F16 decode kernel %s beside one-token tiles in quarters %v", seen["F16/decode"].Kernel, x1NoPrefetch)
+	}
+	if level == "avx512vnni" && orderEnv != "" {
+		for _, k := range ks {
+			if k.Phase == kernels.PhaseDecode && k.Type != kernels.F32 && !strings.Contains(k.Detail, EnvDecodeOrder+"="+orderEnv) {
+				t.Errorf("%s decode: detail %q does not name %s=%s", k.Type, k.Detail, EnvDecodeOrder, orderEnv)
+			}
+		}
+	}
 	if v := os.Getenv(EnvLevel); v != "" {
 		for _, k := range ks {
 			if !strings.Contains(k.Why, EnvLevel+"="+v) {
@@ -86,5 +96,18 @@ func TestImplName(t *testing.T) {
 	}
 	if got := kernels.ImplName(c, nil); got != c.Name() {
 		t.Fatalf("ImplName without types = %q, want %q", got, c.Name())
+	}
+}
+
+// TestParseOrder checks the values LLMBENCH_DECODE_ORDER takes and the one line a
+// wrong one gets.
+func TestParseOrder(t *testing.T) {
+	for v, want := range map[string]string{"": "", "quarters": "quarters", " Adjacent ": "adjacent"} {
+		if got, err := parseOrder(v); got != want || err != nil {
+			t.Errorf("parseOrder(%q) = %q, %v; want %q", v, got, err, want)
+		}
+	}
+	if _, err := parseOrder("rows"); err == nil || !strings.Contains(err.Error(), EnvDecodeOrder+`="rows"`) {
+		t.Errorf("parseOrder(rows): %v", err)
 	}
 }

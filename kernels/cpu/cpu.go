@@ -17,6 +17,9 @@ func init() {
 		if levelErr != nil {
 			return nil, levelErr
 		}
+		if orderErr != nil {
+			return nil, orderErr
+		}
 		return New(threads), nil
 	})
 }

@@ -48,6 +48,28 @@ func parseLevel(v string) (cpuCap, error) {
 	return capBest, fmt.Errorf("%s=%q: want go, avx2, avx512 or amx (or unset for the best the CPU has)", EnvLevel, v)
 }
 
+// EnvDecodeOrder names the environment variable that chooses how the one-token
+// (decode) kernels of the AVX-512 level walk a worker's band of rows: "quarters" (a row
+// or tile from each quarter of the band in turn: four long forward streams, hardware
+// prefetch only) or "adjacent" (adjacent rows or tiles, software prefetch ahead). Unset
+// or empty, the CPU's vendor decides: quarters on AMD (faster on Zen 4), adjacent
+// elsewhere (faster on the Intel Xeons measured). Every output is the same bits either
+// way; only the speed of reading the weights differs. It is read once, at start-up.
+const EnvDecodeOrder = "LLMBENCH_DECODE_ORDER"
+
+// orderEnv is the decode order LLMBENCH_DECODE_ORDER asks for ("" for the vendor's
+// choice); orderErr says why its value was refused (the backend then refuses to start).
+var orderEnv, orderErr = parseOrder(os.Getenv(EnvDecodeOrder))
+
+// parseOrder reads a value of LLMBENCH_DECODE_ORDER.
+func parseOrder(v string) (string, error) {
+	switch v = strings.ToLower(strings.TrimSpace(v)); v {
+	case "", "quarters", "adjacent":
+		return v, nil
+	}
+	return "", fmt.Errorf("%s=%q: want quarters or adjacent (or unset for the CPU vendor's choice)", EnvDecodeOrder, v)
+}
+
 // allowed reports whether LLMBENCH_CPU lets the kernels use instruction sets up to c.
 func allowed(c cpuCap) bool { return levelCap >= c }
 

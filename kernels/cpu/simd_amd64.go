@@ -284,14 +284,14 @@ func init() {
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
-		if vendor() == "AuthenticAMD" { // four long streams per thread read faster on Zen 4
+		if quarters() { // AMD: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
 		}
 		if x.HasAVX512BF16 {
 			plainBF16 = halfKerns[kernels.BF16]
 			halfKerns[kernels.BF16] = pairsBF16()
-			if vendor() != "AuthenticAMD" { // as F16: Intel decodes four adjacent rows
+			if !quarters() { // as F16: Intel decodes four adjacent rows
 				halfKerns[kernels.BF16].rows = nil
 			}
 		}
@@ -337,7 +337,7 @@ func init() {
 		}
 		// The one-token kernels without software prefetch (…np) stream faster on AMD
 		// Zen 4 (see PFON in tile_amd64.s); both are kept, and tested, everywhere.
-		x1NoPrefetch = vendor() == "AuthenticAMD"
+		x1NoPrefetch = quarters()
 		for t, k := range map[kernels.DType]struct {
 			x4       func(int, *byte, *byte, *[64]float32)
 			x1, x1np func(int, *byte, *byte, int, *[16]float32)

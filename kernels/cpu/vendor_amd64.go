@@ -19,3 +19,13 @@ var vendor = sync.OnceValue(func() string {
 	binary.LittleEndian.PutUint32(v[8:], c)
 	return string(v[:])
 })
+
+// quarters reports whether the one-token kernels walk a worker's band in quarters (four
+// long streams, hardware prefetch only) rather than adjacent rows with software prefetch:
+// LLMBENCH_DECODE_ORDER where set, else AMD's choice (see EnvDecodeOrder).
+func quarters() bool {
+	if orderEnv != "" {
+		return orderEnv == "quarters"
+	}
+	return vendor() == "AuthenticAMD"
+}
