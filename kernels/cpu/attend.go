@@ -31,6 +31,7 @@ type attnPlan struct {
 	// part[i] not yet done: the unit that brings it to 0 reduces the row.
 	partUnits int
 	left      []int32
+	w         int               // query heads per plain unit (see attend)
 	one       [1]kernels.VarSeq // Attend's single sequence
 	wide      []bool            // the sequences widenKV gave float32 copies
 	// Per partitioned row, head and partition (slot slotOff[i]+h*partitions+p): the
@@ -129,12 +130,19 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 		}
 	}
 	c.widenKV(a, seqs)
+	// A plain row's units: the query heads of a key/value head together where they
+	// share its tiles (shareTiles), split only as far as four units a thread need
+	// (subgroups); else one head a unit.
+	pl.w = 1
+	if shareTiles(gqa, a) {
+		pl.w = gqa / subgroups(gqa, len(pl.plain)*a.KVHeads, c.threads)
+	}
 	j := &c.job
 	*j = job{dst: dst, q: q, attn: a, kind: taskAttend}
 	// One pass over both paths' units: a call that mixes them (auto) pays one hand-over
 	// to the pool, not one per path and one more for the reduce. work: a dot product
 	// and an axpy of HeadDim per (row, head, position), on either path.
-	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads, 2*a.Heads*a.HeadDim*ctxSum, c.run)
+	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads/pl.w, 2*a.Heads*a.HeadDim*ctxSum, c.run)
 	*j = job{}
 	clear(pl.seqs) // keep no cache alive
 }
@@ -148,8 +156,10 @@ func (pl *attnPlan) row(r int32) (*kernels.Attention, int) {
 // attnScratch is one worker's attention space.
 type attnScratch struct {
 	scores []float32
-	kv     []float32 // dequantized Q8_0 head rows (kvRows)
+	kv     []float32 // float32 head rows of a tile (kvRows)
 	acc    []float32
+	max    []float32 // the flash path's running maximum and sum per head of a unit
+	sum    []float64
 }
 
 // flashTile is the number of positions the fused attention path scores at a time.
@@ -171,58 +181,72 @@ func (c *CPU) attendUnit(u, worker int) {
 	}
 }
 
-// attend runs the one-pass path for the plain rows' (row, head) pair part.
+// attend runs the one-pass path for the plain rows' unit part: a row and pl.w query
+// heads of one key/value head (pl.w = 1: a row and head), each head computed as it is
+// alone.
 func (c *CPU) attend(part, worker int) {
 	j := &c.job
 	pl := &c.ap
-	heads := j.attn.Heads
-	r, h := pl.plain[part/heads], part%heads
+	w := pl.w
+	per := j.attn.Heads / w
+	r, h0 := pl.plain[part/per], (part%per)*w
 	a, t := pl.row(r)
+	hd := a.HeadDim
 	pos := a.Start + t
 	ws := &c.work[worker]
-	qh := j.q[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-	off := (h / (a.Heads / a.KVHeads)) * a.HeadDim
-	out := j.dst[(int(r)*a.Heads+h)*a.HeadDim:][:a.HeadDim]
-	ws.kv = grow(ws.kv, kvRows*a.HeadDim)
+	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
+	off := (h0 / (a.Heads / a.KVHeads)) * hd
+	out := j.dst[(int(r)*a.Heads+h0)*hd:][:w*hd]
+	ws.kv = grow(ws.kv, kvRows*hd)
 	lo := a.First(pos)
 	if !a.Flash {
-		ws.scores = grow(ws.scores, pos+1-lo)
-		s := ws.scores
-		tileScores(s, qh, a, lo, pos+1, off, ws.kv)
-		maxv := tileMax(s)
-		if a.Sinks != nil {
-			maxv = max(maxv, a.Sinks[h])
+		n := pos + 1 - lo
+		ws.scores = grow(ws.scores, w*n)
+		groupScores(ws.scores, n, qg, w, a, lo, pos+1, off, ws.kv)
+		for k := range w {
+			s := ws.scores[k*n : (k+1)*n]
+			maxv := tileMax(s)
+			if a.Sinks != nil {
+				maxv = max(maxv, a.Sinks[h0+k])
+			}
+			sum := expSums(s, maxv)
+			if a.Sinks != nil {
+				sum += float64(expf(a.Sinks[h0+k] - maxv))
+			}
+			scaleScores(s, float32(1/sum))
 		}
-		sum := expSums(s, maxv)
-		if a.Sinks != nil {
-			sum += float64(expf(a.Sinks[h] - maxv))
-		}
-		scaleScores(s, float32(1/sum))
 		clear(out)
-		tileAccum(out, s, a, lo, pos+1, off, ws.kv)
+		groupAccum(out, hd, ws.scores, n, w, a, lo, pos+1, off, ws.kv)
 		return
 	}
-	ws.scores = grow(ws.scores, flashTile)
-	ws.acc = grow(ws.acc, a.HeadDim)
-	acc := ws.acc
+	ws.scores = grow(ws.scores, w*flashTile)
+	ws.acc = grow(ws.acc, w*hd)
+	ws.max, ws.sum = grow(ws.max, w), grow(ws.sum, w)
+	acc := ws.acc[:w*hd]
 	clear(acc)
-	m := float32(math.Inf(-1))
-	var sum float64
+	for k := range w {
+		ws.max[k], ws.sum[k] = float32(math.Inf(-1)), 0
+	}
 	for p0 := lo; p0 <= pos; p0 += flashTile {
 		p1 := min(pos+1, p0+flashTile)
-		s := ws.scores[:p1-p0]
-		tileScores(s, qh, a, p0, p1, off, ws.kv)
-		m, sum = raiseMax(acc, m, tileMax(s), sum)
-		sum += expSums(s, m)
-		tileAccum(acc, s, a, p0, p1, off, ws.kv)
+		groupScores(ws.scores, flashTile, qg, w, a, p0, p1, off, ws.kv)
+		for k := range w {
+			s := ws.scores[k*flashTile : k*flashTile+p1-p0]
+			m, sum := raiseMax(acc[k*hd:(k+1)*hd], ws.max[k], tileMax(s), ws.sum[k])
+			ws.max[k], ws.sum[k] = m, sum+expSums(s, m)
+		}
+		groupAccum(acc, hd, ws.scores, flashTile, w, a, p0, p1, off, ws.kv)
 	}
-	if a.Sinks != nil { // the sink as one more score, with no value
-		m, sum = raiseMax(acc, m, a.Sinks[h], sum)
-		sum += float64(expf(a.Sinks[h] - m))
-	}
-	inv := float32(1 / sum)
-	for i, v := range acc {
-		out[i] = v * inv
+	for k := range w {
+		acck, m, sum := acc[k*hd:(k+1)*hd], ws.max[k], ws.sum[k]
+		if a.Sinks != nil { // the sink as one more score, with no value
+			m, sum = raiseMax(acck, m, a.Sinks[h0+k], sum)
+			sum += float64(expf(a.Sinks[h0+k] - m))
+		}
+		inv := float32(1 / sum)
+		for i, v := range acck {
+			out[k*hd+i] = v * inv
+		}
 	}
 }
 
@@ -354,7 +378,6 @@ func (c *CPU) attendPart(u, worker int) int {
 	p0, p1 := lo+p*a.Partition, min(ctx, lo+(p+1)*a.Partition)
 	ws := &c.work[worker]
 	ws.kv = grow(ws.kv, kvRows*hd)
-	ws.scores = grow(ws.scores, flashTile)
 	qg := j.q[(int(r)*a.Heads+h0)*hd:][:w*hd]
 	off := g * hd
 	// The unit's heads' slots are slot0, slot0+np, …: head k's accumulator is
@@ -365,21 +388,20 @@ func (c *CPU) attendPart(u, worker int) int {
 		pl.pMax[s], pl.pSum[s] = float32(math.Inf(-1)), 0
 		clear(pl.pAcc[s*hd : (s+1)*hd])
 	}
-	// Head by head within each tile of 64 positions (the tile's K and V rows stay in
-	// L1 between the heads), each head exactly as the flash path computes it.
+	// The unit's heads tile by tile (64 positions; the tile's K and V rows read once
+	// for them, see groupScores), each head exactly as the flash path computes it.
+	ws.scores = grow(ws.scores, w*flashTile)
+	acc := pl.pAcc[slot0*hd:]
 	for t0 := p0; t0 < p1; t0 += flashTile {
 		t1 := min(p1, t0+flashTile)
-		s := ws.scores[:t1-t0]
+		groupScores(ws.scores, flashTile, qg, w, a, t0, t1, off, ws.kv)
 		for hh := range w {
-			qh := qg[hh*hd : (hh+1)*hd]
 			sl := slot0 + hh*np
-			acc := pl.pAcc[sl*hd : (sl+1)*hd]
-			tileScores(s, qh, a, t0, t1, off, ws.kv)
-			m, sum := raiseMax(acc, pl.pMax[sl], tileMax(s), pl.pSum[sl])
-			sum += expSums(s, m)
-			tileAccum(acc, s, a, t0, t1, off, ws.kv)
-			pl.pMax[sl], pl.pSum[sl] = m, sum
+			s := ws.scores[hh*flashTile : hh*flashTile+t1-t0]
+			m, sum := raiseMax(pl.pAcc[sl*hd:(sl+1)*hd], pl.pMax[sl], tileMax(s), pl.pSum[sl])
+			pl.pMax[sl], pl.pSum[sl] = m, sum+expSums(s, m)
 		}
+		groupAccum(acc, np*hd, ws.scores, flashTile, w, a, t0, t1, off, ws.kv)
 	}
 	return i
 }

@@ -274,3 +274,66 @@ func TestAttendWideSameBits(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestAttendSharedTilesSameBits checks that the query heads of a key/value head reading
+// each tile from one float32 copy (shareTiles) give every output the bits the heads get
+// one by one through the F16 and Q8_0 tile helpers: plain, flash and partitioned,
+// contiguous and paged, with sinks and a window, GQA 2 to 8, head sizes 16 to 64, prompt
+// and decode rows, 1 and 3 threads. It fails with a head reading its neighbour's copy
+// or a tile's rows widened one position off.
+func TestAttendSharedTilesSameBits(t *testing.T) {
+	if !attnTileAsm {
+		t.Skip("no assembly tile loops: the heads never share tiles")
+	}
+	defer func(v bool) { shareKV = v }(shareKV)
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, threads := range []int{1, 3} {
+		c := New(threads)
+		for _, v := range []struct {
+			typ                 kernels.DType
+			flash, paged, sinks bool
+			part, window        int
+			start, n, gqa, hd   int
+		}{
+			{kernels.F16, false, false, false, 0, 0, 0, 70, 2, 16},
+			{kernels.F16, true, false, true, 0, 0, 9, 33, 4, 64},
+			{kernels.F16, false, true, true, 0, 20, 30, 12, 8, 32},
+			{kernels.F16, true, true, false, 16, 0, 100, 3, 4, 64},
+			{kernels.F16, false, false, false, 0, 0, 150, 1, 4, 24},
+			{kernels.Q8_0, false, false, true, 0, 0, 140, 1, 4, 64},
+			{kernels.Q8_0, true, true, false, 0, 0, 70, 2, 2, 32},
+			{kernels.Q8_0, true, false, false, 32, 0, 200, 2, 8, 64},
+			{kernels.Q8_0, false, true, false, 0, 30, 5, 40, 2, 32},
+		} {
+			q, a, kf, vf := attnCase(rng, v.typ, v.n, v.start, 2*v.gqa, 2, v.hd)
+			if v.paged {
+				a = paged(rng, v.typ, a, kf, vf, 16, 3)
+			}
+			a.Flash, a.Window = v.flash, v.window
+			if v.part > 0 {
+				a.Partition, a.PartitionMin = v.part, 2*v.part
+			}
+			if v.sinks {
+				a.Sinks = make([]float32, a.Heads)
+				for i := range a.Sinks {
+					a.Sinks[i] = float32(rng.NormFloat64())
+				}
+			}
+			var outs [2][]float32
+			for i, share := range []bool{false, true} {
+				shareKV = share
+				outs[i] = make([]float32, len(q))
+				c.Attend(outs[i], q, a)
+			}
+			if !shareTiles(v.gqa, a) && a.K.Type != kernels.F32 {
+				t.Fatalf("%+v: the heads do not share tiles", v)
+			}
+			for i, w := range outs[0] {
+				if g := outs[1][i]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("threads %d, %+v: element %d = %v with shared tiles, %v head by head", threads, v, i, g, w)
+				}
+			}
+		}
+		c.Close()
+	}
+}

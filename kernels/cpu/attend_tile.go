@@ -175,3 +175,88 @@ var expConsts = func() (c expVec) {
 }()
 
 func lanes8(v uint32) [8]uint32 { return [8]uint32{v, v, v, v, v, v, v, v} }
+
+// widenF16Rows sets the len(dst)/hd rows of hd float32 values in dst to the F16 rows
+// src[i*stride:][:hd], exactly (every half has a float32 equal to it).
+var widenF16Rows = widenF16RowsGo
+
+func widenF16RowsGo(dst []float32, src []uint16, stride, hd int) {
+	for i := range len(dst) / hd {
+		for e, h := range src[i*stride:][:hd] {
+			dst[i*hd+e] = kernels.F16ToF32(h)
+		}
+	}
+}
+
+// shareKV switches shared tiles on (shareTiles); tests switch it off to compare.
+var shareKV = true
+
+// shareTiles reports whether w query heads of one key/value head over the cache kv
+// read each tile of it from one float32 copy (kvTileF32, then scoresF32s and
+// accumF32s for each head) rather than head by head through tileScores and tileAccum:
+// for an F16 or Q8_0 cache, with the assembly loops and a head size they take whole.
+// The copy holds exactly the values those helpers convert, and the float32 loops add
+// them in the same order (TestAttendSharedTilesSameBits), so no output changes; the
+// conversion, which bounds the F16 loops, is done once for the w heads instead of w
+// times.
+func shareTiles(w int, a *kernels.Attention) bool {
+	return w > 1 && shareKV && attnTileAsm && a.HeadDim%8 == 0 && a.K.Type != kernels.F32 && a.V.Type != kernels.F32
+}
+
+// kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
+// of the F16 or Q8_0 cache kv, read through a's block table, to tmp as float32 (hd
+// values a row: widenF16Rows or dequantRows) and returns them.
+func kvTileF32(tmp []float32, kv *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
+	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
+	for p := p0; p < p1; {
+		r, n := a.Span(p, p1)
+		dst := tmp[(p-p0)*hd : (p-p0+n)*hd]
+		if kv.Type == kernels.F16 {
+			widenF16Rows(dst, kv.F16[r*stride+off:], stride, hd)
+		} else {
+			dequantRows(dst, kv.Q8, r*stride+off, stride, hd)
+		}
+		p += n
+	}
+	return tmp[:(p1-p0)*hd]
+}
+
+// groupScores sets, for each of the w query heads q[k*hd:][:hd], the scores
+// s[k*n+p−p0] of the positions p0 ≤ p < p1 (n = p1−p0 or more), as tileScores does
+// head by head; with shared tiles each tile of 64 keys is widened once for all w.
+func groupScores(s []float32, n int, q []float32, w int, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+	hd := a.HeadDim
+	if !shareTiles(w, a) {
+		for k := range w {
+			tileScores(s[k*n:k*n+p1-p0], q[k*hd:(k+1)*hd], a, p0, p1, off, tmp)
+		}
+		return
+	}
+	for t0 := p0; t0 < p1; t0 += kvRows {
+		t1 := min(p1, t0+kvRows)
+		rows := kvTileF32(tmp, &a.K, a, t0, t1, off)
+		for k := range w {
+			scoresF32s(s[k*n+t0-p0:k*n+t1-p0], q[k*hd:(k+1)*hd], rows, hd, a.Scale)
+		}
+	}
+}
+
+// groupAccum adds, for each of the w heads, the weights s[k*n+p−p0] times the value
+// rows of the positions p0 ≤ p < p1 to acc[k*as:][:hd], as tileAccum does head by
+// head; with shared tiles each tile of 64 values is widened once for all w.
+func groupAccum(acc []float32, as int, s []float32, n, w int, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+	hd := a.HeadDim
+	if !shareTiles(w, a) {
+		for k := range w {
+			tileAccum(acc[k*as:k*as+hd], s[k*n:k*n+p1-p0], a, p0, p1, off, tmp)
+		}
+		return
+	}
+	for t0 := p0; t0 < p1; t0 += kvRows {
+		t1 := min(p1, t0+kvRows)
+		rows := kvTileF32(tmp, &a.V, a, t0, t1, off)
+		for k := range w {
+			accumF32s(acc[k*as:k*as+hd], s[k*n+t0-p0:k*n+t1-p0], rows, hd)
+		}
+	}
+}

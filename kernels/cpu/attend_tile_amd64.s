@@ -147,8 +147,11 @@ done: \
 
 // ACCUM is the body of accumF16x8 / accumF32x8: acc (n8 chunks of eight floats at R9)
 // += w[i] · row i for each of n rows (row stride R8 bytes), one fused multiply-add per
-// row and lane in row order, as axpyF16x8 does row after row. Four chunks of acc stay
-// in registers while the rows stream past, then one.
+// row and lane in row order, as axpyF16x8 does row after row. Eight chunks of acc stay
+// in registers while the rows stream past (ACCN), then four, two, one: each chunk is a
+// chain of dependent multiply-adds, one per row, so the more chunks a pass holds the
+// more chains run side by side (one chunk at a time waits out the multiply-add's
+// latency on every row).
 #define ACCUM(LOAD, CH) \
 	MOVQ n+0(FP), CX \
 	MOVQ w+8(FP), SI \
@@ -158,9 +161,57 @@ done: \
 	MOVQ acc+40(FP), R9 \
 	TESTQ CX, CX \
 	JZ done \
+eight: \
+	CMPQ DX, $8 \
+	JLT four \
+	VMOVUPS (R9), Y0 \
+	VMOVUPS 32(R9), Y1 \
+	VMOVUPS 64(R9), Y2 \
+	VMOVUPS 96(R9), Y3 \
+	VMOVUPS 128(R9), Y4 \
+	VMOVUPS 160(R9), Y5 \
+	VMOVUPS 192(R9), Y6 \
+	VMOVUPS 224(R9), Y7 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	MOVQ CX, R12 \
+row8: \
+	VBROADCASTSS (R10), Y8 \
+	LOAD((R11), Y9) \
+	LOAD(CH(R11), Y10) \
+	LOAD(2*CH(R11), Y11) \
+	LOAD(3*CH(R11), Y12) \
+	VFMADD231PS Y9, Y8, Y0 \
+	VFMADD231PS Y10, Y8, Y1 \
+	VFMADD231PS Y11, Y8, Y2 \
+	VFMADD231PS Y12, Y8, Y3 \
+	LOAD(4*CH(R11), Y13) \
+	LOAD(5*CH(R11), Y14) \
+	LOAD(6*CH(R11), Y15) \
+	LOAD(7*CH(R11), Y9) \
+	VFMADD231PS Y13, Y8, Y4 \
+	VFMADD231PS Y14, Y8, Y5 \
+	VFMADD231PS Y15, Y8, Y6 \
+	VFMADD231PS Y9, Y8, Y7 \
+	ADDQ $4, R10 \
+	ADDQ R8, R11 \
+	DECQ R12 \
+	JNZ row8 \
+	VMOVUPS Y0, (R9) \
+	VMOVUPS Y1, 32(R9) \
+	VMOVUPS Y2, 64(R9) \
+	VMOVUPS Y3, 96(R9) \
+	VMOVUPS Y4, 128(R9) \
+	VMOVUPS Y5, 160(R9) \
+	VMOVUPS Y6, 192(R9) \
+	VMOVUPS Y7, 224(R9) \
+	ADDQ $256, R9 \
+	ADDQ $(8*CH), DI \
+	SUBQ $8, DX \
+	JMP eight \
 four: \
 	CMPQ DX, $4 \
-	JLT one \
+	JLT two \
 	VMOVUPS (R9), Y0 \
 	VMOVUPS 32(R9), Y1 \
 	VMOVUPS 64(R9), Y2 \
@@ -190,6 +241,30 @@ row4: \
 	ADDQ $(4*CH), DI \
 	SUBQ $4, DX \
 	JMP four \
+two: \
+	CMPQ DX, $2 \
+	JLT one \
+	VMOVUPS (R9), Y0 \
+	VMOVUPS 32(R9), Y1 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	MOVQ CX, R12 \
+row2: \
+	VBROADCASTSS (R10), Y4 \
+	LOAD((R11), Y5) \
+	LOAD(CH(R11), Y6) \
+	VFMADD231PS Y5, Y4, Y0 \
+	VFMADD231PS Y6, Y4, Y1 \
+	ADDQ $4, R10 \
+	ADDQ R8, R11 \
+	DECQ R12 \
+	JNZ row2 \
+	VMOVUPS Y0, (R9) \
+	VMOVUPS Y1, 32(R9) \
+	ADDQ $64, R9 \
+	ADDQ $(2*CH), DI \
+	SUBQ $2, DX \
+	JMP two \
 one: \
 	TESTQ DX, DX \
 	JZ done \
@@ -410,5 +485,43 @@ dq_loop:
 	ADDQ $128, DI
 	DECQ CX
 	JNZ dq_loop
+	VZEROUPPER
+	RET
+
+// func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32)
+//
+// widenF16Rows for n rows of n8 chunks of eight halves, row i at src + i·stride bytes,
+// written one after another to dst: VCVTPH2PS, exact.
+TEXT ·widenF16x8(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ n8+24(FP), DX
+	MOVQ dst+32(FP), DI
+wrow:
+	MOVQ SI, R10
+	MOVQ DX, R12
+	CMPQ R12, $2
+	JLT wone
+wpair:
+	VCVTPH2PS (R10), Y0
+	VCVTPH2PS 16(R10), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $32, R10
+	ADDQ $64, DI
+	SUBQ $2, R12
+	CMPQ R12, $2
+	JGE wpair
+wone:
+	TESTQ R12, R12
+	JZ wnext
+	VCVTPH2PS (R10), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+wnext:
+	ADDQ R8, SI
+	DECQ CX
+	JNZ wrow
 	VZEROUPPER
 	RET

@@ -42,7 +42,7 @@ func TestTileScoresMatchRows(t *testing.T) {
 
 func TestTileAccumMatchesRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, hd := range []int{4, 8, 12, 16, 24, 40, 64, 128} {
+	for _, hd := range []int{4, 8, 12, 16, 24, 40, 56, 64, 120, 128} {
 		for _, n := range []int{0, 1, 2, 5, 64} {
 			stride := 2*hd + 16
 			w := randF32(rng, n)
@@ -204,6 +204,33 @@ func TestDequantQ8(t *testing.T) {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%d blocks: value %d = %v, want %v", nb, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestWidenF16Rows checks the widening of strided F16 rows against kernels.F16ToF32
+// for every half (subnormals and infinities included), head sizes 8 to 40. A NaN
+// stays a NaN of its sign and payload; VCVTPH2PS sets the quiet bit of a signalling
+// one, as the F16 tile loops' own conversion does.
+func TestWidenF16Rows(t *testing.T) {
+	for _, hd := range []int{8, 16, 24, 40} {
+		stride := hd + 8
+		n := (1<<16 + hd - 1) / hd
+		src := make([]uint16, n*stride)
+		for i := range n * hd {
+			src[i/hd*stride+i%hd] = uint16(i)
+		}
+		dst := make([]float32, n*hd)
+		widenF16Rows(dst, src, stride, hd)
+		for i, v := range dst {
+			h := src[i/hd*stride+i%hd]
+			w := kernels.F16ToF32(h)
+			if w != w && attnTileAsm {
+				w = math.Float32frombits(math.Float32bits(w) | 1<<22)
+			}
+			if math.Float32bits(v) != math.Float32bits(w) {
+				t.Fatalf("head size %d: half %#04x widened to %#08x, want %#08x", hd, h, math.Float32bits(v), math.Float32bits(w))
 			}
 		}
 	}

@@ -74,6 +74,12 @@ func scaleF32x8(n8 int, s *float32, f float32)
 //go:noescape
 func dequantQ8x8(nb int, b *byte, dst *float32)
 
+// widenF16x8 is widenF16Rows for n rows of n8 chunks of eight, row i at src +
+// i·stride bytes (attend_tile_amd64.s).
+//
+//go:noescape
+func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32)
+
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
@@ -226,6 +232,15 @@ func init() {
 		}
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
+	}
+	widenF16Rows = func(dst []float32, src []uint16, stride, hd int) {
+		n := len(dst) / max(hd, 1)
+		if n == 0 || hd%8 != 0 {
+			widenF16RowsGo(dst, src, stride, hd)
+			return
+		}
+		_ = src[(n-1)*stride+hd-1]
+		widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0])
 	}
 	dequantQ8 = func(src []byte, dst []float32) {
 		if nb := len(dst) / 32; nb > 0 {
