@@ -24,20 +24,28 @@ run: build
 # -p 1: packages run one at a time, so timing tests never share the cores with another
 # package's heavy test (the synthetic 1B model is written by the root package's tests).
 # The kernel and engine tests run again with the AVX-512 kernels off (LLMBENCH_CPU=avx2),
-# so CI covers the AVX2 paths whatever its machine has.
+# so CI covers the AVX2 paths whatever its machine has, and the CPU kernel tests once
+# in each decode order (LLMBENCH_DECODE_ORDER), so AMD and Intel's choices run on either.
 test: lint
 	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
 	LLMBENCH_CPU=avx2 $(GO) test -count=1 -short ./kernels/... ./engine/...
+	LLMBENCH_DECODE_ORDER=quarters $(GO) test -count=1 -short ./kernels/cpu/
+	LLMBENCH_DECODE_ORDER=adjacent $(GO) test -count=1 -short ./kernels/cpu/
 
 ## bench: speed targets (Go benchmarks per kernel and shape), then llama-bench's table
-## for synthetic llama-1b in four types, read against the measured bandwidth ceiling, and a small
+## for synthetic llama-1b in five types, read against the measured bandwidth ceiling, and a small
 ## qwen3moe's, which must read at ≥ 70 % of it (active experts counted, issue 17);
 ## the timing bounds of the serving and TUI tests (LLMBENCH_STRICT=1; TestBurstTTFT: warm-connection
 ## TTFT within 1 ms p50 and 3 ms p99 of the server's at 256 streams; the in-process median ITL
 ## within 10 % of the engine's median decode step); and the in-process batching sweep
 ## (issue 7), which fails under 1.8× (output tok/s at concurrency 16 vs 1; qwen3moe-tiny under 1.5×,
-## issue 17); the paged-attention
+## issue 17; with LLMBENCH_CPU=avx2 the same 1.8× on the AVX2 kernels, issue 12); issue 12's
+## memory lines (peak RSS of pp512+tg128 ≤ 1.15× weights + KV cache; the first serve-bench
+## request's TTFT within 20 % of the second's, scripts/memory-check.sh) and small-model line
+## (stories260K, TinyStories-656K F16/Q8_0: pp64/tg32 with -t 2 never 5 % under -t 1, medians of
+## alternated rounds; LLAMA_BENCH=path/to/llama-bench adds llama.cpp's columns and its ≥ 1.0×
+## target, scripts/small-models.sh); the paged-attention
 ## table (issue 13: partitions win B=1 kv ≥ 8192 at 2 threads, the automatic choice within 5 %);
 ## attention-gym's mask tables (llmbench kernels, B=1 H=4 S=2048 D=64), then the block-sparse
 ## acceptance: on the sliding-window and document masks at S=4096 (window 512: 85 % of the 128²
@@ -58,6 +66,9 @@ bench: build
 	./scripts/tui-vs-headless.sh 3
 	./scripts/batching-sweep.sh
 	MODEL=qwen3moe-tiny TARGET=1.5 ./scripts/batching-sweep.sh
+	LLMBENCH_CPU=avx2 PROMPTS=16 ./scripts/batching-sweep.sh
+	./scripts/memory-check.sh
+	./scripts/small-models.sh
 	LLMBENCH_STRICT=1 $(GO) test -count=1 -v -timeout 20m -run 'TestPagedAcceptance' ./workloads/kernelbench/
 	./$(BIN) kernels --suite attention-masks
 	./$(BIN) kernels --suite attention-masks --cases sliding_window,document --seq-len 4096 --window 512 -r 5 --check
