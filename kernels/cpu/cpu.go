@@ -493,20 +493,41 @@ func (c *CPU) ApplyRoPE(x []float32, n, start, heads, headDim int, r *kernels.Ro
 		c.ropeKey = key
 	}
 	for t := range n {
-		cs := c.rope[t*dims : (t+1)*dims]
+		cs := c.rope[t*dims : (t+1)*dims : (t+1)*dims]
 		for h := range heads {
-			v := x[(t*heads+h)*headDim:]
-			for i := 0; i < half; i++ {
-				a, b := 2*i, 2*i+1
-				if r.NeoX {
-					a, b = i, i+half
-				}
-				cos, sin := cs[2*i], cs[2*i+1]
-				x0, x1 := v[a], v[b]
-				v[a] = x0*cos - x1*sin
-				v[b] = x0*sin + x1*cos
+			v := x[(t*heads+h)*headDim:][:dims:dims]
+			if r.NeoX {
+				ropeNeoX(v, cs)
+			} else {
+				ropePairs(v, cs)
 			}
 		}
+	}
+}
+
+// ropePairs rotates the adjacent pairs (v[2i], v[2i+1]) of one head by the angles
+// whose cosines and sines are the pairs of cs (len(cs) = len(v)).
+func ropePairs(v, cs []float32) {
+	cs = cs[:len(v)]
+	for i := 0; i+1 < len(v); i += 2 {
+		cos, sin := cs[i], cs[i+1]
+		x0, x1 := v[i], v[i+1]
+		v[i] = x0*cos - x1*sin
+		v[i+1] = x0*sin + x1*cos
+	}
+}
+
+// ropeNeoX rotates the pairs (v[i], v[i+len(v)/2]) of one head (NeoX order) by the
+// angles whose cosines and sines are the pairs of cs (len(cs) = len(v)).
+func ropeNeoX(v, cs []float32) {
+	half := len(v) / 2
+	lo, hi := v[:half], v[half:2*half]
+	cs = cs[:2*half]
+	for i := range lo {
+		cos, sin := cs[2*i], cs[2*i+1]
+		x0, x1 := lo[i], hi[i]
+		lo[i] = x0*cos - x1*sin
+		hi[i] = x0*sin + x1*cos
 	}
 }
 

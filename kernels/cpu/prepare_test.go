@@ -150,3 +150,49 @@ func TestRepeatedActivations(t *testing.T) {
 		}
 	}
 }
+
+// TestRoPEReference checks ApplyRoPE against the rotation written out pair by pair in
+// float64 angles rounded as the table rounds them: adjacent pairs and NeoX halves,
+// rotating every dimension of the head or its first dims only (the rest untouched),
+// bit for bit. It fails with a NeoX pair taken from the wrong half.
+func TestRoPEReference(t *testing.T) {
+	c := New(1)
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, v := range []struct {
+		headDim, dims int
+		neox          bool
+	}{{16, 16, false}, {16, 16, true}, {64, 32, false}, {64, 32, true}, {8, 4, true}} {
+		const n, heads, start = 5, 3, 7
+		r := kernels.RoPE{Dims: v.dims, Base: 10000, NeoX: v.neox}
+		x := make([]float32, n*heads*v.headDim)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		want := append([]float32(nil), x...)
+		half := v.dims / 2
+		thetaScale := float32(math.Pow(10000, -2.0/float64(v.dims)))
+		for tok := range n {
+			for h := range heads {
+				w := want[(tok*heads+h)*v.headDim:][:v.headDim]
+				theta := float32(start + tok)
+				for i := range half {
+					cos, sin := float32(math.Cos(float64(theta))), float32(math.Sin(float64(theta)))
+					a, b := 2*i, 2*i+1
+					if v.neox {
+						a, b = i, i+half
+					}
+					x0, x1 := w[a], w[b]
+					w[a], w[b] = x0*cos-x1*sin, x0*sin+x1*cos
+					theta *= thetaScale
+				}
+			}
+		}
+		c.ApplyRoPE(x, n, start, heads, v.headDim, &r)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: x[%d] = %g, want %g", v, i, x[i], want[i])
+			}
+		}
+	}
+}
