@@ -7,6 +7,7 @@
 # (TestMatMulBatchInvariant, TestMatMulAMXSameAsVNNI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ab-lib.sh
 rounds=${ROUNDS:-3}
 target=${TARGET:-1.5}
 if ! grep -qw amx_int8 /proc/cpuinfo 2>/dev/null; then
@@ -22,14 +23,12 @@ for ty in Q4_0 Q8_0; do
   declare -A runs=()
   for r in $(seq "$rounds"); do
     for lv in amx avx512; do
-      v=$(LLMBENCH_CPU=$lv ./bin/llmbench bench --shape llama-1b --type "$ty" -p 512 -n 0 -t 2 -r 2 -o jsonl 2>/dev/null |
-        grep -o '"avg_ts": *[0-9.e+-]*' | sed 's/.*: *//' | awk '{ printf "%.2f", $1 }')
+      v=$(bench_ts LLMBENCH_CPU=$lv --shape llama-1b --type "$ty" -p 512 -n 0 -t 2 -r 2)
       runs[$lv]+="$v "
       echo "amx-check: $ty round $r LLMBENCH_CPU=$lv pp512 $v t/s"
     done
   done
-  med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ a[n++] = $1 } END { print (n % 2) ? a[int(n/2)] : (a[n/2-1] + a[n/2]) / 2 }'; }
-  a=$(med "${runs[amx]}") v=$(med "${runs[avx512]}")
+  a=$(median "${runs[amx]}") v=$(median "${runs[avx512]}")
   ok=$(awk -v a="$a" -v v="$v" -v t="$target" 'BEGIN { printf "%.2f %d", a / v, (a / v >= t) }')
   echo "amx-check: $ty pp512 AMX $a t/s / VNNI $v t/s = ${ok% *}x (target >= ${target}x, medians of $rounds)"
   [ "${ok#* }" = 1 ] || { echo "amx-check: $ty: FAIL"; fail=1; }

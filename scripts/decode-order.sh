@@ -8,6 +8,7 @@
 # kernels the order does not apply, and it says it skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ab-lib.sh
 rounds=${ROUNDS:-3}
 types=${TYPES:-Q4_0 Q8_0 F16}
 if [ -n "${LLMBENCH_DECODE_ORDER:-}" ]; then
@@ -21,18 +22,15 @@ if ! grep -q 'decode .*VPDPBUSD zmm' <<<"$info"; then
 fi
 default=adjacent
 grep -q 'Q4_0 .*decode .*one from each quarter' <<<"$info" && default=quarters
-med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ a[n++] = $1 } END { print (n % 2) ? a[int(n/2)] : (a[n/2-1] + a[n/2]) / 2 }'; }
 fail=0
 for ty in $types; do
   declare -A runs=()
   for r in $(seq "$rounds"); do
     for o in quarters adjacent; do
-      v=$(LLMBENCH_DECODE_ORDER=$o ./bin/llmbench bench --shape llama-1b --type "$ty" -p 0 -n 32 -t 2 -r 2 -o jsonl 2>/dev/null |
-        grep -o '"avg_ts": *[0-9.e+-]*' | sed 's/.*: *//' | awk '{ printf "%.2f", $1 }')
-      runs[$o]+="$v "
+      runs[$o]+="$(bench_ts LLMBENCH_DECODE_ORDER=$o --shape llama-1b --type "$ty" -p 0 -n 32 -t 2 -r 2) "
     done
   done
-  q=$(med "${runs[quarters]}") a=$(med "${runs[adjacent]}")
+  q=$(median "${runs[quarters]}") a=$(median "${runs[adjacent]}")
   line=$(awk -v q="$q" -v a="$a" -v d="$default" -v ty="$ty" -v n="$rounds" 'BEGIN {
     best = (q >= a) ? "quarters" : "adjacent"
     mine = (d == "quarters") ? q : a; other = (d == "quarters") ? a : q

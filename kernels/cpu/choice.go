@@ -109,10 +109,11 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"+orderNote("")
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
+			claim := ""
 			if x1NoPrefetch {
-				detail += ", hardware prefetch only"
+				detail, claim = detail+", hardware prefetch only", "AMD: faster than software prefetch"
 			}
-			detail += orderNote(map[bool]string{true: "AMD: faster than software prefetch"}[x1NoPrefetch])
+			detail += orderNote(claim)
 		}
 	case pathHalfX4, pathHalfGemm:
 		h, reg := halfKerns[t], "zmm"
