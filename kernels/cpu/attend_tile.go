@@ -78,34 +78,26 @@ func expSumGo(s []float32, m float32) float64 {
 }
 
 // tileScores sets s[p−p0], for the positions p0 ≤ p < p1, to the scaled score of q
-// against the key head row at element offset off of the position's cache row (the
-// row's dot product with q, times a.Scale); it reads the cache through a's block
-// table, a run of contiguous rows per call. tmp holds dequantized Q8_0 rows (kvRows of
-// them).
-func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+// against the key head row at element offset off of the position's F16 or F32 cache
+// row (the row's dot product with q, times a.Scale); it reads the cache through a's
+// block table, a run of contiguous rows per call. (A Q8_0 cache is read through
+// float32 copies, kvTileF32.)
+func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int) {
 	stride := a.KVHeads * a.HeadDim
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		sp, o := s[p-p0:p-p0+n], r*stride+off
-		switch a.K.Type {
-		case kernels.F16:
+		if a.K.Type == kernels.F16 {
 			scoresF16s(sp, q, a.K.F16[o:], stride, a.Scale)
-		case kernels.F32:
+		} else {
 			scoresF32s(sp, q, a.K.F32[o:], stride, a.Scale)
-		default: // Q8_0: up to kvRows rows dequantized at a time, then the float loop
-			hd := len(q)
-			for i0 := 0; i0 < n; i0 += kvRows {
-				m := min(n-i0, kvRows)
-				dequantRows(tmp[:m*hd], a.K.Q8, o+i0*stride, stride, hd)
-				scoresF32s(sp[i0:i0+m], q, tmp, hd, a.Scale)
-			}
 		}
 		p += n
 	}
 }
 
-// kvRows is how many Q8_0 cache rows the tile helpers dequantize at a time (their
-// scratch holds kvRows head rows).
+// kvRows is how many cache rows kvTileF32 copies at a time (the tile helpers' scratch
+// holds kvRows head rows).
 const kvRows = flashTile
 
 // dequantRows dequantizes len(dst)/hd head rows of hd values from the Q8_0 cache q8,
@@ -119,25 +111,17 @@ func dequantRows(dst []float32, q8 []byte, off, stride, hd int) {
 }
 
 // tileAccum adds w[p−p0] times the value head row at element offset off of each
-// position p0 ≤ p < p1 to acc, position after position, one axpy per row; it reads the
-// cache as tileScores does. tmp holds dequantized Q8_0 rows (kvRows of them).
-func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int, tmp []float32) {
+// position p0 ≤ p < p1 to acc, position after position, one axpy per row; it reads an
+// F16 or F32 cache as tileScores does.
+func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int) {
 	stride := a.KVHeads * a.HeadDim
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		wp, o := w[p-p0:p-p0+n], r*stride+off
-		switch a.V.Type {
-		case kernels.F16:
+		if a.V.Type == kernels.F16 {
 			accumF16s(acc, wp, a.V.F16[o:], stride)
-		case kernels.F32:
+		} else {
 			accumF32s(acc, wp, a.V.F32[o:], stride)
-		default: // Q8_0, as tileScores
-			hd := len(acc)
-			for i0 := 0; i0 < n; i0 += kvRows {
-				m := min(n-i0, kvRows)
-				dequantRows(tmp[:m*hd], a.V.Q8, o+i0*stride, stride, hd)
-				accumF32s(acc, wp[i0:i0+m], tmp, hd)
-			}
 		}
 		p += n
 	}
@@ -191,21 +175,22 @@ func widenF16RowsGo(dst []float32, src []uint16, stride, hd int) {
 // shareKV switches shared tiles on (shareTiles); tests switch it off to compare.
 var shareKV = true
 
-// shareTiles reports whether w query heads of one key/value head over the cache kv
-// read each tile of it from one float32 copy (kvTileF32, then scoresF32s and
-// accumF32s for each head) rather than head by head through tileScores and tileAccum:
-// for an F16 or Q8_0 cache, with the assembly loops and a head size they take whole.
-// The copy holds exactly the values those helpers convert, and the float32 loops add
-// them in the same order (TestAttendSharedTilesSameBits), so no output changes; the
-// conversion is done once for the w heads instead of w times (most of a Q8_0 tile's
-// work; an F16 decode row's attention ran ~13 % faster for it on AMD Zen 4).
+// shareTiles reports whether the w query heads of one key/value head read each tile of
+// an F16 cache from one float32 copy (kvTileF32, then scoresF32s and accumF32s for
+// each head) rather than head by head through tileScores and tileAccum: with the
+// assembly loops and a head size they take whole, where the float32 loops add the
+// exact copies in the F16 loops' order (TestAttendSharedTilesSameBits), so no output
+// changes and the conversion is done once for the w heads instead of w times (an F16
+// decode row's attention ran ~13 % faster for it on AMD Zen 4). A Q8_0 cache is always
+// read through copies (its rows must be dequantized before any loop); shareTiles says
+// whether the w heads share them.
 func shareTiles(w int, a *kernels.Attention) bool {
-	return w > 1 && shareKV && attnTileAsm && a.HeadDim%8 == 0 && a.K.Type != kernels.F32 && a.V.Type != kernels.F32
+	return w > 1 && shareKV && (a.K.Type == kernels.Q8_0 || attnTileAsm && a.HeadDim%8 == 0 && a.K.Type == kernels.F16)
 }
 
 // kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
-// of the F16 or Q8_0 cache kv, read through a's block table, to tmp as float32 (hd
-// values a row: widenF16Rows or dequantRows) and returns them.
+// (at most kvRows of them) of the F16 or Q8_0 cache kv, read through a's block table,
+// to tmp as float32 (hd values a row: widenF16Rows or dequantRows) and returns them.
 func kvTileF32(tmp []float32, kv *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
 	for p := p0; p < p1; {
@@ -221,42 +206,58 @@ func kvTileF32(tmp []float32, kv *kernels.KVView, a *kernels.Attention, p0, p1, 
 	return tmp[:(p1-p0)*hd]
 }
 
+// copies reports whether a group of w heads over the cache kv reads it through float32
+// copies of its tiles, and how many heads share each copy (w, or 1: each head its own).
+func copies(w int, a *kernels.Attention, kv *kernels.KVView) (bool, int) {
+	if shareTiles(w, a) {
+		return true, w
+	}
+	return kv.Type == kernels.Q8_0, 1
+}
+
 // groupScores sets, for each of the w query heads q[k*hd:][:hd], the scores
-// s[k*n+p−p0] of the positions p0 ≤ p < p1 (n = p1−p0 or more), as tileScores does
-// head by head; with shared tiles each tile of 64 keys is widened once for all w.
+// s[k*n+p−p0] of the positions p0 ≤ p < p1 (n = p1−p0 or more), each head's as
+// tileScores computes it alone; through float32 copies of 64 keys at a time where
+// the cache needs them or the heads share them (copies).
 func groupScores(s []float32, n int, q []float32, w int, a *kernels.Attention, p0, p1, off int, tmp []float32) {
 	hd := a.HeadDim
-	if !shareTiles(w, a) {
+	viaCopies, g := copies(w, a, &a.K)
+	if !viaCopies {
 		for k := range w {
-			tileScores(s[k*n:k*n+p1-p0], q[k*hd:(k+1)*hd], a, p0, p1, off, tmp)
+			tileScores(s[k*n:k*n+p1-p0], q[k*hd:(k+1)*hd], a, p0, p1, off)
 		}
 		return
 	}
-	for t0 := p0; t0 < p1; t0 += kvRows {
-		t1 := min(p1, t0+kvRows)
-		rows := kvTileF32(tmp, &a.K, a, t0, t1, off)
-		for k := range w {
-			scoresF32s(s[k*n+t0-p0:k*n+t1-p0], q[k*hd:(k+1)*hd], rows, hd, a.Scale)
+	for k0 := 0; k0 < w; k0 += g {
+		for t0 := p0; t0 < p1; t0 += kvRows {
+			t1 := min(p1, t0+kvRows)
+			rows := kvTileF32(tmp, &a.K, a, t0, t1, off)
+			for k := k0; k < k0+g; k++ {
+				scoresF32s(s[k*n+t0-p0:k*n+t1-p0], q[k*hd:(k+1)*hd], rows, hd, a.Scale)
+			}
 		}
 	}
 }
 
 // groupAccum adds, for each of the w heads, the weights s[k*n+p−p0] times the value
-// rows of the positions p0 ≤ p < p1 to acc[k*as:][:hd], as tileAccum does head by
-// head; with shared tiles each tile of 64 values is widened once for all w.
+// rows of the positions p0 ≤ p < p1 to acc[k*as:][:hd], each head's as tileAccum adds
+// them alone; through float32 copies as groupScores.
 func groupAccum(acc []float32, as int, s []float32, n, w int, a *kernels.Attention, p0, p1, off int, tmp []float32) {
 	hd := a.HeadDim
-	if !shareTiles(w, a) {
+	viaCopies, g := copies(w, a, &a.V)
+	if !viaCopies {
 		for k := range w {
-			tileAccum(acc[k*as:k*as+hd], s[k*n:k*n+p1-p0], a, p0, p1, off, tmp)
+			tileAccum(acc[k*as:k*as+hd], s[k*n:k*n+p1-p0], a, p0, p1, off)
 		}
 		return
 	}
-	for t0 := p0; t0 < p1; t0 += kvRows {
-		t1 := min(p1, t0+kvRows)
-		rows := kvTileF32(tmp, &a.V, a, t0, t1, off)
-		for k := range w {
-			accumF32s(acc[k*as:k*as+hd], s[k*n+t0-p0:k*n+t1-p0], rows, hd)
+	for k0 := 0; k0 < w; k0 += g {
+		for t0 := p0; t0 < p1; t0 += kvRows {
+			t1 := min(p1, t0+kvRows)
+			rows := kvTileF32(tmp, &a.V, a, t0, t1, off)
+			for k := k0; k < k0+g; k++ {
+				accumF32s(acc[k*as:k*as+hd], s[k*n+t0-p0:k*n+t1-p0], rows, hd)
+			}
 		}
 	}
 }
