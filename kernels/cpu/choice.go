@@ -77,17 +77,17 @@ func Kernels() []kernels.KernelChoice {
 // describeAttention names the attention kernel for a key/value cache of type kv, says
 // what it does and why it runs.
 func describeAttention(kv kernels.DType) (kernel, detail, why string) {
-	switch {
-	case !attnTileAsm: // level go, as the reference path's
+	if !attnTileAsm { // level go, as the reference path's
 		return "attn-row-go", "pure Go, one position at a time", levelWhy(kv, pathRef)
-	case kv == kernels.Q8_0:
-		return "attn-tile-q8_0", "64-position tiles; the query heads of a key/value head share each tile's rows, dequantized to float32 once (VPMOVSXBD + VCVTDQ2PS ymm; a prompt's whole cache once per call), then scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
-			"AVX2+FMA+F16C" + envNote()
-	case kv == kernels.F16:
-		return "attn-tile-f16", "64-position tiles; the query heads of a key/value head share each tile's rows, widened to float32 once (VCVTPH2PS ymm), then scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
-			"AVX2+FMA+F16C" + envNote()
 	}
-	return "attn-tile-" + strings.ToLower(kv.String()), "64-position tiles per query head: scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
+	tiles := "64-position tiles per query head"
+	switch kv {
+	case kernels.Q8_0:
+		tiles = "64-position tiles; the query heads of a key/value head share each tile's rows, dequantized to float32 once (VPMOVSXBD + VCVTDQ2PS ymm; a prompt's whole cache once per call)"
+	case kernels.F16:
+		tiles = "64-position tiles; the query heads of a key/value head share each tile's rows, widened to float32 once (VCVTPH2PS ymm)"
+	}
+	return "attn-tile-" + strings.ToLower(kv.String()), tiles + ", then scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
 		"AVX2+FMA+F16C" + envNote()
 }
 
