@@ -299,7 +299,7 @@ func init() {
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
-		if quarters() { // AMD: four long streams per thread read faster on Zen 4
+		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
 		}
