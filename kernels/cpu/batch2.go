@@ -2,8 +2,9 @@ package cpu
 
 import "llmbench/kernels"
 
-// batch2 holds, per weight type (Q4_0, Q8_0, IQ4_NL, MXFP4), the AVX2 batched kernel where the CPU
-// has AVX2 but the tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2): two
+// batch2 holds, per weight type (IQ4_NL, MXFP4), the AVX2 batched kernel where the CPU
+// has AVX2 but the VNNI tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2;
+// Q4_0 and Q8_0 take the AVX2 tile kernels there): two
 // weight rows (w, w[wstride:]) times the Q8_0 activations of up to four tokens
 // (x[t·xstride:]) over nb blocks of 32, into out[4r+t] (for tokens t ≥ ntok, out is
 // unspecified; the kernels read token ntok−1 again or skip them). Each weight block is unpacked once per call and used for every token,
@@ -25,16 +26,11 @@ func reduce8(a *[8]float32) float32 {
 // a batch2 type, and its scale factor.
 func weightQuants(t kernels.DType, blk []byte) (q [32]int32, d float32) {
 	for e := range q {
-		// Q4_0, IQ4_NL and MXFP4: elements 0..15 in the low nibbles, 16..31 in the high ones
-		switch t {
-		case kernels.Q8_0:
-			q[e] = int32(int8(blk[2+e]))
-		case kernels.IQ4_NL:
-			q[e] = int32(int8(lutSignedIQ4NL[blk[2+e%16]>>(4*(e/16))&15]))
-		case kernels.MXFP4:
+		// elements 0..15 in the low nibbles, 16..31 in the high ones
+		if t == kernels.MXFP4 {
 			q[e] = int32(int8(lutSignedMXFP4[blk[1+e%16]>>(4*(e/16))&15]))
-		default:
-			q[e] = int32(blk[2+e%16]>>(4*(e/16))&15) - 8
+		} else {
+			q[e] = int32(int8(lutSignedIQ4NL[blk[2+e%16]>>(4*(e/16))&15]))
 		}
 	}
 	if t == kernels.MXFP4 {

@@ -3,8 +3,9 @@
 #include "textflag.h"
 #include "lanes_amd64.h"
 
-// The AVX2 batched kernels: two Q4_0 or Q8_0 weight rows (ggml layout) times up to
-// four tokens' Q8_0 activations, each weight block unpacked once per call and used for
+// The AVX2 batched kernels: two IQ4_NL or MXFP4 weight rows (ggml layout) times up to
+// four tokens' Q8_0 activations (Q4_0 and Q8_0 take the AVX2 tile kernels,
+// tile_avx2_amd64.s), each weight block unpacked once per call and used for
 // every token. Every product (row r, token t) keeps eight int32→float32 lanes, lane m
 // holding elements 4m..4m+3 of each block:
 //
@@ -26,30 +27,6 @@ DATA b2lo<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA b2lo<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA b2lo<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL b2lo<>(SB), RODATA|NOPTR, $32
-
-DATA b2eight<>+0(SB)/8, $0x0808080808080808
-DATA b2eight<>+8(SB)/8, $0x0808080808080808
-DATA b2eight<>+16(SB)/8, $0x0808080808080808
-DATA b2eight<>+24(SB)/8, $0x0808080808080808
-GLOBL b2eight<>(SB), RODATA|NOPTR, $32
-
-// W80 and W40 load one weight block at (P) as signed bytes into SGN, their absolute
-// values into ABS and the block scale into all lanes of D (XD its low half).
-#define W80(P, SGN, ABS, D, XD) \
-	VMOVDQU 2(P), SGN \
-	VPABSB SGN, ABS \
-	VPBROADCASTW (P), XD \
-	VCVTPH2PS XD, D
-
-#define W40(P, SGN, XSGN, ABS, D, XD) \
-	VMOVDQU 2(P), XSGN \
-	VPSRLW $4, XSGN, X7 \
-	VINSERTI128 $1, X7, SGN, SGN \
-	VPAND b2lo<>(SB), SGN, SGN \
-	VPSUBB b2eight<>(SB), SGN, SGN \
-	VPABSB SGN, ABS \
-	VPBROADCASTW (P), XD \
-	VCVTPH2PS XD, D
 
 // PAIR adds one weight block (SGN, ABS, scale D) times the activation block at (P) to
 // the lanes of ACC.
@@ -123,38 +100,6 @@ one: \
 	RED8(Y15, X15, 28) \
 	VZEROUPPER \
 	RET
-
-// func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
-TEXT ·batchQ8_0AVX2(SB), NOSPLIT, $0-56
-	B2SETUP
-	TESTQ CX, CX
-	JZ b80_done
-b80_loop:
-	W80(SI, Y0, Y1, Y4, X4)
-	W80(R8, Y2, Y3, Y5, X5)
-	B2TOKENS(b80_one)
-	ADDQ $34, SI
-	ADDQ $34, R8
-	DECQ CX
-	JNZ b80_loop
-b80_done:
-	B2DONE
-
-// func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
-TEXT ·batchQ4_0AVX2(SB), NOSPLIT, $0-56
-	B2SETUP
-	TESTQ CX, CX
-	JZ b40_done
-b40_loop:
-	W40(SI, Y0, X0, Y1, Y4, X4)
-	W40(R8, Y2, X2, Y3, Y5, X5)
-	B2TOKENS(b40_one)
-	ADDQ $18, SI
-	ADDQ $18, R8
-	DECQ CX
-	JNZ b40_loop
-b40_done:
-	B2DONE
 
 // WLUT loads one IQ4_NL or MXFP4 block's 16 nibble bytes at qo(P) as their 32 levels
 // (table at R12, VPSHUFB; low nibbles in the low lane) into SGN, their absolute values

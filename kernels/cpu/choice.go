@@ -17,7 +17,7 @@ const (
 	pathHalfX4               // F16/BF16, one token: the halfKern's x4 kernel
 	pathHalfGemm             // F16/BF16, several tokens: the halfKern's gemm kernel
 	pathTile                 // the tiled copy and the tile kernels (tileFmt)
-	pathBatch2               // Q4_0/Q8_0 on AVX2: two rows × up to four tokens (batch2)
+	pathBatch2               // IQ4_NL/MXFP4 on AVX2: two rows × up to four tokens (batch2)
 )
 
 // pathOf returns the path MatMul takes for weights of type t with cols columns and n
@@ -99,6 +99,13 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 	case pathTile:
 		if name, why := amxPromptKernel(t); n > 1 && name != "" {
 			return name, fmt.Sprintf("16-row tiles × 16 tokens, TDPBSSD/TDPBUSD (from %d tokens; fewer: tile-%s-x4)", amxMinToks, ty), why
+		}
+		if level == "avx2" { // tile_avx2_amd64.s
+			op := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows"
+			if n > 1 {
+				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op, levelWhy(t, p)
+			}
+			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op, levelWhy(t, p)
 		}
 		switch {
 		case n > 1:

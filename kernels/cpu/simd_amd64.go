@@ -101,6 +101,24 @@ func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *
 //go:noescape
 func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
 
+// tileQ4x4AVX2 and tileQ4x1AVX2 are tileQ4x4 and tileQ4x1 for CPUs with AVX2 but
+// without AVX512-VNNI (tile_avx2_amd64.s): the same results bit for bit.
+//
+//go:noescape
+func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
+// tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
+// without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileQ8x4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -368,14 +386,7 @@ func init() {
 			}
 			x1Both[t] = [2]func(int, *byte, *byte, int, *[16]float32){k.x1, k.x1np}
 		}
-		tileX4 = func(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
-			if nu == 0 {
-				*out = [64]float32{}
-				return
-			}
-			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-			f.x4(nu, &tile[0], &act[0], out)
-		}
+		tileX4 = tileX4Asm
 		// Four tiles at once (x1m) keep a core's read rate up. An Intel Xeon reads four
 		// adjacent tiles with software prefetch (measured for Q4_0 and IQ4_NL; the other
 		// types keep x1 there). AMD Zen 4 reads one tile from each quarter of a band
@@ -399,18 +410,13 @@ func init() {
 			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
 		}
-		tileX1 = func(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32) {
-			if nu == 0 {
-				*out = [16]float32{}
-				return
-			}
-			_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-			f.x1(nu, &tile[0], &act[0], tok&3, out)
-		}
+		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no tile kernels: the AVX2 batched ones
+	if tileX4 == nil { // no VNNI: Q4_0 and Q8_0 take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
+		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
+		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
+		tileX4, tileX1 = tileX4Asm, tileX1Asm
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
-			kernels.Q4_0: batchQ4_0AVX2, kernels.Q8_0: batchQ8_0AVX2,
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
 		} {
 			bs := t.BlockBytes()
@@ -555,6 +561,26 @@ func pairsBF16() *halfKern {
 	return h
 }
 
+// tileX4Asm is tileX4 over a format's assembly kernel (VNNI, or AVX2 for Q4_0).
+func tileX4Asm(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
+	if nu == 0 {
+		*out = [64]float32{}
+		return
+	}
+	_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+	f.x4(nu, &tile[0], &act[0], out)
+}
+
+// tileX1Asm is tileX1 over a format's assembly kernel.
+func tileX1Asm(f *tileFmt, nu int, tile, act []byte, tok int, out *[16]float32) {
+	if nu == 0 {
+		*out = [16]float32{}
+		return
+	}
+	_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+	f.x1(nu, &tile[0], &act[0], tok&3, out)
+}
+
 // halfRows wraps a one-row-after-another decode kernel as halfKern.rows; xb is the
 // bytes of activations it reads per 32 elements.
 func halfRows(rows func(int, *byte, int, int, *byte, *float32), xb int) func(int, []byte, int, int, []byte, []float32) {
@@ -572,16 +598,10 @@ func halfRows(rows func(int, *byte, int, int, *byte, *float32), xb int) func(int
 }
 
 //go:noescape
-func batchQ8_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
-
-//go:noescape
 func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
-
-//go:noescape
-func batchQ4_0AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func quantQ8_0AVX512(nb int, src *float32, dst *byte) int

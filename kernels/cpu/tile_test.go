@@ -51,8 +51,8 @@ func randTile(rng *rand.Rand, typ kernels.DType, nb, rows int) []byte {
 // pure-Go twin bit for bit.
 func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int) {
 	t.Helper()
-	if tileX4 == nil {
-		t.Skipf("no tile kernels on this CPU (%s)", level)
+	if tileX4 == nil || tileFmts[typ].x4 == nil {
+		t.Skipf("no %s tile kernels on this CPU (%s)", typ, level)
 	}
 	rng := rand.New(rand.NewPCG(seed, 11))
 	f, tile, act := tileCase(rng, typ, nb, rows, ntok)
@@ -102,7 +102,10 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 		}
 	}
 	x1s := []*tileFmt{f}
-	for _, k := range x1Both[typ] { // with and without software prefetch, whichever runs
+	for _, k := range x1Both[typ] { // with and without software prefetch, whichever runs (VNNI)
+		if k == nil {
+			continue
+		}
 		fx := *f
 		fx.x1 = k
 		x1s = append(x1s, &fx)
@@ -124,9 +127,11 @@ var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernel
 
 func TestTileKernels(t *testing.T) {
 	for _, typ := range tileTypes {
-		for i, sh := range [][3]int{{8, 16, 4}, {3, 5, 3}, {1, 16, 1}, {9, 16, 2}} {
-			checkTile(t, typ, uint64(i), sh[0], sh[1], sh[2])
-		}
+		t.Run(typ.String(), func(t *testing.T) {
+			for i, sh := range [][3]int{{8, 16, 4}, {3, 5, 3}, {1, 16, 1}, {9, 16, 2}} {
+				checkTile(t, typ, uint64(i), sh[0], sh[1], sh[2])
+			}
+		})
 	}
 }
 
@@ -241,7 +246,7 @@ func TestTiledCopyFollowsData(t *testing.T) {
 // whose E8M0 scales include the subnormal factors (e 0 and 1, 2^-128 and 2^-127) and
 // the largest that keep these sums finite.
 func TestTileMXFP4Scales(t *testing.T) {
-	if tileX4 == nil {
+	if tileX4 == nil || tileFmts[kernels.MXFP4].x4 == nil {
 		t.Skipf("no tile kernels on this CPU (%s)", level)
 	}
 	rng := rand.New(rand.NewPCG(3, 17))

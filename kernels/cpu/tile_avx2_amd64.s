@@ -1,0 +1,435 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Q4_0 tile kernels for CPUs with AVX2 but without AVX512-VNNI (or LLMBENCH_CPU=avx2):
+// the tile format and the per-output order of tile.go, so they give the VNNI kernels'
+// results bit for bit. A 64-byte nibble word of a tile holds sixteen rows, four bytes
+// each: rows 0–7 in its low 32 bytes (one ymm), rows 8–15 in its high 32 bytes. Without
+// VPDPBUSD, each word's products are VPMADDUBSW (unsigned nibble q ≤ 15 times signed
+// activation byte: pair sums |·| ≤ 2·15·128, no saturation), the eight products of a
+// 32-element block are added as int16 (|sum| ≤ 8·3840 = 30720 < 2¹⁵: exact), and one
+// VPMADDWD with ones widens each row's two halves to its int32 sum Σ q·y. Integer sums
+// are exact in any order, so start + Σ q·y is the VNNI kernels' integer, and the float
+// operations after it are theirs: acc = fma(float32(start + Σ q·y), ws·d, acc).
+//
+// Registers: SI tile block, DI activation block (four tokens: 4×32 quant bytes, then the
+// tail: 4 float32 scales d at 128, 4 int32 starting sums at 144), Y15 the 0x0F byte
+// mask, Y14 the int16 ones.
+
+// T2MASKS sets Y15 to 0x0F bytes and Y14 to int16 ones.
+#define T2MASKS \
+	MOVL $0x0F0F0F0F, R9 \
+	MOVQ R9, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x00010001, R9 \
+	MOVQ R9, X14 \
+	VPBROADCASTD X14, Y14
+
+// T2NIB loads nibble word c of the block at q(SI) as the low nibbles of rows 0–7 (L0)
+// and 8–15 (L1) and the high nibbles (H0, H1).
+#define T2NIB(q, c, L0, L1, H0, H1) \
+	VMOVDQU (q+64*c)(SI), L0 \
+	VMOVDQU (q+64*c+32)(SI), L1 \
+	VPSRLW $4, L0, H0 \
+	VPSRLW $4, L1, H1 \
+	VPAND Y15, L0, L0 \
+	VPAND Y15, L1, L1 \
+	VPAND Y15, H0, H0 \
+	VPAND Y15, H1, H1
+
+// T2TOK multiplies T2NIB's words (Y2, Y3 low; Y4, Y5 high) with the activation bytes
+// of word c of the token at T (elements 4c… and 16+4c…) and adds the int16 pair sums
+// to S0 (rows 0–7) and S1 (rows 8–15). Clobbers Y0, Y1.
+#define T2TOK(T, c, S0, S1) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	VPMADDUBSW Y0, Y3, Y1 \
+	VPMADDUBSW Y0, Y2, Y0 \
+	VPADDW Y0, S0, S0 \
+	VPADDW Y1, S1, S1 \
+	VPBROADCASTD (16+4*c)(T), Y0 \
+	VPMADDUBSW Y0, Y5, Y1 \
+	VPMADDUBSW Y0, Y4, Y0 \
+	VPADDW Y0, S0, S0 \
+	VPADDW Y1, S1, S1
+
+// T2SUM turns the int16 sums S0, S1 of a block into float32(start + Σ q·y) with the
+// starting sum at memory operand st.
+#define T2SUM(S0, S1, st) \
+	VPMADDWD Y14, S0, S0 \
+	VPMADDWD Y14, S1, S1 \
+	VPBROADCASTD st, Y0 \
+	VPADDD Y0, S0, S0 \
+	VPADDD Y0, S1, S1 \
+	VCVTDQ2PS S0, S0 \
+	VCVTDQ2PS S1, S1
+
+// func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
+// 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
+// the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
+TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	T2MASKS
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10 // the token's quants in the first block
+	LEAQ 128(DI)(R11*4), R12 // its scale; its starting sum at 16(R12)
+	TESTQ CX, CX
+	JZ q4a1_done
+
+q4a1_loop:
+	// each unit: two blocks (nibbles at 0 and 256, scales at 512 and 544)
+	MOVQ $2, R13
+	MOVQ SI, R8 // the block's nibbles
+	MOVQ SI, R9
+	ADDQ $512, R9 // its scales
+
+q4a1_block:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ R8, SI
+	T2NIB(0, 0, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 0, Y6, Y7)
+	T2NIB(0, 1, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 1, Y6, Y7)
+	T2NIB(0, 2, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 2, Y6, Y7)
+	T2NIB(0, 3, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 3, Y6, Y7)
+	T2SUM(Y6, Y7, 16(R12))
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	VBROADCASTSS (R12), Y0
+	VMULPS Y0, Y2, Y2
+	VMULPS Y0, Y3, Y3
+	VFMADD231PS Y2, Y6, Y12
+	VFMADD231PS Y3, Y7, Y13
+	ADDQ $256, R8
+	ADDQ $32, R9
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4a1_block
+
+	LEAQ 64(R8), SI // past the unit's scales
+	DECQ CX
+	JNZ q4a1_loop
+
+q4a1_done:
+	VMOVUPS Y12, (AX)
+	VMOVUPS Y13, 32(AX)
+	VZEROUPPER
+	RET
+
+// T2ACC adds float sum F (rows 0–7 or 8–15 of one token, half h) times the block's row
+// scales RS (Y2 or Y3) times the token's scale at memory operand d to the
+// accumulator at off(AX). Clobbers Y0, Y1.
+#define T2ACC(F, RS, d, off) \
+	VBROADCASTSS d, Y0 \
+	VMULPS Y0, RS, Y0 \
+	VMOVUPS off(AX), Y1 \
+	VFMADD231PS Y0, F, Y1 \
+	VMOVUPS Y1, off(AX)
+
+// func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
+// loaded and split once for the four tokens. The int16 sums of token t are in
+// Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
+TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	T2MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, 128(AX)
+	VMOVUPS Y0, 160(AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS Y0, 224(AX)
+	LEAQ 32(DI), R10
+	LEAQ 64(DI), R11
+	LEAQ 96(DI), R12
+	TESTQ CX, CX
+	JZ q4a4_done
+
+q4a4_loop:
+	MOVQ $2, R13
+	MOVQ SI, R8
+	MOVQ SI, R9
+	ADDQ $512, R9
+
+q4a4_block:
+	MOVQ R8, SI
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	T2NIB(0, 0, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 0, Y6, Y7)
+	T2TOK(R10, 0, Y8, Y9)
+	T2TOK(R11, 0, Y10, Y11)
+	T2TOK(R12, 0, Y12, Y13)
+	T2NIB(0, 1, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 1, Y6, Y7)
+	T2TOK(R10, 1, Y8, Y9)
+	T2TOK(R11, 1, Y10, Y11)
+	T2TOK(R12, 1, Y12, Y13)
+	T2NIB(0, 2, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 2, Y6, Y7)
+	T2TOK(R10, 2, Y8, Y9)
+	T2TOK(R11, 2, Y10, Y11)
+	T2TOK(R12, 2, Y12, Y13)
+	T2NIB(0, 3, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 3, Y6, Y7)
+	T2TOK(R10, 3, Y8, Y9)
+	T2TOK(R11, 3, Y10, Y11)
+	T2TOK(R12, 3, Y12, Y13)
+	T2SUM(Y6, Y7, 144(DI))
+	T2SUM(Y8, Y9, 148(DI))
+	T2SUM(Y10, Y11, 152(DI))
+	T2SUM(Y12, Y13, 156(DI))
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	T2ACC(Y6, Y2, 128(DI), 0)
+	T2ACC(Y7, Y3, 128(DI), 32)
+	T2ACC(Y8, Y2, 132(DI), 64)
+	T2ACC(Y9, Y3, 132(DI), 96)
+	T2ACC(Y10, Y2, 136(DI), 128)
+	T2ACC(Y11, Y3, 136(DI), 160)
+	T2ACC(Y12, Y2, 140(DI), 192)
+	T2ACC(Y13, Y3, 140(DI), 224)
+	ADDQ $256, R8
+	ADDQ $32, R9
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4a4_block
+
+	LEAQ 64(R8), SI
+	DECQ CX
+	JNZ q4a4_loop
+
+q4a4_done:
+	VZEROUPPER
+	RET
+
+// The Q8_0 kernels store the quants as q+128 (tile.go); the VNNI kernels' integer
+// start + Σ (q+128)·y is Σ q·y, which these form directly: q = (q+128) XOR 0x80 as a
+// signed byte, |q| (VPABSB) times y·sign(q) (VPSIGNB) with VPMADDUBSW (pair sums
+// |·| ≤ 2·128·127 < 2¹⁵; activations are in [−127, 127]), widened to int32 with
+// VPMADDWD per word. Y15 holds 0x80 bytes here.
+
+// T8MASKS sets Y15 to 0x80 bytes and Y14 to int16 ones.
+#define T8MASKS \
+	MOVL $0x80808080, R9 \
+	MOVQ R9, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x00010001, R9 \
+	MOVQ R9, X14 \
+	VPBROADCASTD X14, Y14
+
+// T8W loads word c of the Q8_0 block at q(SI) (elements 4c…4c+3 of sixteen rows) as
+// signed quants (Y2: rows 0–7, Y3: rows 8–15) and their absolute values (Y4, Y5).
+#define T8W(q, c) \
+	VMOVDQU (q+64*c)(SI), Y2 \
+	VMOVDQU (q+64*c+32)(SI), Y3 \
+	VPXOR Y15, Y2, Y2 \
+	VPXOR Y15, Y3, Y3 \
+	VPABSB Y2, Y4 \
+	VPABSB Y3, Y5
+
+// T8TOK adds T8W's word times the activation bytes 4c… of the token at T to the int32
+// sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers Y0, Y1.
+#define T8TOK(T, c, S0, S1) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	VPSIGNB Y3, Y0, Y1 \
+	VPSIGNB Y2, Y0, Y0 \
+	VPMADDUBSW Y0, Y4, Y0 \
+	VPMADDUBSW Y1, Y5, Y1 \
+	VPMADDWD Y14, Y0, Y0 \
+	VPMADDWD Y14, Y1, Y1 \
+	VPADDD Y0, S0, S0 \
+	VPADDD Y1, S1, S1
+
+// func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
+// quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
+TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	T8MASKS
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q8a1_done
+
+q8a1_loop:
+	MOVQ $2, R13
+	MOVQ SI, R8
+	MOVQ SI, R9
+	ADDQ $1024, R9
+
+q8a1_block:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ R8, SI
+	T8W(0, 0)
+	T8TOK(R10, 0, Y6, Y7)
+	T8W(0, 1)
+	T8TOK(R10, 1, Y6, Y7)
+	T8W(0, 2)
+	T8TOK(R10, 2, Y6, Y7)
+	T8W(0, 3)
+	T8TOK(R10, 3, Y6, Y7)
+	T8W(0, 4)
+	T8TOK(R10, 4, Y6, Y7)
+	T8W(0, 5)
+	T8TOK(R10, 5, Y6, Y7)
+	T8W(0, 6)
+	T8TOK(R10, 6, Y6, Y7)
+	T8W(0, 7)
+	T8TOK(R10, 7, Y6, Y7)
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	VBROADCASTSS (R12), Y0
+	VMULPS Y0, Y2, Y2
+	VMULPS Y0, Y3, Y3
+	VFMADD231PS Y2, Y6, Y12
+	VFMADD231PS Y3, Y7, Y13
+	ADDQ $512, R8
+	ADDQ $32, R9
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q8a1_block
+
+	LEAQ 64(R8), SI
+	DECQ CX
+	JNZ q8a1_loop
+
+q8a1_done:
+	VMOVUPS Y12, (AX)
+	VMOVUPS Y13, 32(AX)
+	VZEROUPPER
+	RET
+
+// T8ALL runs word c of the block against the four tokens.
+#define T8ALL(c) \
+	T8W(0, c) \
+	T8TOK(DI, c, Y6, Y7) \
+	T8TOK(R10, c, Y8, Y9) \
+	T8TOK(R11, c, Y10, Y11) \
+	T8TOK(R12, c, Y12, Y13)
+
+// func tileQ8x4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ8x1AVX2 for four tokens at once; each word is loaded and its signs taken once
+// for the four tokens (int32 sums of token t in Y6+2t and Y7+2t, accumulators in out).
+TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	T8MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, 128(AX)
+	VMOVUPS Y0, 160(AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS Y0, 224(AX)
+	LEAQ 32(DI), R10
+	LEAQ 64(DI), R11
+	LEAQ 96(DI), R12
+	TESTQ CX, CX
+	JZ q8a4_done
+
+q8a4_loop:
+	MOVQ $2, R13
+	MOVQ SI, R8
+	MOVQ SI, R9
+	ADDQ $1024, R9
+
+q8a4_block:
+	MOVQ R8, SI
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	T8ALL(0)
+	T8ALL(1)
+	T8ALL(2)
+	T8ALL(3)
+	T8ALL(4)
+	T8ALL(5)
+	T8ALL(6)
+	T8ALL(7)
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	VCVTDQ2PS Y8, Y8
+	VCVTDQ2PS Y9, Y9
+	VCVTDQ2PS Y10, Y10
+	VCVTDQ2PS Y11, Y11
+	VCVTDQ2PS Y12, Y12
+	VCVTDQ2PS Y13, Y13
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	T2ACC(Y6, Y2, 128(DI), 0)
+	T2ACC(Y7, Y3, 128(DI), 32)
+	T2ACC(Y8, Y2, 132(DI), 64)
+	T2ACC(Y9, Y3, 132(DI), 96)
+	T2ACC(Y10, Y2, 136(DI), 128)
+	T2ACC(Y11, Y3, 136(DI), 160)
+	T2ACC(Y12, Y2, 140(DI), 192)
+	T2ACC(Y13, Y3, 140(DI), 224)
+	ADDQ $512, R8
+	ADDQ $32, R9
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q8a4_block
+
+	LEAQ 64(R8), SI
+	DECQ CX
+	JNZ q8a4_loop
+
+q8a4_done:
+	VZEROUPPER
+	RET
