@@ -119,6 +119,15 @@ func tileQ8x4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ4Kx4AVX2 and tileQ4Kx1AVX2 are tileQ4Kx4 and tileQ4Kx1 for CPUs with AVX2 but
+// without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -412,9 +421,10 @@ func init() {
 		}
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0 and Q8_0 take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
+	if tileX4 == nil { // no VNNI: Q4_0, Q8_0 and Q4_K take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
+		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileX4, tileX1 = tileX4Asm, tileX1Asm
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,

@@ -433,3 +433,203 @@ q8a4_block:
 q8a4_done:
 	VZEROUPPER
 	RET
+
+// The Q4_K kernels: per 256-element super-block of a tile, 16 fp16 d, 16 fp16 dmin, 8×16
+// scale bytes, 8×16 min bytes, then eight 32-element sub-blocks of Q4_0's nibble words
+// (tile.go). Per sub-block, as the VNNI kernels: the integer as Q4_0's, then
+// acc = fma(float32(sum), (sc·d)·d_t, acc) and acc = fma(m·(−dmin), m_t, acc), with the
+// token's min sum m_t at 160 in the activation tail.
+
+DATA t2sign<>+0(SB)/8, $0x8000000080000000
+DATA t2sign<>+8(SB)/8, $0x8000000080000000
+DATA t2sign<>+16(SB)/8, $0x8000000080000000
+DATA t2sign<>+24(SB)/8, $0x8000000080000000
+GLOBL t2sign<>(SB), RODATA|NOPTR, $32
+
+// T2ROWS sets RS0, RS1 (rows 0–7, 8–15) to the sub-block's byte factors at memory
+// operands b0, b1 (eight bytes each) times the fp16 row values at h0, h1: the row
+// scales sc·d. Clobbers Y0, Y1.
+#define T2ROWS(b0, b1, h0, h1, RS0, RS1) \
+	VPMOVZXBD b0, RS0 \
+	VPMOVZXBD b1, RS1 \
+	VCVTDQ2PS RS0, RS0 \
+	VCVTDQ2PS RS1, RS1 \
+	VCVTPH2PS h0, Y0 \
+	VCVTPH2PS h1, Y1 \
+	VMULPS Y0, RS0, RS0 \
+	VMULPS Y1, RS1, RS1
+
+// T2MINS is T2ROWS for the min factors m·(−dmin).
+#define T2MINS(b0, b1, h0, h1, RS0, RS1) \
+	VPMOVZXBD b0, RS0 \
+	VPMOVZXBD b1, RS1 \
+	VCVTDQ2PS RS0, RS0 \
+	VCVTDQ2PS RS1, RS1 \
+	VCVTPH2PS h0, Y0 \
+	VCVTPH2PS h1, Y1 \
+	VXORPS t2sign<>(SB), Y0, Y0 \
+	VXORPS t2sign<>(SB), Y1, Y1 \
+	VMULPS Y0, RS0, RS0 \
+	VMULPS Y1, RS1, RS1
+
+// T2MIN adds the min factors RS times the token's min sum at memory operand m to the
+// accumulator at off(AX). Clobbers Y0, Y1.
+#define T2MIN(RS, m, off) \
+	VBROADCASTSS m, Y0 \
+	VMOVUPS off(AX), Y1 \
+	VFMADD231PS Y0, RS, Y1 \
+	VMOVUPS Y1, off(AX)
+
+// func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
+// points at the super-block's head, R14 at its sub-block's scale bytes.
+TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	T2MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q4ka1_done
+
+q4ka1_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $8, R13
+
+q4ka1_sub:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	T2NIB(0, 0, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 0, Y6, Y7)
+	T2NIB(0, 1, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 1, Y6, Y7)
+	T2NIB(0, 2, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 2, Y6, Y7)
+	T2NIB(0, 3, Y2, Y3, Y4, Y5)
+	T2TOK(R10, 3, Y6, Y7)
+	T2SUM(Y6, Y7, 16(R12))
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
+	T2ACC(Y6, Y2, (R12), 0)
+	T2ACC(Y7, Y3, (R12), 32)
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
+	T2MIN(Y2, 32(R12), 0)
+	T2MIN(Y3, 32(R12), 32)
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4ka1_sub
+	DECQ CX
+	JNZ q4ka1_super
+
+q4ka1_done:
+	VZEROUPPER
+	RET
+
+// func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
+TEXT ·tileQ4Kx4AVX2(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	T2MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, 128(AX)
+	VMOVUPS Y0, 160(AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS Y0, 224(AX)
+	LEAQ 32(DI), R10
+	LEAQ 64(DI), R11
+	LEAQ 96(DI), R12
+	TESTQ CX, CX
+	JZ q4ka4_done
+
+q4ka4_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $8, R13
+
+q4ka4_sub:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	T2NIB(0, 0, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 0, Y6, Y7)
+	T2TOK(R10, 0, Y8, Y9)
+	T2TOK(R11, 0, Y10, Y11)
+	T2TOK(R12, 0, Y12, Y13)
+	T2NIB(0, 1, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 1, Y6, Y7)
+	T2TOK(R10, 1, Y8, Y9)
+	T2TOK(R11, 1, Y10, Y11)
+	T2TOK(R12, 1, Y12, Y13)
+	T2NIB(0, 2, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 2, Y6, Y7)
+	T2TOK(R10, 2, Y8, Y9)
+	T2TOK(R11, 2, Y10, Y11)
+	T2TOK(R12, 2, Y12, Y13)
+	T2NIB(0, 3, Y2, Y3, Y4, Y5)
+	T2TOK(DI, 3, Y6, Y7)
+	T2TOK(R10, 3, Y8, Y9)
+	T2TOK(R11, 3, Y10, Y11)
+	T2TOK(R12, 3, Y12, Y13)
+	T2SUM(Y6, Y7, 144(DI))
+	T2SUM(Y8, Y9, 148(DI))
+	T2SUM(Y10, Y11, 152(DI))
+	T2SUM(Y12, Y13, 156(DI))
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
+	T2ACC(Y6, Y2, 128(DI), 0)
+	T2ACC(Y7, Y3, 128(DI), 32)
+	T2ACC(Y8, Y2, 132(DI), 64)
+	T2ACC(Y9, Y3, 132(DI), 96)
+	T2ACC(Y10, Y2, 136(DI), 128)
+	T2ACC(Y11, Y3, 136(DI), 160)
+	T2ACC(Y12, Y2, 140(DI), 192)
+	T2ACC(Y13, Y3, 140(DI), 224)
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
+	T2MIN(Y2, 160(DI), 0)
+	T2MIN(Y3, 160(DI), 32)
+	T2MIN(Y2, 164(DI), 64)
+	T2MIN(Y3, 164(DI), 96)
+	T2MIN(Y2, 168(DI), 128)
+	T2MIN(Y3, 168(DI), 160)
+	T2MIN(Y2, 172(DI), 192)
+	T2MIN(Y3, 172(DI), 224)
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4ka4_sub
+	DECQ CX
+	JNZ q4ka4_super
+
+q4ka4_done:
+	VZEROUPPER
+	RET
