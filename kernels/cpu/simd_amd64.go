@@ -128,6 +128,15 @@ func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ6Kx4AVX2 and tileQ6Kx1AVX2 are tileQ6Kx4 and tileQ6Kx1 for CPUs with AVX2 but
+// without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileQ6Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -421,10 +430,11 @@ func init() {
 		}
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0, Q8_0 and Q4_K take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
+	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q4_K and Q6_K take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
+		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileX4, tileX1 = tileX4Asm, tileX1Asm
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,

@@ -633,3 +633,191 @@ q4ka4_sub:
 q4ka4_done:
 	VZEROUPPER
 	RET
+
+// The Q6_K kernels: per 256-element super-block of a tile, 16 fp16 d, 32 bytes of
+// padding, 16×16 int8 scales, then sixteen 16-element blocks of two nibble words and
+// one word of high bit pairs (tile.go), stored as q+32 (0…63). A block's four 6-bit
+// chunks (elements 0–3, 4–7, 8–11, 12–15 of each row) are rebuilt as the VNNI kernels'
+// Q6BITS does; VPMADDUBSW pair sums are |·| ≤ 2·63·128, so two chunks' add exactly in
+// int16 before VPMADDWD. Then acc = fma(float32(start + Σ (q+32)·y), (sc·d)·d_t, acc).
+// Activation blocks are 4·16 quant bytes, then the tail (d at 64, starting sums at 80).
+// Y13 holds 0x30 bytes.
+
+// T6MASKS is T2MASKS and Y13 = 0x30 bytes.
+#define T6MASKS \
+	T2MASKS \
+	MOVL $0x30303030, R9 \
+	MOVQ R9, X13 \
+	VPBROADCASTD X13, Y13
+
+// T6CHUNKS rebuilds half h (rows 0–7 or 8–15) of the block at SI as its four chunks
+// in Y5…Y8. Clobbers Y2, Y3, Y4, Y9.
+#define T6CHUNKS(h) \
+	VMOVDQU (32*h)(SI), Y2 \
+	VMOVDQU (64+32*h)(SI), Y3 \
+	VMOVDQU (128+32*h)(SI), Y4 \
+	VPAND Y15, Y2, Y5 \
+	VPSLLW $4, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y5, Y5 \
+	VPAND Y15, Y3, Y6 \
+	VPSLLW $2, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y6, Y6 \
+	VPSRLW $4, Y2, Y7 \
+	VPAND Y15, Y7, Y7 \
+	VPAND Y13, Y4, Y9 \
+	VPOR Y9, Y7, Y7 \
+	VPSRLW $4, Y3, Y8 \
+	VPAND Y15, Y8, Y8 \
+	VPSRLW $2, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y8, Y8
+
+// T6TOK sets S to the int32 sums Σ (q+32)·y of the four chunks with the 16 activation
+// bytes of the token at T. Clobbers Y0, Y1, Y10.
+#define T6TOK(T, S) \
+	VPBROADCASTD (T), Y0 \
+	VPMADDUBSW Y0, Y5, Y1 \
+	VPBROADCASTD 4(T), Y0 \
+	VPMADDUBSW Y0, Y6, Y0 \
+	VPADDW Y0, Y1, Y1 \
+	VPMADDWD Y14, Y1, Y1 \
+	VPBROADCASTD 8(T), Y0 \
+	VPMADDUBSW Y0, Y7, Y10 \
+	VPBROADCASTD 12(T), Y0 \
+	VPMADDUBSW Y0, Y8, Y0 \
+	VPADDW Y0, Y10, Y10 \
+	VPMADDWD Y14, Y10, Y10 \
+	VPADDD Y10, Y1, S
+
+// T6FLOAT turns the int32 sum S into float32(start + S), the start at memory operand st.
+#define T6FLOAT(S, st) \
+	VPBROADCASTD st, Y0 \
+	VPADDD Y0, S, S \
+	VCVTDQ2PS S, S
+
+// T6SCALE sets Y11 to half h's row scales sc·d (int8 scales at R14, fp16 d at BX).
+// Clobbers Y12.
+#define T6SCALE(h) \
+	VPMOVSXBD (8*h)(R14), Y11 \
+	VCVTDQ2PS Y11, Y11 \
+	VCVTPH2PS (16*h)(BX), Y12 \
+	VMULPS Y12, Y11, Y11
+
+// func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q6_K tile; the accumulators live in out (zeroed first).
+TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ tok+24(FP), R11
+	MOVQ out+32(FP), AX
+	T6MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	MOVQ R11, R10
+	SHLQ $4, R10
+	ADDQ DI, R10
+	LEAQ 64(DI)(R11*4), R12
+	TESTQ CX, CX
+	JZ q6ka1_done
+
+q6ka1_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+
+q6ka1_blk:
+	T6CHUNKS(0)
+	T6TOK(R10, Y2)
+	T6FLOAT(Y2, 16(R12))
+	T6SCALE(0)
+	T2ACC(Y2, Y11, (R12), 0)
+	T6CHUNKS(1)
+	T6TOK(R10, Y2)
+	T6FLOAT(Y2, 16(R12))
+	T6SCALE(1)
+	T2ACC(Y2, Y11, (R12), 32)
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, R10
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q6ka1_blk
+	DECQ CX
+	JNZ q6ka1_super
+
+q6ka1_done:
+	VZEROUPPER
+	RET
+
+// T6HALF runs half h of the block against the four tokens (quants at DI, R10, R11,
+// R12; tail at 64(DI)) into the accumulators of that half.
+#define T6HALF(h) \
+	T6CHUNKS(h) \
+	T6TOK(DI, Y2) \
+	T6TOK(R10, Y3) \
+	T6TOK(R11, Y4) \
+	T6TOK(R12, Y9) \
+	T6FLOAT(Y2, 80(DI)) \
+	T6FLOAT(Y3, 84(DI)) \
+	T6FLOAT(Y4, 88(DI)) \
+	T6FLOAT(Y9, 92(DI)) \
+	T6SCALE(h) \
+	T2ACC(Y2, Y11, 64(DI), 32*h) \
+	T2ACC(Y3, Y11, 68(DI), 64+32*h) \
+	T2ACC(Y4, Y11, 72(DI), 128+32*h) \
+	T2ACC(Y9, Y11, 76(DI), 192+32*h)
+
+// func tileQ6Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ6Kx1AVX2 for four tokens at once: each half's chunks are rebuilt once for the
+// four tokens.
+TEXT ·tileQ6Kx4AVX2(SB), NOSPLIT, $0-32
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ act+16(FP), DI
+	MOVQ out+24(FP), AX
+	T6MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, 128(AX)
+	VMOVUPS Y0, 160(AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS Y0, 224(AX)
+	LEAQ 16(DI), R10
+	LEAQ 32(DI), R11
+	LEAQ 48(DI), R12
+	TESTQ CX, CX
+	JZ q6ka4_done
+
+q6ka4_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+
+q6ka4_blk:
+	T6HALF(0)
+	T6HALF(1)
+	ADDQ $192, SI
+	ADDQ $16, R14
+	ADDQ $112, DI
+	ADDQ $112, R10
+	ADDQ $112, R11
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q6ka4_blk
+	DECQ CX
+	JNZ q6ka4_super
+
+q6ka4_done:
+	VZEROUPPER
+	RET
