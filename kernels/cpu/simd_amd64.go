@@ -110,6 +110,12 @@ func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ4x1mAVX2 is tileQ4x1AVX2 on four tiles at once (the x1m kernel of the AVX2
+// level).
+//
+//go:noescape
+func tileQ4x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -424,10 +430,7 @@ func init() {
 		for t, k := range x1mKernels {
 			tileFmts[t].x1m = k[np]
 		}
-		tileX1m = func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
-			_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-			f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
-		}
+		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
 	}
 	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q4_K and Q6_K take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
@@ -435,7 +438,12 @@ func init() {
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
-		tileX4, tileX1 = tileX4Asm, tileX1Asm
+		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
+		// Q4_0 decode reads four tiles at once, one from each quarter of a band on AMD
+		// (as the VNNI level does there), four adjacent tiles elsewhere.
+		x1NoPrefetch = quarters()
+		tileFmts[kernels.Q4_0].x1m = tileQ4x1mAVX2
+		x1mKernels[kernels.Q4_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ4x1mAVX2}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
 		} {
@@ -589,6 +597,12 @@ func tileX4Asm(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
 	}
 	_, _ = tile[nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
 	f.x4(nu, &tile[0], &act[0], out)
+}
+
+// tileX1mAsm is tileX1m over a format's assembly kernel.
+func tileX1mAsm(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
+	_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
+	f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
 }
 
 // tileX1Asm is tileX1 over a format's assembly kernel.

@@ -821,3 +821,108 @@ q6ka4_blk:
 q6ka4_done:
 	VZEROUPPER
 	RET
+
+// T2Q4M adds nibble word c of the Q4_0 block at q(P) of one tile times the token's
+// broadcast activation words (Y0: elements 4c…, Y1: 16+4c…) to the int16 sums S0
+// (rows 0–7) and S1 (rows 8–15). Clobbers Y2–Y5.
+#define T2Q4M(P, q, c, S0, S1) \
+	VMOVDQU (q+64*c)(P), Y2 \
+	VMOVDQU (q+64*c+32)(P), Y3 \
+	VPSRLW $4, Y2, Y4 \
+	VPSRLW $4, Y3, Y5 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y15, Y5, Y5 \
+	VPMADDUBSW Y0, Y2, Y2 \
+	VPMADDUBSW Y0, Y3, Y3 \
+	VPMADDUBSW Y1, Y4, Y4 \
+	VPMADDUBSW Y1, Y5, Y5 \
+	VPADDW Y2, S0, S0 \
+	VPADDW Y3, S1, S1 \
+	VPADDW Y4, S0, S0 \
+	VPADDW Y5, S1, S1
+
+// T2Q4W runs word c of the block at q of the four tiles (SI, R8, R9, BX).
+#define T2Q4W(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	T2Q4M(SI, q, c, Y6, Y7) \
+	T2Q4M(R8, q, c, Y8, Y9) \
+	T2Q4M(R9, q, c, Y10, Y11) \
+	T2Q4M(BX, q, c, Y12, Y13)
+
+// T2Q4FIN scales tile P's int16 sums S0, S1 of the block (scales at sc(P)) into its
+// accumulators at off(AX). Clobbers Y0–Y3.
+#define T2Q4FIN(P, sc, S0, S1, off) \
+	T2SUM(S0, S1, 16(R12)) \
+	VCVTPH2PS sc(P), Y2 \
+	VCVTPH2PS (sc+16)(P), Y3 \
+	T2ACC(S0, Y2, (R12), off) \
+	T2ACC(S1, Y3, (R12), off+32)
+
+// T2Q4BLK runs the block of a unit at q (scales at sc) of the four tiles.
+#define T2Q4BLK(q, sc) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y13, Y13, Y13 \
+	T2Q4W(q, 0) \
+	T2Q4W(q, 1) \
+	T2Q4W(q, 2) \
+	T2Q4W(q, 3) \
+	T2Q4FIN(SI, sc, Y6, Y7, 0) \
+	T2Q4FIN(R8, sc, Y8, Y9, 64) \
+	T2Q4FIN(R9, sc, Y10, Y11, 128) \
+	T2Q4FIN(BX, sc, Y12, Y13, 192) \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileQ4x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn: four streams from memory. The accumulators live in out.
+TEXT ·tileQ4x1mAVX2(SB), NOSPLIT, $0-48
+	MOVQ nu+0(FP), CX
+	MOVQ tile+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ act+24(FP), DI
+	MOVQ tok+32(FP), R11
+	MOVQ out+40(FP), AX
+	T2MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, 128(AX)
+	VMOVUPS Y0, 160(AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS Y0, 224(AX)
+	MOVQ R11, R10
+	SHLQ $5, R10
+	ADDQ DI, R10
+	LEAQ 128(DI)(R11*4), R12
+	LEAQ (SI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), BX
+	TESTQ CX, CX
+	JZ q4am_done
+
+q4am_loop:
+	T2Q4BLK(0, 512)
+	T2Q4BLK(256, 544)
+	ADDQ $576, SI
+	ADDQ $576, R8
+	ADDQ $576, R9
+	ADDQ $576, BX
+	DECQ CX
+	JNZ q4am_loop
+
+q4am_done:
+	VZEROUPPER
+	RET
