@@ -134,6 +134,11 @@ func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ4Kx1mAVX2 is tileQ4Kx1AVX2 on four tiles at once.
+//
+//go:noescape
+func tileQ4Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileQ6Kx4AVX2 and tileQ6Kx1AVX2 are tileQ6Kx4 and tileQ6Kx1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -439,11 +444,15 @@ func init() {
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
-		// Q4_0 decode reads four tiles at once, one from each quarter of a band on AMD
+		// Q4_0 and Q4_K decode read four tiles at once, one from each quarter of a band on AMD
 		// (as the VNNI level does there), four adjacent tiles elsewhere.
 		x1NoPrefetch = quarters()
-		tileFmts[kernels.Q4_0].x1m = tileQ4x1mAVX2
-		x1mKernels[kernels.Q4_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ4x1mAVX2}
+		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
+			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2,
+		} {
+			tileFmts[t].x1m = k
+			x1mKernels[t] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, k}
+		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
 		} {

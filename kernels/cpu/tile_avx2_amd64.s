@@ -26,6 +26,69 @@
 	MOVQ R9, X14 \
 	VPBROADCASTD X14, Y14
 
+// T2Q4M adds one nibble word of one tile (rows 0–7 at memory operand m0, rows 8–15 at
+// m1) times the token's broadcast activation words (Y0: the low nibbles' elements,
+// Y1: the high ones') to the int16 sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers
+// Y2–Y5.
+#define T2Q4M(m0, m1, S0, S1) \
+	VMOVDQU m0, Y2 \
+	VMOVDQU m1, Y3 \
+	VPSRLW $4, Y2, Y4 \
+	VPSRLW $4, Y3, Y5 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y15, Y5, Y5 \
+	VPMADDUBSW Y0, Y2, Y2 \
+	VPMADDUBSW Y0, Y3, Y3 \
+	VPMADDUBSW Y1, Y4, Y4 \
+	VPMADDUBSW Y1, Y5, Y5 \
+	VPADDW Y2, S0, S0 \
+	VPADDW Y3, S1, S1 \
+	VPADDW Y4, S0, S0 \
+	VPADDW Y5, S1, S1
+
+// T2ZERO8 clears the four tiles' int sums Y6–Y13.
+#define T2ZERO8 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y13, Y13, Y13
+
+// T2ZERO64 clears out's 64 accumulators (clobbers Y0).
+#define T2ZERO64 \
+	VPXOR Y0, Y0, Y0 \
+	VMOVUPS Y0, (AX) \
+	VMOVUPS Y0, 32(AX) \
+	VMOVUPS Y0, 64(AX) \
+	VMOVUPS Y0, 96(AX) \
+	VMOVUPS Y0, 128(AX) \
+	VMOVUPS Y0, 160(AX) \
+	VMOVUPS Y0, 192(AX) \
+	VMOVUPS Y0, 224(AX)
+
+// T2ARGSM loads a four-tile kernel's arguments: CX units, tiles at SI, R8, R9, BX
+// (tile + k·stride), the token's quants at R10 and tail at R12 (blocks of bs bytes per
+// token), AX out (cleared).
+#define T2ARGSM(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ stride+16(FP), DX \
+	MOVQ act+24(FP), DI \
+	MOVQ tok+32(FP), R11 \
+	MOVQ out+40(FP), AX \
+	T2ZERO64 \
+	IMUL3Q $bs, R11, R10 \
+	ADDQ DI, R10 \
+	LEAQ (4*bs)(DI)(R11*4), R12 \
+	LEAQ (SI)(DX*1), R8 \
+	LEAQ (R8)(DX*1), R9 \
+	LEAQ (R9)(DX*1), BX
+
 // T2NIB loads nibble word c of the block at q(SI) as the low nibbles of rows 0–7 (L0)
 // and 8–15 (L1) and the high nibbles (H0, H1).
 #define T2NIB(q, c, L0, L1, H0, H1) \
@@ -822,35 +885,14 @@ q6ka4_done:
 	VZEROUPPER
 	RET
 
-// T2Q4M adds nibble word c of the Q4_0 block at q(P) of one tile times the token's
-// broadcast activation words (Y0: elements 4c…, Y1: 16+4c…) to the int16 sums S0
-// (rows 0–7) and S1 (rows 8–15). Clobbers Y2–Y5.
-#define T2Q4M(P, q, c, S0, S1) \
-	VMOVDQU (q+64*c)(P), Y2 \
-	VMOVDQU (q+64*c+32)(P), Y3 \
-	VPSRLW $4, Y2, Y4 \
-	VPSRLW $4, Y3, Y5 \
-	VPAND Y15, Y2, Y2 \
-	VPAND Y15, Y3, Y3 \
-	VPAND Y15, Y4, Y4 \
-	VPAND Y15, Y5, Y5 \
-	VPMADDUBSW Y0, Y2, Y2 \
-	VPMADDUBSW Y0, Y3, Y3 \
-	VPMADDUBSW Y1, Y4, Y4 \
-	VPMADDUBSW Y1, Y5, Y5 \
-	VPADDW Y2, S0, S0 \
-	VPADDW Y3, S1, S1 \
-	VPADDW Y4, S0, S0 \
-	VPADDW Y5, S1, S1
-
 // T2Q4W runs word c of the block at q of the four tiles (SI, R8, R9, BX).
 #define T2Q4W(q, c) \
 	VPBROADCASTD (4*c)(R10), Y0 \
 	VPBROADCASTD (16+4*c)(R10), Y1 \
-	T2Q4M(SI, q, c, Y6, Y7) \
-	T2Q4M(R8, q, c, Y8, Y9) \
-	T2Q4M(R9, q, c, Y10, Y11) \
-	T2Q4M(BX, q, c, Y12, Y13)
+	T2Q4M((q+64*c)(SI), (q+64*c+32)(SI), Y6, Y7) \
+	T2Q4M((q+64*c)(R8), (q+64*c+32)(R8), Y8, Y9) \
+	T2Q4M((q+64*c)(R9), (q+64*c+32)(R9), Y10, Y11) \
+	T2Q4M((q+64*c)(BX), (q+64*c+32)(BX), Y12, Y13)
 
 // T2Q4FIN scales tile P's int16 sums S0, S1 of the block (scales at sc(P)) into its
 // accumulators at off(AX). Clobbers Y0–Y3.
@@ -863,14 +905,7 @@ q6ka4_done:
 
 // T2Q4BLK runs the block of a unit at q (scales at sc) of the four tiles.
 #define T2Q4BLK(q, sc) \
-	VPXOR Y6, Y6, Y6 \
-	VPXOR Y7, Y7, Y7 \
-	VPXOR Y8, Y8, Y8 \
-	VPXOR Y9, Y9, Y9 \
-	VPXOR Y10, Y10, Y10 \
-	VPXOR Y11, Y11, Y11 \
-	VPXOR Y12, Y12, Y12 \
-	VPXOR Y13, Y13, Y13 \
+	T2ZERO8 \
 	T2Q4W(q, 0) \
 	T2Q4W(q, 1) \
 	T2Q4W(q, 2) \
@@ -887,29 +922,8 @@ q6ka4_done:
 // tileQ4x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
 // of each in turn: four streams from memory. The accumulators live in out.
 TEXT ·tileQ4x1mAVX2(SB), NOSPLIT, $0-48
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ stride+16(FP), DX
-	MOVQ act+24(FP), DI
-	MOVQ tok+32(FP), R11
-	MOVQ out+40(FP), AX
 	T2MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
-	LEAQ (SI)(DX*1), R8
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), BX
+	T2ARGSM(32)
 	TESTQ CX, CX
 	JZ q4am_done
 
@@ -924,5 +938,69 @@ q4am_loop:
 	JNZ q4am_loop
 
 q4am_done:
+	VZEROUPPER
+	RET
+
+// T2Q4KW runs word c of sub-block R11/256 of the four Q4_K tiles (quants at 320 in each
+// super-block).
+#define T2Q4KW(c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	T2Q4M((320+64*c)(SI)(R11*1), (352+64*c)(SI)(R11*1), Y6, Y7) \
+	T2Q4M((320+64*c)(R8)(R11*1), (352+64*c)(R8)(R11*1), Y8, Y9) \
+	T2Q4M((320+64*c)(R9)(R11*1), (352+64*c)(R9)(R11*1), Y10, Y11) \
+	T2Q4M((320+64*c)(BX)(R11*1), (352+64*c)(BX)(R11*1), Y12, Y13)
+
+// T2Q4KFIN scales tile P's int16 sums S0, S1 of sub-block R14/16 (its head at P) and
+// adds its mins, into its accumulators at off(AX). Clobbers Y0–Y3.
+#define T2Q4KFIN(P, S0, S1, off) \
+	T2SUM(S0, S1, 16(R12)) \
+	T2ROWS(64(P)(R14*1), 72(P)(R14*1), (P), 16(P), Y2, Y3) \
+	T2ACC(S0, Y2, (R12), off) \
+	T2ACC(S1, Y3, (R12), off+32) \
+	T2MINS(192(P)(R14*1), 200(P)(R14*1), 32(P), 48(P), Y2, Y3) \
+	T2MIN(Y2, 32(R12), off) \
+	T2MIN(Y3, 32(R12), off+32)
+
+// func tileQ4Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn; each tile's scales come from its super-block's head through R14
+// (16·sub-block), its quants through R11 (256·sub-block).
+TEXT ·tileQ4Kx1mAVX2(SB), NOSPLIT, $0-48
+	T2MASKS
+	T2ARGSM(32)
+	TESTQ CX, CX
+	JZ q4kam_done
+
+q4kam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+
+q4kam_sub:
+	T2ZERO8
+	T2Q4KW(0)
+	T2Q4KW(1)
+	T2Q4KW(2)
+	T2Q4KW(3)
+	T2Q4KFIN(SI, Y6, Y7, 0)
+	T2Q4KFIN(R8, Y8, Y9, 64)
+	T2Q4KFIN(R9, Y10, Y11, 128)
+	T2Q4KFIN(BX, Y12, Y13, 192)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	ADDQ $256, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q4kam_sub
+	ADDQ $2368, SI
+	ADDQ $2368, R8
+	ADDQ $2368, R9
+	ADDQ $2368, BX
+	DECQ CX
+	JNZ q4kam_super
+
+q4kam_done:
 	VZEROUPPER
 	RET
