@@ -13,12 +13,12 @@ import (
 
 // TestHalfRowsMatchX4 checks the one-row-after-another decode kernels (chosen on AMD,
 // and the pairs kernel wherever the CPU has AVX512-BF16) on any CPU with the AVX-512
-// half kernels: every row's sum is, bit for bit, the Go twin's (the x4 kernels' order,
+// half kernels, and their eight-lane twins at level avx2: every row's sum is, bit for bit, the Go twin's (the x4 kernels' order,
 // or the pairs order), for several row counts and lengths, and nothing past the rows
 // is written.
 func TestHalfRowsMatchX4(t *testing.T) {
-	if level == "go" || level == "avx2" {
-		t.Skipf("the row kernels are AVX-512; this CPU runs at level %s", level)
+	if level == "go" {
+		t.Skipf("no row kernels at level %s", level)
 	}
 	plain := halfKerns[kernels.BF16]
 	if plainBF16 != nil {
@@ -30,6 +30,9 @@ func TestHalfRowsMatchX4(t *testing.T) {
 		asm func(int, *byte, int, int, *byte, *float32)
 	}
 	cases := []rowsCase{{kernels.F16, halfKerns[kernels.F16], dotF16rows}, {kernels.BF16, plain, dotBF16rows}}
+	if level == "avx2" { // the eight-lane twins
+		cases = []rowsCase{{kernels.F16, halfKerns[kernels.F16], dotF16rows8}, {kernels.BF16, plain, dotBF16rows8}}
+	}
 	if plainBF16 != nil {
 		cases = append(cases, rowsCase{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRows})
 	} else {

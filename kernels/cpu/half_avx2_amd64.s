@@ -43,6 +43,104 @@
 	VFMADD231PS Y14, Y2, ACC \
 	VFMADD231PS Y15, Y3, ACC
 
+// ROW8M is ROW8 with the row's four 16-byte chunks at memory operands m0…m3.
+#define ROW8M(CVT, m0, m1, m2, m3, ACC) \
+	CVT(m0, Y0) \
+	CVT(m1, Y1) \
+	CVT(m2, Y2) \
+	CVT(m3, Y3) \
+	VFMADD231PS Y12, Y0, ACC \
+	VFMADD231PS Y13, Y1, ACC \
+	VFMADD231PS Y14, Y2, ACC \
+	VFMADD231PS Y15, Y3, ACC
+
+// X8ROWS is the body of dotF16rows8 / dotBF16rows8, the AVX2 twins of dotF16rows: nrows
+// rows (w, w+stride, …) times one row of float32 activations, each row summed as the
+// x4 kernels sum it (ROW8, RED8), the sums stored at out[0…nrows). Row i of each of
+// the four quarters of h = nrows/4 rows is summed in one pass (four long forward
+// streams, no software prefetch); the last nrows mod 4 rows run one at a time.
+//
+// Registers: AX out, BX rows left, CX end of x, DX stride, SI w, DI x, R8/R9 the
+// first/third quarter's row, R10 x within the row, R11 h·stride, R12 4h, R13 quads
+// left.
+#define X8ROWS(CVT) \
+	MOVQ n32+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ stride+16(FP), DX \
+	MOVQ nrows+24(FP), BX \
+	MOVQ x+32(FP), DI \
+	MOVQ out+40(FP), AX \
+	SHLQ $7, CX \
+	ADDQ DI, CX \
+	MOVQ BX, R13 \
+	SHRQ $2, R13 \
+	JZ single \
+	MOVQ R13, R11 \
+	IMULQ DX, R11 \
+	LEAQ (R13*4), R12 \
+	LEAQ (R13*4), R8 \
+	SUBQ R8, BX \
+quad: \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	MOVQ SI, R8 \
+	LEAQ (SI)(R11*2), R9 \
+	MOVQ DI, R10 \
+qstep: \
+	VMOVUPS (R10), Y12 \
+	VMOVUPS 32(R10), Y13 \
+	VMOVUPS 64(R10), Y14 \
+	VMOVUPS 96(R10), Y15 \
+	ROW8M(CVT, (R8), 16(R8), 32(R8), 48(R8), Y8) \
+	ROW8M(CVT, (R8)(R11*1), 16(R8)(R11*1), 32(R8)(R11*1), 48(R8)(R11*1), Y9) \
+	ROW8M(CVT, (R9), 16(R9), 32(R9), 48(R9), Y10) \
+	ROW8M(CVT, (R9)(R11*1), 16(R9)(R11*1), 32(R9)(R11*1), 48(R9)(R11*1), Y11) \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	ADDQ $128, R10 \
+	CMPQ R10, CX \
+	JB qstep \
+	RED8TO(Y8, X8, (AX)) \
+	RED8TO(Y9, X9, (AX)(R12*1)) \
+	RED8TO(Y10, X10, (AX)(R12*2)) \
+	LEAQ (AX)(R12*2), R10 \
+	RED8TO(Y11, X11, (R10)(R12*1)) \
+	ADDQ $4, AX \
+	ADDQ DX, SI \
+	DECQ R13 \
+	JNZ quad \
+	LEAQ (SI)(R11*2), SI \
+	ADDQ R11, SI \
+	LEAQ (AX)(R12*2), AX \
+	ADDQ R12, AX \
+single: \
+	TESTQ BX, BX \
+	JZ done \
+row: \
+	VXORPS Y8, Y8, Y8 \
+	MOVQ SI, R8 \
+	MOVQ DI, R10 \
+step: \
+	VMOVUPS (R10), Y12 \
+	VMOVUPS 32(R10), Y13 \
+	VMOVUPS 64(R10), Y14 \
+	VMOVUPS 96(R10), Y15 \
+	ROW8(CVT, R8, Y8) \
+	ADDQ $64, R8 \
+	ADDQ $128, R10 \
+	CMPQ R10, CX \
+	JB step \
+	RED8(Y8, X8, 0) \
+	ADDQ $4, AX \
+	ADDQ DX, SI \
+	DECQ BX \
+	JNZ row \
+done: \
+	VZEROUPPER \
+	RET
+
 // X8STEP is one step of 32 elements of four rows (prefetching each row 512 bytes
 // ahead, as the AVX-512 kernels do).
 #define X8STEP(CVT) \
@@ -189,3 +287,11 @@ bg_loop:
 	JNZ bg_loop
 bg_done:
 	G8DONE
+
+// func dotF16rows8(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+TEXT ·dotF16rows8(SB), NOSPLIT, $0-48
+	X8ROWS(CVTH8)
+
+// func dotBF16rows8(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+TEXT ·dotBF16rows8(SB), NOSPLIT, $0-48
+	X8ROWS(CVTB8)

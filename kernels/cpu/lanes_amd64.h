@@ -5,12 +5,14 @@
 	VHADDPS X3, X3, X3 \
 	VHADDPS X3, X3, X3
 
-// RED8 reduces the eight float lanes of Y (X its low half) as reduce8 does,
-// ((a0+a4)+(a1+a5)) + ((a2+a6)+(a3+a7)), and stores the float at off(AX); it
-// clobbers X6.
-#define RED8(Y, X, off) \
+// RED8TO reduces the eight float lanes of Y (X its low half) as reduce8 does,
+// ((a0+a4)+(a1+a5)) + ((a2+a6)+(a3+a7)), and stores the float at memory operand dst;
+// it clobbers X6. RED8 stores it at off(AX).
+#define RED8TO(Y, X, dst) \
 	VEXTRACTF128 $1, Y, X6 \
 	VADDPS X6, X, X6 \
 	VHADDPS X6, X6, X6 \
 	VHADDPS X6, X6, X6 \
-	VMOVSS X6, off(AX)
+	VMOVSS X6, dst
+
+#define RED8(Y, X, off) RED8TO(Y, X, off(AX))

@@ -83,6 +83,15 @@ func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32)
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
+// dotF16rows8 and dotBF16rows8 are dotF16rows and dotBF16rows for the eight-lane
+// (AVX2) kernels' order (half_avx2_amd64.s).
+//
+//go:noescape
+func dotF16rows8(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+
+//go:noescape
+func dotBF16rows8(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+
 //go:noescape
 func dotBF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
@@ -335,6 +344,10 @@ func init() {
 	}
 	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x2AVX2, 2, 8)
 	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x2AVX2, 2, 8)
+	if quarters() { // as at the AVX-512 level: four long streams per thread on AMD
+		halfKerns[kernels.F16].rows = halfRows(dotF16rows8, 128)
+		halfKerns[kernels.BF16].rows = halfRows(dotBF16rows8, 128)
+	}
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
 	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
 		dotISA[t] = "avx2"
