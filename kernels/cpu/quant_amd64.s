@@ -268,3 +268,50 @@ h2f_loop:
 h2f_done:
 	VZEROUPPER
 	RET
+
+// func f32ToF16AVX2(n8 int, src *float32, dst *uint16) int
+//
+// f32ToF16AVX512 for eight floats at a time with F16C: returns the number of groups of
+// eight done, stopping at a group holding a NaN.
+TEXT ·f32ToF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+f2h8_loop:
+	CMPQ AX, CX
+	JGE f2h8_done
+	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y1 // unordered: NaN
+	VMOVMSKPS Y1, DX
+	TESTL DX, DX
+	JNZ f2h8_done
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	INCQ AX
+	JMP f2h8_loop
+f2h8_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func f16ToF32AVX2(n8 int, src *uint16, dst *float32)
+//
+// f16ToF32AVX512 for eight values at a time with F16C (exact).
+TEXT ·f16ToF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ n8+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	TESTQ CX, CX
+	JZ h2f8_done
+h2f8_loop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ h2f8_loop
+h2f8_done:
+	VZEROUPPER
+	RET

@@ -344,6 +344,7 @@ func init() {
 	}
 	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x2AVX2, 2, 8)
 	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x2AVX2, 2, 8)
+	toF16Fast, halfKerns[kernels.F16].widen = f16Converters(8, f32ToF16AVX2, f16ToF32AVX2)
 	if quarters() { // as at the AVX-512 level: four long streams per thread on AMD
 		halfKerns[kernels.F16].rows = halfRows(dotF16rows8, 128)
 		halfKerns[kernels.BF16].rows = halfRows(dotBF16rows8, 128)
@@ -392,24 +393,7 @@ func init() {
 				}
 			}
 		}
-		toF16Fast = func(src []float32, dst []byte) {
-			n16 := len(src) / 16
-			if n16 > 0 {
-				_ = dst[2*len(src)-1]
-				i := f32ToF16AVX512(n16, &src[0], (*uint16)(unsafe.Pointer(&dst[0])))
-				src, dst = src[16*i:], dst[32*i:]
-			}
-			kernels.TraitsOf(kernels.F16).FromFloat(src, dst[:2*len(src)])
-		}
-		halfKerns[kernels.F16].widen = func(xq, dst []byte) {
-			n := len(xq) / 2
-			n16 := n / 16
-			if n16 > 0 {
-				_ = dst[4*n-1]
-				f16ToF32AVX512(n16, (*uint16)(unsafe.Pointer(&xq[0])), (*float32)(unsafe.Pointer(&dst[0])))
-			}
-			prepF16Go(xq[32*n16:2*n], dst[64*n16:4*n])
-		}
+		toF16Fast, halfKerns[kernels.F16].widen = f16Converters(16, f32ToF16AVX512, f16ToF32AVX512)
 		// The one-token kernels without software prefetch (…np) stream faster on AMD
 		// Zen 4 (see PFON in tile_amd64.s); both are kept, and tested, everywhere.
 		x1NoPrefetch = quarters()
@@ -611,6 +595,30 @@ func pairsBF16() *halfKern {
 	return h
 }
 
+// f16Converters returns toF16Fast and the F16 halfKern's widen over assembly
+// conversions of groups of g values (toF16 stops at a group holding a NaN and returns
+// the groups done; the rest, and any tail, take the Go references).
+func f16Converters(g int, toF16 func(n int, src *float32, dst *uint16) int, toF32 func(n int, src *uint16, dst *float32)) (func(src []float32, dst []byte), func(xq, dst []byte)) {
+	to := func(src []float32, dst []byte) {
+		if n := len(src) / g; n > 0 {
+			_ = dst[2*len(src)-1]
+			i := toF16(n, &src[0], (*uint16)(unsafe.Pointer(&dst[0])))
+			src, dst = src[g*i:], dst[2*g*i:]
+		}
+		kernels.TraitsOf(kernels.F16).FromFloat(src, dst[:2*len(src)])
+	}
+	widen := func(xq, dst []byte) {
+		n := len(xq) / 2
+		ng := n / g
+		if ng > 0 {
+			_ = dst[4*n-1]
+			toF32(ng, (*uint16)(unsafe.Pointer(&xq[0])), (*float32)(unsafe.Pointer(&dst[0])))
+		}
+		prepF16Go(xq[2*g*ng:2*n], dst[4*g*ng:4*n])
+	}
+	return to, widen
+}
+
 // tileX4Asm is tileX4 over a format's assembly kernel (VNNI, or AVX2 for Q4_0).
 func tileX4Asm(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
 	if nu == 0 {
@@ -670,6 +678,15 @@ func f32ToF16AVX512(n16 int, src *float32, dst *uint16) int
 
 //go:noescape
 func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
+
+// f32ToF16AVX2 and f16ToF32AVX2 are f32ToF16AVX512 and f16ToF32AVX512 eight values at
+// a time (F16C).
+//
+//go:noescape
+func f32ToF16AVX2(n8 int, src *float32, dst *uint16) int
+
+//go:noescape
+func f16ToF32AVX2(n8 int, src *uint16, dst *float32)
 
 //go:noescape
 func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
