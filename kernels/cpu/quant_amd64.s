@@ -315,3 +315,110 @@ h2f8_loop:
 h2f8_done:
 	VZEROUPPER
 	RET
+
+// q8perm orders the dwords of VPACKSSDW+VPACKSSWB's output (per 128-bit lane) back into
+// element order.
+DATA q8perm<>+0(SB)/4, $0
+DATA q8perm<>+4(SB)/4, $4
+DATA q8perm<>+8(SB)/4, $1
+DATA q8perm<>+12(SB)/4, $5
+DATA q8perm<>+16(SB)/4, $2
+DATA q8perm<>+20(SB)/4, $6
+DATA q8perm<>+24(SB)/4, $3
+DATA q8perm<>+28(SB)/4, $7
+GLOBL q8perm<>(SB), RODATA|NOPTR, $32
+
+// Q8ROUND rounds the scaled floats F half away from zero into the int32 lanes Q, as
+// quantQ8_0AVX512 does (truncate, then one up or down where the fraction reaches
+// ±0.5). Clobbers Y14, Y15.
+#define Q8ROUND(F, Q) \
+	VCVTTPS2DQ F, Q \
+	VCVTDQ2PS Q, Y15 \
+	VSUBPS Y15, F, F \
+	VCMPPS $0x1D, Y13, F, Y14 \
+	VPSUBD Y14, Q, Q \
+	VCMPPS $0x12, Y12, F, Y14 \
+	VPADDD Y14, Q, Q
+
+// func quantQ8_0AVX2(nb int, src *float32, dst *byte) int
+//
+// quantQ8_0AVX512 eight lanes at a time (AVX2 + F16C): the same bytes, and the same
+// blocks left to the Go code.
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+	MOVL $0x7FFFFFFF, BX
+	MOVQ BX, X11
+	VPBROADCASTD X11, Y11
+	MOVL $0x3F000000, BX // 0.5
+	MOVQ BX, X13
+	VPBROADCASTD X13, Y13
+	MOVL $0xBF000000, BX // -0.5
+	MOVQ BX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x42FE0000, BX // 127.0
+	MOVQ BX, X10
+	MOVL $0x3F800000, BX // 1.0
+	MOVQ BX, X9
+q80a_loop:
+	CMPQ AX, CX
+	JGE q80a_done
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMOVUPS 64(SI), Y4
+	VMOVUPS 96(SI), Y5
+	VPAND Y11, Y2, Y0
+	VPAND Y11, Y3, Y1
+	VPMAXUD Y1, Y0, Y0
+	VPAND Y11, Y4, Y1
+	VPMAXUD Y1, Y0, Y0
+	VPAND Y11, Y5, Y1
+	VPMAXUD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPMAXUD X1, X0, X0
+	VMOVD X0, BX
+	CMPL BX, NOTFINITE
+	JAE q80a_done
+	VXORPS X8, X8, X8 // id
+	TESTL BX, BX
+	JZ q80a_zero
+	CMPL BX, TINY
+	JB q80a_done
+	VDIVSS X10, X0, X0 // d = amax/127
+	VDIVSS X0, X9, X8 // id = 1/d
+	JMP q80a_scale
+q80a_zero:
+	VXORPS X0, X0, X0
+q80a_scale:
+	VCVTPS2PH $0, X0, X1
+	VPEXTRW $0, X1, BX
+	MOVW BX, (DI)
+	VBROADCASTSS X8, Y8
+	VMULPS Y8, Y2, Y2
+	VMULPS Y8, Y3, Y3
+	VMULPS Y8, Y4, Y4
+	VMULPS Y8, Y5, Y5
+	Q8ROUND(Y2, Y6)
+	Q8ROUND(Y3, Y7)
+	Q8ROUND(Y4, Y0)
+	Q8ROUND(Y5, Y1)
+	VPACKSSDW Y7, Y6, Y6
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSWB Y0, Y6, Y6
+	VMOVDQU q8perm<>(SB), Y7
+	VPERMD Y6, Y7, Y6
+	VMOVDQU Y6, 2(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	INCQ AX
+	JMP q80a_loop
+q80a_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

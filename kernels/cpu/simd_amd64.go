@@ -345,6 +345,7 @@ func init() {
 	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x2AVX2, 2, 8)
 	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x2AVX2, 2, 8)
 	toF16Fast, halfKerns[kernels.F16].widen = f16Converters(8, f32ToF16AVX2, f16ToF32AVX2)
+	quantQ8_0Fast = q80Fast(quantQ8_0AVX2)
 	if quarters() { // as at the AVX-512 level: four long streams per thread on AMD
 		halfKerns[kernels.F16].rows = halfRows(dotF16rows8, 128)
 		halfKerns[kernels.BF16].rows = halfRows(dotBF16rows8, 128)
@@ -371,17 +372,7 @@ func init() {
 				halfKerns[kernels.BF16].rows = nil
 			}
 		}
-		quantQ8_0Fast = func(src []float32, dst []byte) {
-			nb := len(src) / 32
-			_ = dst[nb*34-1]
-			for i := 0; i < nb; {
-				i += quantQ8_0AVX512(nb-i, &src[32*i], &dst[34*i])
-				if i < nb { // a block the kernel leaves to Go
-					quantizeQ8_0(src[32*i:32*i+32], dst[34*i:34*i+34])
-					i++
-				}
-			}
-		}
+		quantQ8_0Fast = q80Fast(quantQ8_0AVX512)
 		quantQ8_KFast = func(src []float32, dst []byte) {
 			nb := len(src) / 256
 			_ = dst[nb*292-1]
@@ -595,6 +586,22 @@ func pairsBF16() *halfKern {
 	return h
 }
 
+// q80Fast returns quantQ8_0Fast over an assembly kernel k that quantizes blocks until
+// one it leaves to Go (quantizeQ8_0), and returns how many it did.
+func q80Fast(k func(nb int, src *float32, dst *byte) int) func(src []float32, dst []byte) {
+	return func(src []float32, dst []byte) {
+		nb := len(src) / 32
+		_ = dst[nb*34-1]
+		for i := 0; i < nb; {
+			i += k(nb-i, &src[32*i], &dst[34*i])
+			if i < nb { // a block the kernel leaves to Go
+				quantizeQ8_0(src[32*i:32*i+32], dst[34*i:34*i+34])
+				i++
+			}
+		}
+	}
+}
+
 // f16Converters returns toF16Fast and the F16 halfKern's widen over assembly
 // conversions of groups of g values (toF16 stops at a group holding a NaN and returns
 // the groups done; the rest, and any tail, take the Go references).
@@ -684,6 +691,11 @@ func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
 //
 //go:noescape
 func f32ToF16AVX2(n8 int, src *float32, dst *uint16) int
+
+// quantQ8_0AVX2 is quantQ8_0AVX512 with AVX2 and F16C.
+//
+//go:noescape
+func quantQ8_0AVX2(nb int, src *float32, dst *byte) int
 
 //go:noescape
 func f16ToF32AVX2(n8 int, src *uint16, dst *float32)

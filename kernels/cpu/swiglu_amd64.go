@@ -7,18 +7,29 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func swigluAVX512(n16 int, dst, gate, up *float32)
 
-// The AVX-512 swiglu runs where the CPU has AVX-512 F and LLMBENCH_CPU allows it
-// (levelCap is set before any init runs).
+//go:noescape
+func swigluAVX2(n8 int, dst, gate, up *float32)
+
+// The AVX-512 swiglu runs where the CPU has AVX-512 F and LLMBENCH_CPU allows it, the
+// AVX2 one where it has AVX2 (levelCap is set before any init runs).
 func init() {
-	if !allowed(capAVX512) || !cpu.X86.HasAVX512F {
-		return
+	switch {
+	case allowed(capAVX512) && cpu.X86.HasAVX512F:
+		swiglu = swigluAsm(16, swigluAVX512)
+	case allowed(capAVX2) && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		swiglu = swigluAsm(8, swigluAVX2)
 	}
-	swiglu = func(dst, gate, up []float32) {
-		n16 := len(gate) / 16
-		if n16 > 0 {
+}
+
+// swigluAsm is swiglu over an assembly kernel k of g values at a time; the tail takes
+// swigluGo.
+func swigluAsm(g int, k func(n int, dst, gate, up *float32)) func(dst, gate, up []float32) {
+	return func(dst, gate, up []float32) {
+		n := len(gate) / g
+		if n > 0 {
 			_, _ = dst[len(gate)-1], up[len(gate)-1]
-			swigluAVX512(n16, &dst[0], &gate[0], &up[0])
+			k(n, &dst[0], &gate[0], &up[0])
 		}
-		swigluGo(dst[16*n16:len(gate)], gate[16*n16:], up[16*n16:])
+		swigluGo(dst[g*n:len(gate)], gate[g*n:], up[g*n:])
 	}
 }

@@ -93,3 +93,86 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func swigluAVX2(n8 int, dst, gate, up *float32)
+// swigluAVX512 eight values at a time with AVX2: the same operations, with exp32's own
+// scaling by 2^n (two exact powers of two, 2^(n>>1) then 2^(n−n>>1), each product
+// rounded) where AVX-512 has VSCALEFPS, and vector masks for the overflow and
+// underflow cases. Each value is the pure-Go twin's bit for bit.
+TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ gate+16(FP), SI
+	MOVQ up+24(FP), DX
+	VBROADCASTSS expc<>+0(SB), Y15
+	VBROADCASTSS expc<>+4(SB), Y14
+	VBROADCASTSS expc<>+40(SB), Y13
+	VBROADCASTSS expc<>+52(SB), Y12
+	MOVL $127, AX
+	MOVQ AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ CX, CX
+	JZ   done8
+
+loop8:
+	VMOVUPS (SI), Y0             // g
+	VXORPS  Y12, Y0, Y1          // x = -g
+	VMULPS  Y15, Y1, Y2          // t = x·log2e
+	VANDPS  Y12, Y2, Y3
+	VORPS   Y14, Y3, Y3          // ±0.5 with t's sign
+	VADDPS  Y3, Y2, Y3
+	VCVTTPS2DQ Y3, Y4            // n = trunc(t ± 0.5)
+	VCVTDQ2PS Y4, Y5             // fn
+	VBROADCASTSS expc<>+8(SB), Y6
+	VMULPS  Y6, Y5, Y6
+	VSUBPS  Y6, Y1, Y6           // r = x - fn·ln2Hi
+	VBROADCASTSS expc<>+12(SB), Y7
+	VMULPS  Y7, Y5, Y7
+	VSUBPS  Y7, Y6, Y6           // r -= fn·ln2Lo
+	VBROADCASTSS expc<>+16(SB), Y7
+	VMULPS  Y7, Y6, Y7           // P0·r
+	VBROADCASTSS expc<>+20(SB), Y8
+	VADDPS  Y8, Y7, Y7           // + P1
+	VMULPS  Y6, Y7, Y7
+	VBROADCASTSS expc<>+24(SB), Y8
+	VADDPS  Y8, Y7, Y7           // + P2
+	VMULPS  Y6, Y7, Y7
+	VBROADCASTSS expc<>+28(SB), Y8
+	VADDPS  Y8, Y7, Y7           // + P3
+	VMULPS  Y6, Y7, Y7
+	VBROADCASTSS expc<>+32(SB), Y8
+	VADDPS  Y8, Y7, Y7           // + P4
+	VMULPS  Y6, Y7, Y7
+	VADDPS  Y14, Y7, Y7          // + P5 (0.5)
+	VMULPS  Y6, Y7, Y7
+	VMULPS  Y6, Y7, Y7           // p·r·r
+	VADDPS  Y6, Y7, Y7           // + r
+	VADDPS  Y13, Y7, Y7          // + 1
+	VPSRAD  $1, Y4, Y5           // n1 = n >> 1
+	VPSUBD  Y5, Y4, Y4           // n - n1
+	VPADDD  Y11, Y5, Y5
+	VPSLLD  $23, Y5, Y5          // 2^n1
+	VPADDD  Y11, Y4, Y4
+	VPSLLD  $23, Y4, Y4          // 2^(n-n1)
+	VMULPS  Y5, Y7, Y7
+	VMULPS  Y4, Y7, Y7
+	VBROADCASTSS expc<>+44(SB), Y8
+	VCMPPS  $0x1e, Y8, Y1, Y9    // x > expHi (ordered)
+	VBROADCASTSS expc<>+56(SB), Y8
+	VBLENDVPS Y9, Y8, Y7, Y7     // +Inf
+	VBROADCASTSS expc<>+48(SB), Y8
+	VCMPPS  $0x11, Y8, Y1, Y9    // x < expLo (ordered)
+	VANDNPS Y7, Y9, Y7           // 0
+	VADDPS  Y13, Y7, Y7          // 1 + e^-g
+	VDIVPS  Y7, Y0, Y7           // g / (1 + e^-g)
+	VMULPS  (DX), Y7, Y7         // · up
+	VMOVUPS Y7, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  loop8
+
+done8:
+	VZEROUPPER
+	RET
