@@ -31,7 +31,7 @@ func TestKernels(t *testing.T) {
 	want := map[string]map[string]string{ // level → type/phase → kernel
 		"go": {"F16/decode": "reference", "Q4_0/prompt": "reference", "BF16/decode": "reference", "MXFP4/prompt": "reference",
 			"F16/attention": "attn-row-go", "Q8_0/attention": "attn-row-go"},
-		"avx2": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "Q4_K/decode": "tile-q4_k-x1m-avx2", "Q6_K/decode": "tile-q6_k-x1-avx2", "BF16/prompt": "bf16-gemm",
+		"avx2": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "Q4_K/decode": "tile-q4_k-x1m-avx2", "Q6_K/decode": "tile-q6_k-x1m-avx2", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m-avx2", "Q8_0/prompt": "tile-q8_0-x4-avx2", "Q4_0/prompt": "tile-q4_0-x4-avx2",
 			"IQ4_NL/decode": "batch-iq4_nl-avx2", "IQ4_XS/prompt": "dot-iq4_xs-avx2", "MXFP4/prompt": "batch-mxfp4-avx2",
 			"F16/attention": "attn-tile-f16", "F32/attention": "attn-tile-f32", "Q8_0/attention": "attn-tile-q8_0"},

@@ -49,9 +49,9 @@ func parseLevel(v string) (cpuCap, error) {
 }
 
 // EnvDecodeOrder names the environment variable that chooses how the one-token
-// (decode) kernels of the AVX-512 level (and the AVX2 level's Q4_0 and Q4_K tiles)
-// walk a worker's band of rows: "quarters" (a row or tile from each quarter of the
-// band in turn: four long forward streams, hardware prefetch only) or "adjacent"
+// (decode) kernels of the AVX-512 level (and the AVX2 level's Q4_0, Q4_K and Q6_K
+// tiles) walk a worker's band of rows: "quarters" (a row or tile from each quarter of
+// the band in turn: four long forward streams, hardware prefetch only) or "adjacent"
 // (adjacent rows or tiles, software prefetch ahead where the kernel has it). Unset or
 // empty, the CPU's vendor decides: quarters on AMD (faster on Zen 4), adjacent
 // elsewhere (faster on the Intel Xeons measured). Every output is the same bits either

@@ -157,6 +157,11 @@ func tileQ6Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ6Kx1mAVX2 is tileQ6Kx1AVX2 on four tiles at once.
+//
+//go:noescape
+func tileQ6Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -432,11 +437,11 @@ func init() {
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
-		// Q4_0 and Q4_K decode read four tiles at once, one from each quarter of a band on AMD
+		// Q4_0, Q4_K and Q6_K decode read four tiles at once, one from each quarter of a band on AMD
 		// (as the VNNI level does there), four adjacent tiles elsewhere.
 		x1NoPrefetch = quarters()
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
-			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2,
+			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2,
 		} {
 			tileFmts[t].x1m = k
 			x1mKernels[t] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, k}

@@ -1004,3 +1004,81 @@ q4kam_sub:
 q4kam_done:
 	VZEROUPPER
 	RET
+
+// T6CHUNKSM is T6CHUNKS for block R11/192 of the Q6_K super-block at P (its quants at
+// 320 in the super-block).
+#define T6CHUNKSM(P, h) \
+	VMOVDQU (320+32*h)(P)(R11*1), Y2 \
+	VMOVDQU (384+32*h)(P)(R11*1), Y3 \
+	VMOVDQU (448+32*h)(P)(R11*1), Y4 \
+	VPAND Y15, Y2, Y5 \
+	VPSLLW $4, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y5, Y5 \
+	VPAND Y15, Y3, Y6 \
+	VPSLLW $2, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y6, Y6 \
+	VPSRLW $4, Y2, Y7 \
+	VPAND Y15, Y7, Y7 \
+	VPAND Y13, Y4, Y9 \
+	VPOR Y9, Y7, Y7 \
+	VPSRLW $4, Y3, Y8 \
+	VPAND Y15, Y8, Y8 \
+	VPSRLW $2, Y4, Y9 \
+	VPAND Y13, Y9, Y9 \
+	VPOR Y9, Y8, Y8
+
+// T6HALFM runs half h of block R11/192 of the tile whose super-block is at P against
+// the token (R10, R12) into its accumulators at off(AX) (scales through R14).
+#define T6HALFM(P, h, off) \
+	T6CHUNKSM(P, h) \
+	T6TOK(R10, Y2) \
+	T6FLOAT(Y2, 16(R12)) \
+	VPMOVSXBD (64+8*h)(P)(R14*1), Y11 \
+	VCVTDQ2PS Y11, Y11 \
+	VCVTPH2PS (16*h)(P), Y12 \
+	VMULPS Y12, Y11, Y11 \
+	T2ACC(Y2, Y11, (R12), off)
+
+// func tileQ6Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ6Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
+// of each in turn; each tile's quants come through R11 (192·block), its scales through
+// R14 (16·block).
+TEXT ·tileQ6Kx1mAVX2(SB), NOSPLIT, $0-48
+	T6MASKS
+	T2ARGSM(16)
+	TESTQ CX, CX
+	JZ q6kam_done
+
+q6kam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $16, R13
+
+q6kam_blk:
+	T6HALFM(SI, 0, 0)
+	T6HALFM(SI, 1, 32)
+	T6HALFM(R8, 0, 64)
+	T6HALFM(R8, 1, 96)
+	T6HALFM(R9, 0, 128)
+	T6HALFM(R9, 1, 160)
+	T6HALFM(BX, 0, 192)
+	T6HALFM(BX, 1, 224)
+	ADDQ $112, R10
+	ADDQ $112, R12
+	ADDQ $192, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q6kam_blk
+	ADDQ $3392, SI
+	ADDQ $3392, R8
+	ADDQ $3392, R9
+	ADDQ $3392, BX
+	DECQ CX
+	JNZ q6kam_super
+
+q6kam_done:
+	VZEROUPPER
+	RET
