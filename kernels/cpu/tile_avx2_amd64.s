@@ -127,24 +127,84 @@
 	VCVTDQ2PS S0, S0 \
 	VCVTDQ2PS S1, S1
 
+// T2ACC adds float sum F (rows 0–7 or 8–15 of one token, half h) times the block's row
+// scales RS (Y2 or Y3) times the token's scale at memory operand d to the
+// accumulator at off(AX). Clobbers Y0, Y1.
+#define T2ACC(F, RS, d, off) \
+	VBROADCASTSS d, Y0 \
+	VMULPS Y0, RS, Y0 \
+	VMOVUPS off(AX), Y1 \
+	VFMADD231PS Y0, F, Y1 \
+	VMOVUPS Y1, off(AX)
+
+// T2ACC8 adds the four tokens' float sums Y6…Y13 (token t: Y6+2t rows 0–7, Y7+2t
+// rows 8–15) times the row scales Y2, Y3 times each token's scale (at d(DI) + 4t) to
+// the accumulators in out.
+#define T2ACC8(d) \
+	T2ACC(Y6, Y2, d(DI), 0) \
+	T2ACC(Y7, Y3, d(DI), 32) \
+	T2ACC(Y8, Y2, (d+4)(DI), 64) \
+	T2ACC(Y9, Y3, (d+4)(DI), 96) \
+	T2ACC(Y10, Y2, (d+8)(DI), 128) \
+	T2ACC(Y11, Y3, (d+8)(DI), 160) \
+	T2ACC(Y12, Y2, (d+12)(DI), 192) \
+	T2ACC(Y13, Y3, (d+12)(DI), 224)
+
+// T2SUM4 is T2SUM for the four tokens' sums, their starting sums at st(DI) + 4t.
+#define T2SUM4(st) \
+	T2SUM(Y6, Y7, st(DI)) \
+	T2SUM(Y8, Y9, (st+4)(DI)) \
+	T2SUM(Y10, Y11, (st+8)(DI)) \
+	T2SUM(Y12, Y13, (st+12)(DI))
+
+// T2Q4ONE runs nibble word c of the block at SI against the token at R10 into Y6, Y7;
+// T2Q4ALL against the four tokens (DI, R10, R11, R12) into Y6…Y13.
+#define T2Q4ONE(c) \
+	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2TOK(R10, c, Y6, Y7)
+
+#define T2Q4ALL(c) \
+	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2TOK(DI, c, Y6, Y7) \
+	T2TOK(R10, c, Y8, Y9) \
+	T2TOK(R11, c, Y10, Y11) \
+	T2TOK(R12, c, Y12, Y13)
+
+// T2ARGS1 loads a one-token kernel's arguments: CX units, SI the tile, DI the
+// activations, AX out, R10 the token's quants in the first block (bs bytes each), R12
+// its tail fields.
+#define T2ARGS1(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ tok+24(FP), R11 \
+	MOVQ out+32(FP), AX \
+	IMUL3Q $bs, R11, R10 \
+	ADDQ DI, R10 \
+	LEAQ (4*bs)(DI)(R11*4), R12
+
+// T2ARGS4 loads a four-token kernel's arguments: CX units, SI the tile, DI token 0's
+// quants (R10, R11, R12 tokens 1–3's, bs bytes apart), AX out (cleared).
+#define T2ARGS4(bs) \
+	MOVQ nu+0(FP), CX \
+	MOVQ tile+8(FP), SI \
+	MOVQ act+16(FP), DI \
+	MOVQ out+24(FP), AX \
+	T2ZERO64 \
+	LEAQ bs(DI), R10 \
+	LEAQ (2*bs)(DI), R11 \
+	LEAQ (3*bs)(DI), R12
+
 // func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
 // 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
 // the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
 TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
+	T2ARGS1(32)
 	T2MASKS
 	VPXOR Y12, Y12, Y12
 	VPXOR Y13, Y13, Y13
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10 // the token's quants in the first block
-	LEAQ 128(DI)(R11*4), R12 // its scale; its starting sum at 16(R12)
 	TESTQ CX, CX
 	JZ q4a1_done
 
@@ -159,14 +219,10 @@ q4a1_block:
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	MOVQ R8, SI
-	T2NIB(0, 0, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 0, Y6, Y7)
-	T2NIB(0, 1, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 1, Y6, Y7)
-	T2NIB(0, 2, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 2, Y6, Y7)
-	T2NIB(0, 3, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 3, Y6, Y7)
+	T2Q4ONE(0)
+	T2Q4ONE(1)
+	T2Q4ONE(2)
+	T2Q4ONE(3)
 	T2SUM(Y6, Y7, 16(R12))
 	VCVTPH2PS (R9), Y2
 	VCVTPH2PS 16(R9), Y3
@@ -192,39 +248,14 @@ q4a1_done:
 	VZEROUPPER
 	RET
 
-// T2ACC adds float sum F (rows 0–7 or 8–15 of one token, half h) times the block's row
-// scales RS (Y2 or Y3) times the token's scale at memory operand d to the
-// accumulator at off(AX). Clobbers Y0, Y1.
-#define T2ACC(F, RS, d, off) \
-	VBROADCASTSS d, Y0 \
-	VMULPS Y0, RS, Y0 \
-	VMOVUPS off(AX), Y1 \
-	VFMADD231PS Y0, F, Y1 \
-	VMOVUPS Y1, off(AX)
-
 // func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
 // loaded and split once for the four tokens. The int16 sums of token t are in
 // Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
 TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
 	T2MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	LEAQ 32(DI), R10
-	LEAQ 64(DI), R11
-	LEAQ 96(DI), R12
+	T2ARGS4(32)
 	TESTQ CX, CX
 	JZ q4a4_done
 
@@ -236,48 +267,15 @@ q4a4_loop:
 
 q4a4_block:
 	MOVQ R8, SI
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
-	T2NIB(0, 0, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 0, Y6, Y7)
-	T2TOK(R10, 0, Y8, Y9)
-	T2TOK(R11, 0, Y10, Y11)
-	T2TOK(R12, 0, Y12, Y13)
-	T2NIB(0, 1, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 1, Y6, Y7)
-	T2TOK(R10, 1, Y8, Y9)
-	T2TOK(R11, 1, Y10, Y11)
-	T2TOK(R12, 1, Y12, Y13)
-	T2NIB(0, 2, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 2, Y6, Y7)
-	T2TOK(R10, 2, Y8, Y9)
-	T2TOK(R11, 2, Y10, Y11)
-	T2TOK(R12, 2, Y12, Y13)
-	T2NIB(0, 3, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 3, Y6, Y7)
-	T2TOK(R10, 3, Y8, Y9)
-	T2TOK(R11, 3, Y10, Y11)
-	T2TOK(R12, 3, Y12, Y13)
-	T2SUM(Y6, Y7, 144(DI))
-	T2SUM(Y8, Y9, 148(DI))
-	T2SUM(Y10, Y11, 152(DI))
-	T2SUM(Y12, Y13, 156(DI))
+	T2ZERO8
+	T2Q4ALL(0)
+	T2Q4ALL(1)
+	T2Q4ALL(2)
+	T2Q4ALL(3)
+	T2SUM4(144)
 	VCVTPH2PS (R9), Y2
 	VCVTPH2PS 16(R9), Y3
-	T2ACC(Y6, Y2, 128(DI), 0)
-	T2ACC(Y7, Y3, 128(DI), 32)
-	T2ACC(Y8, Y2, 132(DI), 64)
-	T2ACC(Y9, Y3, 132(DI), 96)
-	T2ACC(Y10, Y2, 136(DI), 128)
-	T2ACC(Y11, Y3, 136(DI), 160)
-	T2ACC(Y12, Y2, 140(DI), 192)
-	T2ACC(Y13, Y3, 140(DI), 224)
+	T2ACC8(128)
 	ADDQ $256, R8
 	ADDQ $32, R9
 	ADDQ $176, DI
@@ -333,23 +331,20 @@ q4a4_done:
 	VPADDD Y0, S0, S0 \
 	VPADDD Y1, S1, S1
 
+// T8ONE runs word c of the block at SI against the token at R10 into Y6, Y7.
+#define T8ONE(c) \
+	T8W(0, c) \
+	T8TOK(R10, c, Y6, Y7)
+
 // func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
 // quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
 TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
+	T2ARGS1(32)
 	T8MASKS
 	VPXOR Y12, Y12, Y12
 	VPXOR Y13, Y13, Y13
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
 	TESTQ CX, CX
 	JZ q8a1_done
 
@@ -363,22 +358,14 @@ q8a1_block:
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	MOVQ R8, SI
-	T8W(0, 0)
-	T8TOK(R10, 0, Y6, Y7)
-	T8W(0, 1)
-	T8TOK(R10, 1, Y6, Y7)
-	T8W(0, 2)
-	T8TOK(R10, 2, Y6, Y7)
-	T8W(0, 3)
-	T8TOK(R10, 3, Y6, Y7)
-	T8W(0, 4)
-	T8TOK(R10, 4, Y6, Y7)
-	T8W(0, 5)
-	T8TOK(R10, 5, Y6, Y7)
-	T8W(0, 6)
-	T8TOK(R10, 6, Y6, Y7)
-	T8W(0, 7)
-	T8TOK(R10, 7, Y6, Y7)
+	T8ONE(0)
+	T8ONE(1)
+	T8ONE(2)
+	T8ONE(3)
+	T8ONE(4)
+	T8ONE(5)
+	T8ONE(6)
+	T8ONE(7)
 	VCVTDQ2PS Y6, Y6
 	VCVTDQ2PS Y7, Y7
 	VCVTPH2PS (R9), Y2
@@ -418,23 +405,8 @@ q8a1_done:
 // tileQ8x1AVX2 for four tokens at once; each word is loaded and its signs taken once
 // for the four tokens (int32 sums of token t in Y6+2t and Y7+2t, accumulators in out).
 TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
 	T8MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	LEAQ 32(DI), R10
-	LEAQ 64(DI), R11
-	LEAQ 96(DI), R12
+	T2ARGS4(32)
 	TESTQ CX, CX
 	JZ q8a4_done
 
@@ -446,14 +418,7 @@ q8a4_loop:
 
 q8a4_block:
 	MOVQ R8, SI
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
+	T2ZERO8
 	T8ALL(0)
 	T8ALL(1)
 	T8ALL(2)
@@ -472,14 +437,7 @@ q8a4_block:
 	VCVTDQ2PS Y13, Y13
 	VCVTPH2PS (R9), Y2
 	VCVTPH2PS 16(R9), Y3
-	T2ACC(Y6, Y2, 128(DI), 0)
-	T2ACC(Y7, Y3, 128(DI), 32)
-	T2ACC(Y8, Y2, 132(DI), 64)
-	T2ACC(Y9, Y3, 132(DI), 96)
-	T2ACC(Y10, Y2, 136(DI), 128)
-	T2ACC(Y11, Y3, 136(DI), 160)
-	T2ACC(Y12, Y2, 140(DI), 192)
-	T2ACC(Y13, Y3, 140(DI), 224)
+	T2ACC8(128)
 	ADDQ $512, R8
 	ADDQ $32, R9
 	ADDQ $176, DI
@@ -548,19 +506,11 @@ GLOBL t2sign<>(SB), RODATA|NOPTR, $32
 // One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
 // points at the super-block's head, R14 at its sub-block's scale bytes.
 TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
+	T2ARGS1(32)
 	T2MASKS
 	VPXOR Y0, Y0, Y0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y0, 32(AX)
-	MOVQ R11, R10
-	SHLQ $5, R10
-	ADDQ DI, R10
-	LEAQ 128(DI)(R11*4), R12
 	TESTQ CX, CX
 	JZ q4ka1_done
 
@@ -573,14 +523,10 @@ q4ka1_super:
 q4ka1_sub:
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
-	T2NIB(0, 0, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 0, Y6, Y7)
-	T2NIB(0, 1, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 1, Y6, Y7)
-	T2NIB(0, 2, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 2, Y6, Y7)
-	T2NIB(0, 3, Y2, Y3, Y4, Y5)
-	T2TOK(R10, 3, Y6, Y7)
+	T2Q4ONE(0)
+	T2Q4ONE(1)
+	T2Q4ONE(2)
+	T2Q4ONE(3)
 	T2SUM(Y6, Y7, 16(R12))
 	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
 	T2ACC(Y6, Y2, (R12), 0)
@@ -605,23 +551,8 @@ q4ka1_done:
 //
 // tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
 TEXT ·tileQ4Kx4AVX2(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
 	T2MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	LEAQ 32(DI), R10
-	LEAQ 64(DI), R11
-	LEAQ 96(DI), R12
+	T2ARGS4(32)
 	TESTQ CX, CX
 	JZ q4ka4_done
 
@@ -632,47 +563,14 @@ q4ka4_super:
 	MOVQ $8, R13
 
 q4ka4_sub:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
-	T2NIB(0, 0, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 0, Y6, Y7)
-	T2TOK(R10, 0, Y8, Y9)
-	T2TOK(R11, 0, Y10, Y11)
-	T2TOK(R12, 0, Y12, Y13)
-	T2NIB(0, 1, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 1, Y6, Y7)
-	T2TOK(R10, 1, Y8, Y9)
-	T2TOK(R11, 1, Y10, Y11)
-	T2TOK(R12, 1, Y12, Y13)
-	T2NIB(0, 2, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 2, Y6, Y7)
-	T2TOK(R10, 2, Y8, Y9)
-	T2TOK(R11, 2, Y10, Y11)
-	T2TOK(R12, 2, Y12, Y13)
-	T2NIB(0, 3, Y2, Y3, Y4, Y5)
-	T2TOK(DI, 3, Y6, Y7)
-	T2TOK(R10, 3, Y8, Y9)
-	T2TOK(R11, 3, Y10, Y11)
-	T2TOK(R12, 3, Y12, Y13)
-	T2SUM(Y6, Y7, 144(DI))
-	T2SUM(Y8, Y9, 148(DI))
-	T2SUM(Y10, Y11, 152(DI))
-	T2SUM(Y12, Y13, 156(DI))
+	T2ZERO8
+	T2Q4ALL(0)
+	T2Q4ALL(1)
+	T2Q4ALL(2)
+	T2Q4ALL(3)
+	T2SUM4(144)
 	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
-	T2ACC(Y6, Y2, 128(DI), 0)
-	T2ACC(Y7, Y3, 128(DI), 32)
-	T2ACC(Y8, Y2, 132(DI), 64)
-	T2ACC(Y9, Y3, 132(DI), 96)
-	T2ACC(Y10, Y2, 136(DI), 128)
-	T2ACC(Y11, Y3, 136(DI), 160)
-	T2ACC(Y12, Y2, 140(DI), 192)
-	T2ACC(Y13, Y3, 140(DI), 224)
+	T2ACC8(128)
 	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
 	T2MIN(Y2, 160(DI), 0)
 	T2MIN(Y3, 160(DI), 32)
@@ -713,12 +611,13 @@ q4ka4_done:
 	MOVQ R9, X13 \
 	VPBROADCASTD X13, Y13
 
-// T6CHUNKS rebuilds half h (rows 0–7 or 8–15) of the block at SI as its four chunks
-// in Y5…Y8. Clobbers Y2, Y3, Y4, Y9.
-#define T6CHUNKS(h) \
-	VMOVDQU (32*h)(SI), Y2 \
-	VMOVDQU (64+32*h)(SI), Y3 \
-	VMOVDQU (128+32*h)(SI), Y4 \
+// T6BITS rebuilds one half (rows 0–7 or 8–15) of a block, its two nibble words at
+// memory operands w0, w1 and its high bit pairs at hb, as its four chunks in Y5…Y8.
+// Clobbers Y2, Y3, Y4, Y9. T6CHUNKS is half h of the block at SI.
+#define T6BITS(w0, w1, hb) \
+	VMOVDQU w0, Y2 \
+	VMOVDQU w1, Y3 \
+	VMOVDQU hb, Y4 \
 	VPAND Y15, Y2, Y5 \
 	VPSLLW $4, Y4, Y9 \
 	VPAND Y13, Y9, Y9 \
@@ -736,6 +635,8 @@ q4ka4_done:
 	VPSRLW $2, Y4, Y9 \
 	VPAND Y13, Y9, Y9 \
 	VPOR Y9, Y8, Y8
+
+#define T6CHUNKS(h) T6BITS((32*h)(SI), (64+32*h)(SI), (128+32*h)(SI))
 
 // T6TOK sets S to the int32 sums Σ (q+32)·y of the four chunks with the 16 activation
 // bytes of the token at T. Clobbers Y0, Y1, Y10.
@@ -772,19 +673,11 @@ q4ka4_done:
 //
 // One token against a Q6_K tile; the accumulators live in out (zeroed first).
 TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ tok+24(FP), R11
-	MOVQ out+32(FP), AX
+	T2ARGS1(16)
 	T6MASKS
 	VPXOR Y0, Y0, Y0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y0, 32(AX)
-	MOVQ R11, R10
-	SHLQ $4, R10
-	ADDQ DI, R10
-	LEAQ 64(DI)(R11*4), R12
 	TESTQ CX, CX
 	JZ q6ka1_done
 
@@ -841,23 +734,8 @@ q6ka1_done:
 // tileQ6Kx1AVX2 for four tokens at once: each half's chunks are rebuilt once for the
 // four tokens.
 TEXT ·tileQ6Kx4AVX2(SB), NOSPLIT, $0-32
-	MOVQ nu+0(FP), CX
-	MOVQ tile+8(FP), SI
-	MOVQ act+16(FP), DI
-	MOVQ out+24(FP), AX
 	T6MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	LEAQ 16(DI), R10
-	LEAQ 32(DI), R11
-	LEAQ 48(DI), R12
+	T2ARGS4(16)
 	TESTQ CX, CX
 	JZ q6ka4_done
 
@@ -1007,27 +885,7 @@ q4kam_done:
 
 // T6CHUNKSM is T6CHUNKS for block R11/192 of the Q6_K super-block at P (its quants at
 // 320 in the super-block).
-#define T6CHUNKSM(P, h) \
-	VMOVDQU (320+32*h)(P)(R11*1), Y2 \
-	VMOVDQU (384+32*h)(P)(R11*1), Y3 \
-	VMOVDQU (448+32*h)(P)(R11*1), Y4 \
-	VPAND Y15, Y2, Y5 \
-	VPSLLW $4, Y4, Y9 \
-	VPAND Y13, Y9, Y9 \
-	VPOR Y9, Y5, Y5 \
-	VPAND Y15, Y3, Y6 \
-	VPSLLW $2, Y4, Y9 \
-	VPAND Y13, Y9, Y9 \
-	VPOR Y9, Y6, Y6 \
-	VPSRLW $4, Y2, Y7 \
-	VPAND Y15, Y7, Y7 \
-	VPAND Y13, Y4, Y9 \
-	VPOR Y9, Y7, Y7 \
-	VPSRLW $4, Y3, Y8 \
-	VPAND Y15, Y8, Y8 \
-	VPSRLW $2, Y4, Y9 \
-	VPAND Y13, Y9, Y9 \
-	VPOR Y9, Y8, Y8
+#define T6CHUNKSM(P, h) T6BITS((320+32*h)(P)(R11*1), (384+32*h)(P)(R11*1), (448+32*h)(P)(R11*1))
 
 // T6HALFM runs half h of block R11/192 of the tile whose super-block is at P against
 // the token (R10, R12) into its accumulators at off(AX) (scales through R14).
