@@ -73,7 +73,7 @@ type halfKern struct {
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
 	// out[4t+r]; nil where the CPU lacks it.
 	gemm func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[16]float32)
-	gr   int // rows per gemm call: 4 (AVX-512), or 2 (AVX2: out[4t+r] for r < 2)
+	gr   int // rows per gemm call: 4 (AVX-512), or 3 (AVX2: out[4t+r] for r < 3)
 	// lanes is the kernels' number of float lanes: 16 (AVX-512) or 8 (AVX2).
 	lanes int
 	// pairs marks the bfloat16 kernels of CPUs with AVX512-BF16 (VDPBF16PS): the

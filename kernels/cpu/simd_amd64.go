@@ -347,8 +347,8 @@ func init() {
 			out[i] += w * kernels.F16ToF32(v[i])
 		}
 	}
-	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x2AVX2, 2, 8)
-	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x2AVX2, 2, 8)
+	setHalf(kernels.F16, dotF16x4AVX2, gemmF16x3AVX2, 3, 8)
+	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x3AVX2, 3, 8)
 	toF16Fast, halfKerns[kernels.F16].widen = f16Converters(8, f32ToF16AVX2, f16ToF32AVX2)
 	quantQ8_0Fast = q80Fast(quantQ8_0AVX2)
 	if quarters() { // as at the AVX-512 level: four long streams per thread on AMD
@@ -535,10 +535,10 @@ func dotF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 func dotBF16x4AVX2(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 
 //go:noescape
-func gemmF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+func gemmF16x3AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 //go:noescape
-func gemmBF16x2AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
+func gemmBF16x3AVX2(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 // setHalf installs the assembly kernels of type t's float path: x4, and gemm on gr
 // rows; both sum in lanes float lanes.
