@@ -105,13 +105,11 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			switch {
 			case n > 1:
 				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op, levelWhy(t, p)
-			case tileFmts[t].x1m != nil && x1NoPrefetch:
+			case tileFmts[t].x1m != nil: // only in quarters
 				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), " + op +
 					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
-			case tileFmts[t].x1m != nil:
-				return "tile-" + ty + "-x1m-avx2", "4 adjacent tiles of 16 rows × 1 token, " + op + orderNote(""), levelWhy(t, p)
 			}
-			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op, levelWhy(t, p)
+			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op + orderNote(""), levelWhy(t, p)
 		}
 		switch {
 		case n > 1:

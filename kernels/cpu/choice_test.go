@@ -44,6 +44,9 @@ func TestKernels(t *testing.T) {
 	if want == nil {
 		t.Fatalf("level %q has no expectations", level)
 	}
+	if level == "avx2" && !x1NoPrefetch { // not AMD, or LLMBENCH_DECODE_ORDER=adjacent: one tile at a time
+		want["Q4_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q4_0-x1-avx2", "tile-q4_k-x1-avx2", "tile-q6_k-x1-avx2"
+	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
 	}

@@ -437,14 +437,19 @@ func init() {
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
-		// Q4_0, Q4_K and Q6_K decode read four tiles at once, one from each quarter of a band on AMD
-		// (as the VNNI level does there), four adjacent tiles elsewhere.
+		// On AMD (quarters), Q4_0, Q4_K and Q6_K decode read four tiles at once, one from
+		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
+		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M). Elsewhere one tile at a time: these
+		// kernels have no software prefetch, and four adjacent tiles without it are
+		// unmeasured on Intel. The tests check the kernels everywhere (x1mKernels).
 		x1NoPrefetch = quarters()
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
 			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2,
 		} {
-			tileFmts[t].x1m = k
 			x1mKernels[t] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, k}
+			if x1NoPrefetch {
+				tileFmts[t].x1m = k
+			}
 		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
