@@ -4,7 +4,7 @@ import "llmbench/kernels"
 
 // batch2 holds, per weight type (IQ4_NL, MXFP4), the AVX2 batched kernel where the CPU
 // has AVX2 but the VNNI tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2;
-// Q4_0 and Q8_0 take the AVX2 tile kernels there): two
+// Q4_0, Q8_0, Q4_K and Q6_K take the AVX2 tile kernels there): two
 // weight rows (w, w[wstride:]) times the Q8_0 activations of up to four tokens
 // (x[t·xstride:]) over nb blocks of 32, into out[4r+t] (for tokens t ≥ ntok, out is
 // unspecified; the kernels read token ntok−1 again or skip them). Each weight block is unpacked once per call and used for every token,

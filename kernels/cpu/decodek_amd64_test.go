@@ -13,9 +13,9 @@ import (
 
 // TestHalfRowsMatchX4 checks the one-row-after-another decode kernels (chosen on AMD,
 // and the pairs kernel wherever the CPU has AVX512-BF16) on any CPU with the AVX-512
-// half kernels, and their eight-lane twins at level avx2: every row's sum is, bit for bit, the Go twin's (the x4 kernels' order,
-// or the pairs order), for several row counts and lengths, and nothing past the rows
-// is written.
+// half kernels, and their eight-lane twins at level avx2: every row's sum is, bit for
+// bit, the Go twin's (the x4 kernels' order, or the pairs order), for several row
+// counts and lengths, and nothing past the rows is written.
 func TestHalfRowsMatchX4(t *testing.T) {
 	if level == "go" {
 		t.Skipf("no row kernels at level %s", level)

@@ -2,10 +2,11 @@
 
 #include "textflag.h"
 
-// Q4_0 tile kernels for CPUs with AVX2 but without AVX512-VNNI (or LLMBENCH_CPU=avx2):
-// the tile format and the per-output order of tile.go, so they give the VNNI kernels'
-// results bit for bit. A 64-byte nibble word of a tile holds sixteen rows, four bytes
-// each: rows 0–7 in its low 32 bytes (one ymm), rows 8–15 in its high 32 bytes. Without
+// Tile kernels (Q4_0, Q8_0, Q4_K, Q6_K) for CPUs with AVX2 but without AVX512-VNNI (or
+// LLMBENCH_CPU=avx2): the tile formats and the per-output order of tile.go, so they
+// give the VNNI kernels' results bit for bit. Q4_0 first (the others below say how
+// they differ): a 64-byte nibble word of a tile holds sixteen rows, four bytes each:
+// rows 0–7 in its low 32 bytes (one ymm), rows 8–15 in its high 32 bytes. Without
 // VPDPBUSD, each word's products are VPMADDUBSW (unsigned nibble q ≤ 15 times signed
 // activation byte: pair sums |·| ≤ 2·15·128, no saturation), the eight products of a
 // 32-element block are added as int16 (|sum| ≤ 8·3840 = 30720 < 2¹⁵: exact), and one
