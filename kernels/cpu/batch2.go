@@ -2,9 +2,9 @@ package cpu
 
 import "llmbench/kernels"
 
-// batch2 holds, per weight type (IQ4_NL, MXFP4), the AVX2 batched kernel where the CPU
-// has AVX2 but the VNNI tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2;
-// Q4_0, Q8_0, Q4_K and Q6_K take the AVX2 tile kernels there): two
+// batch2 holds, per weight type (MXFP4), the AVX2 batched kernel where the CPU has
+// AVX2 but the VNNI tile kernels do not run (no AVX512-VNNI, or LLMBENCH_CPU=avx2; Q4_0,
+// Q8_0, Q4_K, Q6_K and IQ4_NL take the AVX2 tile kernels there): two
 // weight rows (w, w[wstride:]) times the Q8_0 activations of up to four tokens
 // (x[t·xstride:]) over nb blocks of 32, into out[4r+t] (for tokens t ≥ ntok, out is
 // unspecified; the kernels read token ntok−1 again or skip them). Each weight block is unpacked once per call and used for every token,
@@ -22,21 +22,17 @@ func reduce8(a *[8]float32) float32 {
 	return (h[0] + h[1]) + (h[2] + h[3])
 }
 
-// weightQuants returns the 32 signed quants (IQ4_NL, MXFP4: levels) of one block of
-// a batch2 type, and its scale factor.
+// weightQuants returns the 32 signed quants (levels) of one block of a batch2 type
+// (MXFP4: elements 0..15 in the low nibbles, 16..31 in the high ones), and its scale
+// factor.
 func weightQuants(t kernels.DType, blk []byte) (q [32]int32, d float32) {
+	if t != kernels.MXFP4 {
+		panic("cpu: no batch2 kernel for " + t.String())
+	}
 	for e := range q {
-		// elements 0..15 in the low nibbles, 16..31 in the high ones
-		if t == kernels.MXFP4 {
-			q[e] = int32(int8(lutSignedMXFP4[blk[1+e%16]>>(4*(e/16))&15]))
-		} else {
-			q[e] = int32(int8(lutSignedIQ4NL[blk[2+e%16]>>(4*(e/16))&15]))
-		}
+		q[e] = int32(int8(lutSignedMXFP4[blk[1+e%16]>>(4*(e/16))&15]))
 	}
-	if t == kernels.MXFP4 {
-		return q, e8m0Halves[blk[0]]
-	}
-	return q, f16At(blk)
+	return q, e8m0Halves[blk[0]]
 }
 
 // batch2Go is the pure-Go twin of the batch2 kernels of type t: per product eight

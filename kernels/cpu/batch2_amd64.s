@@ -3,8 +3,8 @@
 #include "textflag.h"
 #include "lanes_amd64.h"
 
-// The AVX2 batched kernels: two IQ4_NL or MXFP4 weight rows (ggml layout) times up to
-// four tokens' Q8_0 activations (Q4_0 and Q8_0 take the AVX2 tile kernels,
+// The AVX2 batched kernel: two MXFP4 weight rows (ggml layout) times up to four
+// tokens' Q8_0 activations (the other integer types take the AVX2 tile kernels,
 // tile_avx2_amd64.s), each weight block unpacked once per call and used for
 // every token. Every product (row r, token t) keeps eight int32→float32 lanes, lane m
 // holding elements 4m..4m+3 of each block:
@@ -101,7 +101,7 @@ one: \
 	VZEROUPPER \
 	RET
 
-// WLUT loads one IQ4_NL or MXFP4 block's 16 nibble bytes at qo(P) as their 32 levels
+// WLUT loads one MXFP4 block's 16 nibble bytes at qo(P) as their 32 levels
 // (table at R12, VPSHUFB; low nibbles in the low lane) into SGN, their absolute values
 // into ABS.
 #define WLUT(P, qo, SGN, XSGN, ABS) \
@@ -112,27 +112,6 @@ one: \
 	VBROADCASTI128 (R12), Y6 \
 	VPSHUFB SGN, Y6, SGN \
 	VPABSB SGN, ABS
-
-// func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
-TEXT ·batchIQ4NLAVX2(SB), NOSPLIT, $0-56
-	B2SETUP
-	LEAQ ·lutSignedIQ4NL(SB), R12
-	TESTQ CX, CX
-	JZ biq4nl_done
-biq4nl_loop:
-	WLUT(SI, 2, Y0, X0, Y1)
-	VPBROADCASTW (SI), X4
-	VCVTPH2PS X4, Y4
-	WLUT(R8, 2, Y2, X2, Y3)
-	VPBROADCASTW (R8), X5
-	VCVTPH2PS X5, Y5
-	B2TOKENS(biq4nl_one)
-	ADDQ $18, SI
-	ADDQ $18, R8
-	DECQ CX
-	JNZ biq4nl_loop
-biq4nl_done:
-	B2DONE
 
 // func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 //

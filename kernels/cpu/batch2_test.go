@@ -64,7 +64,7 @@ func checkBatch2(t *testing.T, typ kernels.DType, seed uint64, nb int) {
 	}
 }
 
-var batch2Types = []kernels.DType{kernels.IQ4_NL, kernels.MXFP4}
+var batch2Types = []kernels.DType{kernels.MXFP4}
 
 func TestBatch2Kernels(t *testing.T) {
 	for _, typ := range batch2Types {

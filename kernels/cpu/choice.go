@@ -17,7 +17,7 @@ const (
 	pathHalfX4               // F16/BF16, one token: the halfKern's x4 kernel
 	pathHalfGemm             // F16/BF16, several tokens: the halfKern's gemm kernel
 	pathTile                 // the tiled copy and the tile kernels (tileFmt)
-	pathBatch2               // IQ4_NL/MXFP4 on AVX2: two rows × up to four tokens (batch2)
+	pathBatch2               // MXFP4 on AVX2: two rows × up to four tokens (batch2)
 )
 
 // pathOf returns the path MatMul takes for weights of type t with cols columns and n

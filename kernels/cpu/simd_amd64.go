@@ -162,6 +162,15 @@ func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ6Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
+// tileIQ4NLx4AVX2 and tileIQ4NLx1AVX2 are tileIQ4NLx4 and tileIQ4NLx1 for CPUs with
+// AVX2 but without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileIQ4NLx4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4NLx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -431,11 +440,12 @@ func init() {
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q4_K and Q6_K take the AVX2 tile kernels, IQ4_NL and MXFP4 the batched ones
+	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q4_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
+		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
 		// On AMD (quarters), Q4_0, Q4_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
@@ -452,7 +462,7 @@ func init() {
 			}
 		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
-			kernels.IQ4_NL: batchIQ4NLAVX2, kernels.MXFP4: batchMXFP4AVX2,
+			kernels.MXFP4: batchMXFP4AVX2,
 		} {
 			bs := t.BlockBytes()
 			batch2[t] = func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32) {
@@ -677,9 +687,6 @@ func halfRows(rows func(int, *byte, int, int, *byte, *float32), xb int) func(int
 		rows(n32, &w[0], stride, nrows, &x[0], &out[0])
 	}
 }
-
-//go:noescape
-func batchIQ4NLAVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)
 
 //go:noescape
 func batchMXFP4AVX2(nb int, w *byte, wstride int, x *byte, xstride, ntok int, out *[8]float32)

@@ -941,3 +941,164 @@ q6kam_blk:
 q6kam_done:
 	VZEROUPPER
 	RET
+
+// The IQ4_NL kernels: Q4_0's tile layout, the nibbles indices into IQ4_NL's levels
+// (stored as level+128 for VPDPBUSD at the VNNI level, so its integer is start +
+// Σ (level+128)·y = Σ level·y). Here VPSHUFB looks the signed levels up
+// (lutSignedIQ4NL, both lanes) and |level| × y·sign(level) runs through VPMADDUBSW
+// (pair sums |·| ≤ 2·127·127 < 2¹⁵), each product widened by VPMADDWD. Y13 holds the
+// table.
+
+// TNLMASKS is T2MASKS and Y13 = the signed levels.
+#define TNLMASKS \
+	T2MASKS \
+	VBROADCASTI128 ·lutSignedIQ4NL(SB), Y13
+
+// TNLH adds one half-word of nibbles at memory operand m times the activation words
+// YL (low nibbles' elements) and YH (high nibbles') to the int32 sum S. Clobbers Y2,
+// Y3, Y8, Y9.
+#define TNLH(m, YL, YH, S) \
+	VMOVDQU m, Y2 \
+	VPSRLW $4, Y2, Y3 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPSHUFB Y2, Y13, Y2 \
+	VPSHUFB Y3, Y13, Y3 \
+	VPSIGNB Y2, YL, Y8 \
+	VPSIGNB Y3, YH, Y9 \
+	VPABSB Y2, Y2 \
+	VPABSB Y3, Y3 \
+	VPMADDUBSW Y8, Y2, Y2 \
+	VPMADDUBSW Y9, Y3, Y3 \
+	VPMADDWD Y14, Y2, Y2 \
+	VPMADDWD Y14, Y3, Y3 \
+	VPADDD Y2, S, S \
+	VPADDD Y3, S, S
+
+// TNLW1 runs word c of the block at q(SI) against the token at R10 into Y6, Y7.
+#define TNLW1(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	TNLH((q+64*c)(SI), Y0, Y1, Y6) \
+	TNLH((q+64*c+32)(SI), Y0, Y1, Y7)
+
+// TNLBLK1 runs the block at q (scales at sc) of the tile against the token into the
+// accumulators Y10, Y11.
+#define TNLBLK1(q, sc) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	TNLW1(q, 0) \
+	TNLW1(q, 1) \
+	TNLW1(q, 2) \
+	TNLW1(q, 3) \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VCVTPH2PS sc(SI), Y2 \
+	VCVTPH2PS (sc+16)(SI), Y3 \
+	VBROADCASTSS (R12), Y0 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VFMADD231PS Y2, Y6, Y10 \
+	VFMADD231PS Y3, Y7, Y11 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileIQ4NLx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileIQ4NLx1AVX2(SB), NOSPLIT, $0-40
+	T2ARGS1(32)
+	TNLMASKS
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	TESTQ CX, CX
+	JZ nla1_done
+
+nla1_loop:
+	TNLBLK1(0, 512)
+	TNLBLK1(256, 544)
+	ADDQ $576, SI
+	DECQ CX
+	JNZ nla1_loop
+
+nla1_done:
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+// TNLW4 runs half h of word c of the block at q(SI) against the four tokens (DI, R10,
+// R11, R12) into Y4…Y7 (token t: Y4+t).
+#define TNLW4(q, c, h) \
+	VMOVDQU (q+64*c+32*h)(SI), Y2 \
+	VPSRLW $4, Y2, Y3 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPSHUFB Y2, Y13, Y2 \
+	VPSHUFB Y3, Y13, Y3 \
+	VPABSB Y2, Y10 \
+	VPABSB Y3, Y11 \
+	TNLT(DI, c, Y4) \
+	TNLT(R10, c, Y5) \
+	TNLT(R11, c, Y6) \
+	TNLT(R12, c, Y7)
+
+// TNLT adds one token's (at T) products with TNLW4's levels (signs Y2, Y3; absolute
+// values Y10, Y11) to the int32 sum S. Clobbers Y0, Y1, Y8, Y9.
+#define TNLT(T, c, S) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	VPBROADCASTD (16+4*c)(T), Y1 \
+	VPSIGNB Y2, Y0, Y8 \
+	VPSIGNB Y3, Y1, Y9 \
+	VPMADDUBSW Y8, Y10, Y8 \
+	VPMADDUBSW Y9, Y11, Y9 \
+	VPMADDWD Y14, Y8, Y8 \
+	VPMADDWD Y14, Y9, Y9 \
+	VPADDD Y8, S, S \
+	VPADDD Y9, S, S
+
+// TNLHALF4 runs half h of the block at q (scales at sc) against the four tokens into
+// their accumulators in out (rows 8h…8h+7).
+#define TNLHALF4(q, sc, h) \
+	VPXOR Y4, Y4, Y4 \
+	VPXOR Y5, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	TNLW4(q, 0, h) \
+	TNLW4(q, 1, h) \
+	TNLW4(q, 2, h) \
+	TNLW4(q, 3, h) \
+	VCVTDQ2PS Y4, Y4 \
+	VCVTDQ2PS Y5, Y5 \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VCVTPH2PS (sc+16*h)(SI), Y12 \
+	T2ACC(Y4, Y12, 128(DI), 32*h) \
+	T2ACC(Y5, Y12, 132(DI), 64+32*h) \
+	T2ACC(Y6, Y12, 136(DI), 128+32*h) \
+	T2ACC(Y7, Y12, 140(DI), 192+32*h)
+
+// TNLBLK4 runs the block at q (scales at sc) against the four tokens.
+#define TNLBLK4(q, sc) \
+	TNLHALF4(q, sc, 0) \
+	TNLHALF4(q, sc, 1) \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12
+
+// func tileIQ4NLx4AVX2(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileIQ4NLx4AVX2(SB), NOSPLIT, $0-32
+	TNLMASKS
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ nla4_done
+
+nla4_loop:
+	TNLBLK4(0, 512)
+	TNLBLK4(256, 544)
+	ADDQ $576, SI
+	DECQ CX
+	JNZ nla4_loop
+
+nla4_done:
+	VZEROUPPER
+	RET

@@ -5,9 +5,10 @@ import "llmbench/kernels"
 // The lookup-table types IQ4_NL, IQ4_XS and MXFP4 store 4-bit indices into a table of
 // 16 int8 levels (kernels.Levels). Their fast kernels look the nibbles up with one
 // byte shuffle (VPSHUFB) and multiply the levels with the int8 activations as the
-// other integer kernels do: the AVX2 dot products and batch2 kernels take the signed
-// levels (lutSigned*), the VNNI tile kernels the levels plus 128 (lutTile*: unsigned
-// bytes, as VPDPBUSD wants; each block's sum starts at −128·Σy, the packer's k).
+// other integer kernels do: the AVX2 dot products, tile kernels (IQ4_NL) and batch2
+// kernel take the signed levels (lutSigned*), the VNNI tile kernels the levels plus
+// 128 (lutTile*: unsigned bytes, as VPDPBUSD wants; each block's sum starts at
+// −128·Σy, the packer's k).
 //
 // Tile layouts (sixteen rows, lanes as in tile.go):
 //   - IQ4_NL: Q4_0's (per pair of blocks 2×256 nibble bytes, 2×16 fp16 scales; 576
