@@ -12,3 +12,15 @@ bench_ts() {
   shift
   env "$var" ./bin/llmbench bench "$@" -o jsonl 2>/dev/null | grep -o '"avg_ts": *[0-9.e+-]*' | head -1 | sed 's/.*: *//' | awk '{ printf "%.2f", $1 }'
 }
+
+# jsonl_rows FILE TAG NAME: one "TAG NAME threads test t/s" line per test of a bench or
+# llama-bench `-o jsonl` run (test: ppN or tgN).
+jsonl_rows() {
+  awk -v tag="$2" -v m="$3" '{
+    match($0, /"n_threads": *[0-9]+/); t = substr($0, RSTART, RLENGTH); sub(/.*: */, "", t)
+    match($0, /"n_prompt": *[0-9]+/); p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
+    match($0, /"n_gen": *[0-9]+/); g = substr($0, RSTART, RLENGTH); sub(/.*: */, "", g)
+    match($0, /"avg_ts": *[0-9.e+-]+/); v = substr($0, RSTART, RLENGTH); sub(/.*: */, "", v)
+    print tag, m, t, (p + 0 > 0 ? "pp" p : "tg" g), v
+  }' "$1"
+}

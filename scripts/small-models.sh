@@ -9,29 +9,20 @@
 # llama.cpp's speed fails as well (the issue's ≥ 1.0× target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ab-lib.sh
 rounds=${ROUNDS:-7}
 models="engine/builtin/stories260K.gguf testdata/models/TinyStories-656K.f16.gguf testdata/models/tinystories-656k-q8_0.gguf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# rows FILE TAG: one "TAG model threads test t/s" line per test of a jsonl run.
-rows() {
-  awk -v tag="$2" -v m="$3" '{
-    match($0, /"n_threads": *[0-9]+/); t = substr($0, RSTART, RLENGTH); sub(/.*: */, "", t)
-    match($0, /"n_prompt": *[0-9]+/); p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
-    match($0, /"n_gen": *[0-9]+/); g = substr($0, RSTART, RLENGTH); sub(/.*: */, "", g)
-    match($0, /"avg_ts": *[0-9.e+-]+/); v = substr($0, RSTART, RLENGTH); sub(/.*: */, "", v)
-    print tag, m, t, (p + 0 > 0 ? "pp" p : "tg" g), v
-  }' "$1"
-}
 for r in $(seq "$rounds"); do
   ts=1,2
   [ $((r % 2)) = 0 ] && ts=2,1
   for m in $models; do
     ./bin/llmbench bench -m "$m" -p 64 -n 32 -t "$ts" -r 10 -o jsonl 2>/dev/null >"$tmp/run"
-    rows "$tmp/run" ours "$(basename "$m")" >>"$tmp/all"
+    jsonl_rows "$tmp/run" ours "$(basename "$m")" >>"$tmp/all"
     if [ -n "${LLAMA_BENCH:-}" ]; then
       "$LLAMA_BENCH" -m "$m" -p 64 -n 32 -t "$ts" -r 10 -o jsonl 2>/dev/null >"$tmp/run"
-      rows "$tmp/run" llama.cpp "$(basename "$m")" >>"$tmp/all"
+      jsonl_rows "$tmp/run" llama.cpp "$(basename "$m")" >>"$tmp/all"
     fi
   done
   echo "small-models: round $r/$rounds done"

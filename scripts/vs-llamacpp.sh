@@ -10,6 +10,7 @@
 # (compare LLMBENCH_CPU=avx2 with a llama.cpp built without AVX-512).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ab-lib.sh
 if [ -z "${LLAMA_BENCH:-}" ]; then
   echo "vs-llamacpp: LLAMA_BENCH is not set (a llama-bench binary): skipped"
   exit 0
@@ -17,23 +18,14 @@ fi
 rounds=${ROUNDS:-3} types=${TYPES:-Q4_0,Q4_K_M,Q8_0,F16,BF16} p=${P:-512} n=${N:-128} t=${THREADS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# rows FILE TAG TYPE: one "TAG TYPE test t/s" line per test of a jsonl run.
-rows() {
-  awk -v tag="$2" -v ty="$3" '{
-    match($0, /"n_prompt": *[0-9]+/); pp = substr($0, RSTART, RLENGTH); sub(/.*: */, "", pp)
-    match($0, /"n_gen": *[0-9]+/); g = substr($0, RSTART, RLENGTH); sub(/.*: */, "", g)
-    match($0, /"avg_ts": *[0-9.e+-]+/); v = substr($0, RSTART, RLENGTH); sub(/.*: */, "", v)
-    print tag, ty, (pp + 0 > 0 ? "pp" pp : "tg" g), v
-  }' "$1"
-}
 ours() { # TYPE: our run; records the model file it used for llama.cpp
   ./bin/llmbench bench --shape llama-1b --type "$1" -p "$p" -n "$n" -t "$t" -r 1 -o jsonl 2>/dev/null >"$tmp/run"
   grep -o '"model_filename": *"[^"]*"' "$tmp/run" | head -1 | sed 's/.*: *"//; s/"$//' >"$tmp/file.$1"
-  rows "$tmp/run" ours "$1" >>"$tmp/all"
+  jsonl_rows "$tmp/run" ours "$1" >>"$tmp/all"
 }
 theirs() { # TYPE
   "$LLAMA_BENCH" -m "$(cat "$tmp/file.$1")" -p "$p" -n "$n" -t "$t" -r 1 -o jsonl 2>/dev/null >"$tmp/run"
-  rows "$tmp/run" llama.cpp "$1" >>"$tmp/all"
+  jsonl_rows "$tmp/run" llama.cpp "$1" >>"$tmp/all"
 }
 for r in $(seq "$rounds"); do
   for ty in ${types//,/ }; do
@@ -47,24 +39,26 @@ for r in $(seq "$rounds"); do
   done
   echo "vs-llamacpp: round $r/$rounds done"
 done
-awk -v rounds="$rounds" -v p="$p" -v n="$n" -v t="$t" -v level="${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}" '
-  { k = $1 " " $2 " " $3; v[k, c[k]++] = $4; if (!seen[$2 " " $3]++) order[m++] = $2 " " $3 }
-  function med(k,  i, j, x, a, cnt) {
-    cnt = c[k]; if (!cnt) return 0
-    for (i = 0; i < cnt; i++) a[i] = v[k, i]
-    for (i = 1; i < cnt; i++) { x = a[i]; for (j = i - 1; j >= 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-    return (cnt % 2) ? a[int(cnt / 2)] : (a[cnt / 2 - 1] + a[cnt / 2]) / 2
-  }
+# Lines "TAG TYPE threads test t/s", sorted so that each key's values are in order.
+sort -k1,1 -k2,2 -k4,4 -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v p="$p" -v n="$n" -v t="$t" -v types="$types" -v level="${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}" '
+  { k = $1 " " $2 " " $4; v[k, c[k]++] = $5 }
+  function med(k,  cnt) { cnt = c[k]; if (!cnt) return 0; return (cnt % 2) ? v[k, int(cnt / 2)] : (v[k, cnt / 2 - 1] + v[k, cnt / 2]) / 2 }
   END {
     printf "vs-llamacpp: llama-1b, -p %s -n %s -t %s, medians of %d alternated rounds%s (t/s; CPU: llmbench sysinfo)\n", p, n, t, rounds, level
     printf "%-8s %-6s %10s %10s %7s\n", "type", "test", "ours", "llama.cpp", "ratio"
     bad = 0
-    for (i = 0; i < m; i++) {
-      split(order[i], a, " ")
-      o = med("ours " order[i]); l = med("llama.cpp " order[i])
-      line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx", a[1], a[2], o, l, l ? o / l : 0)
-      if (!l || o < l) { line = line "  FAIL: under llama.cpp"; bad = 1 }
-      print line
+    nt = split(types, ty, ",")
+    split("pp" p " tg" n, tests, " ")
+    for (i = 1; i <= nt; i++) {
+      for (j = 1; j <= 2; j++) {
+        ts = tests[j]
+        key = ty[i] " " ts
+        if (!c["ours " key] && !c["llama.cpp " key]) continue
+        o = med("ours " key); l = med("llama.cpp " key)
+        line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx", ty[i], ts, o, l, l ? o / l : 0)
+        if (!l || o < l) { line = line "  FAIL: under llama.cpp"; bad = 1 }
+        print line
+      }
     }
     exit bad
-  }' "$tmp/all"
+  }'
