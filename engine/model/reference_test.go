@@ -2,15 +2,18 @@ package model
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"llmbench/engine/gguf"
+	"llmbench/engine/synth"
 	"llmbench/kernels"
 	"llmbench/kernels/cpu"
 )
@@ -423,32 +426,44 @@ const quantRef = "../../../shared/models/quant-reference/"
 //	IQ4_NL, IQ4_XS, MXFP4 (llama.cpp's tiny-llama files, where ../shared has them):
 //	              5e-2  (activations quantized to Q8_0 / Q8_K; measured 1.2e-2, 1.9e-2,
 //	                     1.2e-2)
+//	Q5_K_M (llama.cpp's tiny-llama F32 file quantized here, as llama-quantize does):
+//	              5e-2  (activations quantized to Q8_K)
 //
 // The KV cache is F32 here so the comparison measures the kernels, not cache rounding;
 // the greedy test in package engine covers the default F16 cache.
 func TestForwardMatchesFloat64Reference(t *testing.T) {
 	cases := []struct {
-		path string
-		tol  float64
+		path  string
+		tol   float64
+		quant string // quantize path to this file type first (engine/synth)
 	}{
-		{"../builtin/stories260K.gguf", 1e-4},
-		{"../../testdata/models/TinyStories-656K.f16.gguf", 2e-2},
-		{"../../testdata/models/tinystories-656k-q8_0.gguf", 5e-2},
+		{"../builtin/stories260K.gguf", 1e-4, ""},
+		{"../../testdata/models/TinyStories-656K.f16.gguf", 2e-2, ""},
+		{"../../testdata/models/tinystories-656k-q8_0.gguf", 5e-2, ""},
 		// llama.cpp's own IQ4_NL, IQ4_XS and MXFP4 files (../shared, skipped where absent):
 		// the lookup-table kernels inside a whole forward pass.
-		{quantRef + "tiny-llama-IQ4_NL.gguf", 5e-2},
-		{quantRef + "tiny-llama-IQ4_XS.gguf", 5e-2},
-		{quantRef + "tiny-llama-MXFP4-ffn.gguf", 5e-2},
+		{quantRef + "tiny-llama-IQ4_NL.gguf", 5e-2, ""},
+		{quantRef + "tiny-llama-IQ4_XS.gguf", 5e-2, ""},
+		{quantRef + "tiny-llama-MXFP4-ffn.gguf", 5e-2, ""},
+		// Q5_K (with Q6_K beside it), which llama.cpp's files here lack.
+		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q5_K_M"},
 	}
 	// Token ids of "Once upon a time, there was a little girl" style text are model
 	// specific; any in-vocabulary ids exercise the same arithmetic.
 	tokens := []int32{1, 403, 407, 261, 378, 434, 300, 269, 9, 263, 402, 308, 343, 260, 370, 293, 275}
 	for _, c := range cases {
-		t.Run(c.path, func(t *testing.T) {
+		t.Run(strings.TrimSuffix(c.path+" as "+c.quant, " as "), func(t *testing.T) {
 			if _, err := os.Stat(c.path); os.IsNotExist(err) && strings.HasPrefix(c.path, quantRef) {
 				t.Skipf("llama.cpp reference file absent (%s): not checked", c.path)
 			}
-			f, err := gguf.Open(c.path)
+			path := c.path
+			if c.quant != "" {
+				path = filepath.Join(t.TempDir(), c.quant+".gguf")
+				if err := synth.QuantizeFile(context.Background(), c.path, path, c.quant, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := gguf.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -100,6 +100,7 @@ var packers = map[kernels.DType]*packer{
 	kernels.Q4_0: {bs: 32, k: 8, unpack: unpackQ4_0},
 	kernels.Q8_0: {bs: 32, k: 128, unpack: unpackQ8_0},
 	kernels.Q4_K: {bs: 32, hasMin: true, unpack: unpackQ4_K},
+	kernels.Q5_K: {bs: 32, hasMin: true, unpack: unpackQ5_K},
 	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
 	// tile_lut.go: tiles copied from the raw bytes
 	kernels.IQ4_NL: tileIQ4NL.pk, kernels.MXFP4: tileMXFP4.pk, kernels.IQ4_XS: tileIQ4XS.pk,
@@ -157,6 +158,26 @@ func unpackQ4_K(row, q []byte, sc, mn []float32) {
 				v := binary.LittleEndian.Uint64(src[l:])
 				binary.LittleEndian.PutUint64(o[l:], v&0x0F0F0F0F0F0F0F0F)
 				binary.LittleEndian.PutUint64(o[32+l:], v>>4&0x0F0F0F0F0F0F0F0F)
+			}
+		}
+	}
+}
+
+// unpackQ5_K is unpackQ4_K for Q5_K rows: each quant is its nibble plus 16 times its
+// high bit (qh[l] bit j is element 32j+l's), 0…31.
+func unpackQ5_K(row, q []byte, sc, mn []float32) {
+	for i := 0; i < len(sc)/8; i++ {
+		blk := row[176*i : 176*i+176]
+		d, dmin := f16At(blk), f16At(blk[2:])
+		qh := blk[16:48]
+		for j := 0; j < 8; j++ {
+			s, m := scaleMinK4(j, blk[4:16])
+			sc[8*i+j] = d * float32(s)
+			mn[8*i+j] = -dmin * float32(m)
+			src := blk[48+32*(j/2):]
+			o := q[256*i+32*j : 256*i+32*j+32]
+			for l := range o {
+				o[l] = src[l]>>(4*(j%2))&15 | (qh[l]>>j&1)<<4
 			}
 		}
 	}

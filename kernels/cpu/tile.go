@@ -8,7 +8,7 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
+// Tiled matrix products. Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
 // last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
 // matrix's first use when nobody prepared it) and keeps until Close: sixteen
 // rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
@@ -67,18 +67,29 @@ var tileFmts = map[kernels.DType]*tileFmt{
 				copy(dst[1024+32*b+2*r:1026+32*b+2*r], row[34*b:34*b+2])
 			}
 		}},
-	// Per super-block: 16 fp16 d, 16 fp16 dmin, 8×16 scale bytes, 8×16 min bytes, then
-	// eight 32-element sub-blocks as Q4_0's nibbles.
-	kernels.Q4_K: {pk: packers[kernels.Q4_K], unit: 256, unitBytes: 2368,
-		quant: func(o []byte, r, e int) byte { return nibble(o[320+256*(e/32):], r, e%32) },
-		ws:    func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]) },
-		wm:    func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[192+16*b+r]) },
+	kernels.Q4_K: tileFmtQ4K,
+	// Per super-block: Q4_K's head (320 bytes), eight words of high bits, then eight
+	// 32-element sub-blocks of the quants' low nibbles as Q4_K's. Byte i of lane r of
+	// high-bit word w is the row's qh[4w+i] as stored: its bit j is the high bit of
+	// element 32j+4w+i, so nibble word c of sub-block j takes bit j of word c (its low
+	// nibbles, elements 4c…) and of word 4+c (its high ones, 16+4c…) as 16s.
+	kernels.Q5_K: {pk: packers[kernels.Q5_K], unit: 256, unitBytes: 2880,
+		quant: func(o []byte, r, e int) byte {
+			l := e % 32
+			return nibble(o[832+256*(e/32):], r, l) | (o[320+64*(l/4)+4*r+l%4]>>(e/32)&1)<<4
+		},
+		ws: tileFmtQ4K.ws, wm: tileFmtQ4K.wm,
 		pack: func(dst, q, row []byte, r int) {
-			copy(dst[2*r:2*r+2], row[0:2])
-			copy(dst[32+2*r:34+2*r], row[2:4])
+			packQ4KHead(dst, row, r)
+			for w := range 8 {
+				copy(dst[320+64*w+4*r:324+64*w+4*r], row[16+4*w:20+4*w])
+			}
 			for j := range 8 {
-				dst[64+16*j+r], dst[192+16*j+r] = scaleMinK4(j, row[4:16])
-				packNibbles(dst[320+256*j:], q[32*j:], r)
+				for c := range 4 {
+					for i := range 4 {
+						dst[832+256*j+64*c+4*r+i] = q[32*j+4*c+i]&15 | (q[32*j+16+4*c+i]&15)<<4
+					}
+				}
 			}
 		}},
 	// Per super-block: 16 fp16 d, 32 bytes of padding, 16×16 int8 scales, then sixteen
@@ -111,6 +122,30 @@ var tileFmts = map[kernels.DType]*tileFmt{
 				}
 			}
 		}},
+}
+
+// tileFmtQ4K is Q4_K's tile format: per super-block 16 fp16 d, 16 fp16 dmin, 8×16
+// scale bytes, 8×16 min bytes (packQ4KHead), then eight 32-element sub-blocks as Q4_0's
+// nibbles. Q5_K's tiles share its head.
+var tileFmtQ4K = &tileFmt{pk: packers[kernels.Q4_K], unit: 256, unitBytes: 2368,
+	quant: func(o []byte, r, e int) byte { return nibble(o[320+256*(e/32):], r, e%32) },
+	ws:    func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]) },
+	wm:    func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[192+16*b+r]) },
+	pack: func(dst, q, row []byte, r int) {
+		packQ4KHead(dst, row, r)
+		for j := range 8 {
+			packNibbles(dst[320+256*j:], q[32*j:], r)
+		}
+	}}
+
+// packQ4KHead writes the head of a Q4_K or Q5_K super-block of row r (raw bytes at
+// row) into lane r of a tile unit: its d, dmin, and eight sub-block scales and mins.
+func packQ4KHead(dst, row []byte, r int) {
+	copy(dst[2*r:2*r+2], row[0:2])
+	copy(dst[32+2*r:34+2*r], row[2:4])
+	for j := range 8 {
+		dst[64+16*j+r], dst[192+16*j+r] = scaleMinK4(j, row[4:16])
+	}
 }
 
 // packQ4_0Unit is the Q4_0 tile format's pack: row r's two raw 18-byte blocks (fp16

@@ -587,6 +587,198 @@ q4kx1m_sub:
 q4kx1m_done:
 	STORE4
 
+// The Q5_K kernels: Q4_K's with each nibble word's fifth bits added as 16s (tile.go:
+// per super-block Q4_K's 320-byte head, eight high-bit words, then the eight
+// sub-blocks' nibbles). Registers as Q4_K's, and DX the super-block's high-bit words,
+// Z26 the current sub-block's bit (1 << j in every byte), Z25 the 0x10 bytes.
+
+// Q5K_HEAD is Q4K_HEAD for a Q5_K super-block: also DX at its high-bit words and Z26
+// at the first sub-block's bit.
+#define Q5K_HEAD \
+	VCVTPH2PS (SI), Z28 \
+	VCVTPH2PS 32(SI), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	LEAQ 64(SI), R14 \
+	LEAQ 320(SI), DX \
+	ADDQ $832, SI \
+	MOVQ $8, R13 \
+	MOVL $0x01010101, R9 \
+	VPBROADCASTD R9, Z26
+
+// Q5MASK sets Z25 to the 0x10 bytes.
+#define Q5MASK \
+	MOVL $0x10101010, R9 \
+	VPBROADCASTD R9, Z25
+
+// Q5HI adds 16 to the low (A) and high (B) nibbles of word c whose high bit of this
+// sub-block (Z26) is set in the high-bit words c and 4+c (DX).
+#define Q5HI(c, A, B) \
+	VPTESTMB (64*c)(DX), Z26, K1 \
+	VPTESTMB (256+64*c)(DX), Z26, K2 \
+	VPADDB Z25, A, K1, A \
+	VPADDB Z25, B, K2, B
+
+// Q5C4 multiplies word c of a Q5_K sub-block (nibbles at SI) with four tokens'
+// activations (DI) into Z0–Z3.
+#define Q5C4(c, A, B) \
+	NIB2(0, c, A, B) \
+	Q5HI(c, A, B) \
+	DOTC4(c, A, B)
+
+// Q5C1 is Q5C4 for one token (activations at R10; low halves into Z0, high into Z1).
+#define Q5C1(c, A, B) \
+	VMOVDQU64 (64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	Q5HI(c, A, B) \
+	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
+	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+
+// func tileQ5Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q5_K tiles times four tokens: tileQ4Kx4 with the high bits.
+TEXT ·tileQ5Kx4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	Q5MASK
+	TESTQ CX, CX
+	JZ q5kx4_done
+q5kx4_super:
+	Q5K_HEAD
+q5kx4_sub:
+	PREF6(PFON)
+	LEAQ 128(DI), R12
+	STARTS4
+	Q5C4(0, Z16, Z17)
+	Q5C4(1, Z18, Z19)
+	Q5C4(2, Z20, Z21)
+	Q5C4(3, Z22, Z23)
+	Q4K_SCALES
+	FMA4
+	MIN4
+	VPADDB Z26, Z26, Z26
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	DECQ R13
+	JNZ q5kx4_sub
+	DECQ CX
+	JNZ q5kx4_super
+q5kx4_done:
+	STORE4
+
+// func tileQ5Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ5Kx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
+#define TILEQ5KX1(PF) \
+	ARGS1(32) \
+	MASKS \
+	Q5MASK \
+	TESTQ CX, CX \
+	JZ q5kx1_done \
+q5kx1_super: \
+	Q5K_HEAD \
+q5kx1_sub: \
+	PREF6(PF) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	Q5C1(0, Z16, Z17) \
+	Q5C1(1, Z18, Z19) \
+	Q5C1(2, Z20, Z21) \
+	Q5C1(3, Z22, Z23) \
+	VPADDD Z1, Z0, Z0 \
+	Q4K_SCALES \
+	FMA1 \
+	MIN1 \
+	VPADDB Z26, Z26, Z26 \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ q5kx1_sub \
+	DECQ CX \
+	JNZ q5kx1_super \
+q5kx1_done: \
+	STORE1
+
+TEXT ·tileQ5Kx1(SB), NOSPLIT, $0-40
+	TILEQ5KX1(PFON)
+
+// func tileQ5Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ5Kx1 without software prefetch (PFOFF).
+TEXT ·tileQ5Kx1np(SB), NOSPLIT, $0-40
+	TILEQ5KX1(PFOFF)
+
+// Q5HIT is Q5HI for tile P of a four-tile kernel (its super-block's high-bit words at
+// 320(P)), with the 0x10 bytes in Z30.
+#define Q5HIT(P, c, A, B) \
+	VPTESTMB (320+64*c)(P), Z26, K1 \
+	VPTESTMB (576+64*c)(P), Z26, K2 \
+	VPADDB Z30, A, K1, A \
+	VPADDB Z30, B, K2, B
+
+// Q5C4T is Q4C4T for word c of sub-block R11/256 of the four Q5_K tiles.
+#define Q5C4T(c, I0, I1, I2, I3) \
+	VPBROADCASTD (4*c)(R10), Z24 \
+	VPBROADCASTD (16+4*c)(R10), Z25 \
+	NIB4((832+64*c)(SI)(R11*1), (832+64*c)(R8)(R11*1), (832+64*c)(R9)(R11*1), (832+64*c)(BX)(R11*1)) \
+	Q5HIT(SI, c, Z16, Z17) \
+	Q5HIT(R8, c, Z18, Z19) \
+	Q5HIT(R9, c, Z20, Z21) \
+	Q5HIT(BX, c, Z22, Z23) \
+	VPDPBUSD Z24, Z16, I0 \
+	VPDPBUSD Z25, Z17, I0 \
+	VPDPBUSD Z24, Z18, I1 \
+	VPDPBUSD Z25, Z19, I1 \
+	VPDPBUSD Z24, Z20, I2 \
+	VPDPBUSD Z25, Z21, I2 \
+	VPDPBUSD Z24, Z22, I3 \
+	VPDPBUSD Z25, Z23, I3
+
+// func tileQ5Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ5Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ4Kx1mnp: Z9 holds the first sub-block's bit.
+TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	MOVL $0x10101010, R9
+	VPBROADCASTD R9, Z30
+	MOVL $0x01010101, R9
+	VPBROADCASTD R9, Z9
+	ARGS1M(32)
+	TESTQ CX, CX
+	JZ q5kx1m_done
+q5kx1m_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+	VMOVDQA64 Z9, Z26
+q5kx1m_sub:
+	STARTT(Z0, Z1, Z2, Z3)
+	Q5C4T(0, Z0, Z1, Z2, Z3)
+	Q5C4T(1, Z0, Z1, Z2, Z3)
+	Q5C4T(2, Z0, Z1, Z2, Z3)
+	Q5C4T(3, Z0, Z1, Z2, Z3)
+	Q4KFMAT(SI, Z0, Z4)
+	Q4KFMAT(R8, Z1, Z5)
+	Q4KFMAT(R9, Z2, Z6)
+	Q4KFMAT(BX, Z3, Z7)
+	NEXT1
+	VPADDB Z26, Z26, Z26
+	ADDQ $256, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q5kx1m_sub
+	STEP4T($2880)
+	DECQ CX
+	JNZ q5kx1m_super
+q5kx1m_done:
+	STORE4
+
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
 #define Q6CHUNKS \

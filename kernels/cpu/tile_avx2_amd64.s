@@ -122,6 +122,10 @@
 #define T2SUM(S0, S1, st) \
 	VPMADDWD Y14, S0, S0 \
 	VPMADDWD Y14, S1, S1 \
+	T2SUMD(S0, S1, st)
+
+// T2SUMD is T2SUM for sums already widened to int32.
+#define T2SUMD(S0, S1, st) \
 	VPBROADCASTD st, Y0 \
 	VPADDD Y0, S0, S0 \
 	VPADDD Y0, S1, S1 \
@@ -195,6 +199,55 @@
 	LEAQ bs(DI), R10 \
 	LEAQ (2*bs)(DI), R11 \
 	LEAQ (3*bs)(DI), R12
+
+// (T2ACTS and T2Q5M, of the Q5_K four-tile kernel below, address its stack frame: go
+// vet wants such macros defined before the first TEXT.)
+//
+// T2ACTS copies the token's 32 activation bytes at R10 to the stack as the words the
+// Q5_K four-tile kernel multiplies: word c's low-nibble elements broadcast at 64c(SP),
+// its high ones' at 64c+32(SP). Clobbers Y0.
+#define T2ACTS \
+	VPBROADCASTD (R10), Y0 \
+	VMOVDQU Y0, (SP) \
+	VPBROADCASTD 16(R10), Y0 \
+	VMOVDQU Y0, 32(SP) \
+	VPBROADCASTD 4(R10), Y0 \
+	VMOVDQU Y0, 64(SP) \
+	VPBROADCASTD 20(R10), Y0 \
+	VMOVDQU Y0, 96(SP) \
+	VPBROADCASTD 8(R10), Y0 \
+	VMOVDQU Y0, 128(SP) \
+	VPBROADCASTD 24(R10), Y0 \
+	VMOVDQU Y0, 160(SP) \
+	VPBROADCASTD 12(R10), Y0 \
+	VMOVDQU Y0, 192(SP) \
+	VPBROADCASTD 28(R10), Y0 \
+	VMOVDQU Y0, 224(SP)
+
+// T2Q5M multiplies word c of sub-block R11/256 of the Q5_K tile at P (fifth bits
+// added; the sub-block's bit at (DX)) with the token's words on the stack (T2ACTS);
+// ADD adds the products to the sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers Y0,
+// Y2–Y5.
+#define T2Q5M(P, c, S0, S1, ADD) \
+	VMOVDQU (832+64*c)(P)(R11*1), Y2 \
+	VMOVDQU (864+64*c)(P)(R11*1), Y3 \
+	VPSRLW $4, Y2, Y4 \
+	VPSRLW $4, Y3, Y5 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPAND Y15, Y4, Y4 \
+	VPAND Y15, Y5, Y5 \
+	T2HI5((320+64*c)(P), (DX), t2q5c10<>(SB), Y2) \
+	T2HI5((352+64*c)(P), (DX), t2q5c10<>(SB), Y3) \
+	T2HI5((576+64*c)(P), (DX), t2q5c10<>(SB), Y4) \
+	T2HI5((608+64*c)(P), (DX), t2q5c10<>(SB), Y5) \
+	VPMADDUBSW (64*c)(SP), Y2, Y2 \
+	VPMADDUBSW (64*c)(SP), Y3, Y3 \
+	VPMADDUBSW (64*c+32)(SP), Y4, Y4 \
+	VPMADDUBSW (64*c+32)(SP), Y5, Y5 \
+	VPADDW Y4, Y2, Y2 \
+	VPADDW Y5, Y3, Y3 \
+	ADD(S0, S1)
 
 // func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
@@ -596,6 +649,225 @@ q4ka4_done:
 	VZEROUPPER
 	RET
 
+// The Q5_K kernels: Q4_K's with the fifth bits (tile.go: per super-block Q4_K's
+// 320-byte head, eight high-bit words at 320, then the sub-blocks' nibbles at 832).
+// Sub-block j of a super-block takes bit j of the high-bit words (t2q5bits + 32j: the
+// byte 1 << j); a set bit adds 16 (t2q5c10) to its nibble. Quants reach 31, so a
+// VPMADDUBSW pair sum is |·| ≤ 2·31·128 = 7936 and four of them add exactly in int16:
+// words 0 and 1 of a sub-block are summed as int16 and widened, words 2 and 3 apart
+// (one token: in their own registers; four: widened one word at a time).
+
+DATA t2q5bits<>+0(SB)/8, $0x0101010101010101
+DATA t2q5bits<>+8(SB)/8, $0x0101010101010101
+DATA t2q5bits<>+16(SB)/8, $0x0101010101010101
+DATA t2q5bits<>+24(SB)/8, $0x0101010101010101
+DATA t2q5bits<>+32(SB)/8, $0x0202020202020202
+DATA t2q5bits<>+40(SB)/8, $0x0202020202020202
+DATA t2q5bits<>+48(SB)/8, $0x0202020202020202
+DATA t2q5bits<>+56(SB)/8, $0x0202020202020202
+DATA t2q5bits<>+64(SB)/8, $0x0404040404040404
+DATA t2q5bits<>+72(SB)/8, $0x0404040404040404
+DATA t2q5bits<>+80(SB)/8, $0x0404040404040404
+DATA t2q5bits<>+88(SB)/8, $0x0404040404040404
+DATA t2q5bits<>+96(SB)/8, $0x0808080808080808
+DATA t2q5bits<>+104(SB)/8, $0x0808080808080808
+DATA t2q5bits<>+112(SB)/8, $0x0808080808080808
+DATA t2q5bits<>+120(SB)/8, $0x0808080808080808
+DATA t2q5bits<>+128(SB)/8, $0x1010101010101010
+DATA t2q5bits<>+136(SB)/8, $0x1010101010101010
+DATA t2q5bits<>+144(SB)/8, $0x1010101010101010
+DATA t2q5bits<>+152(SB)/8, $0x1010101010101010
+DATA t2q5bits<>+160(SB)/8, $0x2020202020202020
+DATA t2q5bits<>+168(SB)/8, $0x2020202020202020
+DATA t2q5bits<>+176(SB)/8, $0x2020202020202020
+DATA t2q5bits<>+184(SB)/8, $0x2020202020202020
+DATA t2q5bits<>+192(SB)/8, $0x4040404040404040
+DATA t2q5bits<>+200(SB)/8, $0x4040404040404040
+DATA t2q5bits<>+208(SB)/8, $0x4040404040404040
+DATA t2q5bits<>+216(SB)/8, $0x4040404040404040
+DATA t2q5bits<>+224(SB)/8, $0x8080808080808080
+DATA t2q5bits<>+232(SB)/8, $0x8080808080808080
+DATA t2q5bits<>+240(SB)/8, $0x8080808080808080
+DATA t2q5bits<>+248(SB)/8, $0x8080808080808080
+GLOBL t2q5bits<>(SB), RODATA|NOPTR, $256
+DATA t2q5c10<>+0(SB)/8, $0x1010101010101010
+DATA t2q5c10<>+8(SB)/8, $0x1010101010101010
+DATA t2q5c10<>+16(SB)/8, $0x1010101010101010
+DATA t2q5c10<>+24(SB)/8, $0x1010101010101010
+GLOBL t2q5c10<>(SB), RODATA|NOPTR, $32
+
+// T2HI5 adds 16 to the nibbles in N (a ymm of one nibble word) whose high bit BIT is
+// set in the high-bit bytes at memory operand m. BIT and C10 (the 0x10 bytes) are
+// registers or memory operands. Clobbers Y0.
+#define T2HI5(m, BIT, C10, N) \
+	VMOVDQU m, Y0 \
+	VPAND BIT, Y0, Y0 \
+	VPCMPEQB BIT, Y0, Y0 \
+	VPAND C10, Y0, Y0 \
+	VPOR Y0, N, N
+
+// T2NIB5 is T2NIB for word c of a Q5_K sub-block (nibbles at SI, high-bit words at
+// DX) with its fifth bits added.
+#define T2NIB5(c, BIT, C10) \
+	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2HI5((64*c)(DX), BIT, C10, Y2) \
+	T2HI5((64*c+32)(DX), BIT, C10, Y3) \
+	T2HI5((256+64*c)(DX), BIT, C10, Y4) \
+	T2HI5((256+64*c+32)(DX), BIT, C10, Y5)
+
+// T2Q5HEAD starts a Q5_K super-block: BX its head, R14 its scale bytes, DX its
+// high-bit words, SI its first sub-block's nibbles, R13 the sub-block count.
+#define T2Q5HEAD \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	LEAQ 320(SI), DX \
+	ADDQ $832, SI \
+	MOVQ $8, R13
+
+// func tileQ5Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's bit in Y8 (doubled from one sub-block
+// to the next), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
+TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
+	T2ARGS1(32)
+	T2MASKS
+	VMOVDQU t2q5c10<>(SB), Y9
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	TESTQ CX, CX
+	JZ q5ka1_done
+
+q5ka1_super:
+	T2Q5HEAD
+	VMOVDQU t2q5bits<>(SB), Y8
+
+q5ka1_sub:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	T2NIB5(0, Y8, Y9)
+	T2TOK(R10, 0, Y6, Y7)
+	T2NIB5(1, Y8, Y9)
+	T2TOK(R10, 1, Y6, Y7)
+	T2NIB5(2, Y8, Y9)
+	T2TOK(R10, 2, Y10, Y11)
+	T2NIB5(3, Y8, Y9)
+	T2TOK(R10, 3, Y10, Y11)
+	VPMADDWD Y14, Y6, Y6
+	VPMADDWD Y14, Y7, Y7
+	VPMADDWD Y14, Y10, Y10
+	VPMADDWD Y14, Y11, Y11
+	VPADDD Y10, Y6, Y6
+	VPADDD Y11, Y7, Y7
+	T2SUMD(Y6, Y7, 16(R12))
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
+	T2ACC(Y6, Y2, (R12), 0)
+	T2ACC(Y7, Y3, (R12), 32)
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
+	T2MIN(Y2, 32(R12), 0)
+	T2MIN(Y3, 32(R12), 32)
+	VPADDB Y8, Y8, Y8
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q5ka1_sub
+	DECQ CX
+	JNZ q5ka1_super
+
+q5ka1_done:
+	VZEROUPPER
+	RET
+
+// T2TOKD is T2TOK with each word's pair sums widened to int32 before they are added
+// to the int32 sums S0, S1.
+#define T2TOKD(T, c, S0, S1) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	VPMADDUBSW Y0, Y3, Y1 \
+	VPMADDUBSW Y0, Y2, Y0 \
+	VPMADDWD Y14, Y0, Y0 \
+	VPMADDWD Y14, Y1, Y1 \
+	VPADDD Y0, S0, S0 \
+	VPADDD Y1, S1, S1 \
+	VPBROADCASTD (16+4*c)(T), Y0 \
+	VPMADDUBSW Y0, Y5, Y1 \
+	VPMADDUBSW Y0, Y4, Y0 \
+	VPMADDWD Y14, Y0, Y0 \
+	VPMADDWD Y14, Y1, Y1 \
+	VPADDD Y0, S0, S0 \
+	VPADDD Y1, S1, S1
+
+// T2Q5ALL runs word c of the Q5_K sub-block against the four tokens with TOK (T2TOK:
+// int16 sums; T2TOKD: int32).
+#define T2Q5ALL(c, TOK) \
+	T2NIB5(c, (R8), t2q5c10<>(SB)) \
+	TOK(DI, c, Y6, Y7) \
+	TOK(R10, c, Y8, Y9) \
+	TOK(R11, c, Y10, Y11) \
+	TOK(R12, c, Y12, Y13)
+
+// func tileQ5Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ5Kx1AVX2 for four tokens at once (sums of token t in Y6+2t and Y7+2t; R8 at the
+// sub-block's bit in t2q5bits).
+TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
+	T2MASKS
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ q5ka4_done
+
+q5ka4_super:
+	T2Q5HEAD
+	LEAQ t2q5bits<>(SB), R8
+
+q5ka4_sub:
+	T2ZERO8
+	T2Q5ALL(0, T2TOK)
+	T2Q5ALL(1, T2TOK)
+	VPMADDWD Y14, Y6, Y6
+	VPMADDWD Y14, Y7, Y7
+	VPMADDWD Y14, Y8, Y8
+	VPMADDWD Y14, Y9, Y9
+	VPMADDWD Y14, Y10, Y10
+	VPMADDWD Y14, Y11, Y11
+	VPMADDWD Y14, Y12, Y12
+	VPMADDWD Y14, Y13, Y13
+	T2Q5ALL(2, T2TOKD)
+	T2Q5ALL(3, T2TOKD)
+	T2SUMD(Y6, Y7, 144(DI))
+	T2SUMD(Y8, Y9, 148(DI))
+	T2SUMD(Y10, Y11, 152(DI))
+	T2SUMD(Y12, Y13, 156(DI))
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
+	T2ACC8(128)
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
+	T2MIN(Y2, 160(DI), 0)
+	T2MIN(Y3, 160(DI), 32)
+	T2MIN(Y2, 164(DI), 64)
+	T2MIN(Y3, 164(DI), 96)
+	T2MIN(Y2, 168(DI), 128)
+	T2MIN(Y3, 168(DI), 160)
+	T2MIN(Y2, 172(DI), 192)
+	T2MIN(Y3, 172(DI), 224)
+	ADDQ $32, R8
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q5ka4_sub
+	DECQ CX
+	JNZ q5ka4_super
+
+q5ka4_done:
+	VZEROUPPER
+	RET
+
 // The Q6_K kernels: per 256-element super-block of a tile, 16 fp16 d, 32 bytes of
 // padding, 16×16 int8 scales, then sixteen 16-element blocks of two nibble words and
 // one word of high bit pairs (tile.go), stored as q+32 (0…63). A block's four 6-bit
@@ -833,7 +1105,13 @@ q4am_done:
 // T2Q4KFIN scales tile P's int16 sums S0, S1 of sub-block R14/16 (its head at P) and
 // adds its mins, into its accumulators at off(AX). Clobbers Y0–Y3.
 #define T2Q4KFIN(P, S0, S1, off) \
-	T2SUM(S0, S1, 16(R12)) \
+	VPMADDWD Y14, S0, S0 \
+	VPMADDWD Y14, S1, S1 \
+	T2KFIND(P, S0, S1, off)
+
+// T2KFIND is T2Q4KFIN with int32 sums S0, S1 (Q4_K and Q5_K tiles share the head).
+#define T2KFIND(P, S0, S1, off) \
+	T2SUMD(S0, S1, 16(R12)) \
 	T2ROWS(64(P)(R14*1), 72(P)(R14*1), (P), 16(P), Y2, Y3) \
 	T2ACC(S0, Y2, (R12), off) \
 	T2ACC(S1, Y3, (R12), off+32) \
@@ -1100,5 +1378,77 @@ nla4_loop:
 	JNZ nla4_loop
 
 nla4_done:
+	VZEROUPPER
+	RET
+
+// T2ADDW adds T2Q5M's int16 pair sums (Y2, Y3) to the int16 sums S0, S1; T2ADDD widens
+// them to int32 first.
+#define T2ADDW(S0, S1) \
+	VPADDW Y2, S0, S0 \
+	VPADDW Y3, S1, S1
+
+#define T2ADDD(S0, S1) \
+	VPMADDWD Y14, Y2, Y2 \
+	VPMADDWD Y14, Y3, Y3 \
+	VPADDD Y2, S0, S0 \
+	VPADDD Y3, S1, S1
+
+// T2Q5W runs word c of the sub-block of the four Q5_K tiles.
+#define T2Q5W(c, ADD) \
+	T2Q5M(SI, c, Y6, Y7, ADD) \
+	T2Q5M(R8, c, Y8, Y9, ADD) \
+	T2Q5M(R9, c, Y10, Y11, ADD) \
+	T2Q5M(BX, c, Y12, Y13, ADD)
+
+// func tileQ5Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ5Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn, as tileQ4Kx1mAVX2; DX walks t2q5bits.
+TEXT ·tileQ5Kx1mAVX2(SB), NOSPLIT, $256-48
+	T2MASKS
+	T2ARGSM(32)
+	TESTQ CX, CX
+	JZ q5kam_done
+
+q5kam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+	LEAQ t2q5bits<>(SB), DX
+
+q5kam_sub:
+	T2ACTS
+	T2ZERO8
+	T2Q5W(0, T2ADDW)
+	T2Q5W(1, T2ADDW)
+	VPMADDWD Y14, Y6, Y6
+	VPMADDWD Y14, Y7, Y7
+	VPMADDWD Y14, Y8, Y8
+	VPMADDWD Y14, Y9, Y9
+	VPMADDWD Y14, Y10, Y10
+	VPMADDWD Y14, Y11, Y11
+	VPMADDWD Y14, Y12, Y12
+	VPMADDWD Y14, Y13, Y13
+	T2Q5W(2, T2ADDD)
+	T2Q5W(3, T2ADDD)
+	T2KFIND(SI, Y6, Y7, 0)
+	T2KFIND(R8, Y8, Y9, 64)
+	T2KFIND(R9, Y10, Y11, 128)
+	T2KFIND(BX, Y12, Y13, 192)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	ADDQ $256, R11
+	ADDQ $16, R14
+	ADDQ $32, DX
+	DECQ R13
+	JNZ q5kam_sub
+	ADDQ $2880, SI
+	ADDQ $2880, R8
+	ADDQ $2880, R9
+	ADDQ $2880, BX
+	DECQ CX
+	JNZ q5kam_super
+
+q5kam_done:
 	VZEROUPPER
 	RET
