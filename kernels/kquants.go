@@ -75,8 +75,9 @@ func packScaleMinK4(sc, mn *[8]uint8, s *[12]byte) {
 	}
 }
 
-// unpackQ3Scales decodes the sixteen signed 6-bit scales of a Q3_K block.
-func unpackQ3Scales(s *[12]byte, sc *[16]int32) {
+// UnpackQ3Scales decodes the sixteen signed 6-bit scales of a Q3_K block (its 12 scale
+// bytes) into sc, one per 16-element sub-block (−32…31).
+func UnpackQ3Scales(s *[12]byte, sc *[16]int32) {
 	for g := 0; g < 16; g++ {
 		var lo byte
 		if g < 8 {
@@ -121,7 +122,7 @@ func q3_KToFloat(src []byte, dst []float32) {
 		b := (*[110]byte)(src[110*i:])
 		y := (*[qkK]float32)(dst[qkK*i:])
 		d := half(b[108:])
-		unpackQ3Scales((*[12]byte)(b[96:]), &sc)
+		UnpackQ3Scales((*[12]byte)(b[96:]), &sc)
 		hm := (*[32]byte)(b[0:])
 		for n := 0; n < 2; n++ {
 			q := (*[32]byte)(b[32+32*n:])
@@ -502,7 +503,7 @@ func q3_KFromFloat(src []float32, dst []byte) {
 			putHalf(b[108:], 0)
 		}
 		d := half(b[108:])
-		unpackQ3Scales(ps, &sc)
+		UnpackQ3Scales(ps, &sc)
 		for j := 0; j < 16; j++ {
 			dl := d * float32(sc[j])
 			if dl == 0 {
@@ -721,7 +722,7 @@ func vecDotQ3_KQ8_K(n int, w, x []byte) float32 {
 		a := (*[110]byte)(w[110*i:])
 		b := (*[292]byte)(x[292*i:])
 		q8KSums(b, &bs)
-		unpackQ3Scales((*[12]byte)(a[96:]), &sc)
+		UnpackQ3Scales((*[12]byte)(a[96:]), &sc)
 		hm := (*[32]byte)(a[0:])
 		var isum int32
 		for n := 0; n < 2; n++ {

@@ -38,7 +38,7 @@ func TestKernels(t *testing.T) {
 		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m", "Q8_0/decode": "tile-q8_0-x1", "Q6_K/prompt": "tile-q6_k-x4", "F32/decode": "dot-f32-avx2",
 			"IQ4_NL/decode": "tile-iq4_nl-x1m", "IQ4_XS/decode": "tile-iq4_xs-x1", "MXFP4/decode": "tile-mxfp4-x1",
-			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4", "Q5_K/decode": "tile-q5_k-x1", "Q5_K/prompt": "tile-q5_k-x4", "Q5_0/decode": "reference",
+			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4", "Q5_K/decode": "tile-q5_k-x1", "Q5_K/prompt": "tile-q5_k-x4", "Q3_K/decode": "tile-q3_k-x1", "Q3_K/prompt": "tile-q3_k-x4", "Q5_0/decode": "reference",
 			"F16/attention": "attn-tile-f16"},
 	}[level]
 	if want == nil {
@@ -54,7 +54,7 @@ func TestKernels(t *testing.T) {
 	if level == "avx512vnni" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
 		want["Q8_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q8_0-x1m", "tile-q4_k-x1m", "tile-q6_k-x1m"
-		want["Q5_K/decode"] = "tile-q5_k-x1m"
+		want["Q5_K/decode"], want["Q3_K/decode"] = "tile-q5_k-x1m", "tile-q3_k-x1m"
 	}
 	if level == "avx512vnni" && xcpu.X86.HasAVX512BF16 {
 		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-x4", "bf16-dp-gemm" // Intel: adjacent rows

@@ -102,6 +102,7 @@ var packers = map[kernels.DType]*packer{
 	kernels.Q4_K: {bs: 32, hasMin: true, unpack: unpackQ4_K},
 	kernels.Q5_K: {bs: 32, hasMin: true, unpack: unpackQ5_K},
 	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
+	kernels.Q3_K: {bs: 16, k: 4, unpack: unpackQ3_K},
 	// tile_lut.go: tiles copied from the raw bytes
 	kernels.IQ4_NL: tileIQ4NL.pk, kernels.MXFP4: tileMXFP4.pk, kernels.IQ4_XS: tileIQ4XS.pk,
 }
@@ -178,6 +179,29 @@ func unpackQ5_K(row, q []byte, sc, mn []float32) {
 			o := q[256*i+32*j : 256*i+32*j+32]
 			for l := range o {
 				o[l] = src[l]>>(4*(j%2))&15 | (qh[l]>>j&1)<<4
+			}
+		}
+	}
+}
+
+// unpackQ3_K writes a Q3_K row's quants as q+4 (0…7: the two low bits plus 4 times
+// the hmask bit) and its sub-block scales d·sc.
+func unpackQ3_K(row, q []byte, sc, _ []float32) {
+	var s [16]int32
+	for i := 0; i < len(sc)/16; i++ {
+		blk := row[110*i : 110*i+110]
+		d := f16At(blk[108:])
+		kernels.UnpackQ3Scales((*[12]byte)(blk[96:108]), &s)
+		for g := range s {
+			sc[16*i+g] = d * float32(s[g])
+		}
+		for n := range 2 {
+			qs := blk[32+32*n : 64+32*n]
+			for j := range 4 {
+				o := q[256*i+128*n+32*j : 256*i+128*n+32*j+32]
+				for l := range o {
+					o[l] = qs[l]>>(2*j)&3 | (blk[l]>>(4*n+j)&1)<<2
+				}
 			}
 		}
 	}

@@ -245,6 +245,21 @@ func tileQ5Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ5Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np and tileQ3Kx1mnp are the Q6_K kernels for Q3_K
+// tiles (3-bit quants: crumbs and high bits).
+//
+//go:noescape
+func tileQ3Kx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ3Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ3Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ3Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 //go:noescape
 func tileQ5Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
@@ -439,6 +454,7 @@ func init() {
 			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1, tileQ4Kx1np}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1, tileQ6Kx1np},
 			kernels.IQ4_NL: {tileIQ4NLx4, tileIQ4NLx1, tileIQ4NLx1np}, kernels.MXFP4: {tileMXFP4x4, tileMXFP4x1, tileMXFP4x1np},
 			kernels.IQ4_XS: {tileIQ4XSx4, tileIQ4XSx1, tileIQ4XSx1np}, kernels.Q5_K: {tileQ5Kx4, tileQ5Kx1, tileQ5Kx1np},
+			kernels.Q3_K: {tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 			if x1NoPrefetch {
@@ -460,6 +476,7 @@ func init() {
 		x1mKernels[kernels.Q4_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ4Kx1mnp}
 		x1mKernels[kernels.Q6_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ6Kx1mnp}
 		x1mKernels[kernels.Q5_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ5Kx1mnp}
+		x1mKernels[kernels.Q3_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ3Kx1mnp}
 		np := 0
 		if x1NoPrefetch {
 			np = 1

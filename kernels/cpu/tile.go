@@ -8,7 +8,7 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
+// Tiled matrix products. Q4_0, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
 // last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
 // matrix's first use when nobody prepared it) and keeps until Close: sixteen
 // rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
@@ -92,37 +92,76 @@ var tileFmts = map[kernels.DType]*tileFmt{
 				}
 			}
 		}},
-	// Per super-block: 16 fp16 d, 32 bytes of padding, 16×16 int8 scales, then sixteen
-	// 16-element blocks of
-	// two words of nibble pairs (elements e and e+8) and one word of high bit pairs
-	// (element 4c+i's at bits 2c of byte i).
-	kernels.Q6_K: {pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3392,
+	// Per super-block: Q6_K's head (16 fp16 d, 32 bytes of padding, 16×16 int8 scales),
+	// then eight pairs of 16-element blocks of 192 bytes: a word of two-bit crumbs per
+	// block (element 4c+i's low bits at bits 2c of byte i), then one word of their high
+	// bits (the first block's element 4c+i at bit c of byte i, the second's at bit 4+c).
+	// Quants are stored as q+4 (0…7).
+	kernels.Q3_K: {pk: packers[kernels.Q3_K], unit: 256, unitBytes: 1856,
 		quant: func(o []byte, r, e int) byte {
-			blk := o[320+192*(e/16):]
-			e %= 16
-			lo := blk[64*(e%8/4)+4*r+e%4] >> (4 * (e / 8)) & 15
-			return lo | (blk[128+4*r+e%4]>>(2*(e/4))&3)<<4
+			b, x := e/16, e%16
+			pair := o[320+192*(b/2):]
+			lo := pair[64*(b%2)+4*r+x%4] >> (2 * (x / 4)) & 3
+			return lo | (pair[128+4*r+x%4]>>(4*(b%2)+x/4)&1)<<2
 		},
-		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
+		ws: tileFmtQ6K.ws,
 		pack: func(dst, q, row []byte, r int) {
-			copy(dst[2*r:2*r+2], row[208:210])
-			for b := range 16 {
-				dst[64+16*b+r] = row[192+b]
-				blk := dst[320+192*b:]
-				for i := range 8 {
-					v := q[16*b+i]&15 | (q[16*b+8+i]&15)<<4
-					blk[64*(i/4)+4*r+i%4] = v
-				}
+			copy(dst[2*r:2*r+2], row[108:110])
+			var sc [16]int32
+			kernels.UnpackQ3Scales((*[12]byte)(row[96:108]), &sc)
+			for b, v := range sc {
+				dst[64+16*b+r] = byte(int8(v))
+			}
+			for p := range 8 {
+				pair := dst[320+192*p:]
 				for i := range 4 {
-					var h byte
-					for c := range 4 {
-						h |= (q[16*b+4*c+i] >> 4) << (2 * c)
+					var hi byte
+					for h := range 2 {
+						var lo byte
+						for c := range 4 {
+							u := q[32*p+16*h+4*c+i]
+							lo |= (u & 3) << (2 * c)
+							hi |= (u >> 2) << (4*h + c)
+						}
+						pair[64*h+4*r+i] = lo
 					}
-					blk[128+4*r+i] = h
+					pair[128+4*r+i] = hi
 				}
 			}
 		}},
+	kernels.Q6_K: tileFmtQ6K,
 }
+
+// tileFmtQ6K is Q6_K's tile format: per super-block 16 fp16 d, 32 bytes of padding,
+// 16×16 int8 scales, then sixteen 16-element blocks of two words of nibble pairs
+// (elements e and e+8) and one word of high bit pairs (element 4c+i's at bits 2c of
+// byte i). Q3_K's tiles share its head.
+var tileFmtQ6K = &tileFmt{pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3392,
+	quant: func(o []byte, r, e int) byte {
+		blk := o[320+192*(e/16):]
+		e %= 16
+		lo := blk[64*(e%8/4)+4*r+e%4] >> (4 * (e / 8)) & 15
+		return lo | (blk[128+4*r+e%4]>>(2*(e/4))&3)<<4
+	},
+	ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
+	pack: func(dst, q, row []byte, r int) {
+		copy(dst[2*r:2*r+2], row[208:210])
+		for b := range 16 {
+			dst[64+16*b+r] = row[192+b]
+			blk := dst[320+192*b:]
+			for i := range 8 {
+				v := q[16*b+i]&15 | (q[16*b+8+i]&15)<<4
+				blk[64*(i/4)+4*r+i%4] = v
+			}
+			for i := range 4 {
+				var h byte
+				for c := range 4 {
+					h |= (q[16*b+4*c+i] >> 4) << (2 * c)
+				}
+				blk[128+4*r+i] = h
+			}
+		}
+	}}
 
 // tileFmtQ4K is Q4_K's tile format: per super-block 16 fp16 d, 16 fp16 dmin, 8×16
 // scale bytes, 8×16 min bytes (packQ4KHead), then eight 32-element sub-blocks as Q4_0's

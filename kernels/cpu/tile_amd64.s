@@ -812,6 +812,25 @@ q5kx1m_done:
 	VPDPBUSD.BCST 12(R10), Z24, Z1 \
 	VPADDD Z1, Z0, Z0
 
+// Q6DOT4 is Q6DOT1 for four tokens (16 activations each at DI) into Z0–Z3.
+#define Q6DOT4 \
+	VPDPBUSD.BCST (DI), Z19, Z0 \
+	VPDPBUSD.BCST 16(DI), Z19, Z1 \
+	VPDPBUSD.BCST 32(DI), Z19, Z2 \
+	VPDPBUSD.BCST 48(DI), Z19, Z3 \
+	VPDPBUSD.BCST 4(DI), Z21, Z0 \
+	VPDPBUSD.BCST 20(DI), Z21, Z1 \
+	VPDPBUSD.BCST 36(DI), Z21, Z2 \
+	VPDPBUSD.BCST 52(DI), Z21, Z3 \
+	VPDPBUSD.BCST 8(DI), Z23, Z0 \
+	VPDPBUSD.BCST 24(DI), Z23, Z1 \
+	VPDPBUSD.BCST 40(DI), Z23, Z2 \
+	VPDPBUSD.BCST 56(DI), Z23, Z3 \
+	VPDPBUSD.BCST 12(DI), Z24, Z0 \
+	VPDPBUSD.BCST 28(DI), Z24, Z1 \
+	VPDPBUSD.BCST 44(DI), Z24, Z2 \
+	VPDPBUSD.BCST 60(DI), Z24, Z3
+
 // Q6_SCALE turns the block's sixteen int8 scales (R14) into row scales d·sc (Z10).
 #define Q6_SCALE \
 	VPMOVSXBD (R14), Z10 \
@@ -845,22 +864,7 @@ q6kx4_blk:
 	LEAQ 64(DI), R12
 	STARTS4
 	Q6CHUNKS
-	VPDPBUSD.BCST (DI), Z19, Z0
-	VPDPBUSD.BCST 16(DI), Z19, Z1
-	VPDPBUSD.BCST 32(DI), Z19, Z2
-	VPDPBUSD.BCST 48(DI), Z19, Z3
-	VPDPBUSD.BCST 4(DI), Z21, Z0
-	VPDPBUSD.BCST 20(DI), Z21, Z1
-	VPDPBUSD.BCST 36(DI), Z21, Z2
-	VPDPBUSD.BCST 52(DI), Z21, Z3
-	VPDPBUSD.BCST 8(DI), Z23, Z0
-	VPDPBUSD.BCST 24(DI), Z23, Z1
-	VPDPBUSD.BCST 40(DI), Z23, Z2
-	VPDPBUSD.BCST 56(DI), Z23, Z3
-	VPDPBUSD.BCST 12(DI), Z24, Z0
-	VPDPBUSD.BCST 28(DI), Z24, Z1
-	VPDPBUSD.BCST 44(DI), Z24, Z2
-	VPDPBUSD.BCST 60(DI), Z24, Z3
+	Q6DOT4
 	Q6_SCALE
 	FMA4
 	ADDQ $192, SI
@@ -926,6 +930,11 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VMOVDQU64 448(P)(R11*1), Z18 \
 	Q6BITS \
 	Q6DOT1 \
+	KT1FMA(P, ACC)
+
+// KT1FMA scales the int sum Z0 of the block R14/16 of the Q6_K or Q3_K super-block of
+// the tile at P (its fp16 d and int8 scales in the head at P) into ACC.
+#define KT1FMA(P, ACC) \
 	VCVTPH2PS (P), Z28 \
 	VPMOVSXBD 64(P)(R14*1), Z10 \
 	VCVTDQ2PS Z10, Z10 \
@@ -962,6 +971,249 @@ q6kx1m_blk:
 	DECQ CX
 	JNZ q6kx1m_super
 q6kx1m_done:
+	STORE4
+
+// The Q3_K kernels: Q6_K's with 3-bit quants (tile.go: Q6_K's head, then per pair of
+// 16-element blocks a crumb word each and one word of their high bits). A chunk c of a
+// block (elements 4c…4c+3 of each row) is its crumb word's bits 2c…2c+1, plus 4 where
+// the high-bit word has bit c (the pair's first block) or 4+c (its second) set:
+// VPTESTMB against q3bits + 64k (the bytes 1 << k) into a mask, then a masked VPADDB.
+// Z29 holds the 0x03 bytes, Z26 the 0x04 bytes, Z25 the pair's high-bit word, Z16 the
+// block's crumbs; the chunks go where Q6DOT1 and Q6DOT4 take them (Z19, Z21, Z23, Z24).
+
+DATA q3bits<>+0(SB)/8, $0x0101010101010101
+DATA q3bits<>+8(SB)/8, $0x0101010101010101
+DATA q3bits<>+16(SB)/8, $0x0101010101010101
+DATA q3bits<>+24(SB)/8, $0x0101010101010101
+DATA q3bits<>+32(SB)/8, $0x0101010101010101
+DATA q3bits<>+40(SB)/8, $0x0101010101010101
+DATA q3bits<>+48(SB)/8, $0x0101010101010101
+DATA q3bits<>+56(SB)/8, $0x0101010101010101
+DATA q3bits<>+64(SB)/8, $0x0202020202020202
+DATA q3bits<>+72(SB)/8, $0x0202020202020202
+DATA q3bits<>+80(SB)/8, $0x0202020202020202
+DATA q3bits<>+88(SB)/8, $0x0202020202020202
+DATA q3bits<>+96(SB)/8, $0x0202020202020202
+DATA q3bits<>+104(SB)/8, $0x0202020202020202
+DATA q3bits<>+112(SB)/8, $0x0202020202020202
+DATA q3bits<>+120(SB)/8, $0x0202020202020202
+DATA q3bits<>+128(SB)/8, $0x0404040404040404
+DATA q3bits<>+136(SB)/8, $0x0404040404040404
+DATA q3bits<>+144(SB)/8, $0x0404040404040404
+DATA q3bits<>+152(SB)/8, $0x0404040404040404
+DATA q3bits<>+160(SB)/8, $0x0404040404040404
+DATA q3bits<>+168(SB)/8, $0x0404040404040404
+DATA q3bits<>+176(SB)/8, $0x0404040404040404
+DATA q3bits<>+184(SB)/8, $0x0404040404040404
+DATA q3bits<>+192(SB)/8, $0x0808080808080808
+DATA q3bits<>+200(SB)/8, $0x0808080808080808
+DATA q3bits<>+208(SB)/8, $0x0808080808080808
+DATA q3bits<>+216(SB)/8, $0x0808080808080808
+DATA q3bits<>+224(SB)/8, $0x0808080808080808
+DATA q3bits<>+232(SB)/8, $0x0808080808080808
+DATA q3bits<>+240(SB)/8, $0x0808080808080808
+DATA q3bits<>+248(SB)/8, $0x0808080808080808
+DATA q3bits<>+256(SB)/8, $0x1010101010101010
+DATA q3bits<>+264(SB)/8, $0x1010101010101010
+DATA q3bits<>+272(SB)/8, $0x1010101010101010
+DATA q3bits<>+280(SB)/8, $0x1010101010101010
+DATA q3bits<>+288(SB)/8, $0x1010101010101010
+DATA q3bits<>+296(SB)/8, $0x1010101010101010
+DATA q3bits<>+304(SB)/8, $0x1010101010101010
+DATA q3bits<>+312(SB)/8, $0x1010101010101010
+DATA q3bits<>+320(SB)/8, $0x2020202020202020
+DATA q3bits<>+328(SB)/8, $0x2020202020202020
+DATA q3bits<>+336(SB)/8, $0x2020202020202020
+DATA q3bits<>+344(SB)/8, $0x2020202020202020
+DATA q3bits<>+352(SB)/8, $0x2020202020202020
+DATA q3bits<>+360(SB)/8, $0x2020202020202020
+DATA q3bits<>+368(SB)/8, $0x2020202020202020
+DATA q3bits<>+376(SB)/8, $0x2020202020202020
+DATA q3bits<>+384(SB)/8, $0x4040404040404040
+DATA q3bits<>+392(SB)/8, $0x4040404040404040
+DATA q3bits<>+400(SB)/8, $0x4040404040404040
+DATA q3bits<>+408(SB)/8, $0x4040404040404040
+DATA q3bits<>+416(SB)/8, $0x4040404040404040
+DATA q3bits<>+424(SB)/8, $0x4040404040404040
+DATA q3bits<>+432(SB)/8, $0x4040404040404040
+DATA q3bits<>+440(SB)/8, $0x4040404040404040
+DATA q3bits<>+448(SB)/8, $0x8080808080808080
+DATA q3bits<>+456(SB)/8, $0x8080808080808080
+DATA q3bits<>+464(SB)/8, $0x8080808080808080
+DATA q3bits<>+472(SB)/8, $0x8080808080808080
+DATA q3bits<>+480(SB)/8, $0x8080808080808080
+DATA q3bits<>+488(SB)/8, $0x8080808080808080
+DATA q3bits<>+496(SB)/8, $0x8080808080808080
+DATA q3bits<>+504(SB)/8, $0x8080808080808080
+GLOBL q3bits<>(SB), RODATA|NOPTR, $512
+
+// Q3MASKS sets Z29 and Z26 (R9 is clobbered).
+#define Q3MASKS \
+	MOVL $0x03030303, R9 \
+	VPBROADCASTD R9, Z29 \
+	MOVL $0x04040404, R9 \
+	VPBROADCASTD R9, Z26
+
+// Q3CHUNKS rebuilds the four chunks of block h (0 or 1) of the pair from its crumbs
+// (Z16) and the pair's high bits (Z25), the masks at 256h(B).
+#define Q3CHUNKS(B, h) \
+	VPANDQ Z29, Z16, Z19 \
+	VPSRLW $2, Z16, Z21 \
+	VPSRLW $4, Z16, Z23 \
+	VPSRLW $6, Z16, Z24 \
+	VPANDQ Z29, Z21, Z21 \
+	VPANDQ Z29, Z23, Z23 \
+	VPANDQ Z29, Z24, Z24 \
+	VPTESTMB (256*h)(B), Z25, K1 \
+	VPTESTMB (256*h+64)(B), Z25, K2 \
+	VPTESTMB (256*h+128)(B), Z25, K3 \
+	VPTESTMB (256*h+192)(B), Z25, K4 \
+	VPADDB Z26, Z19, K1, Z19 \
+	VPADDB Z26, Z21, K2, Z21 \
+	VPADDB Z26, Z23, K3, Z23 \
+	VPADDB Z26, Z24, K4, Z24
+
+// Q3K_SUPER starts a Q3_K super-block at SI: Z28 its fp16 d, R14 its scales, SI its
+// first pair, R13 the pair count.
+#define Q3K_SUPER \
+	VCVTPH2PS (SI), Z28 \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13
+
+// Q3BLK4 runs block h of the pair at SI (high bits in Z25) against four tokens (DI).
+#define Q3BLK4(h) \
+	LEAQ 64(DI), R12 \
+	STARTS4 \
+	VMOVDQU64 (64*h)(SI), Z16 \
+	Q3CHUNKS(R9, h) \
+	Q6DOT4 \
+	Q6_SCALE \
+	FMA4 \
+	ADDQ $16, R14 \
+	ADDQ $112, DI
+
+// func tileQ3Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q3_K tiles (per 256-element super-block: Q6_K's 320-byte head, then eight pairs of
+// 16-element blocks of 192 bytes) times four tokens (activation blocks of 4·16+48
+// bytes).
+TEXT ·tileQ3Kx4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	Q3MASKS
+	LEAQ q3bits<>(SB), R9
+	TESTQ CX, CX
+	JZ q3kx4_done
+q3kx4_super:
+	Q3K_SUPER
+q3kx4_pair:
+	PREF3(PFON)
+	VMOVDQU64 128(SI), Z25
+	Q3BLK4(0)
+	Q3BLK4(1)
+	ADDQ $192, SI
+	DECQ R13
+	JNZ q3kx4_pair
+	DECQ CX
+	JNZ q3kx4_super
+q3kx4_done:
+	STORE4
+
+// Q3BLK1 is Q3BLK4 for one token (R10, R12).
+#define Q3BLK1(h) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 (64*h)(SI), Z16 \
+	Q3CHUNKS(R9, h) \
+	Q6DOT1 \
+	Q6_SCALE \
+	FMA1 \
+	ADDQ $16, R14 \
+	ADDQ $112, R10 \
+	ADDQ $112, R12
+
+// func tileQ3Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ3Kx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
+#define TILEQ3KX1(PF) \
+	ARGS1(16) \
+	MASKS \
+	Q3MASKS \
+	LEAQ q3bits<>(SB), R9 \
+	TESTQ CX, CX \
+	JZ q3kx1_done \
+q3kx1_super: \
+	Q3K_SUPER \
+q3kx1_pair: \
+	PREF3(PF) \
+	VMOVDQU64 128(SI), Z25 \
+	Q3BLK1(0) \
+	Q3BLK1(1) \
+	ADDQ $192, SI \
+	DECQ R13 \
+	JNZ q3kx1_pair \
+	DECQ CX \
+	JNZ q3kx1_super \
+q3kx1_done: \
+	STORE1
+
+TEXT ·tileQ3Kx1(SB), NOSPLIT, $0-40
+	TILEQ3KX1(PFON)
+
+// func tileQ3Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ3Kx1 without software prefetch (PFOFF).
+TEXT ·tileQ3Kx1np(SB), NOSPLIT, $0-40
+	TILEQ3KX1(PFOFF)
+
+// Q3KT1 runs block h of pair R11/192 of the Q3_K super-block of the tile at P against
+// one token (R10, R12) into ACC (its scale through R14; the masks at DX).
+#define Q3KT1(P, h, ACC) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 (320+64*h)(P)(R11*1), Z16 \
+	VMOVDQU64 448(P)(R11*1), Z25 \
+	Q3CHUNKS(DX, h) \
+	Q6DOT1 \
+	KT1FMA(P, ACC)
+
+// Q3KBLKT runs block h of the pair of the four tiles and steps to the next block.
+#define Q3KBLKT(h) \
+	Q3KT1(SI, h, Z4) \
+	Q3KT1(R8, h, Z5) \
+	Q3KT1(R9, h, Z6) \
+	Q3KT1(BX, h, Z7) \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	ADDQ $16, R14
+
+// func tileQ3Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ3Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
+// tileQ6Kx1mnp.
+TEXT ·tileQ3Kx1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	Q3MASKS
+	ARGS1M(16)
+	LEAQ q3bits<>(SB), DX
+	TESTQ CX, CX
+	JZ q3kx1m_done
+q3kx1m_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+q3kx1m_pair:
+	Q3KBLKT(0)
+	Q3KBLKT(1)
+	ADDQ $192, R11
+	DECQ R13
+	JNZ q3kx1m_pair
+	STEP4T($1856)
+	DECQ CX
+	JNZ q3kx1m_super
+q3kx1m_done:
 	STORE4
 
 // Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
