@@ -988,6 +988,10 @@ q6ka1_done:
 // R12; tail at 64(DI)) into the accumulators of that half.
 #define T6HALF(h) \
 	T6CHUNKS(h) \
+	T6HALFT(h)
+
+// T6HALFT is T6HALF after the chunks are rebuilt.
+#define T6HALFT(h) \
 	T6TOK(DI, Y2) \
 	T6TOK(R10, Y3) \
 	T6TOK(R11, Y4) \
@@ -1170,6 +1174,11 @@ q4kam_done:
 // the token (R10, R12) into its accumulators at off(AX) (scales through R14).
 #define T6HALFM(P, h, off) \
 	T6CHUNKSM(P, h) \
+	T6HALFMT(P, h, off)
+
+// T6HALFMT is T6HALFM after the chunks are rebuilt (Q6_K and Q3_K tiles share the
+// head).
+#define T6HALFMT(P, h, off) \
 	T6TOK(R10, Y2) \
 	T6FLOAT(Y2, 16(R12)) \
 	VPMOVSXBD (64+8*h)(P)(R14*1), Y11 \
@@ -1450,5 +1459,198 @@ q5kam_sub:
 	JNZ q5kam_super
 
 q5kam_done:
+	VZEROUPPER
+	RET
+
+// The Q3_K kernels: Q6_K's with 3-bit quants (tile.go: Q6_K's head, then per pair of
+// 16-element blocks a crumb word each and one word of their high bits), stored as q+4
+// (0…7). Chunk c of block p of a pair is its crumbs' bits 2c…2c+1 plus 4 times the
+// high-bit word's bit 4p+c: the high word is shifted left 2 (p = 0) or right 2 (p = 1)
+// once, so that bit 2 of each byte is the chunk's after a further right shift by c.
+// Y13 holds the 0x03 bytes, Y15 the 0x04 bytes; VPMADDUBSW pair sums are |·| ≤ 2·7·128.
+
+// T3MASKS is T2MASKS with Y13 = 0x03 and Y15 = 0x04 bytes.
+#define T3MASKS \
+	T2MASKS \
+	MOVL $0x03030303, R9 \
+	MOVQ R9, X13 \
+	VPBROADCASTD X13, Y13 \
+	MOVL $0x04040404, R9 \
+	MOVQ R9, X15 \
+	VPBROADCASTD X15, Y15
+
+// T3BITS rebuilds one half (rows 0–7 or 8–15) of a block, its crumbs at memory operand
+// lw and its pair's high bits at hw (PRE: VPSLLW for the pair's first block, VPSRLW for
+// its second), as its four chunks in Y5…Y8. Clobbers Y2, Y3, Y9.
+#define T3BITS(lw, hw, PRE) \
+	VMOVDQU lw, Y2 \
+	VMOVDQU hw, Y3 \
+	PRE $2, Y3, Y3 \
+	VPAND Y13, Y2, Y5 \
+	VPAND Y15, Y3, Y9 \
+	VPOR Y9, Y5, Y5 \
+	VPSRLW $2, Y2, Y6 \
+	VPAND Y13, Y6, Y6 \
+	VPSRLW $1, Y3, Y9 \
+	VPAND Y15, Y9, Y9 \
+	VPOR Y9, Y6, Y6 \
+	VPSRLW $4, Y2, Y7 \
+	VPAND Y13, Y7, Y7 \
+	VPSRLW $2, Y3, Y9 \
+	VPAND Y15, Y9, Y9 \
+	VPOR Y9, Y7, Y7 \
+	VPSRLW $6, Y2, Y8 \
+	VPAND Y13, Y8, Y8 \
+	VPSRLW $3, Y3, Y9 \
+	VPAND Y15, Y9, Y9 \
+	VPOR Y9, Y8, Y8
+
+// T3CHUNKS is T3BITS for half h of block p of the pair at SI.
+#define T3CHUNKS(p, h, PRE) T3BITS((64*p+32*h)(SI), (128+32*h)(SI), PRE)
+
+// T3HALF1 runs half h of block p of the pair against the token (R10, R12) into the
+// accumulators of that half.
+#define T3HALF1(p, h, PRE) \
+	T3CHUNKS(p, h, PRE) \
+	T6TOK(R10, Y2) \
+	T6FLOAT(Y2, 16(R12)) \
+	T6SCALE(h) \
+	T2ACC(Y2, Y11, (R12), 32*h)
+
+// T3NEXT1 steps the one-token kernels to the next block.
+#define T3NEXT1 \
+	ADDQ $16, R14 \
+	ADDQ $112, R10 \
+	ADDQ $112, R12
+
+// func tileQ3Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q3_K tile; the accumulators live in out (zeroed first).
+TEXT ·tileQ3Kx1AVX2(SB), NOSPLIT, $0-40
+	T2ARGS1(16)
+	T3MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	TESTQ CX, CX
+	JZ q3ka1_done
+
+q3ka1_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $8, R13
+
+q3ka1_pair:
+	T3HALF1(0, 0, VPSLLW)
+	T3HALF1(0, 1, VPSLLW)
+	T3NEXT1
+	T3HALF1(1, 0, VPSRLW)
+	T3HALF1(1, 1, VPSRLW)
+	T3NEXT1
+	ADDQ $192, SI
+	DECQ R13
+	JNZ q3ka1_pair
+	DECQ CX
+	JNZ q3ka1_super
+
+q3ka1_done:
+	VZEROUPPER
+	RET
+
+// T3HALF4 is T6HALF for half h of block p of the Q3_K pair at SI.
+#define T3HALF4(p, h, PRE) \
+	T3CHUNKS(p, h, PRE) \
+	T6HALFT(h)
+
+// T3NEXT4 steps the four-token kernel to the next block.
+#define T3NEXT4 \
+	ADDQ $16, R14 \
+	ADDQ $112, DI \
+	ADDQ $112, R10 \
+	ADDQ $112, R11 \
+	ADDQ $112, R12
+
+// func tileQ3Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ3Kx1AVX2 for four tokens at once: each half's chunks are rebuilt once for the
+// four tokens.
+TEXT ·tileQ3Kx4AVX2(SB), NOSPLIT, $0-32
+	T3MASKS
+	T2ARGS4(16)
+	TESTQ CX, CX
+	JZ q3ka4_done
+
+q3ka4_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $8, R13
+
+q3ka4_pair:
+	T3HALF4(0, 0, VPSLLW)
+	T3HALF4(0, 1, VPSLLW)
+	T3NEXT4
+	T3HALF4(1, 0, VPSRLW)
+	T3HALF4(1, 1, VPSRLW)
+	T3NEXT4
+	ADDQ $192, SI
+	DECQ R13
+	JNZ q3ka4_pair
+	DECQ CX
+	JNZ q3ka4_super
+
+q3ka4_done:
+	VZEROUPPER
+	RET
+
+// T3HALFM is T6HALFM for half h of block p of pair R11/192 of the Q3_K super-block at P.
+#define T3HALFM(P, p, h, PRE, off) \
+	T3BITS((320+64*p+32*h)(P)(R11*1), (448+32*h)(P)(R11*1), PRE) \
+	T6HALFMT(P, h, off)
+
+// T3BLKM runs block p of the pair of the four tiles and steps to the next block.
+#define T3BLKM(p, PRE) \
+	T3HALFM(SI, p, 0, PRE, 0) \
+	T3HALFM(SI, p, 1, PRE, 32) \
+	T3HALFM(R8, p, 0, PRE, 64) \
+	T3HALFM(R8, p, 1, PRE, 96) \
+	T3HALFM(R9, p, 0, PRE, 128) \
+	T3HALFM(R9, p, 1, PRE, 160) \
+	T3HALFM(BX, p, 0, PRE, 192) \
+	T3HALFM(BX, p, 1, PRE, 224) \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	ADDQ $16, R14
+
+// func tileQ3Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ3Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
+// of each in turn, as tileQ6Kx1mAVX2 (quants through R11: 192·pair).
+TEXT ·tileQ3Kx1mAVX2(SB), NOSPLIT, $0-48
+	T3MASKS
+	T2ARGSM(16)
+	TESTQ CX, CX
+	JZ q3kam_done
+
+q3kam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+
+q3kam_pair:
+	T3BLKM(0, VPSLLW)
+	T3BLKM(1, VPSRLW)
+	ADDQ $192, R11
+	DECQ R13
+	JNZ q3kam_pair
+	ADDQ $1856, SI
+	ADDQ $1856, R8
+	ADDQ $1856, R9
+	ADDQ $1856, BX
+	DECQ CX
+	JNZ q3kam_super
+
+q3kam_done:
 	VZEROUPPER
 	RET
