@@ -428,6 +428,7 @@ const quantRef = "../../../shared/models/quant-reference/"
 //	                     1.2e-2)
 //	Q5_K_M, Q3_K_M (llama.cpp's tiny-llama F32 file quantized here, as llama-quantize
 //	does):        5e-2  (activations quantized to Q8_K; measured 1.6e-2, 1.8e-2)
+//	Q2_K (likewise): 5e-2 (measured 1.9e-2)
 //
 // The KV cache is F32 here so the comparison measures the kernels, not cache rounding;
 // the greedy test in package engine covers the default F16 cache.
@@ -445,9 +446,11 @@ func TestForwardMatchesFloat64Reference(t *testing.T) {
 		{quantRef + "tiny-llama-IQ4_NL.gguf", 5e-2, ""},
 		{quantRef + "tiny-llama-IQ4_XS.gguf", 5e-2, ""},
 		{quantRef + "tiny-llama-MXFP4-ffn.gguf", 5e-2, ""},
-		// Q5_K and Q3_K (with Q4_K, Q6_K beside them), which llama.cpp's files here lack.
+		// Q5_K, Q3_K and Q2_K (with Q4_K, Q6_K beside them), which llama.cpp's files here
+		// lack.
 		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q5_K_M"},
 		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q3_K_M"},
+		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q2_K"},
 	}
 	// Token ids of "Once upon a time, there was a little girl" style text are model
 	// specific; any in-vocabulary ids exercise the same arithmetic.

@@ -103,6 +103,7 @@ var packers = map[kernels.DType]*packer{
 	kernels.Q5_K: {bs: 32, hasMin: true, unpack: unpackQ5_K},
 	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
 	kernels.Q3_K: {bs: 16, k: 4, unpack: unpackQ3_K},
+	kernels.Q2_K: {bs: 16, hasMin: true, unpack: unpackQ2_K},
 	// tile_lut.go: tiles copied from the raw bytes
 	kernels.IQ4_NL: tileIQ4NL.pk, kernels.MXFP4: tileMXFP4.pk, kernels.IQ4_XS: tileIQ4XS.pk,
 }
@@ -179,6 +180,28 @@ func unpackQ5_K(row, q []byte, sc, mn []float32) {
 			o := q[256*i+32*j : 256*i+32*j+32]
 			for l := range o {
 				o[l] = src[l]>>(4*(j%2))&15 | (qh[l]>>j&1)<<4
+			}
+		}
+	}
+}
+
+// unpackQ2_K writes a Q2_K row's quants (0…3), its sub-block scales d·sc and mins
+// −dmin·m.
+func unpackQ2_K(row, q []byte, sc, mn []float32) {
+	for i := 0; i < len(sc)/16; i++ {
+		blk := row[84*i : 84*i+84]
+		d, dmin := f16At(blk[80:]), f16At(blk[82:])
+		for g := range 16 {
+			sc[16*i+g] = d * float32(blk[g]&15)
+			mn[16*i+g] = -dmin * float32(blk[g]>>4)
+		}
+		for n := range 2 {
+			qs := blk[16+32*n : 48+32*n]
+			for j := range 4 {
+				o := q[256*i+128*n+32*j : 256*i+128*n+32*j+32]
+				for l := range o {
+					o[l] = qs[l] >> (2 * j) & 3
+				}
 			}
 		}
 	}

@@ -258,6 +258,33 @@ func tileQ5Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ5Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileQ2Kx4, tileQ2Kx1, tileQ2Kx1np and tileQ2Kx1mnp are the Q2_K tile kernels (the
+// two-bit chunks of Q3_K's, the mins of Q4_K's).
+//
+//go:noescape
+func tileQ2Kx4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ2Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ2Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ2Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+// tileQ2Kx4AVX2, tileQ2Kx1AVX2 and tileQ2Kx1mAVX2 are the Q2_K kernels for CPUs with
+// AVX2 but without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileQ2Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ2Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np and tileQ3Kx1mnp are the Q6_K kernels for Q3_K
 // tiles (3-bit quants: crumbs and high bits).
 //
@@ -467,7 +494,7 @@ func init() {
 			kernels.Q4_K: {tileQ4Kx4, tileQ4Kx1, tileQ4Kx1np}, kernels.Q6_K: {tileQ6Kx4, tileQ6Kx1, tileQ6Kx1np},
 			kernels.IQ4_NL: {tileIQ4NLx4, tileIQ4NLx1, tileIQ4NLx1np}, kernels.MXFP4: {tileMXFP4x4, tileMXFP4x1, tileMXFP4x1np},
 			kernels.IQ4_XS: {tileIQ4XSx4, tileIQ4XSx1, tileIQ4XSx1np}, kernels.Q5_K: {tileQ5Kx4, tileQ5Kx1, tileQ5Kx1np},
-			kernels.Q3_K: {tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np},
+			kernels.Q3_K: {tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np}, kernels.Q2_K: {tileQ2Kx4, tileQ2Kx1, tileQ2Kx1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 			if x1NoPrefetch {
@@ -490,6 +517,7 @@ func init() {
 		x1mKernels[kernels.Q6_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ6Kx1mnp}
 		x1mKernels[kernels.Q5_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ5Kx1mnp}
 		x1mKernels[kernels.Q3_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ3Kx1mnp}
+		x1mKernels[kernels.Q2_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ2Kx1mnp}
 		np := 0
 		if x1NoPrefetch {
 			np = 1
@@ -500,16 +528,17 @@ func init() {
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
+	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q5_K].x4, tileFmts[kernels.Q5_K].x1 = tileQ5Kx4AVX2, tileQ5Kx1AVX2
 		tileFmts[kernels.Q3_K].x4, tileFmts[kernels.Q3_K].x1 = tileQ3Kx4AVX2, tileQ3Kx1AVX2
+		tileFmts[kernels.Q2_K].x4, tileFmts[kernels.Q2_K].x1 = tileQ2Kx4AVX2, tileQ2Kx1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
-		// On AMD (quarters), Q4_0, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
+		// On AMD (quarters), Q4_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
 		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M). Elsewhere one tile at a time: these
 		// kernels have no software prefetch, and four adjacent tiles without it are
@@ -517,7 +546,7 @@ func init() {
 		x1NoPrefetch = quarters()
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
 			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2, kernels.Q5_K: tileQ5Kx1mAVX2,
-			kernels.Q3_K: tileQ3Kx1mAVX2,
+			kernels.Q3_K: tileQ3Kx1mAVX2, kernels.Q2_K: tileQ2Kx1mAVX2,
 		} {
 			x1mKernels[t] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, k}
 			if x1NoPrefetch {

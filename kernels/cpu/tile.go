@@ -8,7 +8,7 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
+// Tiled matrix products. Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
 // last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
 // matrix's first use when nobody prepared it) and keeps until Close: sixteen
 // rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
@@ -89,6 +89,30 @@ var tileFmts = map[kernels.DType]*tileFmt{
 					for i := range 4 {
 						dst[832+256*j+64*c+4*r+i] = q[32*j+4*c+i]&15 | (q[32*j+16+4*c+i]&15)<<4
 					}
+				}
+			}
+		}},
+	// Per super-block: 16 fp16 d, 16 fp16 dmin, 16×16 bytes of scale and min (sc | m<<4,
+	// as stored), then sixteen 16-element blocks of a crumb word (element 4c+i's two bits
+	// at bits 2c of byte i): 2.625 bits a weight, as the rows'.
+	kernels.Q2_K: {pk: packers[kernels.Q2_K], unit: 256, unitBytes: 1344,
+		quant: func(o []byte, r, e int) byte {
+			x := e % 16
+			return o[320+64*(e/16)+4*r+x%4] >> (2 * (x / 4)) & 3
+		},
+		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]&15) },
+		wm: func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[64+16*b+r]>>4) },
+		pack: func(dst, q, row []byte, r int) {
+			copy(dst[2*r:2*r+2], row[80:82])
+			copy(dst[32+2*r:34+2*r], row[82:84])
+			for b := range 16 {
+				dst[64+16*b+r] = row[b]
+				for i := range 4 {
+					var v byte
+					for c := range 4 {
+						v |= q[16*b+4*c+i] << (2 * c)
+					}
+					dst[320+64*b+4*r+i] = v
 				}
 			}
 		}},

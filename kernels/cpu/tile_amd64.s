@@ -1054,16 +1054,21 @@ GLOBL q3bits<>(SB), RODATA|NOPTR, $512
 	MOVL $0x04040404, R9 \
 	VPBROADCASTD R9, Z26
 
-// Q3CHUNKS rebuilds the four chunks of block h (0 or 1) of the pair from its crumbs
-// (Z16) and the pair's high bits (Z25), the masks at 256h(B).
-#define Q3CHUNKS(B, h) \
-	VPANDQ Z29, Z16, Z19 \
+// CRUMBS splits the crumb word in Z16 into its four chunks of two-bit quants (Z19,
+// Z21, Z23, Z24) with M the 0x03 bytes.
+#define CRUMBS(M) \
+	VPANDQ M, Z16, Z19 \
 	VPSRLW $2, Z16, Z21 \
 	VPSRLW $4, Z16, Z23 \
 	VPSRLW $6, Z16, Z24 \
-	VPANDQ Z29, Z21, Z21 \
-	VPANDQ Z29, Z23, Z23 \
-	VPANDQ Z29, Z24, Z24 \
+	VPANDQ M, Z21, Z21 \
+	VPANDQ M, Z23, Z23 \
+	VPANDQ M, Z24, Z24
+
+// Q3CHUNKS rebuilds the four chunks of block h (0 or 1) of the pair from its crumbs
+// (Z16) and the pair's high bits (Z25), the masks at 256h(B).
+#define Q3CHUNKS(B, h) \
+	CRUMBS(Z29) \
 	VPTESTMB (256*h)(B), Z25, K1 \
 	VPTESTMB (256*h+64)(B), Z25, K2 \
 	VPTESTMB (256*h+128)(B), Z25, K3 \
@@ -1214,6 +1219,158 @@ q3kx1m_pair:
 	DECQ CX
 	JNZ q3kx1m_super
 q3kx1m_done:
+	STORE4
+
+// The Q2_K kernels (tile.go: per super-block 16 fp16 d, 16 fp16 dmin, 16×16 bytes of
+// scale and min, then a crumb word per 16-element block): the chunks as Q3_K's without
+// the high bits, then per block acc = fma(float32(Σ q·y), (sc·d)·d_t, acc) and
+// acc = fma(m·(−dmin), m_t, acc) as Q4_K's. Z30 holds the 0x03 bytes here.
+
+// Q2K_HEAD reads a Q2_K super-block's fp16 d and dmin (Z28, −dmin in Z29) and points
+// R14 at its scale bytes and SI at its quants; R13 counts its sixteen blocks.
+#define Q2K_HEAD \
+	VCVTPH2PS (SI), Z28 \
+	VCVTPH2PS 32(SI), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $16, R13
+
+// Q2K_SCALE turns the block's sixteen scale-and-min bytes at memory operand m into row
+// scales d·sc (Z10) and min factors −dmin·m (Z15).
+#define Q2K_SCALE(m) \
+	VPMOVZXBD m, Z15 \
+	VPANDD Z31, Z15, Z10 \
+	VPSRLD $4, Z15, Z15 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS Z28, Z10, Z10 \
+	VCVTDQ2PS Z15, Z15 \
+	VMULPS Z29, Z15, Z15
+
+// Q2MASK sets Z30 to the 0x03 bytes.
+#define Q2MASK \
+	MOVL $0x03030303, R9 \
+	VPBROADCASTD R9, Z30
+
+// func tileQ2Kx4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q2_K tiles times four tokens (activation blocks of 4·16+48 bytes).
+TEXT ·tileQ2Kx4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	Q2MASK
+	TESTQ CX, CX
+	JZ q2kx4_done
+q2kx4_super:
+	Q2K_HEAD
+q2kx4_blk:
+	PREFETCHT0 (PFD)(SI)
+	LEAQ 64(DI), R12
+	STARTS4
+	VMOVDQU64 (SI), Z16
+	CRUMBS(Z30)
+	Q6DOT4
+	Q2K_SCALE((R14))
+	FMA4
+	MIN4
+	ADDQ $64, SI
+	ADDQ $16, R14
+	ADDQ $112, DI
+	DECQ R13
+	JNZ q2kx4_blk
+	DECQ CX
+	JNZ q2kx4_super
+q2kx4_done:
+	STORE4
+
+// func tileQ2Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ2Kx4 for token tok (0–3) alone. The macro is its body with prefetch PF: PFON here,
+// PFOFF in the …np twin below.
+#define TILEQ2KX1(PF) \
+	ARGS1(16) \
+	MASKS \
+	Q2MASK \
+	TESTQ CX, CX \
+	JZ q2kx1_done \
+q2kx1_super: \
+	Q2K_HEAD \
+q2kx1_blk: \
+	PF((PFD)(SI)) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 (SI), Z16 \
+	CRUMBS(Z30) \
+	Q6DOT1 \
+	Q2K_SCALE((R14)) \
+	FMA1 \
+	MIN1 \
+	ADDQ $64, SI \
+	ADDQ $16, R14 \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	DECQ R13 \
+	JNZ q2kx1_blk \
+	DECQ CX \
+	JNZ q2kx1_super \
+q2kx1_done: \
+	STORE1
+
+TEXT ·tileQ2Kx1(SB), NOSPLIT, $0-40
+	TILEQ2KX1(PFON)
+
+// func tileQ2Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ2Kx1 without software prefetch (PFOFF).
+TEXT ·tileQ2Kx1np(SB), NOSPLIT, $0-40
+	TILEQ2KX1(PFOFF)
+
+// Q2KT1 runs block R11/64 of the Q2_K super-block of the tile at P against one token
+// (R10, R12) into ACC, its d, dmin and scale bytes (through R14) from the head at P.
+#define Q2KT1(P, ACC) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VMOVDQU64 320(P)(R11*1), Z16 \
+	CRUMBS(Z30) \
+	Q6DOT1 \
+	VCVTPH2PS (P), Z28 \
+	VCVTPH2PS 32(P), Z29 \
+	VPXORD Z27, Z29, Z29 \
+	Q2K_SCALE(64(P)(R14*1)) \
+	VCVTDQ2PS Z0, Z0 \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, Z0, ACC \
+	VFMADD231PS.BCST 32(R12), Z15, ACC
+
+// func tileQ2Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ2Kx1np on four tiles at once (tile + k·stride, results at out[16k]), a block of
+// each in turn, as tileQ6Kx1mnp.
+TEXT ·tileQ2Kx1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	Q2MASK
+	ARGS1M(16)
+	TESTQ CX, CX
+	JZ q2kx1m_done
+q2kx1m_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $16, R13
+q2kx1m_blk:
+	Q2KT1(SI, Z4)
+	Q2KT1(R8, Z5)
+	Q2KT1(R9, Z6)
+	Q2KT1(BX, Z7)
+	ADDQ $112, R10
+	ADDQ $112, R12
+	ADDQ $64, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q2kx1m_blk
+	STEP4T($1344)
+	DECQ CX
+	JNZ q2kx1m_super
+q2kx1m_done:
 	STORE4
 
 // Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).

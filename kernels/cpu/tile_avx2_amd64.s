@@ -1654,3 +1654,185 @@ q3kam_pair:
 q3kam_done:
 	VZEROUPPER
 	RET
+
+// The Q2_K kernels: per block of a tile (tile.go) four chunks of two-bit quants from a
+// crumb word (T2CRUMBS), summed as Q6_K's (pair sums |·| ≤ 2·3·128), then Q4_K's float
+// operations with the scale and min of each row split from one byte. Y13 holds the
+// 0x03 bytes, Y15 the 0x0F bytes.
+
+// T2CRUMBS splits one half (rows 0–7 or 8–15) of a crumb word at memory operand m into
+// its four chunks in Y5…Y8. Clobbers Y2.
+#define T2CRUMBS(m) \
+	VMOVDQU m, Y2 \
+	VPAND Y13, Y2, Y5 \
+	VPSRLW $2, Y2, Y6 \
+	VPAND Y13, Y6, Y6 \
+	VPSRLW $4, Y2, Y7 \
+	VPAND Y13, Y7, Y7 \
+	VPSRLW $6, Y2, Y8 \
+	VPAND Y13, Y8, Y8
+
+// T2Q2SC sets Y11 to half h's row scales d·sc and Y12 to its min factors −dmin·m
+// (scale-and-min bytes at memory operand m, the head's fp16 d and dmin at P).
+// Clobbers Y0.
+#define T2Q2SC(m, P, h) \
+	VPMOVZXBD m, Y11 \
+	VPSRLD $4, Y11, Y12 \
+	VPAND Y15, Y11, Y11 \
+	VCVTDQ2PS Y11, Y11 \
+	VCVTPH2PS (16*h)(P), Y0 \
+	VMULPS Y0, Y11, Y11 \
+	VCVTDQ2PS Y12, Y12 \
+	VCVTPH2PS (32+16*h)(P), Y0 \
+	VXORPS t2sign<>(SB), Y0, Y0 \
+	VMULPS Y0, Y12, Y12
+
+// T2Q2T1 runs half h of a block (crumbs at memory operand m, scale bytes at sc, head
+// at P) against the token (R10, R12) into the accumulators at off(AX).
+#define T2Q2T1(m, sc, P, h, off) \
+	T2CRUMBS(m) \
+	T6TOK(R10, Y2) \
+	T6FLOAT(Y2, 16(R12)) \
+	T2Q2SC(sc, P, h) \
+	T2ACC(Y2, Y11, (R12), off) \
+	T2MIN(Y12, 32(R12), off)
+
+// T2Q2MASKS is T2MASKS with Y13 = 0x03 bytes.
+#define T2Q2MASKS \
+	T2MASKS \
+	MOVL $0x03030303, R9 \
+	MOVQ R9, X13 \
+	VPBROADCASTD X13, Y13
+
+// func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q2_K tile; the accumulators live in out (zeroed first), BX points
+// at the super-block's head, R14 at its block's scale bytes.
+TEXT ·tileQ2Kx1AVX2(SB), NOSPLIT, $0-40
+	T2ARGS1(16)
+	T2Q2MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	TESTQ CX, CX
+	JZ q2ka1_done
+
+q2ka1_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+
+q2ka1_blk:
+	T2Q2T1((SI), (R14), BX, 0, 0)
+	T2Q2T1(32(SI), 8(R14), BX, 1, 32)
+	ADDQ $64, SI
+	ADDQ $16, R14
+	ADDQ $112, R10
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q2ka1_blk
+	DECQ CX
+	JNZ q2ka1_super
+
+q2ka1_done:
+	VZEROUPPER
+	RET
+
+// T2Q2HALF4 runs half h of the block at SI against the four tokens (quants at DI, R10,
+// R11, R12; tail at 64(DI)).
+#define T2Q2HALF4(h) \
+	T2CRUMBS((32*h)(SI)) \
+	T6TOK(DI, Y2) \
+	T6TOK(R10, Y3) \
+	T6TOK(R11, Y4) \
+	T6TOK(R12, Y9) \
+	T6FLOAT(Y2, 80(DI)) \
+	T6FLOAT(Y3, 84(DI)) \
+	T6FLOAT(Y4, 88(DI)) \
+	T6FLOAT(Y9, 92(DI)) \
+	T2Q2SC((8*h)(R14), BX, h) \
+	T2ACC(Y2, Y11, 64(DI), 32*h) \
+	T2ACC(Y3, Y11, 68(DI), 64+32*h) \
+	T2ACC(Y4, Y11, 72(DI), 128+32*h) \
+	T2ACC(Y9, Y11, 76(DI), 192+32*h) \
+	T2MIN(Y12, 96(DI), 32*h) \
+	T2MIN(Y12, 100(DI), 64+32*h) \
+	T2MIN(Y12, 104(DI), 128+32*h) \
+	T2MIN(Y12, 108(DI), 192+32*h)
+
+// func tileQ2Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ2Kx1AVX2 for four tokens at once.
+TEXT ·tileQ2Kx4AVX2(SB), NOSPLIT, $0-32
+	T2Q2MASKS
+	T2ARGS4(16)
+	TESTQ CX, CX
+	JZ q2ka4_done
+
+q2ka4_super:
+	MOVQ SI, BX
+	LEAQ 64(SI), R14
+	ADDQ $320, SI
+	MOVQ $16, R13
+
+q2ka4_blk:
+	T2Q2HALF4(0)
+	T2Q2HALF4(1)
+	ADDQ $64, SI
+	ADDQ $16, R14
+	ADDQ $112, DI
+	ADDQ $112, R10
+	ADDQ $112, R11
+	ADDQ $112, R12
+	DECQ R13
+	JNZ q2ka4_blk
+	DECQ CX
+	JNZ q2ka4_super
+
+q2ka4_done:
+	VZEROUPPER
+	RET
+
+// T2Q2BLKM runs block R11/64 of the Q2_K tile whose super-block is at P against the
+// token into its accumulators at off(AX) (scale bytes through R14).
+#define T2Q2BLKM(P, off) \
+	T2Q2T1(320(P)(R11*1), 64(P)(R14*1), P, 0, off) \
+	T2Q2T1(352(P)(R11*1), 72(P)(R14*1), P, 1, off+32)
+
+// func tileQ2Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ2Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
+// of each in turn, as tileQ6Kx1mAVX2 (quants through R11: 64·block).
+TEXT ·tileQ2Kx1mAVX2(SB), NOSPLIT, $0-48
+	T2Q2MASKS
+	T2ARGSM(16)
+	TESTQ CX, CX
+	JZ q2kam_done
+
+q2kam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $16, R13
+
+q2kam_blk:
+	T2Q2BLKM(SI, 0)
+	T2Q2BLKM(R8, 64)
+	T2Q2BLKM(R9, 128)
+	T2Q2BLKM(BX, 192)
+	ADDQ $112, R10
+	ADDQ $112, R12
+	ADDQ $64, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ q2kam_blk
+	ADDQ $1344, SI
+	ADDQ $1344, R8
+	ADDQ $1344, R9
+	ADDQ $1344, BX
+	DECQ CX
+	JNZ q2kam_super
+
+q2kam_done:
+	VZEROUPPER
+	RET
