@@ -1326,26 +1326,38 @@ TEXT ·tileQ2Kx1np(SB), NOSPLIT, $0-40
 	TILEQ2KX1(PFOFF)
 
 // Q2KT1 runs block R11/64 of the Q2_K super-block of the tile at P against one token
-// (R10, R12) into ACC, its d, dmin and scale bytes (through R14) from the head at P.
-#define Q2KT1(P, ACC) \
+// (R10, R12) into ACC, its scale bytes through R14 and its super-block's d and −dmin
+// in D and DM.
+#define Q2KT1(P, D, DM, ACC) \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VMOVDQU64 320(P)(R11*1), Z16 \
 	CRUMBS(Z30) \
 	Q6DOT1 \
-	VCVTPH2PS (P), Z28 \
-	VCVTPH2PS 32(P), Z29 \
-	VPXORD Z27, Z29, Z29 \
-	Q2K_SCALE(64(P)(R14*1)) \
+	VPMOVZXBD 64(P)(R14*1), Z15 \
+	VPANDD Z31, Z15, Z10 \
+	VPSRLD $4, Z15, Z15 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS D, Z10, Z10 \
+	VCVTDQ2PS Z15, Z15 \
+	VMULPS DM, Z15, Z15 \
 	VCVTDQ2PS Z0, Z0 \
 	VMULPS.BCST (R12), Z10, Z11 \
 	VFMADD231PS Z11, Z0, ACC \
 	VFMADD231PS.BCST 32(R12), Z15, ACC
 
+// Q2KDM reads the fp16 d and dmin of the super-block of the tile at P into D and DM
+// (negated).
+#define Q2KDM(P, D, DM) \
+	VCVTPH2PS (P), D \
+	VCVTPH2PS 32(P), DM \
+	VPXORD Z27, DM, DM
+
 // func tileQ2Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ2Kx1np on four tiles at once (tile + k·stride, results at out[16k]), a block of
-// each in turn, as tileQ6Kx1mnp.
+// each in turn, as tileQ6Kx1mnp; the four super-blocks' d and −dmin in Z2, Z3, Z8,
+// Z9, Z12, Z13, Z14, Z17.
 TEXT ·tileQ2Kx1mnp(SB), NOSPLIT, $0-48
 	MASKS
 	Q2MASK
@@ -1356,11 +1368,15 @@ q2kx1m_super:
 	XORQ R11, R11
 	XORQ R14, R14
 	MOVQ $16, R13
+	Q2KDM(SI, Z2, Z3)
+	Q2KDM(R8, Z8, Z9)
+	Q2KDM(R9, Z12, Z13)
+	Q2KDM(BX, Z14, Z17)
 q2kx1m_blk:
-	Q2KT1(SI, Z4)
-	Q2KT1(R8, Z5)
-	Q2KT1(R9, Z6)
-	Q2KT1(BX, Z7)
+	Q2KT1(SI, Z2, Z3, Z4)
+	Q2KT1(R8, Z8, Z9, Z5)
+	Q2KT1(R9, Z12, Z13, Z6)
+	Q2KT1(BX, Z14, Z17, Z7)
 	ADDQ $112, R10
 	ADDQ $112, R12
 	ADDQ $64, R11
