@@ -534,29 +534,44 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 
 
 // Q4KFMAT scales the int sum I of sub-block R14/16 of the Q4_K super-block of the tile
-// at P (its d, dmin, scale and min bytes in the head at P) and adds its mins, into ACC:
-// Q4K_SCALES, FMA1 and MIN1.
-#define Q4KFMAT(P, I, ACC) \
-	VCVTPH2PS (P), Z28 \
-	VCVTPH2PS 32(P), Z29 \
-	VPXORD Z27, Z29, Z29 \
+// at P (its scale and min bytes in the head at P; its d and −dmin in D and DM) and adds
+// its mins, into ACC: Q4K_SCALES, FMA1 and MIN1.
+#define Q4KFMAT(P, D, DM, I, ACC) \
 	VPMOVZXBD 64(P)(R14*1), Z10 \
 	VCVTDQ2PS Z10, Z10 \
-	VMULPS Z28, Z10, Z10 \
+	VMULPS D, Z10, Z10 \
 	VPMOVZXBD 192(P)(R14*1), Z15 \
 	VCVTDQ2PS Z15, Z15 \
-	VMULPS Z29, Z15, Z15 \
+	VMULPS DM, Z15, Z15 \
 	VCVTDQ2PS I, I \
 	VMULPS.BCST (R12), Z10, Z11 \
 	VFMADD231PS Z11, I, ACC \
 	VFMADD231PS.BCST 32(R12), Z15, ACC
+
+// Q4KDM reads the fp16 d and dmin of the Q4_K or Q5_K super-block of the tile at P into
+// D and DM (negated with the sign bits in Z10).
+#define Q4KDM(P, D, DM) \
+	VCVTPH2PS (P), D \
+	VCVTPH2PS 32(P), DM \
+	VPXORD Z10, DM, DM
+
+// Q4KDM4 reads the four tiles' d and −dmin into D0, M0 (SI) … D3, M3 (BX) (clobbers
+// DX, Z10).
+#define Q4KDM4(D0, M0, D1, M1, D2, M2, D3, M3) \
+	MOVL $0x80000000, DX \
+	VPBROADCASTD DX, Z10 \
+	Q4KDM(SI, D0, M0) \
+	Q4KDM(R8, D1, M1) \
+	Q4KDM(R9, D2, M2) \
+	Q4KDM(BX, D3, M3)
 
 // func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4Kx1np on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
 // each in turn, as tileQ4x1mnp (1.6–3.4 % faster per llama-1b Q4_K_M token than a
 // whole sub-block of each tile in turn). Each tile's scales come from its super-block's
-// head through R14 (16·sub-block), its quants through R11 (256·sub-block).
+// head through R14 (16·sub-block), its quants through R11 (256·sub-block); its d and
+// −dmin are read once per super-block (Q4KDM4).
 TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
 	MASKS
 	ARGS1M(32)
@@ -566,16 +581,17 @@ q4kx1m_super:
 	XORQ R11, R11
 	XORQ R14, R14
 	MOVQ $8, R13
+	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30)
 q4kx1m_sub:
 	STARTT(Z0, Z1, Z2, Z3)
 	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3)
 	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3)
 	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3)
 	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z0, Z4)
-	Q4KFMAT(R8, Z1, Z5)
-	Q4KFMAT(R9, Z2, Z6)
-	Q4KFMAT(BX, Z3, Z7)
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
+	Q4KFMAT(R9, Z14, Z26, Z2, Z6)
+	Q4KFMAT(BX, Z27, Z30, Z3, Z7)
 	NEXT1
 	ADDQ $256, R11
 	ADDQ $16, R14
@@ -742,13 +758,11 @@ TEXT ·tileQ5Kx1np(SB), NOSPLIT, $0-40
 // func tileQ5Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ5Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
-// tileQ4Kx1mnp: Z9 holds the first sub-block's bit.
+// tileQ4Kx1mnp.
 TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
 	MASKS
 	MOVL $0x10101010, R9
 	VPBROADCASTD R9, Z30
-	MOVL $0x01010101, R9
-	VPBROADCASTD R9, Z9
 	ARGS1M(32)
 	TESTQ CX, CX
 	JZ q5kx1m_done
@@ -756,17 +770,19 @@ q5kx1m_super:
 	XORQ R11, R11
 	XORQ R14, R14
 	MOVQ $8, R13
-	VMOVDQA64 Z9, Z26
+	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z27, Z28, Z29)
+	MOVL $0x01010101, DX
+	VPBROADCASTD DX, Z26
 q5kx1m_sub:
 	STARTT(Z0, Z1, Z2, Z3)
 	Q5C4T(0, Z0, Z1, Z2, Z3)
 	Q5C4T(1, Z0, Z1, Z2, Z3)
 	Q5C4T(2, Z0, Z1, Z2, Z3)
 	Q5C4T(3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z0, Z4)
-	Q4KFMAT(R8, Z1, Z5)
-	Q4KFMAT(R9, Z2, Z6)
-	Q4KFMAT(BX, Z3, Z7)
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
+	Q4KFMAT(R9, Z14, Z27, Z2, Z6)
+	Q4KFMAT(BX, Z28, Z29, Z3, Z7)
 	NEXT1
 	VPADDB Z26, Z26, Z26
 	ADDQ $256, R11
