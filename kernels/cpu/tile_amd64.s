@@ -937,8 +937,8 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 
 // Q6KT1 runs block R11/192 of the Q6_K super-block of the tile at P against one token
 // (R10, R12) into ACC: the block step of tileQ6Kx1, its scales taken from the
-// super-block's head at P (R14 = 16·block).
-#define Q6KT1(P, ACC) \
+// super-block's head at P (R14 = 16·block), its d from D.
+#define Q6KT1(P, D, ACC) \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VMOVDQU64 320(P)(R11*1), Z16 \
@@ -946,18 +946,24 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VMOVDQU64 448(P)(R11*1), Z18 \
 	Q6BITS \
 	Q6DOT1 \
-	KT1FMA(P, ACC)
+	KT1FMA(P, D, ACC)
 
 // KT1FMA scales the int sum Z0 of the block R14/16 of the Q6_K or Q3_K super-block of
-// the tile at P (its fp16 d and int8 scales in the head at P) into ACC.
-#define KT1FMA(P, ACC) \
-	VCVTPH2PS (P), Z28 \
+// the tile at P (its int8 scales in the head at P, its d in D) into ACC.
+#define KT1FMA(P, D, ACC) \
 	VPMOVSXBD 64(P)(R14*1), Z10 \
 	VCVTDQ2PS Z10, Z10 \
-	VMULPS Z28, Z10, Z10 \
+	VMULPS D, Z10, Z10 \
 	VCVTDQ2PS Z0, Z0 \
 	VMULPS.BCST (R12), Z10, Z11 \
 	VFMADD231PS Z11, Z0, ACC
+
+// KD4 reads the four tiles' fp16 d (Q6_K, Q3_K) into Z2, Z3, Z8, Z9.
+#define KD4 \
+	VCVTPH2PS (SI), Z2 \
+	VCVTPH2PS (R8), Z3 \
+	VCVTPH2PS (R9), Z8 \
+	VCVTPH2PS (BX), Z9
 
 // func tileQ6Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -972,11 +978,12 @@ q6kx1m_super:
 	XORQ R11, R11
 	XORQ R14, R14
 	MOVQ $16, R13
+	KD4
 q6kx1m_blk:
-	Q6KT1(SI, Z4)
-	Q6KT1(R8, Z5)
-	Q6KT1(R9, Z6)
-	Q6KT1(BX, Z7)
+	Q6KT1(SI, Z2, Z4)
+	Q6KT1(R8, Z3, Z5)
+	Q6KT1(R9, Z8, Z6)
+	Q6KT1(BX, Z9, Z7)
 	ADDQ $112, R10
 	ADDQ $112, R12
 	ADDQ $192, R11
@@ -1190,22 +1197,22 @@ TEXT ·tileQ3Kx1np(SB), NOSPLIT, $0-40
 	TILEQ3KX1(PFOFF)
 
 // Q3KT1 runs block h of pair R11/192 of the Q3_K super-block of the tile at P against
-// one token (R10, R12) into ACC (its scale through R14; the masks at DX).
-#define Q3KT1(P, h, ACC) \
+// one token (R10, R12) into ACC (its scale through R14, its d in D; the masks at DX).
+#define Q3KT1(P, h, D, ACC) \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VMOVDQU64 (320+64*h)(P)(R11*1), Z16 \
 	VMOVDQU64 448(P)(R11*1), Z25 \
 	Q3CHUNKS(DX, h) \
 	Q6DOT1 \
-	KT1FMA(P, ACC)
+	KT1FMA(P, D, ACC)
 
 // Q3KBLKT runs block h of the pair of the four tiles and steps to the next block.
 #define Q3KBLKT(h) \
-	Q3KT1(SI, h, Z4) \
-	Q3KT1(R8, h, Z5) \
-	Q3KT1(R9, h, Z6) \
-	Q3KT1(BX, h, Z7) \
+	Q3KT1(SI, h, Z2, Z4) \
+	Q3KT1(R8, h, Z3, Z5) \
+	Q3KT1(R9, h, Z8, Z6) \
+	Q3KT1(BX, h, Z9, Z7) \
 	ADDQ $112, R10 \
 	ADDQ $112, R12 \
 	ADDQ $16, R14
@@ -1225,6 +1232,7 @@ q3kx1m_super:
 	XORQ R11, R11
 	XORQ R14, R14
 	MOVQ $8, R13
+	KD4
 q3kx1m_pair:
 	Q3KBLKT(0)
 	Q3KBLKT(1)
