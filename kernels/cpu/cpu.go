@@ -170,7 +170,7 @@ func (c *CPU) step(part, worker int) {
 	case taskHalfGemm:
 		c.gemmHalfRows(j, part, worker)
 	case taskPack:
-		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows, &c.gemmScr[worker])
+		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows)
 	case taskTile:
 		c.tileBand(j, part, worker)
 	case taskRMSNorm:

@@ -85,56 +85,26 @@ var dotISA = map[kernels.DType]string{}
 // gemmToks is the number of tokens whose activations are regrouped together (prepActs).
 const gemmToks = 4
 
-// packer describes how one weight type's rows are unpacked for the tile layout.
+// packer describes a tile format's blocks: the tile kernels sum q+k (unsigned) over
+// blocks of bs elements.
 type packer struct {
-	bs     int   // elements per scale block: 32, or 16 for Q6_K
-	k      int32 // the weights are stored as q+k (unsigned): each block starts at -k·Σy
-	hasMin bool  // K-quant with per-block mins (added from the activations' sums)
-	// unpack writes one row's cols unsigned quants to q, its block scales to sc and,
-	// when hasMin, its (negated, scaled) mins to mn; nil for the formats whose tiles
-	// copy the raw bytes (tileFmt.raw).
-	unpack func(row []byte, q []byte, sc, mn []float32)
+	bs int   // elements per scale block: 32, or 16 for Q2_K, Q3_K and Q6_K
+	k  int32 // the weights are stored as q+k (unsigned): each block starts at -k·Σy
 }
 
 var packers = map[kernels.DType]*packer{
-	kernels.Q4_0: {bs: 32, k: 8, unpack: unpackQ4_0},
-	kernels.Q8_0: {bs: 32, k: 128, unpack: unpackQ8_0},
-	kernels.Q4_K: {bs: 32, hasMin: true, unpack: unpackQ4_K},
-	kernels.Q5_K: {bs: 32, hasMin: true, unpack: unpackQ5_K},
-	kernels.Q6_K: {bs: 16, k: 32, unpack: unpackQ6_K},
-	kernels.Q3_K: {bs: 16, k: 4, unpack: unpackQ3_K},
-	kernels.Q2_K: {bs: 16, hasMin: true, unpack: unpackQ2_K},
-	// tile_lut.go: tiles copied from the raw bytes
+	kernels.Q4_0: {bs: 32, k: 8},
+	kernels.Q8_0: {bs: 32, k: 128},
+	kernels.Q2_K: {bs: 16},
+	kernels.Q3_K: {bs: 16, k: 4},
+	kernels.Q4_K: {bs: 32},
+	kernels.Q5_K: {bs: 32},
+	kernels.Q6_K: {bs: 16, k: 32},
+	// tile_lut.go
 	kernels.IQ4_NL: tileIQ4NL.pk, kernels.MXFP4: tileMXFP4.pk, kernels.IQ4_XS: tileIQ4XS.pk,
 }
 
 func f16At(b []byte) float32 { return kernels.F16ToF32(binary.LittleEndian.Uint16(b)) }
-
-func unpackQ4_0(row, q []byte, sc, _ []float32) {
-	for b := range sc {
-		blk := row[18*b : 18*b+18]
-		sc[b] = f16At(blk)
-		lo := binary.LittleEndian.Uint64(blk[2:])
-		hi := binary.LittleEndian.Uint64(blk[10:])
-		const m = 0x0F0F0F0F0F0F0F0F
-		o := q[32*b : 32*b+32]
-		binary.LittleEndian.PutUint64(o[0:], lo&m)
-		binary.LittleEndian.PutUint64(o[8:], hi&m)
-		binary.LittleEndian.PutUint64(o[16:], lo>>4&m)
-		binary.LittleEndian.PutUint64(o[24:], hi>>4&m)
-	}
-}
-
-func unpackQ8_0(row, q []byte, sc, _ []float32) {
-	for b := range sc {
-		blk := row[34*b : 34*b+34]
-		sc[b] = f16At(blk)
-		o := q[32*b : 32*b+32]
-		for i := 0; i < 32; i += 8 {
-			binary.LittleEndian.PutUint64(o[i:], binary.LittleEndian.Uint64(blk[2+i:])^0x8080808080808080)
-		}
-	}
-}
 
 // scaleMinK4 is ggml's get_scale_min_k4 for sub-block j of a Q4_K/Q5_K header.
 func scaleMinK4(j int, s []byte) (sc, mn uint8) {
@@ -144,121 +114,10 @@ func scaleMinK4(j int, s []byte) (sc, mn uint8) {
 	return s[j+4]&0xF | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
 }
 
-func unpackQ4_K(row, q []byte, sc, mn []float32) {
-	for i := 0; i < len(sc)/8; i++ {
-		blk := row[144*i : 144*i+144]
-		d, dmin := f16At(blk), f16At(blk[2:])
-		for j := 0; j < 8; j++ {
-			s, m := scaleMinK4(j, blk[4:16])
-			sc[8*i+j] = d * float32(s)
-			mn[8*i+j] = -dmin * float32(m)
-		}
-		for j := 0; j < 4; j++ {
-			src := blk[16+32*j : 48+32*j]
-			o := q[256*i+64*j : 256*i+64*j+64]
-			for l := 0; l < 32; l += 8 {
-				v := binary.LittleEndian.Uint64(src[l:])
-				binary.LittleEndian.PutUint64(o[l:], v&0x0F0F0F0F0F0F0F0F)
-				binary.LittleEndian.PutUint64(o[32+l:], v>>4&0x0F0F0F0F0F0F0F0F)
-			}
-		}
-	}
-}
-
-// unpackQ5_K is unpackQ4_K for Q5_K rows: each quant is its nibble plus 16 times its
-// high bit (qh[l] bit j is element 32j+l's), 0…31.
-func unpackQ5_K(row, q []byte, sc, mn []float32) {
-	for i := 0; i < len(sc)/8; i++ {
-		blk := row[176*i : 176*i+176]
-		d, dmin := f16At(blk), f16At(blk[2:])
-		qh := blk[16:48]
-		for j := 0; j < 8; j++ {
-			s, m := scaleMinK4(j, blk[4:16])
-			sc[8*i+j] = d * float32(s)
-			mn[8*i+j] = -dmin * float32(m)
-			src := blk[48+32*(j/2):]
-			o := q[256*i+32*j : 256*i+32*j+32]
-			for l := range o {
-				o[l] = src[l]>>(4*(j%2))&15 | (qh[l]>>j&1)<<4
-			}
-		}
-	}
-}
-
-// unpackQ2_K writes a Q2_K row's quants (0…3), its sub-block scales d·sc and mins
-// −dmin·m.
-func unpackQ2_K(row, q []byte, sc, mn []float32) {
-	for i := 0; i < len(sc)/16; i++ {
-		blk := row[84*i : 84*i+84]
-		d, dmin := f16At(blk[80:]), f16At(blk[82:])
-		for g := range 16 {
-			sc[16*i+g] = d * float32(blk[g]&15)
-			mn[16*i+g] = -dmin * float32(blk[g]>>4)
-		}
-		for n := range 2 {
-			qs := blk[16+32*n : 48+32*n]
-			for j := range 4 {
-				o := q[256*i+128*n+32*j : 256*i+128*n+32*j+32]
-				for l := range o {
-					o[l] = qs[l] >> (2 * j) & 3
-				}
-			}
-		}
-	}
-}
-
-// unpackQ3_K writes a Q3_K row's quants as q+4 (0…7: the two low bits plus 4 times
-// the hmask bit) and its sub-block scales d·sc.
-func unpackQ3_K(row, q []byte, sc, _ []float32) {
-	var s [16]int32
-	for i := 0; i < len(sc)/16; i++ {
-		blk := row[110*i : 110*i+110]
-		d := f16At(blk[108:])
-		kernels.UnpackQ3Scales((*[12]byte)(blk[96:108]), &s)
-		for g := range s {
-			sc[16*i+g] = d * float32(s[g])
-		}
-		for n := range 2 {
-			qs := blk[32+32*n : 64+32*n]
-			for j := range 4 {
-				o := q[256*i+128*n+32*j : 256*i+128*n+32*j+32]
-				for l := range o {
-					o[l] = qs[l]>>(2*j)&3 | (blk[l]>>(4*n+j)&1)<<2
-				}
-			}
-		}
-	}
-}
-
-func unpackQ6_K(row, q []byte, sc, _ []float32) {
-	for i := 0; i < len(sc)/16; i++ {
-		blk := row[210*i : 210*i+210]
-		d := f16At(blk[208:])
-		for g := 0; g < 16; g++ {
-			sc[16*i+g] = d * float32(int8(blk[192+g]))
-		}
-		for n := 0; n < 2; n++ {
-			ql := blk[64*n : 64*n+64]
-			qh := blk[128+32*n : 160+32*n]
-			o := q[256*i+128*n : 256*i+128*n+128]
-			for l := 0; l < 32; l++ {
-				h := qh[l]
-				o[l] = ql[l]&15 | (h&3)<<4
-				o[l+32] = ql[l+32]&15 | (h>>2&3)<<4
-				o[l+64] = ql[l]>>4 | (h>>4&3)<<4
-				o[l+96] = ql[l+32]>>4 | (h>>6&3)<<4
-			}
-		}
-	}
-}
-
-// gemmScratch is one worker's space: one row unpacked for packTile, and the outputs
-// of one tile kernel call.
+// gemmScratch is one worker's space: the outputs of one tile kernel call.
 type gemmScratch struct {
-	q      []byte
-	sc, mn []float32
-	out    [64]float32
-	amx    amxScratch // the AMX kernels' tile buffers and outputs
+	out [64]float32
+	amx amxScratch // the AMX kernels' tile buffers and outputs
 }
 
 // grow returns b resized to n elements, reusing its memory when it is large enough.

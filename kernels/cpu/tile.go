@@ -37,8 +37,9 @@ type tileFmt struct {
 	// factor of row r's block b in the unit o.
 	quant  func(o []byte, r, e int) byte
 	ws, wm func(o []byte, r, b int) float32
-	pack   func(dst []byte, q []byte, row []byte, r int) // one row's unit: its unpacked quants q and raw bytes
-	raw    bool                                          // pack reads only the raw bytes (no unpacking)
+	// pack writes one row's unit (its raw bytes) as lane r of the tile unit at dst,
+	// every byte of the lane.
+	pack func(dst, row []byte, r int)
 	// x4 and x1 are the assembly kernels behind tileX4 and tileX1 (nil without them).
 	x4 func(nu int, tile, act *byte, out *[64]float32)
 	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
@@ -51,7 +52,7 @@ var tileFmts = map[kernels.DType]*tileFmt{
 	// Per pair of 32-element blocks (so that 64-byte loads stay aligned): 2×4 words of
 	// nibble pairs (elements e and e+16), 2×16 fp16 scales.
 	// A Q4_0 block's own quant bytes are such pairs, so they are copied as they are.
-	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576, raw: true,
+	kernels.Q4_0: {pk: packers[kernels.Q4_0], unit: 64, unitBytes: 576,
 		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
 		pack:  packQ4_0Unit},
@@ -59,10 +60,10 @@ var tileFmts = map[kernels.DType]*tileFmt{
 	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 64, unitBytes: 1088,
 		quant: func(o []byte, r, e int) byte { return o[512*(e/32)+64*(e%32/4)+4*r+e%4] },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[1024+32*b+2*r:]) },
-		pack: func(dst, q, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			for b := range 2 {
 				for c := range 8 {
-					copy(dst[512*b+64*c+4*r:512*b+64*c+4*r+4], q[32*b+4*c:32*b+4*c+4])
+					put32(dst[512*b+64*c+4*r:], le32(row[34*b+2+4*c:])^0x80808080) // q+128
 				}
 				copy(dst[1024+32*b+2*r:1026+32*b+2*r], row[34*b:34*b+2])
 			}
@@ -79,18 +80,12 @@ var tileFmts = map[kernels.DType]*tileFmt{
 			return nibble(o[832+256*(e/32):], r, l) | (o[320+64*(l/4)+4*r+l%4]>>(e/32)&1)<<4
 		},
 		ws: tileFmtQ4K.ws, wm: tileFmtQ4K.wm,
-		pack: func(dst, q, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			packQ4KHead(dst, row, r)
 			for w := range 8 {
 				copy(dst[320+64*w+4*r:324+64*w+4*r], row[16+4*w:20+4*w])
 			}
-			for j := range 8 {
-				for c := range 4 {
-					for i := range 4 {
-						dst[832+256*j+64*c+4*r+i] = q[32*j+4*c+i]&15 | (q[32*j+16+4*c+i]&15)<<4
-					}
-				}
-			}
+			packKNibbles(dst[832:], row[48:], r)
 		}},
 	// Per super-block: 16 fp16 d, 16 fp16 dmin, 16×16 bytes of scale and min (sc | m<<4,
 	// as stored), then sixteen 16-element blocks of a crumb word (element 4c+i's two bits
@@ -102,18 +97,12 @@ var tileFmts = map[kernels.DType]*tileFmt{
 		},
 		ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]&15) },
 		wm: func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[64+16*b+r]>>4) },
-		pack: func(dst, q, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			copy(dst[2*r:2*r+2], row[80:82])
 			copy(dst[32+2*r:34+2*r], row[82:84])
 			for b := range 16 {
 				dst[64+16*b+r] = row[b]
-				for i := range 4 {
-					var v byte
-					for c := range 4 {
-						v |= q[16*b+4*c+i] << (2 * c)
-					}
-					dst[320+64*b+4*r+i] = v
-				}
+				put32(dst[320+64*b+4*r:], crumbWord(row[16+32*(b/8)+16*(b%2):], 2*(b%8/2)))
 			}
 		}},
 	// Per super-block: Q6_K's head (16 fp16 d, 32 bytes of padding, 16×16 int8 scales),
@@ -129,28 +118,27 @@ var tileFmts = map[kernels.DType]*tileFmt{
 			return lo | (pair[128+4*r+x%4]>>(4*(b%2)+x/4)&1)<<2
 		},
 		ws: tileFmtQ6K.ws,
-		pack: func(dst, q, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			copy(dst[2*r:2*r+2], row[108:110])
 			var sc [16]int32
 			kernels.UnpackQ3Scales((*[12]byte)(row[96:108]), &sc)
 			for b, v := range sc {
 				dst[64+16*b+r] = byte(int8(v))
 			}
+			// Block b of the row: elements 128n+32j+16h+l, l < 16 (b = 8n+2j+h), their
+			// low bits at bits 2j of qs[32n+16h+l], their high bits at bit 4n+j of
+			// hmask[16h+l].
 			for p := range 8 {
 				pair := dst[320+192*p:]
-				for i := range 4 {
-					var hi byte
-					for h := range 2 {
-						var lo byte
-						for c := range 4 {
-							u := q[32*p+16*h+4*c+i]
-							lo |= (u & 3) << (2 * c)
-							hi |= (u >> 2) << (4*h + c)
-						}
-						pair[64*h+4*r+i] = lo
+				n, j := p/4, p%4
+				var hi uint32
+				for h := range 2 {
+					put32(pair[64*h+4*r:], crumbWord(row[32+32*n+16*h:], 2*j))
+					for c := range 4 {
+						hi |= le32(row[16*h+4*c:]) >> (4*n + j) & 0x01010101 << (4*h + c)
 					}
-					pair[128+4*r+i] = hi
 				}
+				put32(pair[128+4*r:], hi)
 			}
 		}},
 	kernels.Q6_K: tileFmtQ6K,
@@ -168,22 +156,23 @@ var tileFmtQ6K = &tileFmt{pk: packers[kernels.Q6_K], unit: 256, unitBytes: 3392,
 		return lo | (blk[128+4*r+e%4]>>(2*(e/4))&3)<<4
 	},
 	ws: func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
-	pack: func(dst, q, row []byte, r int) {
+	pack: func(dst, row []byte, r int) {
 		copy(dst[2*r:2*r+2], row[208:210])
+		// Block b of the row: elements 128n+32qq+16h+x (b = 8n+2qq+h): low nibbles at
+		// shift 4(qq/2) of ql[64n+32(qq%2)+16h+x], high bit pairs at bits 2qq of
+		// qh[32n+16h+x].
 		for b := range 16 {
 			dst[64+16*b+r] = row[192+b]
+			n, qq, h := b/8, b%8/2, b%2
+			ql := row[64*n+32*(qq%2)+16*h:]
+			qh := row[128+32*n+16*h:]
 			blk := dst[320+192*b:]
-			for i := range 8 {
-				v := q[16*b+i]&15 | (q[16*b+8+i]&15)<<4
-				blk[64*(i/4)+4*r+i%4] = v
+			for w := range 2 {
+				lo := le32(ql[4*w:]) >> (4 * (qq / 2)) & 0x0F0F0F0F
+				hi := le32(ql[8+4*w:]) >> (4 * (qq / 2)) & 0x0F0F0F0F
+				put32(blk[64*w+4*r:], lo|hi<<4)
 			}
-			for i := range 4 {
-				var h byte
-				for c := range 4 {
-					h |= (q[16*b+4*c+i] >> 4) << (2 * c)
-				}
-				blk[128+4*r+i] = h
-			}
+			put32(blk[128+4*r:], crumbWord(qh, 2*qq))
 		}
 	}}
 
@@ -194,11 +183,9 @@ var tileFmtQ4K = &tileFmt{pk: packers[kernels.Q4_K], unit: 256, unitBytes: 2368,
 	quant: func(o []byte, r, e int) byte { return nibble(o[320+256*(e/32):], r, e%32) },
 	ws:    func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(o[64+16*b+r]) },
 	wm:    func(o []byte, r, b int) float32 { return -f16At(o[32+2*r:]) * float32(o[192+16*b+r]) },
-	pack: func(dst, q, row []byte, r int) {
+	pack: func(dst, row []byte, r int) {
 		packQ4KHead(dst, row, r)
-		for j := range 8 {
-			packNibbles(dst[320+256*j:], q[32*j:], r)
-		}
+		packKNibbles(dst[320:], row[16:], r)
 	}}
 
 // packQ4KHead writes the head of a Q4_K or Q5_K super-block of row r (raw bytes at
@@ -214,7 +201,7 @@ func packQ4KHead(dst, row []byte, r int) {
 // packQ4_0Unit is the Q4_0 tile format's pack: row r's two raw 18-byte blocks (fp16
 // scale, 16 nibble bytes) as lane r of the unit at dst. IQ4_NL blocks have the same
 // layout and take it too.
-func packQ4_0Unit(dst, _, row []byte, r int) {
+func packQ4_0Unit(dst, row []byte, r int) {
 	for b := range 2 {
 		for c := range 4 {
 			copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
@@ -228,15 +215,34 @@ func nibble(o []byte, r, e int) byte {
 	return o[64*(e%16/4)+4*r+e%4] >> (4 * (e / 16)) & 15
 }
 
-// packNibbles writes one row's 32 unpacked quants q as lane r of four nibble words at
-// dst.
-func packNibbles(dst, q []byte, r int) {
-	for c := range 4 {
-		for i := range 4 {
-			dst[64*c+4*r+i] = q[4*c+i] | q[16+4*c+i]<<4
+// packKNibbles writes the quants of a Q4_K or Q5_K super-block of a row (its 128
+// bytes qs: element 32j+l's low nibble at shift 4(j%2) of qs[32(j/2)+l]) as lane r of
+// eight sub-blocks of four nibble words at dst (elements 4c+i and 16+4c+i of each
+// sub-block in byte i of word c).
+func packKNibbles(dst, qs []byte, r int) {
+	for j := range 8 {
+		src, sh := qs[32*(j/2):], 4*(j%2)
+		for c := range 4 {
+			lo := le32(src[4*c:]) >> sh & 0x0F0F0F0F
+			hi := le32(src[16+4*c:]) >> sh & 0x0F0F0F0F
+			put32(dst[256*j+64*c+4*r:], lo|hi<<4)
 		}
 	}
 }
+
+// crumbWord returns a lane of a crumb word: bits sh…sh+1 of the sixteen bytes at q,
+// element 4c+i's at bits 2c of byte i.
+func crumbWord(q []byte, sh int) uint32 {
+	var v uint32
+	for c := range 4 {
+		v |= le32(q[4*c:]) >> sh & 0x03030303 << (2 * c)
+	}
+	return v
+}
+
+// le32 and put32 read and write a little-endian uint32.
+func le32(b []byte) uint32     { return binary.LittleEndian.Uint32(b) }
+func put32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
 
 // tileRows is the number of weight rows in a tile.
 const tileRows = 16
@@ -259,28 +265,19 @@ var (
 	x1mKernels = map[kernels.DType][2]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
 )
 
-// packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst,
-// using s's scratch.
-func packTile(dst []byte, w *kernels.Matrix, f *tileFmt, r0 int, s *gemmScratch) {
-	cols := w.Cols
-	nb := cols / f.pk.bs
-	nu := cols / f.unit
-	wRow := cols / w.Type.BlockSize() * w.Type.BlockBytes()
+// packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst.
+func packTile(dst []byte, w *kernels.Matrix, f *tileFmt, r0 int) {
+	nu := w.Cols / f.unit
+	wRow := w.Cols / w.Type.BlockSize() * w.Type.BlockBytes()
 	uRow := wRow / nu // raw bytes of one unit of a row
-	s.q = grow(s.q, cols)
-	s.sc = grow(s.sc, nb)
-	s.mn = grow(s.mn, nb)
 	nr := min(tileRows, w.Rows-r0)
 	if nr < tileRows {
 		clear(dst)
 	}
 	for r := range nr {
 		row := w.Data[(r0+r)*wRow : (r0+r+1)*wRow]
-		if !f.raw {
-			f.pk.unpack(row, s.q, s.sc, s.mn)
-		}
 		for u := range nu {
-			f.pack(dst[u*f.unitBytes:(u+1)*f.unitBytes], s.q[u*f.unit:(u+1)*f.unit], row[u*uRow:(u+1)*uRow], r)
+			f.pack(dst[u*f.unitBytes:(u+1)*f.unitBytes], row[u*uRow:(u+1)*uRow], r)
 		}
 	}
 }

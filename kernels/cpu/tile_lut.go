@@ -46,17 +46,17 @@ func e8m0Table() (h [256]float32) {
 	return h
 }
 
-// The tile formats of the lookup-table types (tileFmts). Their tiles copy the raw
-// bytes (no unpack): their packers give only the block size and the offset k.
+// The tile formats of the lookup-table types (tileFmts): their packers give the block
+// size and the offset k.
 var (
-	tileIQ4NL = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 64, unitBytes: 576, raw: true,
+	tileIQ4NL = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 64, unitBytes: 576,
 		quant: func(o []byte, r, e int) byte { return lutTileIQ4NL[nibble(o[256*(e/32):], r, e%32)] },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
 		pack:  packQ4_0Unit}
-	tileMXFP4 = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 64, unitBytes: 544, raw: true,
+	tileMXFP4 = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 64, unitBytes: 544,
 		quant: func(o []byte, r, e int) byte { return lutTileMXFP4[nibble(o[256*(e/32):], r, e%32)] },
 		ws:    func(o []byte, r, b int) float32 { return kernels.E8M0Half(o[512+16*b+r]) },
-		pack: func(dst, _, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			for b := range 2 {
 				for c := range 4 {
 					copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[17*b+1+4*c:17*b+5+4*c])
@@ -64,10 +64,10 @@ var (
 				dst[512+16*b+r] = row[17*b]
 			}
 		}}
-	tileIQ4XS = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 256, unitBytes: 2240, raw: true,
+	tileIQ4XS = &tileFmt{pk: &packer{bs: 32, k: 128}, unit: 256, unitBytes: 2240,
 		quant: func(o []byte, r, e int) byte { return lutTileIQ4NL[nibble(o[192+256*(e/32):], r, e%32)] },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[2*r:]) * float32(int8(o[64+16*b+r])) },
-		pack: func(dst, _, row []byte, r int) {
+		pack: func(dst, row []byte, r int) {
 			copy(dst[2*r:2*r+2], row[0:2])
 			h := uint16(row[2]) | uint16(row[3])<<8
 			for b := range 8 {

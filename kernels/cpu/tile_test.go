@@ -43,7 +43,7 @@ func randTile(rng *rand.Rand, typ kernels.DType, nb, rows int) []byte {
 		w.Data = append(w.Data, b...)
 	}
 	tile := make([]byte, nb*f.unitBytes)
-	packTile(tile, w, f, 0, &gemmScratch{})
+	packTile(tile, w, f, 0)
 	return tile
 }
 
@@ -263,7 +263,7 @@ func TestTileMXFP4Scales(t *testing.T) {
 		w.Data[17*b] = es[b/(cols/32)%len(es)]
 	}
 	tile := make([]byte, nb*f.unitBytes)
-	packTile(tile, w, f, 0, &gemmScratch{})
+	packTile(tile, w, f, 0)
 	xq := make([]byte, 4*cols/32*34)
 	x := make([]float32, 4*cols)
 	for i := range x {
@@ -358,5 +358,46 @@ func decodeFourTiles(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTilePackMatchesDequant checks every tile format's packer against the type's
+// reference dequantization: element e of row r of a packed tile, ws·(q−k) + wm, is the
+// weight kernels.Traits.ToFloat gives (to float32 rounding of the two products).
+func TestTilePackMatchesDequant(t *testing.T) {
+	for _, typ := range tileTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, uint64(typ)))
+			f := tileFmts[typ]
+			const nu, rows = 3, 13
+			cols := nu * f.unit
+			w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+			for range rows {
+				b, _ := randRow(rng, typ, cols, float32(math.Ldexp(1, rng.IntN(8)-4)))
+				w.Data = append(w.Data, b...)
+			}
+			tile := make([]byte, nu*f.unitBytes)
+			for i := range tile {
+				tile[i] = 0xA5 // the packer writes every byte of the lanes it fills
+			}
+			packTile(tile, w, f, 0)
+			want := make([]float32, cols)
+			rb := len(w.Data) / rows
+			bs := f.pk.bs
+			for r := range rows {
+				kernels.TraitsOf(typ).ToFloat(w.Data[r*rb:(r+1)*rb], want)
+				for e := range cols {
+					o := tile[e/f.unit*f.unitBytes:]
+					b := e % f.unit / bs
+					got := float64(f.ws(o, r, b)) * float64(int32(f.quant(o, r, e%f.unit))-f.pk.k)
+					if f.wm != nil {
+						got += float64(f.wm(o, r, b))
+					}
+					if d := math.Abs(got - float64(want[e])); d > 1e-6*math.Abs(float64(want[e]))+1e-30 {
+						t.Fatalf("row %d element %d: tile gives %g, dequantized %g", r, e, got, want[e])
+					}
+				}
+			}
+		})
 	}
 }
