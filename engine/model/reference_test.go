@@ -428,7 +428,8 @@ const quantRef = "../../../shared/models/quant-reference/"
 //	                     1.2e-2)
 //	Q5_K_M, Q3_K_M (llama.cpp's tiny-llama F32 file quantized here, as llama-quantize
 //	does):        5e-2  (activations quantized to Q8_K; measured 1.6e-2, 1.8e-2)
-//	Q2_K (likewise): 5e-2 (measured 1.9e-2)
+//	Q2_K, Q4_1, Q5_0, Q5_1 (likewise): 5e-2 (activations quantized to Q8_K, Q8_1,
+//	                     Q8_0, Q8_1)
 //
 // The KV cache is F32 here so the comparison measures the kernels, not cache rounding;
 // the greedy test in package engine covers the default F16 cache.
@@ -451,6 +452,10 @@ func TestForwardMatchesFloat64Reference(t *testing.T) {
 		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q5_K_M"},
 		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q3_K_M"},
 		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q2_K"},
+		// and the older Q4_1, Q5_0, Q5_1.
+		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q4_1"},
+		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q5_0"},
+		{quantRef + "tiny-llama-F32.gguf", 5e-2, "Q5_1"},
 	}
 	// Token ids of "Once upon a time, there was a little girl" style text are model
 	// specific; any in-vocabulary ids exercise the same arithmetic.

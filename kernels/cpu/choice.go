@@ -41,11 +41,10 @@ func pathOf(t kernels.DType, cols, n int) path {
 	return pathRef
 }
 
-// kernelTypes are the weight types Kernels describes: those with fast paths, and the
-// types llama.cpp's quantizations still use that take the reference dot product
-// (Q5_0, Q5_1, Q4_1), so that sysinfo says so.
-var kernelTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K,
-	kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4, kernels.Q5_0, kernels.Q5_1, kernels.Q4_1}
+// kernelTypes are the weight types Kernels describes (sysinfo lists each, saying where
+// one takes the reference dot product).
+var kernelTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1,
+	kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 // describeCols is the row length Kernels describes: a multiple of every block and
 // tile unit, as every llama-family matrix is.

@@ -38,7 +38,7 @@ func TestKernels(t *testing.T) {
 		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m", "Q8_0/decode": "tile-q8_0-x1", "Q6_K/prompt": "tile-q6_k-x4", "F32/decode": "dot-f32-avx2",
 			"IQ4_NL/decode": "tile-iq4_nl-x1m", "IQ4_XS/decode": "tile-iq4_xs-x1", "MXFP4/decode": "tile-mxfp4-x1",
-			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4", "Q5_K/decode": "tile-q5_k-x1", "Q5_K/prompt": "tile-q5_k-x4", "Q3_K/decode": "tile-q3_k-x1", "Q3_K/prompt": "tile-q3_k-x4", "Q2_K/decode": "tile-q2_k-x1", "Q2_K/prompt": "tile-q2_k-x4", "Q5_0/decode": "reference",
+			"IQ4_NL/prompt": "tile-iq4_nl-x4", "IQ4_XS/prompt": "tile-iq4_xs-x4", "MXFP4/prompt": "tile-mxfp4-x4", "Q5_K/decode": "tile-q5_k-x1", "Q5_K/prompt": "tile-q5_k-x4", "Q3_K/decode": "tile-q3_k-x1", "Q3_K/prompt": "tile-q3_k-x4", "Q2_K/decode": "tile-q2_k-x1", "Q2_K/prompt": "tile-q2_k-x4", "Q5_0/decode": "tile-q5_0-x1", "Q5_1/prompt": "tile-q5_1-x4", "Q4_1/decode": "tile-q4_1-x1",
 			"F16/attention": "attn-tile-f16"},
 	}[level]
 	if want == nil {

@@ -51,7 +51,7 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 }
 
 // dotTypes are the weight types the MatMul tests run over.
-var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
+var dotTypes = []kernels.DType{kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q8_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.F16, kernels.F32, kernels.BF16, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestFastDots(t *testing.T) {
 	for _, typ := range dotTypes {

@@ -94,6 +94,9 @@ type packer struct {
 
 var packers = map[kernels.DType]*packer{
 	kernels.Q4_0: {bs: 32, k: 8},
+	kernels.Q4_1: {bs: 32},
+	kernels.Q5_0: {bs: 32, k: 16},
+	kernels.Q5_1: {bs: 32},
 	kernels.Q8_0: {bs: 32, k: 128},
 	kernels.Q2_K: {bs: 16},
 	kernels.Q3_K: {bs: 16, k: 4},
@@ -131,7 +134,8 @@ func grow[T any](b []T, n int) []T {
 // prepActs regroups tokens [gsz·g, gsz·g+gsz) of the quantized activations xq (rows
 // of xRow bytes in format vt; rows past n are zero) into the tile kernels' layout: per
 // block of bs elements, the gsz tokens' bs signed bytes, then their float32 scales d,
-// their int32 starting sums −k·Σy and their float32 min sums d·Σy (gsz·(bs+12) bytes).
+// their int32 starting sums −k·Σy and their float32 min sums d·Σy (Q8_1: its stored
+// fp16 s, as ggml takes it) (gsz·(bs+12) bytes).
 // The VNNI kernels take groups of gemmToks tokens, the AMX ones of amxToks.
 func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32) {
 	nb := cols / bs
@@ -149,14 +153,21 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 		for t := range real {
 			row := xq[(gsz*g+t)*xRow : (gsz*g+t+1)*xRow]
 			y := a[t*bs : (t+1)*bs]
-			var d float32
+			var d, ms float32
 			var sum int32
-			if vt == kernels.Q8_0 {
+			switch vt {
+			case kernels.Q8_0:
 				src := row[34*b : 34*b+34]
 				d = f16At(src)
 				copy(y, src[2:2+bs])
 				sum = sumInt8(y)
-			} else { // Q8_K
+			case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
+				src := row[36*b : 36*b+36]
+				d = f16At(src)
+				copy(y, src[4:4+bs])
+				sum = sumInt8(y)
+				ms = f16At(src[2:])
+			default: // Q8_K
 				e := b * bs
 				sb := row[292*(e/256) : 292*(e/256)+292]
 				d = math.Float32frombits(binary.LittleEndian.Uint32(sb))
@@ -168,7 +179,10 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 			}
 			binary.LittleEndian.PutUint32(tail[4*t:], math.Float32bits(d))
 			binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], uint32(-k*sum))
-			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(d*float32(sum)))
+			if vt != kernels.Q8_1 {
+				ms = d * float32(sum)
+			}
+			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(ms))
 		}
 	}
 }

@@ -258,6 +258,36 @@ func tileQ5Kx1(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ5Kx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// The Q4_1 (tileQ41…), Q5_0 (tileQ50…) and Q5_1 (tileQ51…) tile kernels: four tokens,
+// one token, and one token without software prefetch.
+//
+//go:noescape
+func tileQ41x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ41x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ41x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ50x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ50x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ50x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ51x4(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ51x1(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ51x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
 // tileQ2Kx4, tileQ2Kx1, tileQ2Kx1np and tileQ2Kx1mnp are the Q2_K tile kernels (the
 // two-bit chunks of Q3_K's, the mins of Q4_K's).
 //
@@ -495,6 +525,8 @@ func init() {
 			kernels.IQ4_NL: {tileIQ4NLx4, tileIQ4NLx1, tileIQ4NLx1np}, kernels.MXFP4: {tileMXFP4x4, tileMXFP4x1, tileMXFP4x1np},
 			kernels.IQ4_XS: {tileIQ4XSx4, tileIQ4XSx1, tileIQ4XSx1np}, kernels.Q5_K: {tileQ5Kx4, tileQ5Kx1, tileQ5Kx1np},
 			kernels.Q3_K: {tileQ3Kx4, tileQ3Kx1, tileQ3Kx1np}, kernels.Q2_K: {tileQ2Kx4, tileQ2Kx1, tileQ2Kx1np},
+			kernels.Q4_1: {tileQ41x4, tileQ41x1, tileQ41x1np}, kernels.Q5_0: {tileQ50x4, tileQ50x1, tileQ50x1np},
+			kernels.Q5_1: {tileQ51x4, tileQ51x1, tileQ51x1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
 			if x1NoPrefetch {

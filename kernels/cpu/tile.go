@@ -8,7 +8,7 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
+// Tiled matrix products. Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
 // last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
 // matrix's first use when nobody prepared it) and keeps until Close: sixteen
 // rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
@@ -56,6 +56,41 @@ var tileFmts = map[kernels.DType]*tileFmt{
 		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
 		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
 		pack:  packQ4_0Unit},
+	// Q4_1, Q5_0 and Q5_1 (per pair of 32-element blocks): Q4_0's nibble words, for the
+	// 5-bit types a high-bit word per block (byte i of a lane: bit c the high bit of
+	// element 4c+i, bit 4+c that of 16+4c+i), 2×16 fp16 scales, and for Q4_1 and Q5_1
+	// 2×16 fp16 mins (the row's value is d·q + m: its min factor is m).
+	kernels.Q4_1: {pk: packers[kernels.Q4_1], unit: 64, unitBytes: 640,
+		quant: func(o []byte, r, e int) byte { return nibble(o[256*(e/32):], r, e%32) },
+		ws:    func(o []byte, r, b int) float32 { return f16At(o[512+32*b+2*r:]) },
+		wm:    func(o []byte, r, b int) float32 { return f16At(o[576+32*b+2*r:]) },
+		pack: func(dst, row []byte, r int) {
+			for b := range 2 {
+				packNibbleWords(dst[256*b:], row[20*b+4:], r)
+				copy(dst[512+32*b+2*r:], row[20*b:20*b+2])
+				copy(dst[576+32*b+2*r:], row[20*b+2:20*b+4])
+			}
+		}},
+	kernels.Q5_0: {pk: packers[kernels.Q5_0], unit: 64, unitBytes: 704,
+		quant: quant5, ws: func(o []byte, r, b int) float32 { return f16At(o[640+32*b+2*r:]) },
+		pack: func(dst, row []byte, r int) {
+			for b := range 2 {
+				packNibbleWords(dst[256*b:], row[22*b+6:], r)
+				put32(dst[512+64*b+4*r:], highWord(le32(row[22*b+2:])))
+				copy(dst[640+32*b+2*r:], row[22*b:22*b+2])
+			}
+		}},
+	kernels.Q5_1: {pk: packers[kernels.Q5_1], unit: 64, unitBytes: 768,
+		quant: quant5, ws: func(o []byte, r, b int) float32 { return f16At(o[640+32*b+2*r:]) },
+		wm: func(o []byte, r, b int) float32 { return f16At(o[704+32*b+2*r:]) },
+		pack: func(dst, row []byte, r int) {
+			for b := range 2 {
+				packNibbleWords(dst[256*b:], row[24*b+8:], r)
+				put32(dst[512+64*b+4*r:], highWord(le32(row[24*b+4:])))
+				copy(dst[640+32*b+2*r:], row[24*b:24*b+2])
+				copy(dst[704+32*b+2*r:], row[24*b+2:24*b+4])
+			}
+		}},
 	// Per pair of 32-element blocks: 2×8 words of bytes, 2×16 fp16 scales.
 	kernels.Q8_0: {pk: packers[kernels.Q8_0], unit: 64, unitBytes: 1088,
 		quant: func(o []byte, r, e int) byte { return o[512*(e/32)+64*(e%32/4)+4*r+e%4] },
@@ -203,11 +238,36 @@ func packQ4KHead(dst, row []byte, r int) {
 // layout and take it too.
 func packQ4_0Unit(dst, row []byte, r int) {
 	for b := range 2 {
-		for c := range 4 {
-			copy(dst[256*b+64*c+4*r:256*b+64*c+4*r+4], row[18*b+2+4*c:18*b+6+4*c])
-		}
+		packNibbleWords(dst[256*b:], row[18*b+2:], r)
 		copy(dst[512+32*b+2*r:514+32*b+2*r], row[18*b:18*b+2])
 	}
+}
+
+// packNibbleWords writes a 32-element block's 16 nibble bytes as stored (element l's
+// at the low nibble of byte l, 16+l's at its high one) as lane r of four nibble words.
+func packNibbleWords(dst, qs []byte, r int) {
+	for c := range 4 {
+		copy(dst[64*c+4*r:64*c+4*r+4], qs[4*c:4*c+4])
+	}
+}
+
+// highWord returns the lane of a Q5_0/Q5_1 block's high-bit word for its qh bits (bit
+// l the high bit of element l): byte i holds element 4c+i's at bit c and 16+4c+i's at
+// bit 4+c.
+func highWord(qh uint32) uint32 {
+	var v uint32
+	for i := range 4 {
+		for c := range 4 {
+			v |= (qh>>(4*c+i)&1<<c | qh>>(16+4*c+i)&1<<(4+c)) << (8 * i)
+		}
+	}
+	return v
+}
+
+// quant5 is the quant accessor of the Q5_0 and Q5_1 tiles.
+func quant5(o []byte, r, e int) byte {
+	b, l := e/32, e%32
+	return nibble(o[256*b:], r, l) | (o[512+64*b+4*r+l%4]>>(l%16/4+4*(l/16))&1)<<4
 }
 
 // nibble returns element e of row r in a 32-element block of nibble words at o.

@@ -1413,6 +1413,241 @@ q2kx1m_blk:
 q2kx1m_done:
 	STORE4
 
+// The Q4_1, Q5_0 and Q5_1 kernels: Q4_0's per pair of 32-element blocks (tile.go), the
+// 5-bit types adding each nibble's high bit as 16 (VPTESTMB of the block's high-bit
+// word, loaded in Z25, against the byte 1 << c or 1 << (4+c) of q3bits, at R9; a masked
+// VPADDB of the 0x10 bytes in Z26), Q4_1 and Q5_1 adding each block's mins
+// (acc = fma(m, m_t, acc) after the scale's FMA, as Q4_K's).
+
+// LEGMASKS sets Z26 to the 0x10 bytes and R9 to q3bits.
+#define LEGMASKS \
+	MOVL $0x10101010, R9 \
+	VPBROADCASTD R9, Z26 \
+	LEAQ q3bits<>(SB), R9
+
+// HI5(c, A, B) adds 16 to the low (A) and high (B) nibbles of word c whose high bits
+// are set in Z25.
+#define HI5(c, A, B) \
+	VPTESTMB (64*c)(R9), Z25, K1 \
+	VPTESTMB (256+64*c)(R9), Z25, K2 \
+	VPADDB Z26, A, K1, A \
+	VPADDB Z26, B, K2, B
+
+// Q5C4L is Q4C4 with the high bits (HI5).
+#define Q5C4L(o, c, A, B) \
+	NIB2(o, c, A, B) \
+	HI5(c, A, B) \
+	DOTC4(c, A, B)
+
+// W4Q4(q) and W4Q5(q, h) run the four nibble words of the block at q(SI) (Q5: its
+// high-bit word at h(SI)) against four tokens into Z0–Z3.
+#define W4Q4(q) \
+	Q4C4(q, 0, Z16, Z17) \
+	Q4C4(q, 1, Z18, Z19) \
+	Q4C4(q, 2, Z20, Z21) \
+	Q4C4(q, 3, Z22, Z23)
+
+#define W4Q5(q, h) \
+	VMOVDQU64 h(SI), Z25 \
+	Q5C4L(q, 0, Z16, Z17) \
+	Q5C4L(q, 1, Z18, Z19) \
+	Q5C4L(q, 2, Z20, Z21) \
+	Q5C4L(q, 3, Z22, Z23)
+
+// MINS4(m) adds the block's fp16 row mins at m(SI) times each token's min sum;
+// NOMINS adds nothing.
+#define MINS4(m) \
+	VCVTPH2PS m(SI), Z15 \
+	MIN4
+#define NOMINS
+
+// LBLK4 runs one block against four tokens: WORDS (W4Q4, W4Q5), its scales at sc(SI),
+// MINS (MINS4, NOMINS), then steps DI to the next activation block.
+#define LBLK4(WORDS, sc, MINS) \
+	LEAQ 128(DI), R12 \
+	STARTS4 \
+	WORDS \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA4 \
+	MINS \
+	ADDQ $176, DI
+
+// func tileQ41x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q4_1 tiles (per pair of blocks: 2×256 nibble bytes, 2×16 fp16 d, 2×16 fp16 m) times
+// four tokens.
+TEXT ·tileQ41x4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	TESTQ CX, CX
+	JZ q41x4_done
+q41x4_loop:
+	PREF6(PFON)
+	LBLK4(W4Q4(0), 512, MINS4(576))
+	LBLK4(W4Q4(256), 544, MINS4(608))
+	ADDQ $640, SI
+	DECQ CX
+	JNZ q41x4_loop
+q41x4_done:
+	STORE4
+
+// func tileQ50x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q5_0 tiles (per pair of blocks: 2×256 nibble bytes, 2×64 high-bit bytes, 2×16 fp16
+// d) times four tokens.
+TEXT ·tileQ50x4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	LEGMASKS
+	TESTQ CX, CX
+	JZ q50x4_done
+q50x4_loop:
+	PREF6(PFON)
+	LBLK4(W4Q5(0, 512), 640, NOMINS)
+	LBLK4(W4Q5(256, 576), 672, NOMINS)
+	ADDQ $704, SI
+	DECQ CX
+	JNZ q50x4_loop
+q50x4_done:
+	STORE4
+
+// func tileQ51x4(nu int, tile, act *byte, out *[64]float32)
+//
+// Q5_1 tiles (Q5_0's, then 2×16 fp16 m) times four tokens.
+TEXT ·tileQ51x4(SB), NOSPLIT, $0-32
+	ARGS4
+	MASKS
+	LEGMASKS
+	TESTQ CX, CX
+	JZ q51x4_done
+q51x4_loop:
+	PREF6(PFON)
+	LBLK4(W4Q5(0, 512), 640, MINS4(704))
+	LBLK4(W4Q5(256, 576), 672, MINS4(736))
+	ADDQ $768, SI
+	DECQ CX
+	JNZ q51x4_loop
+q51x4_done:
+	STORE4
+
+// Q5C1L is Q4C1 with the high bits (HI5).
+#define Q5C1L(o, c, A, B) \
+	VMOVDQU64 (o+64*c)(SI), A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	HI5(c, A, B) \
+	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
+	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+
+// W1Q4 and W1Q5 are W4Q4 and W4Q5 for one token (R10; int sums Z0 and Z1).
+#define W1Q4(q) \
+	Q4C1(q, 0, Z16, Z17) \
+	Q4C1(q, 1, Z18, Z19) \
+	Q4C1(q, 2, Z20, Z21) \
+	Q4C1(q, 3, Z22, Z23)
+
+#define W1Q5(q, h) \
+	VMOVDQU64 h(SI), Z25 \
+	Q5C1L(q, 0, Z16, Z17) \
+	Q5C1L(q, 1, Z18, Z19) \
+	Q5C1L(q, 2, Z20, Z21) \
+	Q5C1L(q, 3, Z22, Z23)
+
+// MINS1 is MINS4 for one token.
+#define MINS1(m) \
+	VCVTPH2PS m(SI), Z15 \
+	MIN1
+
+// LBLK1 is LBLK4 for one token (R10, R12 step instead of DI).
+#define LBLK1(WORDS, sc, MINS) \
+	VPBROADCASTD 16(R12), Z0 \
+	VPXORD Z1, Z1, Z1 \
+	WORDS \
+	VPADDD Z1, Z0, Z0 \
+	VCVTPH2PS sc(SI), Z10 \
+	FMA1 \
+	MINS \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileQ41x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ41x4 for token tok (0–3) alone; the …np twin without software prefetch.
+#define TILEQ41X1(PF) \
+	ARGS1(32) \
+	MASKS \
+	TESTQ CX, CX \
+	JZ q41x1_done \
+q41x1_loop: \
+	PREF6(PF) \
+	LBLK1(W1Q4(0), 512, MINS1(576)) \
+	LBLK1(W1Q4(256), 544, MINS1(608)) \
+	ADDQ $640, SI \
+	DECQ CX \
+	JNZ q41x1_loop \
+q41x1_done: \
+	STORE1
+
+TEXT ·tileQ41x1(SB), NOSPLIT, $0-40
+	TILEQ41X1(PFON)
+
+// func tileQ41x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ41x1np(SB), NOSPLIT, $0-40
+	TILEQ41X1(PFOFF)
+
+// func tileQ50x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ50x4 for token tok (0–3) alone; the …np twin without software prefetch.
+#define TILEQ50X1(PF) \
+	ARGS1(32) \
+	MASKS \
+	LEGMASKS \
+	TESTQ CX, CX \
+	JZ q50x1_done \
+q50x1_loop: \
+	PREF6(PF) \
+	LBLK1(W1Q5(0, 512), 640, NOMINS) \
+	LBLK1(W1Q5(256, 576), 672, NOMINS) \
+	ADDQ $704, SI \
+	DECQ CX \
+	JNZ q50x1_loop \
+q50x1_done: \
+	STORE1
+
+TEXT ·tileQ50x1(SB), NOSPLIT, $0-40
+	TILEQ50X1(PFON)
+
+// func tileQ50x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ50x1np(SB), NOSPLIT, $0-40
+	TILEQ50X1(PFOFF)
+
+// func tileQ51x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ51x4 for token tok (0–3) alone; the …np twin without software prefetch.
+#define TILEQ51X1(PF) \
+	ARGS1(32) \
+	MASKS \
+	LEGMASKS \
+	TESTQ CX, CX \
+	JZ q51x1_done \
+q51x1_loop: \
+	PREF6(PF) \
+	LBLK1(W1Q5(0, 512), 640, MINS1(704)) \
+	LBLK1(W1Q5(256, 576), 672, MINS1(736)) \
+	ADDQ $768, SI \
+	DECQ CX \
+	JNZ q51x1_loop \
+q51x1_done: \
+	STORE1
+
+TEXT ·tileQ51x1(SB), NOSPLIT, $0-40
+	TILEQ51X1(PFON)
+
+// func tileQ51x1np(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ51x1np(SB), NOSPLIT, $0-40
+	TILEQ51X1(PFOFF)
+
 // Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
 #define Q8C4(o, c) \
 	PREFETCHT0 (PFD+o+64*c)(SI) \

@@ -123,7 +123,7 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 	}
 }
 
-var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
+var tileTypes = []kernels.DType{kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q8_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 func TestTileKernels(t *testing.T) {
 	for _, typ := range tileTypes {
