@@ -288,6 +288,27 @@ func tileQ51x1(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ51x1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// The Q4_1, Q5_0 and Q5_1 tile kernels for CPUs with AVX2 but without AVX512-VNNI:
+// the same results bit for bit.
+//
+//go:noescape
+func tileQ41x4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ41x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ50x4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ50x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ51x4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ51x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 // tileQ2Kx4, tileQ2Kx1, tileQ2Kx1np and tileQ2Kx1mnp are the Q2_K tile kernels (the
 // two-bit chunks of Q3_K's, the mins of Q4_K's).
 //
@@ -560,13 +581,16 @@ func init() {
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
+	if tileX4 == nil { // no VNNI: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
 		tileFmts[kernels.Q5_K].x4, tileFmts[kernels.Q5_K].x1 = tileQ5Kx4AVX2, tileQ5Kx1AVX2
 		tileFmts[kernels.Q3_K].x4, tileFmts[kernels.Q3_K].x1 = tileQ3Kx4AVX2, tileQ3Kx1AVX2
 		tileFmts[kernels.Q2_K].x4, tileFmts[kernels.Q2_K].x1 = tileQ2Kx4AVX2, tileQ2Kx1AVX2
+		tileFmts[kernels.Q4_1].x4, tileFmts[kernels.Q4_1].x1 = tileQ41x4AVX2, tileQ41x1AVX2
+		tileFmts[kernels.Q5_0].x4, tileFmts[kernels.Q5_0].x1 = tileQ50x4AVX2, tileQ50x1AVX2
+		tileFmts[kernels.Q5_1].x4, tileFmts[kernels.Q5_1].x1 = tileQ51x4AVX2, tileQ51x1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm

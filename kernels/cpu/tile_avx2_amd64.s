@@ -1836,3 +1836,224 @@ q2kam_blk:
 q2kam_done:
 	VZEROUPPER
 	RET
+
+// The Q4_1, Q5_0 and Q5_1 kernels: Q4_0's (tile.go: per pair of 32-element blocks the
+// nibble words, for Q5 a high-bit word per block, fp16 scales, for Q4_1 and Q5_1 fp16
+// mins 64 bytes after the scales). R8 walks the blocks' nibbles, R9 their scales, BX
+// their high-bit words; DX points at t2q5bits (the low nibbles of word c take bit c of
+// the high-bit word, the high ones bit 4+c). A Q5 quant reaches 31, so its int16 sums
+// are widened every two words, as Q5_K's.
+
+// T2NIB5B is T2NIB for word c of the block at SI with the high bits of the word at BX.
+#define T2NIB5B(c) \
+	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2HI5((BX), (32*c)(DX), t2q5c10<>(SB), Y2) \
+	T2HI5(32(BX), (32*c)(DX), t2q5c10<>(SB), Y3) \
+	T2HI5((BX), (128+32*c)(DX), t2q5c10<>(SB), Y4) \
+	T2HI5(32(BX), (128+32*c)(DX), t2q5c10<>(SB), Y5)
+
+// T2L1FMA adds the int32 sums Y6, Y7 of one token's block times its row scales (R9)
+// times the token's scale to the accumulators Y12, Y13; T2L1MIN adds the row mins (at
+// 64(R9)) times the token's min sum; T2NOMIN nothing.
+#define T2L1FMA \
+	T2SUMD(Y6, Y7, 16(R12)) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	VBROADCASTSS (R12), Y0 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VFMADD231PS Y2, Y6, Y12 \
+	VFMADD231PS Y3, Y7, Y13
+
+#define T2L1MIN \
+	VCVTPH2PS 64(R9), Y2 \
+	VCVTPH2PS 80(R9), Y3 \
+	VBROADCASTSS 32(R12), Y0 \
+	VFMADD231PS Y0, Y2, Y12 \
+	VFMADD231PS Y0, Y3, Y13
+
+#define T2NOMIN
+
+// T2L1Q4 and T2L1Q5 run the nibble words of the block at R8 against the token (R10)
+// into the int32 sums Y6, Y7.
+#define T2L1Q4 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	MOVQ R8, SI \
+	T2Q4ONE(0) \
+	T2Q4ONE(1) \
+	T2Q4ONE(2) \
+	T2Q4ONE(3) \
+	VPMADDWD Y14, Y6, Y6 \
+	VPMADDWD Y14, Y7, Y7
+
+#define T2L1Q5 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	MOVQ R8, SI \
+	T2NIB5B(0) \
+	T2TOK(R10, 0, Y6, Y7) \
+	T2NIB5B(1) \
+	T2TOK(R10, 1, Y6, Y7) \
+	T2NIB5B(2) \
+	T2TOK(R10, 2, Y8, Y9) \
+	T2NIB5B(3) \
+	T2TOK(R10, 3, Y8, Y9) \
+	VPMADDWD Y14, Y6, Y6 \
+	VPMADDWD Y14, Y7, Y7 \
+	VPMADDWD Y14, Y8, Y8 \
+	VPMADDWD Y14, Y9, Y9 \
+	VPADDD Y8, Y6, Y6 \
+	VPADDD Y9, Y7, Y7
+
+// TILEL1(WORDS, MIN, sc, n) is the body of a one-token kernel: units of n bytes, two
+// blocks each, their scales at sc.
+#define TILEL1(WORDS, MIN, sc, n) \
+	T2ARGS1(32) \
+	T2MASKS \
+	LEAQ t2q5bits<>(SB), DX \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y13, Y13, Y13 \
+	TESTQ CX, CX \
+	JZ l1_done \
+l1_loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	LEAQ sc(SI), R9 \
+	LEAQ 512(SI), BX \
+l1_block: \
+	WORDS \
+	T2L1FMA \
+	MIN \
+	ADDQ $256, R8 \
+	ADDQ $32, R9 \
+	ADDQ $64, BX \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ l1_block \
+	LEAQ (n-512)(R8), SI \
+	DECQ CX \
+	JNZ l1_loop \
+l1_done: \
+	VMOVUPS Y12, (AX) \
+	VMOVUPS Y13, 32(AX) \
+	VZEROUPPER \
+	RET
+
+// func tileQ41x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ41x1AVX2(SB), NOSPLIT, $0-40
+	TILEL1(T2L1Q4, T2L1MIN, 512, 640)
+
+// func tileQ50x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ50x1AVX2(SB), NOSPLIT, $0-40
+	TILEL1(T2L1Q5, T2NOMIN, 640, 704)
+
+// func tileQ51x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
+	TILEL1(T2L1Q5, T2L1MIN, 640, 768)
+
+// T2L4Q4 and T2L4Q5 run the nibble words of the block at R8 against the four tokens
+// into the int32 sums Y6…Y13 (token t in Y6+2t, Y7+2t).
+#define T2L4Q4 \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	T2Q4ALL(0) \
+	T2Q4ALL(1) \
+	T2Q4ALL(2) \
+	T2Q4ALL(3) \
+	T2WIDEN8
+
+#define T2L4Q5 \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	T2Q5B4(0, T2TOK) \
+	T2Q5B4(1, T2TOK) \
+	T2WIDEN8 \
+	T2Q5B4(2, T2TOKD) \
+	T2Q5B4(3, T2TOKD)
+
+// T2Q5B4 runs word c of the block against the four tokens with TOK (T2TOK, T2TOKD).
+#define T2Q5B4(c, TOK) \
+	T2NIB5B(c) \
+	TOK(DI, c, Y6, Y7) \
+	TOK(R10, c, Y8, Y9) \
+	TOK(R11, c, Y10, Y11) \
+	TOK(R12, c, Y12, Y13)
+
+// T2WIDEN8 widens the int16 sums Y6…Y13 to int32.
+#define T2WIDEN8 \
+	VPMADDWD Y14, Y6, Y6 \
+	VPMADDWD Y14, Y7, Y7 \
+	VPMADDWD Y14, Y8, Y8 \
+	VPMADDWD Y14, Y9, Y9 \
+	VPMADDWD Y14, Y10, Y10 \
+	VPMADDWD Y14, Y11, Y11 \
+	VPMADDWD Y14, Y12, Y12 \
+	VPMADDWD Y14, Y13, Y13
+
+// T2L4MIN adds the block's row mins (at 64(R9)) times each token's min sum to the
+// accumulators in out.
+#define T2L4MIN \
+	VCVTPH2PS 64(R9), Y2 \
+	VCVTPH2PS 80(R9), Y3 \
+	T2MIN(Y2, 160(DI), 0) \
+	T2MIN(Y3, 160(DI), 32) \
+	T2MIN(Y2, 164(DI), 64) \
+	T2MIN(Y3, 164(DI), 96) \
+	T2MIN(Y2, 168(DI), 128) \
+	T2MIN(Y3, 168(DI), 160) \
+	T2MIN(Y2, 172(DI), 192) \
+	T2MIN(Y3, 172(DI), 224)
+
+// TILEL4(WORDS, MIN, sc, n) is TILEL1 for four tokens (accumulators in out).
+#define TILEL4(WORDS, MIN, sc, n) \
+	T2MASKS \
+	T2ARGS4(32) \
+	LEAQ t2q5bits<>(SB), DX \
+	TESTQ CX, CX \
+	JZ l4_done \
+l4_loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	LEAQ sc(SI), R9 \
+	LEAQ 512(SI), BX \
+l4_block: \
+	WORDS \
+	T2SUMD(Y6, Y7, 144(DI)) \
+	T2SUMD(Y8, Y9, 148(DI)) \
+	T2SUMD(Y10, Y11, 152(DI)) \
+	T2SUMD(Y12, Y13, 156(DI)) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	T2ACC8(128) \
+	MIN \
+	ADDQ $256, R8 \
+	ADDQ $32, R9 \
+	ADDQ $64, BX \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ l4_block \
+	LEAQ (n-512)(R8), SI \
+	DECQ CX \
+	JNZ l4_loop \
+l4_done: \
+	VZEROUPPER \
+	RET
+
+// func tileQ41x4AVX2(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ41x4AVX2(SB), NOSPLIT, $0-32
+	TILEL4(T2L4Q4, T2L4MIN, 512, 640)
+
+// func tileQ50x4AVX2(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ50x4AVX2(SB), NOSPLIT, $0-32
+	TILEL4(T2L4Q5, T2NOMIN, 640, 704)
+
+// func tileQ51x4AVX2(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ51x4AVX2(SB), NOSPLIT, $0-32
+	TILEL4(T2L4Q5, T2L4MIN, 640, 768)
