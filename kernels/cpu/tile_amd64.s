@@ -1472,63 +1472,43 @@ q2kx1m_done:
 	MINS \
 	ADDQ $176, DI
 
+// TILELX4(SETUP, BLK0, BLK1, n) is the body of a four-token kernel over units of n
+// bytes: SETUP (LEGMASKS or nothing), then each unit's two blocks (LBLK4).
+#define TILELX4(SETUP, BLK0, BLK1, n) \
+	ARGS4 \
+	MASKS \
+	SETUP \
+	TESTQ CX, CX \
+	JZ lx4_done \
+lx4_loop: \
+	PREF6(PFON) \
+	BLK0 \
+	BLK1 \
+	ADDQ $n, SI \
+	DECQ CX \
+	JNZ lx4_loop \
+lx4_done: \
+	STORE4
+
 // func tileQ41x4(nu int, tile, act *byte, out *[64]float32)
 //
 // Q4_1 tiles (per pair of blocks: 2×256 nibble bytes, 2×16 fp16 d, 2×16 fp16 m) times
 // four tokens.
 TEXT ·tileQ41x4(SB), NOSPLIT, $0-32
-	ARGS4
-	MASKS
-	TESTQ CX, CX
-	JZ q41x4_done
-q41x4_loop:
-	PREF6(PFON)
-	LBLK4(W4Q4(0), 512, MINS4(576))
-	LBLK4(W4Q4(256), 544, MINS4(608))
-	ADDQ $640, SI
-	DECQ CX
-	JNZ q41x4_loop
-q41x4_done:
-	STORE4
+	TILELX4(NOMINS, LBLK4(W4Q4(0), 512, MINS4(576)), LBLK4(W4Q4(256), 544, MINS4(608)), 640)
 
 // func tileQ50x4(nu int, tile, act *byte, out *[64]float32)
 //
 // Q5_0 tiles (per pair of blocks: 2×256 nibble bytes, 2×64 high-bit bytes, 2×16 fp16
 // d) times four tokens.
 TEXT ·tileQ50x4(SB), NOSPLIT, $0-32
-	ARGS4
-	MASKS
-	LEGMASKS
-	TESTQ CX, CX
-	JZ q50x4_done
-q50x4_loop:
-	PREF6(PFON)
-	LBLK4(W4Q5(0, 512), 640, NOMINS)
-	LBLK4(W4Q5(256, 576), 672, NOMINS)
-	ADDQ $704, SI
-	DECQ CX
-	JNZ q50x4_loop
-q50x4_done:
-	STORE4
+	TILELX4(LEGMASKS, LBLK4(W4Q5(0, 512), 640, NOMINS), LBLK4(W4Q5(256, 576), 672, NOMINS), 704)
 
 // func tileQ51x4(nu int, tile, act *byte, out *[64]float32)
 //
 // Q5_1 tiles (Q5_0's, then 2×16 fp16 m) times four tokens.
 TEXT ·tileQ51x4(SB), NOSPLIT, $0-32
-	ARGS4
-	MASKS
-	LEGMASKS
-	TESTQ CX, CX
-	JZ q51x4_done
-q51x4_loop:
-	PREF6(PFON)
-	LBLK4(W4Q5(0, 512), 640, MINS4(704))
-	LBLK4(W4Q5(256, 576), 672, MINS4(736))
-	ADDQ $768, SI
-	DECQ CX
-	JNZ q51x4_loop
-q51x4_done:
-	STORE4
+	TILELX4(LEGMASKS, LBLK4(W4Q5(0, 512), 640, MINS4(704)), LBLK4(W4Q5(256, 576), 672, MINS4(736)), 768)
 
 // Q5C1L is Q4C1 with the high bits (HI5).
 #define Q5C1L(o, c, A, B) \
@@ -1571,23 +1551,29 @@ q51x4_done:
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
-// func tileQ41x1(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// tileQ41x4 for token tok (0–3) alone; the …np twin without software prefetch.
-#define TILEQ41X1(PF) \
+// TILELX1 is TILELX4 for one token, with prefetch PF (PFON, or PFOFF in the …np
+// kernels).
+#define TILELX1(PF, SETUP, BLK0, BLK1, n) \
 	ARGS1(32) \
 	MASKS \
+	SETUP \
 	TESTQ CX, CX \
-	JZ q41x1_done \
-q41x1_loop: \
+	JZ lx1_done \
+lx1_loop: \
 	PREF6(PF) \
-	LBLK1(W1Q4(0), 512, MINS1(576)) \
-	LBLK1(W1Q4(256), 544, MINS1(608)) \
-	ADDQ $640, SI \
+	BLK0 \
+	BLK1 \
+	ADDQ $n, SI \
 	DECQ CX \
-	JNZ q41x1_loop \
-q41x1_done: \
+	JNZ lx1_loop \
+lx1_done: \
 	STORE1
+
+// func tileQ41x1(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ41x4 for token tok (0–3) alone; the …np twin without software prefetch (and
+// likewise for Q5_0 and Q5_1 below).
+#define TILEQ41X1(PF) TILELX1(PF, NOMINS, LBLK1(W1Q4(0), 512, MINS1(576)), LBLK1(W1Q4(256), 544, MINS1(608)), 640)
 
 TEXT ·tileQ41x1(SB), NOSPLIT, $0-40
 	TILEQ41X1(PFON)
@@ -1596,25 +1582,9 @@ TEXT ·tileQ41x1(SB), NOSPLIT, $0-40
 TEXT ·tileQ41x1np(SB), NOSPLIT, $0-40
 	TILEQ41X1(PFOFF)
 
-// func tileQ50x1(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// tileQ50x4 for token tok (0–3) alone; the …np twin without software prefetch.
-#define TILEQ50X1(PF) \
-	ARGS1(32) \
-	MASKS \
-	LEGMASKS \
-	TESTQ CX, CX \
-	JZ q50x1_done \
-q50x1_loop: \
-	PREF6(PF) \
-	LBLK1(W1Q5(0, 512), 640, NOMINS) \
-	LBLK1(W1Q5(256, 576), 672, NOMINS) \
-	ADDQ $704, SI \
-	DECQ CX \
-	JNZ q50x1_loop \
-q50x1_done: \
-	STORE1
+#define TILEQ50X1(PF) TILELX1(PF, LEGMASKS, LBLK1(W1Q5(0, 512), 640, NOMINS), LBLK1(W1Q5(256, 576), 672, NOMINS), 704)
 
+// func tileQ50x1(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ50x1(SB), NOSPLIT, $0-40
 	TILEQ50X1(PFON)
 
@@ -1622,25 +1592,9 @@ TEXT ·tileQ50x1(SB), NOSPLIT, $0-40
 TEXT ·tileQ50x1np(SB), NOSPLIT, $0-40
 	TILEQ50X1(PFOFF)
 
-// func tileQ51x1(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// tileQ51x4 for token tok (0–3) alone; the …np twin without software prefetch.
-#define TILEQ51X1(PF) \
-	ARGS1(32) \
-	MASKS \
-	LEGMASKS \
-	TESTQ CX, CX \
-	JZ q51x1_done \
-q51x1_loop: \
-	PREF6(PF) \
-	LBLK1(W1Q5(0, 512), 640, MINS1(704)) \
-	LBLK1(W1Q5(256, 576), 672, MINS1(736)) \
-	ADDQ $768, SI \
-	DECQ CX \
-	JNZ q51x1_loop \
-q51x1_done: \
-	STORE1
+#define TILEQ51X1(PF) TILELX1(PF, LEGMASKS, LBLK1(W1Q5(0, 512), 640, MINS1(704)), LBLK1(W1Q5(256, 576), 672, MINS1(736)), 768)
 
+// func tileQ51x1(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ51x1(SB), NOSPLIT, $0-40
 	TILEQ51X1(PFON)
 

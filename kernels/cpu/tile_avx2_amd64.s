@@ -601,6 +601,21 @@ q4ka1_done:
 	VZEROUPPER
 	RET
 
+// T2KFIN4 scales the four tokens' float sums Y6…Y13 of a Q4_K or Q5_K sub-block by
+// its row scales and adds its mins (head at BX, scale bytes at R14) into out.
+#define T2KFIN4 \
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3) \
+	T2ACC8(128) \
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3) \
+	T2MIN(Y2, 160(DI), 0) \
+	T2MIN(Y3, 160(DI), 32) \
+	T2MIN(Y2, 164(DI), 64) \
+	T2MIN(Y3, 164(DI), 96) \
+	T2MIN(Y2, 168(DI), 128) \
+	T2MIN(Y3, 168(DI), 160) \
+	T2MIN(Y2, 172(DI), 192) \
+	T2MIN(Y3, 172(DI), 224)
+
 // func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
@@ -623,17 +638,7 @@ q4ka4_sub:
 	T2Q4ALL(2)
 	T2Q4ALL(3)
 	T2SUM4(144)
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
-	T2ACC8(128)
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
-	T2MIN(Y2, 160(DI), 0)
-	T2MIN(Y3, 160(DI), 32)
-	T2MIN(Y2, 164(DI), 64)
-	T2MIN(Y3, 164(DI), 96)
-	T2MIN(Y2, 168(DI), 128)
-	T2MIN(Y3, 168(DI), 160)
-	T2MIN(Y2, 172(DI), 192)
-	T2MIN(Y3, 172(DI), 224)
+	T2KFIN4
 	ADDQ $256, SI
 	ADDQ $16, R14
 	ADDQ $176, DI
@@ -841,17 +846,7 @@ q5ka4_sub:
 	T2SUMD(Y8, Y9, 148(DI))
 	T2SUMD(Y10, Y11, 152(DI))
 	T2SUMD(Y12, Y13, 156(DI))
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
-	T2ACC8(128)
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
-	T2MIN(Y2, 160(DI), 0)
-	T2MIN(Y3, 160(DI), 32)
-	T2MIN(Y2, 164(DI), 64)
-	T2MIN(Y3, 164(DI), 96)
-	T2MIN(Y2, 168(DI), 128)
-	T2MIN(Y3, 168(DI), 160)
-	T2MIN(Y2, 172(DI), 192)
-	T2MIN(Y3, 172(DI), 224)
+	T2KFIN4
 	ADDQ $32, R8
 	ADDQ $256, SI
 	ADDQ $16, R14

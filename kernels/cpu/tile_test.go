@@ -371,11 +371,7 @@ func TestTilePackMatchesDequant(t *testing.T) {
 			f := tileFmts[typ]
 			const nu, rows = 3, 13
 			cols := nu * f.unit
-			w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
-			for range rows {
-				b, _ := randRow(rng, typ, cols, float32(math.Ldexp(1, rng.IntN(8)-4)))
-				w.Data = append(w.Data, b...)
-			}
+			w := randMatrix(rng, typ, rows, cols)
 			tile := make([]byte, nu*f.unitBytes)
 			for i := range tile {
 				tile[i] = 0xA5 // the packer writes every byte of the lanes it fills
