@@ -198,6 +198,15 @@ func tileIQ4NLx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileIQ4NLx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 
+// tileIQ4XSx4AVX2 and tileIQ4XSx1AVX2 are tileIQ4XSx4 and tileIQ4XSx1 for CPUs with
+// AVX2 but without AVX512-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileIQ4XSx4AVX2(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+
 //go:noescape
 func tileQ8x4(nu int, tile, act *byte, out *[64]float32)
 
@@ -581,7 +590,7 @@ func init() {
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
 	}
-	if tileX4 == nil { // no VNNI: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_NL take the AVX2 tile kernels, MXFP4 the batched one
+	if tileX4 == nil { // no VNNI: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS take the AVX2 tile kernels, MXFP4 the batched one
 		tileFmts[kernels.Q4_0].x4, tileFmts[kernels.Q4_0].x1 = tileQ4x4AVX2, tileQ4x1AVX2
 		tileFmts[kernels.Q8_0].x4, tileFmts[kernels.Q8_0].x1 = tileQ8x4AVX2, tileQ8x1AVX2
 		tileFmts[kernels.Q4_K].x4, tileFmts[kernels.Q4_K].x1 = tileQ4Kx4AVX2, tileQ4Kx1AVX2
@@ -593,6 +602,7 @@ func init() {
 		tileFmts[kernels.Q5_1].x4, tileFmts[kernels.Q5_1].x1 = tileQ51x4AVX2, tileQ51x1AVX2
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
+		tileFmts[kernels.IQ4_XS].x4, tileFmts[kernels.IQ4_XS].x1 = tileIQ4XSx4AVX2, tileIQ4XSx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
 		// On AMD (quarters), Q4_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:

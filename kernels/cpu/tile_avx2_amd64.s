@@ -1337,9 +1337,9 @@ nla1_done:
 	VPADDD Y8, S, S \
 	VPADDD Y9, S, S
 
-// TNLHALF4 runs half h of the block at q (scales at sc) against the four tokens into
-// their accumulators in out (rows 8h…8h+7).
-#define TNLHALF4(q, sc, h) \
+// TNLHALF4 runs half h of the block at q against the four tokens into their
+// accumulators in out (rows 8h…8h+7), its row scales set into Y12 by SC (NLSC, XSSC).
+#define TNLHALF4(q, h, SC) \
 	VPXOR Y4, Y4, Y4 \
 	VPXOR Y5, Y5, Y5 \
 	VPXOR Y6, Y6, Y6 \
@@ -1352,16 +1352,27 @@ nla1_done:
 	VCVTDQ2PS Y5, Y5 \
 	VCVTDQ2PS Y6, Y6 \
 	VCVTDQ2PS Y7, Y7 \
-	VCVTPH2PS (sc+16*h)(SI), Y12 \
+	SC \
 	T2ACC(Y4, Y12, 128(DI), 32*h) \
 	T2ACC(Y5, Y12, 132(DI), 64+32*h) \
 	T2ACC(Y6, Y12, 136(DI), 128+32*h) \
 	T2ACC(Y7, Y12, 140(DI), 192+32*h)
 
+// NLSC(sc, h) sets Y12 to half h of an IQ4_NL block's fp16 scales at sc(SI).
+#define NLSC(sc, h) VCVTPH2PS (sc+16*h)(SI), Y12
+
+// XSSC(h) sets Y12 to half h of an IQ4_XS sub-block's row scales d·(ls−32): int8 at
+// (8h)(R14), fp16 d at (16h)(BX). Clobbers Y2.
+#define XSSC(h) \
+	VPMOVSXBD (8*h)(R14), Y12 \
+	VCVTDQ2PS Y12, Y12 \
+	VCVTPH2PS (16*h)(BX), Y2 \
+	VMULPS Y2, Y12, Y12
+
 // TNLBLK4 runs the block at q (scales at sc) against the four tokens.
 #define TNLBLK4(q, sc) \
-	TNLHALF4(q, sc, 0) \
-	TNLHALF4(q, sc, 1) \
+	TNLHALF4(q, 0, NLSC(sc, 0)) \
+	TNLHALF4(q, 1, NLSC(sc, 1)) \
 	ADDQ $176, DI \
 	ADDQ $176, R10 \
 	ADDQ $176, R11 \
@@ -1382,6 +1393,90 @@ nla4_loop:
 	JNZ nla4_loop
 
 nla4_done:
+	VZEROUPPER
+	RET
+
+// The IQ4_XS kernels: IQ4_NL's products on IQ4_XS tiles (per 256-element super-block
+// 16 fp16 d, 32 bytes of padding, 8×16 int8 scales ls−32, then eight sub-blocks of
+// Q4_0's nibble words, tile_lut.go), each sub-block's row scales d·(ls−32) (XSSC).
+// BX points at the super-block's head, R14 at the sub-block's scales.
+
+// XSHEAD starts a super-block at SI.
+#define XSHEAD \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $192, SI \
+	MOVQ $8, R13
+
+// func tileIQ4XSx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileIQ4XSx1AVX2(SB), NOSPLIT, $0-40
+	T2ARGS1(32)
+	TNLMASKS
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	TESTQ CX, CX
+	JZ xsa1_done
+
+xsa1_super:
+	XSHEAD
+
+xsa1_sub:
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	TNLW1(0, 0)
+	TNLW1(0, 1)
+	TNLW1(0, 2)
+	TNLW1(0, 3)
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	XSSC(0)
+	VMOVUPS Y12, Y4
+	XSSC(1)
+	VBROADCASTSS (R12), Y0
+	VMULPS Y0, Y4, Y4
+	VMULPS Y0, Y12, Y12
+	VFMADD231PS Y4, Y6, Y10
+	VFMADD231PS Y12, Y7, Y11
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, R10
+	ADDQ $176, R12
+	DECQ R13
+	JNZ xsa1_sub
+	DECQ CX
+	JNZ xsa1_super
+
+xsa1_done:
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+// func tileIQ4XSx4AVX2(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileIQ4XSx4AVX2(SB), NOSPLIT, $0-32
+	TNLMASKS
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ xsa4_done
+
+xsa4_super:
+	XSHEAD
+
+xsa4_sub:
+	TNLHALF4(0, 0, XSSC(0))
+	TNLHALF4(0, 1, XSSC(1))
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ xsa4_sub
+	DECQ CX
+	JNZ xsa4_super
+
+xsa4_done:
 	VZEROUPPER
 	RET
 
