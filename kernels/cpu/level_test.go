@@ -29,7 +29,7 @@ func TestLevelCap(t *testing.T) {
 	if r, ok := rank[level]; !ok || !allowed(r) {
 		t.Fatalf("level %q under ceiling %d", level, levelCap)
 	}
-	if h := halfKerns[kernels.F16]; !allowed(capAVX512) && (tileFmts[kernels.IQ4_XS].x4 != nil || h.x4 != nil && h.lanes != 8) {
+	if h := halfKerns[kernels.F16]; !allowed(capAVX512) && (tileFmts[kernels.MXFP4].x4 != nil || h.x4 != nil && h.lanes != 8) {
 		t.Fatalf("AVX-512 kernels installed under ceiling %d", levelCap)
 	}
 	if !allowed(capAVX2) && tileX4 != nil {
