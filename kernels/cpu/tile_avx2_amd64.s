@@ -1396,6 +1396,103 @@ nla4_done:
 	VZEROUPPER
 	RET
 
+// The IQ4_NL four-tile kernel (AMD, as tileQ4x1mAVX2): each word's activations in Y0,
+// Y1, the four tiles' int32 sums in Y6…Y12 and Y14 (tile k: rows 0–7 and 8–15), so the
+// int16 ones come from memory (t2ones).
+
+DATA t2ones<>+0(SB)/8, $0x0001000100010001
+DATA t2ones<>+8(SB)/8, $0x0001000100010001
+DATA t2ones<>+16(SB)/8, $0x0001000100010001
+DATA t2ones<>+24(SB)/8, $0x0001000100010001
+GLOBL t2ones<>(SB), RODATA|NOPTR, $32
+
+// TNLHM is TNLH with the word's activations in Y0, Y1. Clobbers Y2–Y5.
+#define TNLHM(m, S) \
+	VMOVDQU m, Y2 \
+	VPSRLW $4, Y2, Y3 \
+	VPAND Y15, Y2, Y2 \
+	VPAND Y15, Y3, Y3 \
+	VPSHUFB Y2, Y13, Y2 \
+	VPSHUFB Y3, Y13, Y3 \
+	VPSIGNB Y2, Y0, Y4 \
+	VPSIGNB Y3, Y1, Y5 \
+	VPABSB Y2, Y2 \
+	VPABSB Y3, Y3 \
+	VPMADDUBSW Y4, Y2, Y2 \
+	VPMADDUBSW Y5, Y3, Y3 \
+	VPMADDWD t2ones<>(SB), Y2, Y2 \
+	VPMADDWD t2ones<>(SB), Y3, Y3 \
+	VPADDD Y2, S, S \
+	VPADDD Y3, S, S
+
+// TNLWM runs word c of the block at q of the four tiles.
+#define TNLWM(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	TNLHM((q+64*c)(SI), Y6) \
+	TNLHM((q+64*c+32)(SI), Y7) \
+	TNLHM((q+64*c)(R8), Y8) \
+	TNLHM((q+64*c+32)(R8), Y9) \
+	TNLHM((q+64*c)(R9), Y10) \
+	TNLHM((q+64*c+32)(R9), Y11) \
+	TNLHM((q+64*c)(BX), Y12) \
+	TNLHM((q+64*c+32)(BX), Y14)
+
+// TNLFINM scales tile P's int32 sums S0, S1 of the block (scales at sc(P)) into its
+// accumulators at off(AX). Clobbers Y0–Y3.
+#define TNLFINM(P, sc, S0, S1, off) \
+	VCVTDQ2PS S0, S0 \
+	VCVTDQ2PS S1, S1 \
+	VCVTPH2PS sc(P), Y2 \
+	VCVTPH2PS (sc+16)(P), Y3 \
+	T2ACC(S0, Y2, (R12), off) \
+	T2ACC(S1, Y3, (R12), off+32)
+
+// TNLBLKM runs the block at q (scales at sc) of the four tiles.
+#define TNLBLKM(q, sc) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y14, Y14, Y14 \
+	TNLWM(q, 0) \
+	TNLWM(q, 1) \
+	TNLWM(q, 2) \
+	TNLWM(q, 3) \
+	TNLFINM(SI, sc, Y6, Y7, 0) \
+	TNLFINM(R8, sc, Y8, Y9, 64) \
+	TNLFINM(R9, sc, Y10, Y11, 128) \
+	TNLFINM(BX, sc, Y12, Y14, 192) \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileIQ4NLx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4NLx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn.
+TEXT ·tileIQ4NLx1mAVX2(SB), NOSPLIT, $0-48
+	TNLMASKS
+	T2ARGSM(32)
+	TESTQ CX, CX
+	JZ nlam_done
+
+nlam_loop:
+	TNLBLKM(0, 512)
+	TNLBLKM(256, 544)
+	ADDQ $576, SI
+	ADDQ $576, R8
+	ADDQ $576, R9
+	ADDQ $576, BX
+	DECQ CX
+	JNZ nlam_loop
+
+nlam_done:
+	VZEROUPPER
+	RET
+
 // The IQ4_XS kernels: IQ4_NL's products on IQ4_XS tiles (per 256-element super-block
 // 16 fp16 d, 32 bytes of padding, 8×16 int8 scales ls−32, then eight sub-blocks of
 // Q4_0's nibble words, tile_lut.go), each sub-block's row scales d·(ls−32) (XSSC).
