@@ -1239,21 +1239,25 @@ q6kam_done:
 // TNLH adds one half-word of nibbles at memory operand m times the activation words
 // YL (low nibbles' elements) and YH (high nibbles') to the int32 sum S. Clobbers Y2,
 // Y3, Y8, Y9.
-#define TNLH(m, YL, YH, S) \
+#define TNLH(m, YL, YH, S) TNLHX(m, YL, YH, S, Y8, Y9, Y14)
+
+// TNLHX is TNLH with the temporaries T0, T1 and the int16 ones at ONES (a register or
+// memory operand).
+#define TNLHX(m, YL, YH, S, T0, T1, ONES) \
 	VMOVDQU m, Y2 \
 	VPSRLW $4, Y2, Y3 \
 	VPAND Y15, Y2, Y2 \
 	VPAND Y15, Y3, Y3 \
 	VPSHUFB Y2, Y13, Y2 \
 	VPSHUFB Y3, Y13, Y3 \
-	VPSIGNB Y2, YL, Y8 \
-	VPSIGNB Y3, YH, Y9 \
+	VPSIGNB Y2, YL, T0 \
+	VPSIGNB Y3, YH, T1 \
 	VPABSB Y2, Y2 \
 	VPABSB Y3, Y3 \
-	VPMADDUBSW Y8, Y2, Y2 \
-	VPMADDUBSW Y9, Y3, Y3 \
-	VPMADDWD Y14, Y2, Y2 \
-	VPMADDWD Y14, Y3, Y3 \
+	VPMADDUBSW T0, Y2, Y2 \
+	VPMADDUBSW T1, Y3, Y3 \
+	VPMADDWD ONES, Y2, Y2 \
+	VPMADDWD ONES, Y3, Y3 \
 	VPADDD Y2, S, S \
 	VPADDD Y3, S, S
 
@@ -1406,24 +1410,9 @@ DATA t2ones<>+16(SB)/8, $0x0001000100010001
 DATA t2ones<>+24(SB)/8, $0x0001000100010001
 GLOBL t2ones<>(SB), RODATA|NOPTR, $32
 
-// TNLHM is TNLH with the word's activations in Y0, Y1. Clobbers Y2–Y5.
-#define TNLHM(m, S) \
-	VMOVDQU m, Y2 \
-	VPSRLW $4, Y2, Y3 \
-	VPAND Y15, Y2, Y2 \
-	VPAND Y15, Y3, Y3 \
-	VPSHUFB Y2, Y13, Y2 \
-	VPSHUFB Y3, Y13, Y3 \
-	VPSIGNB Y2, Y0, Y4 \
-	VPSIGNB Y3, Y1, Y5 \
-	VPABSB Y2, Y2 \
-	VPABSB Y3, Y3 \
-	VPMADDUBSW Y4, Y2, Y2 \
-	VPMADDUBSW Y5, Y3, Y3 \
-	VPMADDWD t2ones<>(SB), Y2, Y2 \
-	VPMADDWD t2ones<>(SB), Y3, Y3 \
-	VPADDD Y2, S, S \
-	VPADDD Y3, S, S
+// TNLHM is TNLH with the word's activations in Y0, Y1 and the ones in memory. Clobbers
+// Y2–Y5.
+#define TNLHM(m, S) TNLHX(m, Y0, Y1, S, Y4, Y5, t2ones<>(SB))
 
 // TNLWM runs word c of the block at q of the four tiles.
 #define TNLWM(q, c) \
