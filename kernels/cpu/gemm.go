@@ -161,6 +161,7 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 				d = f16At(src)
 				copy(y, src[2:2+bs])
 				sum = sumInt8(y)
+				ms = d * float32(sum)
 			case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
 				src := row[36*b : 36*b+36]
 				d = f16At(src)
@@ -176,12 +177,10 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 				for j := off / 16; j < (off+bs)/16; j++ {
 					sum += int32(int16(binary.LittleEndian.Uint16(sb[260+2*j:])))
 				}
+				ms = d * float32(sum)
 			}
 			binary.LittleEndian.PutUint32(tail[4*t:], math.Float32bits(d))
 			binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], uint32(-k*sum))
-			if vt != kernels.Q8_1 {
-				ms = d * float32(sum)
-			}
 			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(ms))
 		}
 	}

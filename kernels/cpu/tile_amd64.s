@@ -263,14 +263,22 @@
 #define Q4C1(o, c, A, B) \
 	Q4C1M((o+64*c)(SI), c, A, B)
 
-// Q4C1M is Q4C1 with the nibble dword at memory operand m.
-#define Q4C1M(m, c, A, B) \
+// NIBC1 loads the nibble word at memory operand m as its low (A) and high (B) nibbles,
+// lets HI(c, A, B) add their high bits (NOHI for 4-bit types), and multiplies them with
+// one token's activations (R10) of word c: low halves into Z0, high into Z1.
+#define NIBC1(m, c, A, B, HI) \
 	VMOVDQU64 m, A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
 	VPANDQ Z31, B, B \
+	HI(c, A, B) \
 	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
 	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+
+#define NOHI(c, A, B)
+
+// Q4C1M is Q4C1 with the nibble word at memory operand m.
+#define Q4C1M(m, c, A, B) NIBC1(m, c, A, B, NOHI)
 
 // Q40BLK4 runs one Q4_0 block (nibbles at q(SI), scales at sc(SI)) against four
 // tokens and steps DI to the next activation block.
@@ -626,13 +634,19 @@ q4kx1m_done:
 	MOVL $0x10101010, R9 \
 	VPBROADCASTD R9, Z25
 
+// HIBITS adds the bytes ADD to the low (A) and high (B) nibbles whose bits R are set
+// in the high-bit words at memory operands m0 (low nibbles) and m1 (high): VPTESTMB
+// into a mask, then a masked VPADDB. The 5-bit kernels' only difference is where the
+// words, the bit and the 16s are.
+#define HIBITS(m0, m1, R, ADD, A, B) \
+	VPTESTMB m0, R, K1 \
+	VPTESTMB m1, R, K2 \
+	VPADDB ADD, A, K1, A \
+	VPADDB ADD, B, K2, B
+
 // Q5HI adds 16 to the low (A) and high (B) nibbles of word c whose high bit of this
 // sub-block (Z26) is set in the high-bit words c and 4+c (DX).
-#define Q5HI(c, A, B) \
-	VPTESTMB (64*c)(DX), Z26, K1 \
-	VPTESTMB (256+64*c)(DX), Z26, K2 \
-	VPADDB Z25, A, K1, A \
-	VPADDB Z25, B, K2, B
+#define Q5HI(c, A, B) HIBITS((64*c)(DX), (256+64*c)(DX), Z26, Z25, A, B)
 
 // Q5C4 multiplies word c of a Q5_K sub-block (nibbles at SI) with four tokens'
 // activations (DI) into Z0–Z3.
@@ -642,14 +656,7 @@ q4kx1m_done:
 	DOTC4(c, A, B)
 
 // Q5C1 is Q5C4 for one token (activations at R10; low halves into Z0, high into Z1).
-#define Q5C1(c, A, B) \
-	VMOVDQU64 (64*c)(SI), A \
-	VPSRLW $4, A, B \
-	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
-	Q5HI(c, A, B) \
-	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
-	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+#define Q5C1(c, A, B) NIBC1((64*c)(SI), c, A, B, Q5HI)
 
 // func tileQ5Kx4(nu int, tile, act *byte, out *[64]float32)
 //
@@ -731,11 +738,7 @@ TEXT ·tileQ5Kx1np(SB), NOSPLIT, $0-40
 
 // Q5HIT is Q5HI for tile P of a four-tile kernel (its super-block's high-bit words at
 // 320(P)), with the 0x10 bytes in Z30.
-#define Q5HIT(P, c, A, B) \
-	VPTESTMB (320+64*c)(P), Z26, K1 \
-	VPTESTMB (576+64*c)(P), Z26, K2 \
-	VPADDB Z30, A, K1, A \
-	VPADDB Z30, B, K2, B
+#define Q5HIT(P, c, A, B) HIBITS((320+64*c)(P), (576+64*c)(P), Z26, Z30, A, B)
 
 // Q5C4T is Q4C4T for word c of sub-block R11/256 of the four Q5_K tiles.
 #define Q5C4T(c, I0, I1, I2, I3) \
@@ -1427,11 +1430,7 @@ q2kx1m_done:
 
 // HI5(c, A, B) adds 16 to the low (A) and high (B) nibbles of word c whose high bits
 // are set in Z25.
-#define HI5(c, A, B) \
-	VPTESTMB (64*c)(R9), Z25, K1 \
-	VPTESTMB (256+64*c)(R9), Z25, K2 \
-	VPADDB Z26, A, K1, A \
-	VPADDB Z26, B, K2, B
+#define HI5(c, A, B) HIBITS((64*c)(R9), (256+64*c)(R9), Z25, Z26, A, B)
 
 // Q5C4L is Q4C4 with the high bits (HI5).
 #define Q5C4L(o, c, A, B) \
@@ -1511,14 +1510,7 @@ TEXT ·tileQ51x4(SB), NOSPLIT, $0-32
 	TILELX4(LEGMASKS, LBLK4(W4Q5(0, 512), 640, MINS4(704)), LBLK4(W4Q5(256, 576), 672, MINS4(736)), 768)
 
 // Q5C1L is Q4C1 with the high bits (HI5).
-#define Q5C1L(o, c, A, B) \
-	VMOVDQU64 (o+64*c)(SI), A \
-	VPSRLW $4, A, B \
-	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
-	HI5(c, A, B) \
-	VPDPBUSD.BCST (4*c)(R10), A, Z0 \
-	VPDPBUSD.BCST (16+4*c)(R10), B, Z1
+#define Q5C1L(o, c, A, B) NIBC1((o+64*c)(SI), c, A, B, HI5)
 
 // W1Q4 and W1Q5 are W4Q4 and W4Q5 for one token (R10; int sums Z0 and Z1).
 #define W1Q4(q) \

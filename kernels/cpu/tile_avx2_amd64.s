@@ -1645,38 +1645,47 @@ q5kam_done:
 // once, so that bit 2 of each byte is the chunk's after a further right shift by c.
 // Y13 holds the 0x03 bytes, Y15 the 0x04 bytes; VPMADDUBSW pair sums are |·| ≤ 2·7·128.
 
-// T3MASKS is T2MASKS with Y13 = 0x03 and Y15 = 0x04 bytes.
-#define T3MASKS \
+// T2Q2MASKS is T2MASKS with Y13 = 0x03 bytes.
+#define T2Q2MASKS \
 	T2MASKS \
 	MOVL $0x03030303, R9 \
 	MOVQ R9, X13 \
-	VPBROADCASTD X13, Y13 \
+	VPBROADCASTD X13, Y13
+
+// T3MASKS is T2Q2MASKS and Y15 = 0x04 bytes.
+#define T3MASKS \
+	T2Q2MASKS \
 	MOVL $0x04040404, R9 \
 	MOVQ R9, X15 \
 	VPBROADCASTD X15, Y15
+
+// T2CRUMBS splits one half (rows 0–7 or 8–15) of a crumb word at memory operand m into
+// its four chunks in Y5…Y8. Clobbers Y2.
+#define T2CRUMBS(m) \
+	VMOVDQU m, Y2 \
+	VPAND Y13, Y2, Y5 \
+	VPSRLW $2, Y2, Y6 \
+	VPAND Y13, Y6, Y6 \
+	VPSRLW $4, Y2, Y7 \
+	VPAND Y13, Y7, Y7 \
+	VPSRLW $6, Y2, Y8 \
+	VPAND Y13, Y8, Y8
 
 // T3BITS rebuilds one half (rows 0–7 or 8–15) of a block, its crumbs at memory operand
 // lw and its pair's high bits at hw (PRE: VPSLLW for the pair's first block, VPSRLW for
 // its second), as its four chunks in Y5…Y8. Clobbers Y2, Y3, Y9.
 #define T3BITS(lw, hw, PRE) \
-	VMOVDQU lw, Y2 \
+	T2CRUMBS(lw) \
 	VMOVDQU hw, Y3 \
 	PRE $2, Y3, Y3 \
-	VPAND Y13, Y2, Y5 \
 	VPAND Y15, Y3, Y9 \
 	VPOR Y9, Y5, Y5 \
-	VPSRLW $2, Y2, Y6 \
-	VPAND Y13, Y6, Y6 \
 	VPSRLW $1, Y3, Y9 \
 	VPAND Y15, Y9, Y9 \
 	VPOR Y9, Y6, Y6 \
-	VPSRLW $4, Y2, Y7 \
-	VPAND Y13, Y7, Y7 \
 	VPSRLW $2, Y3, Y9 \
 	VPAND Y15, Y9, Y9 \
 	VPOR Y9, Y7, Y7 \
-	VPSRLW $6, Y2, Y8 \
-	VPAND Y13, Y8, Y8 \
 	VPSRLW $3, Y3, Y9 \
 	VPAND Y15, Y9, Y9 \
 	VPOR Y9, Y8, Y8
@@ -1836,17 +1845,6 @@ q3kam_done:
 // operations with the scale and min of each row split from one byte. Y13 holds the
 // 0x03 bytes, Y15 the 0x0F bytes.
 
-// T2CRUMBS splits one half (rows 0–7 or 8–15) of a crumb word at memory operand m into
-// its four chunks in Y5…Y8. Clobbers Y2.
-#define T2CRUMBS(m) \
-	VMOVDQU m, Y2 \
-	VPAND Y13, Y2, Y5 \
-	VPSRLW $2, Y2, Y6 \
-	VPAND Y13, Y6, Y6 \
-	VPSRLW $4, Y2, Y7 \
-	VPAND Y13, Y7, Y7 \
-	VPSRLW $6, Y2, Y8 \
-	VPAND Y13, Y8, Y8
 
 // T2Q2SC sets Y11 to half h's row scales d·sc and Y12 to its min factors −dmin·m
 // (scale-and-min bytes at memory operand m, the head's fp16 d and dmin at P).
@@ -1873,12 +1871,6 @@ q3kam_done:
 	T2ACC(Y2, Y11, (R12), off) \
 	T2MIN(Y12, 32(R12), off)
 
-// T2Q2MASKS is T2MASKS with Y13 = 0x03 bytes.
-#define T2Q2MASKS \
-	T2MASKS \
-	MOVL $0x03030303, R9 \
-	MOVQ R9, X13 \
-	VPBROADCASTD X13, Y13
 
 // func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
