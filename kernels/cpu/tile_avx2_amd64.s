@@ -225,10 +225,10 @@
 	VMOVDQU Y0, 224(SP)
 
 // T2Q5M multiplies word c of sub-block R11/256 of the Q5_K tile at P (fifth bits
-// added; the sub-block's bit at (DX)) with the token's words on the stack (T2ACTS);
-// ADD adds the products to the sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers Y0,
-// Y2–Y5.
-#define T2Q5M(P, c, S0, S1, ADD) \
+// added: T2HI5S with SH and Y14 = 0x10 bytes) with the token's words on the stack
+// (T2ACTS); ADD adds the products to the sums S0 (rows 0–7) and S1 (rows 8–15).
+// Clobbers Y0, Y2–Y5.
+#define T2Q5M(P, c, S0, S1, ADD, SH) \
 	VMOVDQU (832+64*c)(P)(R11*1), Y2 \
 	VMOVDQU (864+64*c)(P)(R11*1), Y3 \
 	VPSRLW $4, Y2, Y4 \
@@ -237,10 +237,10 @@
 	VPAND Y15, Y3, Y3 \
 	VPAND Y15, Y4, Y4 \
 	VPAND Y15, Y5, Y5 \
-	T2HI5((320+64*c)(P), (DX), t2q5c10<>(SB), Y2) \
-	T2HI5((352+64*c)(P), (DX), t2q5c10<>(SB), Y3) \
-	T2HI5((576+64*c)(P), (DX), t2q5c10<>(SB), Y4) \
-	T2HI5((608+64*c)(P), (DX), t2q5c10<>(SB), Y5) \
+	T2HI5S((320+64*c)(P), SH, X1, Y14, Y2) \
+	T2HI5S((352+64*c)(P), SH, X1, Y14, Y3) \
+	T2HI5S((576+64*c)(P), SH, X1, Y14, Y4) \
+	T2HI5S((608+64*c)(P), SH, X1, Y14, Y5) \
 	VPMADDUBSW (64*c)(SP), Y2, Y2 \
 	VPMADDUBSW (64*c)(SP), Y3, Y3 \
 	VPMADDUBSW (64*c+32)(SP), Y4, Y4 \
@@ -656,69 +656,58 @@ q4ka4_done:
 
 // The Q5_K kernels: Q4_K's with the fifth bits (tile.go: per super-block Q4_K's
 // 320-byte head, eight high-bit words at 320, then the sub-blocks' nibbles at 832).
-// Sub-block j of a super-block takes bit j of the high-bit words (t2q5bits + 32j: the
-// byte 1 << j); a set bit adds 16 (t2q5c10) to its nibble. Quants reach 31, so a
-// VPMADDUBSW pair sum is |·| ≤ 2·31·128 = 7936 and four of them add exactly in int16:
-// words 0 and 1 of a sub-block are summed as int16 and widened, words 2 and 3 apart
-// (one token: in their own registers; four: widened one word at a time).
+// Sub-block j of a super-block takes bit j of the high-bit words; a set bit adds 16
+// (t2q5c10) to its nibble (T2HI5S). Quants reach 31, so a VPMADDUBSW pair sum is
+// |·| ≤ 2·31·128 = 7936 and four of them add exactly in int16: words 0 and 1 of a
+// sub-block are summed as int16 and widened, words 2 and 3 apart (one token: in their
+// own registers; four: widened one word at a time).
 
-DATA t2q5bits<>+0(SB)/8, $0x0101010101010101
-DATA t2q5bits<>+8(SB)/8, $0x0101010101010101
-DATA t2q5bits<>+16(SB)/8, $0x0101010101010101
-DATA t2q5bits<>+24(SB)/8, $0x0101010101010101
-DATA t2q5bits<>+32(SB)/8, $0x0202020202020202
-DATA t2q5bits<>+40(SB)/8, $0x0202020202020202
-DATA t2q5bits<>+48(SB)/8, $0x0202020202020202
-DATA t2q5bits<>+56(SB)/8, $0x0202020202020202
-DATA t2q5bits<>+64(SB)/8, $0x0404040404040404
-DATA t2q5bits<>+72(SB)/8, $0x0404040404040404
-DATA t2q5bits<>+80(SB)/8, $0x0404040404040404
-DATA t2q5bits<>+88(SB)/8, $0x0404040404040404
-DATA t2q5bits<>+96(SB)/8, $0x0808080808080808
-DATA t2q5bits<>+104(SB)/8, $0x0808080808080808
-DATA t2q5bits<>+112(SB)/8, $0x0808080808080808
-DATA t2q5bits<>+120(SB)/8, $0x0808080808080808
-DATA t2q5bits<>+128(SB)/8, $0x1010101010101010
-DATA t2q5bits<>+136(SB)/8, $0x1010101010101010
-DATA t2q5bits<>+144(SB)/8, $0x1010101010101010
-DATA t2q5bits<>+152(SB)/8, $0x1010101010101010
-DATA t2q5bits<>+160(SB)/8, $0x2020202020202020
-DATA t2q5bits<>+168(SB)/8, $0x2020202020202020
-DATA t2q5bits<>+176(SB)/8, $0x2020202020202020
-DATA t2q5bits<>+184(SB)/8, $0x2020202020202020
-DATA t2q5bits<>+192(SB)/8, $0x4040404040404040
-DATA t2q5bits<>+200(SB)/8, $0x4040404040404040
-DATA t2q5bits<>+208(SB)/8, $0x4040404040404040
-DATA t2q5bits<>+216(SB)/8, $0x4040404040404040
-DATA t2q5bits<>+224(SB)/8, $0x8080808080808080
-DATA t2q5bits<>+232(SB)/8, $0x8080808080808080
-DATA t2q5bits<>+240(SB)/8, $0x8080808080808080
-DATA t2q5bits<>+248(SB)/8, $0x8080808080808080
-GLOBL t2q5bits<>(SB), RODATA|NOPTR, $256
 DATA t2q5c10<>+0(SB)/8, $0x1010101010101010
 DATA t2q5c10<>+8(SB)/8, $0x1010101010101010
 DATA t2q5c10<>+16(SB)/8, $0x1010101010101010
 DATA t2q5c10<>+24(SB)/8, $0x1010101010101010
 GLOBL t2q5c10<>(SB), RODATA|NOPTR, $32
 
-// T2HI5 adds 16 to the nibbles in N (a ymm of one nibble word) whose high bit BIT is
-// set in the high-bit bytes at memory operand m. BIT and C10 (the 0x10 bytes) are
-// registers or memory operands. Clobbers Y0.
-#define T2HI5(m, BIT, C10, N) \
+// T2HI5S adds 16 to the nibbles in N (a ymm of one nibble word of Q5_K sub-block j)
+// whose fifth bit, bit j of the high-bit bytes at memory operand m, is set: the word
+// shift SH (VPSLLW by 4−j for j < 4, else VPSRLW by j−4) by CNT (an xmm register or a
+// 16-byte memory operand) takes it to bit 4, one operation where a compare with the
+// bit takes three. Shifting 16-bit words moves bits across the bytes, but only into
+// bits that C10 then clears. Clobbers Y0.
+#define T2HI5S(m, SH, CNT, C10, N) \
 	VMOVDQU m, Y0 \
-	VPAND BIT, Y0, Y0 \
-	VPCMPEQB BIT, Y0, Y0 \
+	SH CNT, Y0, Y0 \
 	VPAND C10, Y0, Y0 \
 	VPOR Y0, N, N
 
+// t2q5cnt holds T2HI5S's shift counts for sub-blocks 0–7 (16 bytes each): 4−j left,
+// then j−4 right.
+DATA t2q5cnt<>+0(SB)/8, $4
+DATA t2q5cnt<>+8(SB)/8, $0
+DATA t2q5cnt<>+16(SB)/8, $3
+DATA t2q5cnt<>+24(SB)/8, $0
+DATA t2q5cnt<>+32(SB)/8, $2
+DATA t2q5cnt<>+40(SB)/8, $0
+DATA t2q5cnt<>+48(SB)/8, $1
+DATA t2q5cnt<>+56(SB)/8, $0
+DATA t2q5cnt<>+64(SB)/8, $0
+DATA t2q5cnt<>+72(SB)/8, $0
+DATA t2q5cnt<>+80(SB)/8, $1
+DATA t2q5cnt<>+88(SB)/8, $0
+DATA t2q5cnt<>+96(SB)/8, $2
+DATA t2q5cnt<>+104(SB)/8, $0
+DATA t2q5cnt<>+112(SB)/8, $3
+DATA t2q5cnt<>+120(SB)/8, $0
+GLOBL t2q5cnt<>(SB), RODATA|NOPTR, $128
+
 // T2NIB5 is T2NIB for word c of a Q5_K sub-block (nibbles at SI, high-bit words at
-// DX) with its fifth bits added.
-#define T2NIB5(c, BIT, C10) \
+// DX) with its fifth bits added (T2HI5S with SH, CNT and C10).
+#define T2NIB5(c, SH, CNT, C10) \
 	T2NIB(0, c, Y2, Y3, Y4, Y5) \
-	T2HI5((64*c)(DX), BIT, C10, Y2) \
-	T2HI5((64*c+32)(DX), BIT, C10, Y3) \
-	T2HI5((256+64*c)(DX), BIT, C10, Y4) \
-	T2HI5((256+64*c+32)(DX), BIT, C10, Y5)
+	T2HI5S((64*c)(DX), SH, CNT, C10, Y2) \
+	T2HI5S((64*c+32)(DX), SH, CNT, C10, Y3) \
+	T2HI5S((256+64*c)(DX), SH, CNT, C10, Y4) \
+	T2HI5S((256+64*c+32)(DX), SH, CNT, C10, Y5)
 
 // T2Q5HEAD starts a Q5_K super-block: BX its head, R14 its scale bytes, DX its
 // high-bit words, SI its first sub-block's nibbles, R13 the sub-block count.
@@ -729,10 +718,43 @@ GLOBL t2q5c10<>(SB), RODATA|NOPTR, $32
 	ADDQ $832, SI \
 	MOVQ $8, R13
 
+// T2Q5SUB1 runs sub-block j of a Q5_K tile against one token (tileQ5Kx1AVX2), its
+// fifth bits taken to bit 4 by SH X8, and steps to the next.
+#define T2Q5SUB1(SH) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	T2NIB5(0, SH, X8, Y9) \
+	T2TOK(R10, 0, Y6, Y7) \
+	T2NIB5(1, SH, X8, Y9) \
+	T2TOK(R10, 1, Y6, Y7) \
+	T2NIB5(2, SH, X8, Y9) \
+	T2TOK(R10, 2, Y10, Y11) \
+	T2NIB5(3, SH, X8, Y9) \
+	T2TOK(R10, 3, Y10, Y11) \
+	VPMADDWD Y14, Y6, Y6 \
+	VPMADDWD Y14, Y7, Y7 \
+	VPMADDWD Y14, Y10, Y10 \
+	VPMADDWD Y14, Y11, Y11 \
+	VPADDD Y10, Y6, Y6 \
+	VPADDD Y11, Y7, Y7 \
+	T2SUMD(Y6, Y7, 16(R12)) \
+	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3) \
+	T2ACC(Y6, Y2, (R12), 0) \
+	T2ACC(Y7, Y3, (R12), 32) \
+	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3) \
+	T2MIN(Y2, 32(R12), 0) \
+	T2MIN(Y3, 32(R12), 32) \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
 // func tileQ5Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's bit in Y8 (doubled from one sub-block
-// to the next), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
+// tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's shift count in X8 (R13: 4−j for the
+// first four sub-blocks, then j−4), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
 TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
 	T2ARGS1(32)
 	T2MASKS
@@ -745,41 +767,20 @@ TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
 
 q5ka1_super:
 	T2Q5HEAD
-	VMOVDQU t2q5bits<>(SB), Y8
+	MOVQ $4, R13
 
-q5ka1_sub:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	T2NIB5(0, Y8, Y9)
-	T2TOK(R10, 0, Y6, Y7)
-	T2NIB5(1, Y8, Y9)
-	T2TOK(R10, 1, Y6, Y7)
-	T2NIB5(2, Y8, Y9)
-	T2TOK(R10, 2, Y10, Y11)
-	T2NIB5(3, Y8, Y9)
-	T2TOK(R10, 3, Y10, Y11)
-	VPMADDWD Y14, Y6, Y6
-	VPMADDWD Y14, Y7, Y7
-	VPMADDWD Y14, Y10, Y10
-	VPMADDWD Y14, Y11, Y11
-	VPADDD Y10, Y6, Y6
-	VPADDD Y11, Y7, Y7
-	T2SUMD(Y6, Y7, 16(R12))
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
-	T2ACC(Y6, Y2, (R12), 0)
-	T2ACC(Y7, Y3, (R12), 32)
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
-	T2MIN(Y2, 32(R12), 0)
-	T2MIN(Y3, 32(R12), 32)
-	VPADDB Y8, Y8, Y8
-	ADDQ $256, SI
-	ADDQ $16, R14
-	ADDQ $176, R10
-	ADDQ $176, R12
+q5ka1_lo:
+	VMOVQ R13, X8
+	T2Q5SUB1(VPSLLW)
 	DECQ R13
-	JNZ q5ka1_sub
+	JNZ q5ka1_lo
+
+q5ka1_hi:
+	VMOVQ R13, X8
+	T2Q5SUB1(VPSRLW)
+	INCQ R13
+	CMPQ R13, $4
+	JNE q5ka1_hi
 	DECQ CX
 	JNZ q5ka1_super
 
@@ -807,17 +808,46 @@ q5ka1_done:
 
 // T2Q5ALL runs word c of the Q5_K sub-block against the four tokens with TOK (T2TOK:
 // int16 sums; T2TOKD: int32).
-#define T2Q5ALL(c, TOK) \
-	T2NIB5(c, (R8), t2q5c10<>(SB)) \
+#define T2Q5ALL(c, TOK, SH) \
+	T2NIB5(c, SH, (R8), t2q5c10<>(SB)) \
 	TOK(DI, c, Y6, Y7) \
 	TOK(R10, c, Y8, Y9) \
 	TOK(R11, c, Y10, Y11) \
 	TOK(R12, c, Y12, Y13)
 
+// T2Q5SUB4 runs sub-block j of a Q5_K tile against four tokens (tileQ5Kx4AVX2), its
+// fifth bits taken to bit 4 by SH (R8), and steps to the next.
+#define T2Q5SUB4(SH) \
+	T2ZERO8 \
+	T2Q5ALL(0, T2TOK, SH) \
+	T2Q5ALL(1, T2TOK, SH) \
+	VPMADDWD Y14, Y6, Y6 \
+	VPMADDWD Y14, Y7, Y7 \
+	VPMADDWD Y14, Y8, Y8 \
+	VPMADDWD Y14, Y9, Y9 \
+	VPMADDWD Y14, Y10, Y10 \
+	VPMADDWD Y14, Y11, Y11 \
+	VPMADDWD Y14, Y12, Y12 \
+	VPMADDWD Y14, Y13, Y13 \
+	T2Q5ALL(2, T2TOKD, SH) \
+	T2Q5ALL(3, T2TOKD, SH) \
+	T2SUMD(Y6, Y7, 144(DI)) \
+	T2SUMD(Y8, Y9, 148(DI)) \
+	T2SUMD(Y10, Y11, 152(DI)) \
+	T2SUMD(Y12, Y13, 156(DI)) \
+	T2KFIN4 \
+	ADDQ $16, R8 \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12
+
 // func tileQ5Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ5Kx1AVX2 for four tokens at once (sums of token t in Y6+2t and Y7+2t; R8 at the
-// sub-block's bit in t2q5bits).
+// sub-block's shift count in t2q5cnt).
 TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
 	T2MASKS
 	T2ARGS4(32)
@@ -826,36 +856,19 @@ TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
 
 q5ka4_super:
 	T2Q5HEAD
-	LEAQ t2q5bits<>(SB), R8
+	LEAQ t2q5cnt<>(SB), R8
+	MOVQ $4, R13
 
-q5ka4_sub:
-	T2ZERO8
-	T2Q5ALL(0, T2TOK)
-	T2Q5ALL(1, T2TOK)
-	VPMADDWD Y14, Y6, Y6
-	VPMADDWD Y14, Y7, Y7
-	VPMADDWD Y14, Y8, Y8
-	VPMADDWD Y14, Y9, Y9
-	VPMADDWD Y14, Y10, Y10
-	VPMADDWD Y14, Y11, Y11
-	VPMADDWD Y14, Y12, Y12
-	VPMADDWD Y14, Y13, Y13
-	T2Q5ALL(2, T2TOKD)
-	T2Q5ALL(3, T2TOKD)
-	T2SUMD(Y6, Y7, 144(DI))
-	T2SUMD(Y8, Y9, 148(DI))
-	T2SUMD(Y10, Y11, 152(DI))
-	T2SUMD(Y12, Y13, 156(DI))
-	T2KFIN4
-	ADDQ $32, R8
-	ADDQ $256, SI
-	ADDQ $16, R14
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
+q5ka4_lo:
+	T2Q5SUB4(VPSLLW)
 	DECQ R13
-	JNZ q5ka4_sub
+	JNZ q5ka4_lo
+	MOVQ $4, R13
+
+q5ka4_hi:
+	T2Q5SUB4(VPSRLW)
+	DECQ R13
+	JNZ q5ka4_hi
 	DECQ CX
 	JNZ q5ka4_super
 
@@ -1573,60 +1586,75 @@ xsa4_done:
 	VPADDW Y3, S1, S1
 
 #define T2ADDD(S0, S1) \
-	VPMADDWD Y14, Y2, Y2 \
-	VPMADDWD Y14, Y3, Y3 \
+	VPMADDWD t2ones<>(SB), Y2, Y2 \
+	VPMADDWD t2ones<>(SB), Y3, Y3 \
 	VPADDD Y2, S0, S0 \
 	VPADDD Y3, S1, S1
 
 // T2Q5W runs word c of the sub-block of the four Q5_K tiles.
-#define T2Q5W(c, ADD) \
-	T2Q5M(SI, c, Y6, Y7, ADD) \
-	T2Q5M(R8, c, Y8, Y9, ADD) \
-	T2Q5M(R9, c, Y10, Y11, ADD) \
-	T2Q5M(BX, c, Y12, Y13, ADD)
+#define T2Q5W(c, ADD, SH) \
+	T2Q5M(SI, c, Y6, Y7, ADD, SH) \
+	T2Q5M(R8, c, Y8, Y9, ADD, SH) \
+	T2Q5M(R9, c, Y10, Y11, ADD, SH) \
+	T2Q5M(BX, c, Y12, Y13, ADD, SH)
+
+// T2Q5SUB runs sub-block R11/256 of the four Q5_K tiles, its fifth bits moved to bit 4
+// by SH X1, and steps to the next.
+#define T2Q5SUB(SH) \
+	T2ACTS \
+	T2ZERO8 \
+	T2Q5W(0, T2ADDW, SH) \
+	T2Q5W(1, T2ADDW, SH) \
+	VPMADDWD t2ones<>(SB), Y6, Y6 \
+	VPMADDWD t2ones<>(SB), Y7, Y7 \
+	VPMADDWD t2ones<>(SB), Y8, Y8 \
+	VPMADDWD t2ones<>(SB), Y9, Y9 \
+	VPMADDWD t2ones<>(SB), Y10, Y10 \
+	VPMADDWD t2ones<>(SB), Y11, Y11 \
+	VPMADDWD t2ones<>(SB), Y12, Y12 \
+	VPMADDWD t2ones<>(SB), Y13, Y13 \
+	T2Q5W(2, T2ADDD, SH) \
+	T2Q5W(3, T2ADDD, SH) \
+	T2KFIND(SI, Y6, Y7, 0) \
+	T2KFIND(R8, Y8, Y9, 64) \
+	T2KFIND(R9, Y10, Y11, 128) \
+	T2KFIND(BX, Y12, Y13, 192) \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	ADDQ $256, R11 \
+	ADDQ $16, R14
 
 // func tileQ5Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ5Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
-// of each in turn, as tileQ4Kx1mAVX2; DX walks t2q5bits.
+// of each in turn, as tileQ4Kx1mAVX2. Sub-block j's fifth bits (bit j of the high-bit
+// bytes) reach bit 4 by a word shift, left by 4−j for the first four sub-blocks and
+// right by j−4 for the others (X1; R13 counts), one operation where a compare with
+// the bit takes three.
 TEXT ·tileQ5Kx1mAVX2(SB), NOSPLIT, $256-48
 	T2MASKS
 	T2ARGSM(32)
+	VMOVDQU t2q5c10<>(SB), Y14
 	TESTQ CX, CX
 	JZ q5kam_done
 
 q5kam_super:
 	XORQ R11, R11
 	XORQ R14, R14
-	MOVQ $8, R13
-	LEAQ t2q5bits<>(SB), DX
+	MOVQ $4, R13
 
-q5kam_sub:
-	T2ACTS
-	T2ZERO8
-	T2Q5W(0, T2ADDW)
-	T2Q5W(1, T2ADDW)
-	VPMADDWD Y14, Y6, Y6
-	VPMADDWD Y14, Y7, Y7
-	VPMADDWD Y14, Y8, Y8
-	VPMADDWD Y14, Y9, Y9
-	VPMADDWD Y14, Y10, Y10
-	VPMADDWD Y14, Y11, Y11
-	VPMADDWD Y14, Y12, Y12
-	VPMADDWD Y14, Y13, Y13
-	T2Q5W(2, T2ADDD)
-	T2Q5W(3, T2ADDD)
-	T2KFIND(SI, Y6, Y7, 0)
-	T2KFIND(R8, Y8, Y9, 64)
-	T2KFIND(R9, Y10, Y11, 128)
-	T2KFIND(BX, Y12, Y13, 192)
-	ADDQ $176, R10
-	ADDQ $176, R12
-	ADDQ $256, R11
-	ADDQ $16, R14
-	ADDQ $32, DX
+q5kam_lo:
+	VMOVQ R13, X1
+	T2Q5SUB(VPSLLW)
 	DECQ R13
-	JNZ q5kam_sub
+	JNZ q5kam_lo
+
+q5kam_hi:
+	VMOVQ R13, X1
+	T2Q5SUB(VPSRLW)
+	INCQ R13
+	CMPQ R13, $4
+	JNE q5kam_hi
 	ADDQ $2880, SI
 	ADDQ $2880, R8
 	ADDQ $2880, R9
@@ -2008,17 +2036,28 @@ q2kam_done:
 // The Q4_1, Q5_0 and Q5_1 kernels: Q4_0's (tile.go: per pair of 32-element blocks the
 // nibble words, for Q5 a high-bit word per block, fp16 scales, for Q4_1 and Q5_1 fp16
 // mins 64 bytes after the scales). R8 walks the blocks' nibbles, R9 their scales, BX
-// their high-bit words; DX points at t2q5bits (the low nibbles of word c take bit c of
-// the high-bit word, the high ones bit 4+c). A Q5 quant reaches 31, so its int16 sums
+// their high-bit words (the low nibbles of word c take bit c of the high-bit word, the
+// high ones bit 4+c). A Q5 quant reaches 31, so its int16 sums
 // are widened every two words, as Q5_K's.
+
+// T2HI5B adds the fifth bits of word c of a block (bits c and 4+c of the high-bit
+// bytes at memory operand m) to its low and high nibbles L and H as 16s: word shifts
+// take each to bit 4 (bits moved across bytes land where the 0x10 mask clears them).
+// Clobbers Y0, Y1.
+#define T2HI5B(m, L, H, c) \
+	VMOVDQU m, Y0 \
+	VPSRLW $c, Y0, Y1 \
+	VPSLLW $(4-c), Y0, Y0 \
+	VPAND t2q5c10<>(SB), Y0, Y0 \
+	VPAND t2q5c10<>(SB), Y1, Y1 \
+	VPOR Y0, L, L \
+	VPOR Y1, H, H
 
 // T2NIB5B is T2NIB for word c of the block at SI with the high bits of the word at BX.
 #define T2NIB5B(c) \
 	T2NIB(0, c, Y2, Y3, Y4, Y5) \
-	T2HI5((BX), (32*c)(DX), t2q5c10<>(SB), Y2) \
-	T2HI5(32(BX), (32*c)(DX), t2q5c10<>(SB), Y3) \
-	T2HI5((BX), (128+32*c)(DX), t2q5c10<>(SB), Y4) \
-	T2HI5(32(BX), (128+32*c)(DX), t2q5c10<>(SB), Y5)
+	T2HI5B((BX), Y2, Y4, c) \
+	T2HI5B(32(BX), Y3, Y5, c)
 
 // T2L1FMA adds the int32 sums Y6, Y7 of one token's block times its row scales (R9)
 // times the token's scale to the accumulators Y12, Y13; T2L1MIN adds the row mins (at
@@ -2081,7 +2120,6 @@ q2kam_done:
 #define TILEL1(WORDS, MIN, sc, n) \
 	T2ARGS1(32) \
 	T2MASKS \
-	LEAQ t2q5bits<>(SB), DX \
 	VPXOR Y12, Y12, Y12 \
 	VPXOR Y13, Y13, Y13 \
 	TESTQ CX, CX \
@@ -2180,7 +2218,6 @@ TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
 #define TILEL4(WORDS, MIN, sc, n) \
 	T2MASKS \
 	T2ARGS4(32) \
-	LEAQ t2q5bits<>(SB), DX \
 	TESTQ CX, CX \
 	JZ l4_done \
 l4_loop: \

@@ -207,6 +207,54 @@ func BenchmarkTilePack(b *testing.B) {
 	}
 }
 
+// BenchmarkTileKernel times each tile kernel of this CPU's level alone, on one core,
+// over four 16-row tiles of 2048 columns that stay in the L2 cache: the compute cost
+// of a format, free of the memory system's noise (BenchmarkDecode measures the two
+// together). "GB/s" is tile bytes consumed per second; a decode kernel (x1, x1m)
+// slower than the machine's read bandwidth per core is compute-bound there.
+func BenchmarkTileKernel(b *testing.B) {
+	const cols = 2048
+	for _, typ := range tileTypes {
+		f := tileFmts[typ]
+		if f.x1 == nil {
+			continue
+		}
+		nu := cols / f.unit
+		one, act := func() ([]byte, []byte) {
+			_, t, a := tileCase(rand.New(rand.NewPCG(1, uint64(typ))), typ, nu, 16, 4)
+			return t, a
+		}()
+		tiles := make([]byte, 0, 4*len(one))
+		for range 4 {
+			tiles = append(tiles, one...)
+		}
+		var out [64]float32
+		run := func(name string, bytes int, k func()) {
+			b.Run(typ.String()+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+					k()
+				}
+				b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+		run("x1", len(tiles), func() {
+			for k := range 4 {
+				f.x1(nu, &tiles[k*len(one)], &act[0], 0, (*[16]float32)(out[:16]))
+			}
+		})
+		if f.x1m != nil {
+			run("x1m", len(tiles), func() { f.x1m(nu, &tiles[0], len(one), &act[0], 0, &out) })
+		}
+		if f.x4 != nil {
+			run("x4", len(tiles), func() {
+				for k := range 4 {
+					f.x4(nu, &tiles[k*len(one)], &act[0], &out)
+				}
+			})
+		}
+	}
+}
+
 // TestTiledCopyFollowsData checks that a matrix whose Data is replaced is tiled again
 // rather than multiplied from the stale copy, and that Close drops the copies.
 func TestTiledCopyFollowsData(t *testing.T) {
