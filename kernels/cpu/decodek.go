@@ -184,8 +184,15 @@ func (h *halfKern) gemmGo(n16 int, w []byte, wstride int, x []byte, xstride, nto
 	}
 }
 
-// halfGemmRows is the band of weight rows one part of gemmHalf covers.
+// halfGemmRows is about the band of weight rows one part of gemmHalf covers: the
+// multiple of the kernel's row group nearest above it (partRows), so that only a
+// matrix's last part has a row tail (a tail row runs a whole group's kernel alone).
 const halfGemmRows = 16
+
+// partRows is the rows of one part of gemmHalf for kernels of gr rows: 16 for four,
+// 18 for three (sixteen would leave a one-row tail in every part, and the AVX2
+// kernel would compute 18 rows' products for 16).
+func partRows(gr int) int { return (halfGemmRows + gr - 1) / gr * gr }
 
 // widenActs makes c.xp hold the n activation rows of the current job widened to
 // float32 (once per conversion: Q, K and V, gate and up take the same activations),
@@ -208,7 +215,7 @@ func (c *CPU) widenActs() {
 }
 
 // gemmHalf is MatMul's path for F16 and BF16 weights and more than one token: each
-// part takes sixteen weight rows and, for blocks of tokens that fit in the L2 cache,
+// part takes a band of weight rows (partRows) and, for blocks of tokens that fit in the L2 cache,
 // runs the gemm kernel on every group of four rows and (up to) four tokens, so a step
 // reads each weight once however many tokens it serves. A row tail repeats a row
 // (stride 0), so every output is computed in the same order wherever it falls.
@@ -216,13 +223,15 @@ func (c *CPU) gemmHalf() (parts, work int) {
 	j := &c.job
 	c.widenActs()
 	j.kind = taskHalfGemm
-	return (j.rows + halfGemmRows - 1) / halfGemmRows, j.rows * j.cols * j.n
+	pr := partRows(j.hk.gr)
+	return (j.rows + pr - 1) / pr, j.rows * j.cols * j.n
 }
 
 // gemmHalfRows computes one part of gemmHalf.
 func (c *CPU) gemmHalfRows(j *job, part, worker int) {
 	out := (*[16]float32)(c.gemmScr[worker].out[:16])
-	r0, r1 := part*halfGemmRows, min(j.rows, (part+1)*halfGemmRows)
+	pr := partRows(j.hk.gr)
+	r0, r1 := part*pr, min(j.rows, (part+1)*pr)
 	wRow, xRow := 2*j.cols, j.gBytes
 	tb := max(4, (256<<10)/xRow&^3) // tokens per block: 256 KiB of activations
 	for t0 := 0; t0 < j.n; t0 += tb {
