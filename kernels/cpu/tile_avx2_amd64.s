@@ -155,6 +155,18 @@
 	T2ACC(Y12, Y2, (d+12)(DI), 192) \
 	T2ACC(Y13, Y3, (d+12)(DI), 224)
 
+// T2ACCMIN8 is T2ACC8(d) with the row min factors Y4 (rows 0–7) and Y5 (rows 8–15)
+// times each token's min sum (at m(DI) + 4t) added as T2ACCMIN does.
+#define T2ACCMIN8(d, m) \
+	T2ACCMIN(Y6, Y2, d(DI), Y4, m(DI), 0) \
+	T2ACCMIN(Y7, Y3, d(DI), Y5, m(DI), 32) \
+	T2ACCMIN(Y8, Y2, (d+4)(DI), Y4, (m+4)(DI), 64) \
+	T2ACCMIN(Y9, Y3, (d+4)(DI), Y5, (m+4)(DI), 96) \
+	T2ACCMIN(Y10, Y2, (d+8)(DI), Y4, (m+8)(DI), 128) \
+	T2ACCMIN(Y11, Y3, (d+8)(DI), Y5, (m+8)(DI), 160) \
+	T2ACCMIN(Y12, Y2, (d+12)(DI), Y4, (m+12)(DI), 192) \
+	T2ACCMIN(Y13, Y3, (d+12)(DI), Y5, (m+12)(DI), 224)
+
 // T2SUM4 is T2SUM for the four tokens' sums, their starting sums at st(DI) + 4t.
 #define T2SUM4(st) \
 	T2SUM(Y6, Y7, st(DI)) \
@@ -555,6 +567,33 @@ GLOBL t2sign<>(SB), RODATA|NOPTR, $32
 	VFMADD231PS Y0, RS, Y1 \
 	VMOVUPS Y1, off(AX)
 
+// T2ACCMIN is T2ACC(F, RS, d, off) then T2MIN(MS, m, off) with the accumulator loaded
+// and stored once: the same two fused multiply-adds, without a store and a load
+// between them (the store-to-load forwarding on the accumulator's chain cost Q2_K's
+// four-tile kernel a fifth of its time). Clobbers Y0, Y1.
+#define T2ACCMIN(F, RS, d, MS, m, off) \
+	VBROADCASTSS d, Y0 \
+	VMULPS Y0, RS, Y0 \
+	VMOVUPS off(AX), Y1 \
+	VFMADD231PS Y0, F, Y1 \
+	VBROADCASTSS m, Y0 \
+	VFMADD231PS Y0, MS, Y1 \
+	VMOVUPS Y1, off(AX)
+
+// T2KFAC sets a Q4_K or Q5_K sub-block's row scales d·sc in Y2, Y3 (scale bytes at
+// memory operands s0, s1) and min factors −dmin·m in Y4, Y5 (min bytes at m0, m1),
+// the super-block's head at P. Clobbers Y0, Y1.
+#define T2KFAC(s0, s1, m0, m1, P) \
+	T2ROWS(s0, s1, (P), 16(P), Y2, Y3) \
+	T2MINS(m0, m1, 32(P), 48(P), Y4, Y5)
+
+// T2KACC1 adds one token's float sums S0 (rows 0–7), S1 (rows 8–15) times T2KFAC's
+// factors into the accumulators at off(AX) (the token's scale at (R12), its min sum
+// at 32(R12)).
+#define T2KACC1(S0, S1, off) \
+	T2ACCMIN(S0, Y2, (R12), Y4, 32(R12), off) \
+	T2ACCMIN(S1, Y3, (R12), Y5, 32(R12), off+32)
+
 // func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
@@ -582,12 +621,8 @@ q4ka1_sub:
 	T2Q4ONE(2)
 	T2Q4ONE(3)
 	T2SUM(Y6, Y7, 16(R12))
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3)
-	T2ACC(Y6, Y2, (R12), 0)
-	T2ACC(Y7, Y3, (R12), 32)
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3)
-	T2MIN(Y2, 32(R12), 0)
-	T2MIN(Y3, 32(R12), 32)
+	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX)
+	T2KACC1(Y6, Y7, 0)
 	ADDQ $256, SI
 	ADDQ $16, R14
 	ADDQ $176, R10
@@ -604,17 +639,8 @@ q4ka1_done:
 // T2KFIN4 scales the four tokens' float sums Y6…Y13 of a Q4_K or Q5_K sub-block by
 // its row scales and adds its mins (head at BX, scale bytes at R14) into out.
 #define T2KFIN4 \
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3) \
-	T2ACC8(128) \
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3) \
-	T2MIN(Y2, 160(DI), 0) \
-	T2MIN(Y3, 160(DI), 32) \
-	T2MIN(Y2, 164(DI), 64) \
-	T2MIN(Y3, 164(DI), 96) \
-	T2MIN(Y2, 168(DI), 128) \
-	T2MIN(Y3, 168(DI), 160) \
-	T2MIN(Y2, 172(DI), 192) \
-	T2MIN(Y3, 172(DI), 224)
+	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX) \
+	T2ACCMIN8(128, 160)
 
 // func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
@@ -740,12 +766,8 @@ GLOBL t2q5cnt<>(SB), RODATA|NOPTR, $128
 	VPADDD Y10, Y6, Y6 \
 	VPADDD Y11, Y7, Y7 \
 	T2SUMD(Y6, Y7, 16(R12)) \
-	T2ROWS((R14), 8(R14), (BX), 16(BX), Y2, Y3) \
-	T2ACC(Y6, Y2, (R12), 0) \
-	T2ACC(Y7, Y3, (R12), 32) \
-	T2MINS(128(R14), 136(R14), 32(BX), 48(BX), Y2, Y3) \
-	T2MIN(Y2, 32(R12), 0) \
-	T2MIN(Y3, 32(R12), 32) \
+	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX) \
+	T2KACC1(Y6, Y7, 0) \
 	ADDQ $256, SI \
 	ADDQ $16, R14 \
 	ADDQ $176, R10 \
@@ -1115,7 +1137,7 @@ q4am_done:
 	T2Q4M((320+64*c)(BX)(R11*1), (352+64*c)(BX)(R11*1), Y12, Y13)
 
 // T2Q4KFIN scales tile P's int16 sums S0, S1 of sub-block R14/16 (its head at P) and
-// adds its mins, into its accumulators at off(AX). Clobbers Y0–Y3.
+// adds its mins, into its accumulators at off(AX). Clobbers Y0–Y5.
 #define T2Q4KFIN(P, S0, S1, off) \
 	VPMADDWD Y14, S0, S0 \
 	VPMADDWD Y14, S1, S1 \
@@ -1124,12 +1146,8 @@ q4am_done:
 // T2KFIND is T2Q4KFIN with int32 sums S0, S1 (Q4_K and Q5_K tiles share the head).
 #define T2KFIND(P, S0, S1, off) \
 	T2SUMD(S0, S1, 16(R12)) \
-	T2ROWS(64(P)(R14*1), 72(P)(R14*1), (P), 16(P), Y2, Y3) \
-	T2ACC(S0, Y2, (R12), off) \
-	T2ACC(S1, Y3, (R12), off+32) \
-	T2MINS(192(P)(R14*1), 200(P)(R14*1), 32(P), 48(P), Y2, Y3) \
-	T2MIN(Y2, 32(R12), off) \
-	T2MIN(Y3, 32(R12), off+32)
+	T2KFAC(64(P)(R14*1), 72(P)(R14*1), 192(P)(R14*1), 200(P)(R14*1), P) \
+	T2KACC1(S0, S1, off)
 
 // func tileQ4Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -1896,8 +1914,7 @@ q3kam_done:
 	T6TOK(R10, Y2) \
 	T6FLOAT(Y2, 16(R12)) \
 	T2Q2SC(sc, P, h) \
-	T2ACC(Y2, Y11, (R12), off) \
-	T2MIN(Y12, 32(R12), off)
+	T2ACCMIN(Y2, Y11, (R12), Y12, 32(R12), off)
 
 
 // func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
@@ -1948,14 +1965,10 @@ q2ka1_done:
 	T6FLOAT(Y4, 88(DI)) \
 	T6FLOAT(Y9, 92(DI)) \
 	T2Q2SC((8*h)(R14), BX, h) \
-	T2ACC(Y2, Y11, 64(DI), 32*h) \
-	T2ACC(Y3, Y11, 68(DI), 64+32*h) \
-	T2ACC(Y4, Y11, 72(DI), 128+32*h) \
-	T2ACC(Y9, Y11, 76(DI), 192+32*h) \
-	T2MIN(Y12, 96(DI), 32*h) \
-	T2MIN(Y12, 100(DI), 64+32*h) \
-	T2MIN(Y12, 104(DI), 128+32*h) \
-	T2MIN(Y12, 108(DI), 192+32*h)
+	T2ACCMIN(Y2, Y11, 64(DI), Y12, 96(DI), 32*h) \
+	T2ACCMIN(Y3, Y11, 68(DI), Y12, 100(DI), 64+32*h) \
+	T2ACCMIN(Y4, Y11, 72(DI), Y12, 104(DI), 128+32*h) \
+	T2ACCMIN(Y9, Y11, 76(DI), Y12, 108(DI), 192+32*h)
 
 // func tileQ2Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
@@ -2200,22 +2213,19 @@ TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
 	VPMADDWD Y14, Y12, Y12 \
 	VPMADDWD Y14, Y13, Y13
 
-// T2L4MIN adds the block's row mins (at 64(R9)) times each token's min sum to the
-// accumulators in out.
-#define T2L4MIN \
-	VCVTPH2PS 64(R9), Y2 \
-	VCVTPH2PS 80(R9), Y3 \
-	T2MIN(Y2, 160(DI), 0) \
-	T2MIN(Y3, 160(DI), 32) \
-	T2MIN(Y2, 164(DI), 64) \
-	T2MIN(Y3, 164(DI), 96) \
-	T2MIN(Y2, 168(DI), 128) \
-	T2MIN(Y3, 168(DI), 160) \
-	T2MIN(Y2, 172(DI), 192) \
-	T2MIN(Y3, 172(DI), 224)
+// T2L4ACC adds the four tokens' float sums times the block's row scales (Y2, Y3) to
+// the accumulators in out; T2L4ACCMIN also its row mins (at 64(R9)) times each
+// token's min sum (T2ACCMIN8).
+#define T2L4ACC T2ACC8(128)
 
-// TILEL4(WORDS, MIN, sc, n) is TILEL1 for four tokens (accumulators in out).
-#define TILEL4(WORDS, MIN, sc, n) \
+#define T2L4ACCMIN \
+	VCVTPH2PS 64(R9), Y4 \
+	VCVTPH2PS 80(R9), Y5 \
+	T2ACCMIN8(128, 160)
+
+// TILEL4(WORDS, ACC, sc, n) is TILEL1 for four tokens (accumulators in out; ACC is
+// T2L4ACC or T2L4ACCMIN).
+#define TILEL4(WORDS, ACC, sc, n) \
 	T2MASKS \
 	T2ARGS4(32) \
 	TESTQ CX, CX \
@@ -2233,8 +2243,7 @@ l4_block: \
 	T2SUMD(Y12, Y13, 156(DI)) \
 	VCVTPH2PS (R9), Y2 \
 	VCVTPH2PS 16(R9), Y3 \
-	T2ACC8(128) \
-	MIN \
+	ACC \
 	ADDQ $256, R8 \
 	ADDQ $32, R9 \
 	ADDQ $64, BX \
@@ -2253,12 +2262,12 @@ l4_done: \
 
 // func tileQ41x4AVX2(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ41x4AVX2(SB), NOSPLIT, $0-32
-	TILEL4(T2L4Q4, T2L4MIN, 512, 640)
+	TILEL4(T2L4Q4, T2L4ACCMIN, 512, 640)
 
 // func tileQ50x4AVX2(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ50x4AVX2(SB), NOSPLIT, $0-32
-	TILEL4(T2L4Q5, T2NOMIN, 640, 704)
+	TILEL4(T2L4Q5, T2L4ACC, 640, 704)
 
 // func tileQ51x4AVX2(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ51x4AVX2(SB), NOSPLIT, $0-32
-	TILEL4(T2L4Q5, T2L4MIN, 640, 768)
+	TILEL4(T2L4Q5, T2L4ACCMIN, 640, 768)
