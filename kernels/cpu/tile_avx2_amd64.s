@@ -212,6 +212,18 @@
 	LEAQ (2*bs)(DI), R11 \
 	LEAQ (3*bs)(DI), R12
 
+// T2WIDEN8 widens the int16 sums Y6…Y13 to int32 (VPMADDWD with ONES, the 0x0001
+// words: Y14, or t2ones in memory where Y14 holds something else).
+#define T2WIDEN8(ONES) \
+	VPMADDWD ONES, Y6, Y6 \
+	VPMADDWD ONES, Y7, Y7 \
+	VPMADDWD ONES, Y8, Y8 \
+	VPMADDWD ONES, Y9, Y9 \
+	VPMADDWD ONES, Y10, Y10 \
+	VPMADDWD ONES, Y11, Y11 \
+	VPMADDWD ONES, Y12, Y12 \
+	VPMADDWD ONES, Y13, Y13
+
 // (T2ACTS and T2Q5M, of the Q5_K four-tile kernel below, address its stack frame: go
 // vet wants such macros defined before the first TEXT.)
 //
@@ -843,14 +855,7 @@ q5ka1_done:
 	T2ZERO8 \
 	T2Q5ALL(0, T2TOK, SH) \
 	T2Q5ALL(1, T2TOK, SH) \
-	VPMADDWD Y14, Y6, Y6 \
-	VPMADDWD Y14, Y7, Y7 \
-	VPMADDWD Y14, Y8, Y8 \
-	VPMADDWD Y14, Y9, Y9 \
-	VPMADDWD Y14, Y10, Y10 \
-	VPMADDWD Y14, Y11, Y11 \
-	VPMADDWD Y14, Y12, Y12 \
-	VPMADDWD Y14, Y13, Y13 \
+	T2WIDEN8(Y14) \
 	T2Q5ALL(2, T2TOKD, SH) \
 	T2Q5ALL(3, T2TOKD, SH) \
 	T2SUMD(Y6, Y7, 144(DI)) \
@@ -1623,14 +1628,7 @@ xsa4_done:
 	T2ZERO8 \
 	T2Q5W(0, T2ADDW, SH) \
 	T2Q5W(1, T2ADDW, SH) \
-	VPMADDWD t2ones<>(SB), Y6, Y6 \
-	VPMADDWD t2ones<>(SB), Y7, Y7 \
-	VPMADDWD t2ones<>(SB), Y8, Y8 \
-	VPMADDWD t2ones<>(SB), Y9, Y9 \
-	VPMADDWD t2ones<>(SB), Y10, Y10 \
-	VPMADDWD t2ones<>(SB), Y11, Y11 \
-	VPMADDWD t2ones<>(SB), Y12, Y12 \
-	VPMADDWD t2ones<>(SB), Y13, Y13 \
+	T2WIDEN8(t2ones<>(SB)) \
 	T2Q5W(2, T2ADDD, SH) \
 	T2Q5W(3, T2ADDD, SH) \
 	T2KFIND(SI, Y6, Y7, 0) \
@@ -2183,14 +2181,14 @@ TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
 	T2Q4ALL(1) \
 	T2Q4ALL(2) \
 	T2Q4ALL(3) \
-	T2WIDEN8
+	T2WIDEN8(Y14)
 
 #define T2L4Q5 \
 	MOVQ R8, SI \
 	T2ZERO8 \
 	T2Q5B4(0, T2TOK) \
 	T2Q5B4(1, T2TOK) \
-	T2WIDEN8 \
+	T2WIDEN8(Y14) \
 	T2Q5B4(2, T2TOKD) \
 	T2Q5B4(3, T2TOKD)
 
@@ -2202,16 +2200,6 @@ TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
 	TOK(R11, c, Y10, Y11) \
 	TOK(R12, c, Y12, Y13)
 
-// T2WIDEN8 widens the int16 sums Y6…Y13 to int32.
-#define T2WIDEN8 \
-	VPMADDWD Y14, Y6, Y6 \
-	VPMADDWD Y14, Y7, Y7 \
-	VPMADDWD Y14, Y8, Y8 \
-	VPMADDWD Y14, Y9, Y9 \
-	VPMADDWD Y14, Y10, Y10 \
-	VPMADDWD Y14, Y11, Y11 \
-	VPMADDWD Y14, Y12, Y12 \
-	VPMADDWD Y14, Y13, Y13
 
 // T2L4ACC adds the four tokens' float sums times the block's row scales (Y2, Y3) to
 // the accumulators in out; T2L4ACCMIN also its row mins (at 64(R9)) times each
