@@ -215,10 +215,11 @@ func (c *CPU) widenActs() {
 }
 
 // gemmHalf is MatMul's path for F16 and BF16 weights and more than one token: each
-// part takes a band of weight rows (partRows) and, for blocks of tokens that fit in the L2 cache,
-// runs the gemm kernel on every group of four rows and (up to) four tokens, so a step
-// reads each weight once however many tokens it serves. A row tail repeats a row
-// (stride 0), so every output is computed in the same order wherever it falls.
+// part takes a band of weight rows (partRows) and, for blocks of tokens that fit in
+// the L2 cache, runs the gemm kernel on every group of its rows (four, or three at the
+// AVX2 level) and (up to) four tokens, so a step reads each weight once however many
+// tokens it serves. A row tail repeats a row (stride 0), so every output is computed
+// in the same order wherever it falls.
 func (c *CPU) gemmHalf() (parts, work int) {
 	j := &c.job
 	c.widenActs()
