@@ -8,10 +8,11 @@ import (
 	"llmbench/kernels"
 )
 
-// Tiled matrix products. Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 weights (the
-// last three: tile_lut.go) are multiplied from a tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
-// matrix's first use when nobody prepared it) and keeps until Close: sixteen
-// rows at a time, each row's quants interleaved four at a time (lane r of a 512-bit
+// Tiled matrix products. Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_NL, IQ4_XS and MXFP4 weights (the last three: tile_lut.go) are multiplied from a
+// tiled copy that Prepare makes when the engine loads the model (MatMul makes it on a
+// matrix's first use when nobody prepared it) and keeps until Close: sixteen rows at a
+// time, each row's quants interleaved four at a time (lane r of a 512-bit
 // word holds row r), so one VPDPBUSD multiplies sixteen rows with four bytes of one
 // token. A tile takes as many bytes as the rows it holds (scales keep their stored
 // precision; K-quant scales stay 6- or 8-bit integers next to their super-block's fp16

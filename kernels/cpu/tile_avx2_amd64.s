@@ -27,11 +27,9 @@
 	MOVQ R9, X14 \
 	VPBROADCASTD X14, Y14
 
-// T2Q4M adds one nibble word of one tile (rows 0–7 at memory operand m0, rows 8–15 at
-// m1) times the token's broadcast activation words (Y0: the low nibbles' elements,
-// Y1: the high ones') to the int16 sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers
-// Y2–Y5.
-#define T2Q4M(m0, m1, S0, S1) \
+// T2NIB loads one nibble word of a tile (rows 0–7 at memory operand m0, rows 8–15 at
+// m1) as its low nibbles (Y2 rows 0–7, Y3 rows 8–15) and its high ones (Y4, Y5).
+#define T2NIB(m0, m1) \
 	VMOVDQU m0, Y2 \
 	VMOVDQU m1, Y3 \
 	VPSRLW $4, Y2, Y4 \
@@ -39,7 +37,14 @@
 	VPAND Y15, Y2, Y2 \
 	VPAND Y15, Y3, Y3 \
 	VPAND Y15, Y4, Y4 \
-	VPAND Y15, Y5, Y5 \
+	VPAND Y15, Y5, Y5
+
+// T2Q4M adds one nibble word of one tile (rows 0–7 at memory operand m0, rows 8–15 at
+// m1) times the token's broadcast activation words (Y0: the low nibbles' elements,
+// Y1: the high ones') to the int16 sums S0 (rows 0–7) and S1 (rows 8–15). Clobbers
+// Y2–Y5.
+#define T2Q4M(m0, m1, S0, S1) \
+	T2NIB(m0, m1) \
 	VPMADDUBSW Y0, Y2, Y2 \
 	VPMADDUBSW Y0, Y3, Y3 \
 	VPMADDUBSW Y1, Y4, Y4 \
@@ -89,18 +94,6 @@
 	LEAQ (SI)(DX*1), R8 \
 	LEAQ (R8)(DX*1), R9 \
 	LEAQ (R9)(DX*1), BX
-
-// T2NIB loads nibble word c of the block at q(SI) as the low nibbles of rows 0–7 (L0)
-// and 8–15 (L1) and the high nibbles (H0, H1).
-#define T2NIB(q, c, L0, L1, H0, H1) \
-	VMOVDQU (q+64*c)(SI), L0 \
-	VMOVDQU (q+64*c+32)(SI), L1 \
-	VPSRLW $4, L0, H0 \
-	VPSRLW $4, L1, H1 \
-	VPAND Y15, L0, L0 \
-	VPAND Y15, L1, L1 \
-	VPAND Y15, H0, H0 \
-	VPAND Y15, H1, H1
 
 // T2TOK multiplies T2NIB's words (Y2, Y3 low; Y4, Y5 high) with the activation bytes
 // of word c of the token at T (elements 4c… and 16+4c…) and adds the int16 pair sums
@@ -177,11 +170,11 @@
 // T2Q4ONE runs nibble word c of the block at SI against the token at R10 into Y6, Y7;
 // T2Q4ALL against the four tokens (DI, R10, R11, R12) into Y6…Y13.
 #define T2Q4ONE(c) \
-	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
 	T2TOK(R10, c, Y6, Y7)
 
 #define T2Q4ALL(c) \
-	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
 	T2TOK(DI, c, Y6, Y7) \
 	T2TOK(R10, c, Y8, Y9) \
 	T2TOK(R11, c, Y10, Y11) \
@@ -253,14 +246,7 @@
 // (T2ACTS); ADD adds the products to the sums S0 (rows 0–7) and S1 (rows 8–15).
 // Clobbers Y0, Y2–Y5.
 #define T2Q5M(P, c, S0, S1, ADD, SH) \
-	VMOVDQU (832+64*c)(P)(R11*1), Y2 \
-	VMOVDQU (864+64*c)(P)(R11*1), Y3 \
-	VPSRLW $4, Y2, Y4 \
-	VPSRLW $4, Y3, Y5 \
-	VPAND Y15, Y2, Y2 \
-	VPAND Y15, Y3, Y3 \
-	VPAND Y15, Y4, Y4 \
-	VPAND Y15, Y5, Y5 \
+	T2NIB((832+64*c)(P)(R11*1), (864+64*c)(P)(R11*1)) \
 	T2HI5S((320+64*c)(P), SH, X1, Y14, Y2) \
 	T2HI5S((352+64*c)(P), SH, X1, Y14, Y3) \
 	T2HI5S((576+64*c)(P), SH, X1, Y14, Y4) \
@@ -741,7 +727,7 @@ GLOBL t2q5cnt<>(SB), RODATA|NOPTR, $128
 // T2NIB5 is T2NIB for word c of a Q5_K sub-block (nibbles at SI, high-bit words at
 // DX) with its fifth bits added (T2HI5S with SH, CNT and C10).
 #define T2NIB5(c, SH, CNT, C10) \
-	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
 	T2HI5S((64*c)(DX), SH, CNT, C10, Y2) \
 	T2HI5S((64*c+32)(DX), SH, CNT, C10, Y3) \
 	T2HI5S((256+64*c)(DX), SH, CNT, C10, Y4) \
@@ -1084,52 +1070,68 @@ q6ka4_done:
 	T2Q4M((q+64*c)(R9), (q+64*c+32)(R9), Y10, Y11) \
 	T2Q4M((q+64*c)(BX), (q+64*c+32)(BX), Y12, Y13)
 
-// T2Q4FIN scales tile P's int16 sums S0, S1 of the block (scales at sc(P)) into its
-// accumulators at off(AX). Clobbers Y0–Y3.
-#define T2Q4FIN(P, sc, S0, S1, off) \
-	T2SUM(S0, S1, 16(R12)) \
+// T2FIN4 scales tile P's sums S0, S1 of the block (made float by SUM: T2Q4SUM or
+// TNLSUM) by its scales at sc(P) into its accumulators at off(AX). Clobbers Y0–Y3.
+#define T2FIN4(SUM, P, sc, S0, S1, off) \
+	SUM(S0, S1) \
 	VCVTPH2PS sc(P), Y2 \
 	VCVTPH2PS (sc+16)(P), Y3 \
 	T2ACC(S0, Y2, (R12), off) \
 	T2ACC(S1, Y3, (R12), off+32)
 
-// T2Q4BLK runs the block of a unit at q (scales at sc) of the four tiles.
-#define T2Q4BLK(q, sc) \
-	T2ZERO8 \
-	T2Q4W(q, 0) \
-	T2Q4W(q, 1) \
-	T2Q4W(q, 2) \
-	T2Q4W(q, 3) \
-	T2Q4FIN(SI, sc, Y6, Y7, 0) \
-	T2Q4FIN(R8, sc, Y8, Y9, 64) \
-	T2Q4FIN(R9, sc, Y10, Y11, 128) \
-	T2Q4FIN(BX, sc, Y12, Y13, 192) \
+// T2Q4SUM turns the int16 sums of a Q4_0 block into float32(start + Σ q·y).
+#define T2Q4SUM(S0, S1) T2SUM(S0, S1, 16(R12))
+
+// T2BLK4 runs the block at q (scales at sc) of the four tiles: their words (W: T2Q4W,
+// TNLWM) into the sums Y6…Y12 and S7 (Y13, or Y14 where Y13 holds a table), then
+// T2FIN4 with SUM.
+#define T2BLK4(W, SUM, q, sc, S7) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR S7, S7, S7 \
+	W(q, 0) \
+	W(q, 1) \
+	W(q, 2) \
+	W(q, 3) \
+	T2FIN4(SUM, SI, sc, Y6, Y7, 0) \
+	T2FIN4(SUM, R8, sc, Y8, Y9, 64) \
+	T2FIN4(SUM, R9, sc, Y10, Y11, 128) \
+	T2FIN4(SUM, BX, sc, Y12, S7, 192) \
 	ADDQ $176, R10 \
 	ADDQ $176, R12
+
+// T2X1M is the body of the four-tile kernels of 576-byte units of two 32-element
+// blocks (Q4_0, IQ4_NL): MASKS sets up the constants, T2BLK4(W, SUM, …, S7) runs
+// each block.
+#define T2X1M(MASKS, W, SUM, S7) \
+	MASKS \
+	T2ARGSM(32) \
+	TESTQ CX, CX \
+	JZ x1m_done \
+x1m_loop: \
+	T2BLK4(W, SUM, 0, 512, S7) \
+	T2BLK4(W, SUM, 256, 544, S7) \
+	ADDQ $576, SI \
+	ADDQ $576, R8 \
+	ADDQ $576, R9 \
+	ADDQ $576, BX \
+	DECQ CX \
+	JNZ x1m_loop \
+x1m_done: \
+	VZEROUPPER \
+	RET
 
 // func tileQ4x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
 // of each in turn: four streams from memory. The accumulators live in out.
 TEXT ·tileQ4x1mAVX2(SB), NOSPLIT, $0-48
-	T2MASKS
-	T2ARGSM(32)
-	TESTQ CX, CX
-	JZ q4am_done
-
-q4am_loop:
-	T2Q4BLK(0, 512)
-	T2Q4BLK(256, 544)
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, BX
-	DECQ CX
-	JNZ q4am_loop
-
-q4am_done:
-	VZEROUPPER
-	RET
+	T2X1M(T2MASKS, T2Q4W, T2Q4SUM, Y13)
 
 // T2Q4KW runs word c of sub-block R11/256 of the four Q4_K tiles (quants at 320 in each
 // super-block).
@@ -1463,60 +1465,17 @@ GLOBL t2ones<>(SB), RODATA|NOPTR, $32
 	TNLHM((q+64*c)(BX), Y12) \
 	TNLHM((q+64*c+32)(BX), Y14)
 
-// TNLFINM scales tile P's int32 sums S0, S1 of the block (scales at sc(P)) into its
-// accumulators at off(AX). Clobbers Y0–Y3.
-#define TNLFINM(P, sc, S0, S1, off) \
+// TNLSUM turns the int32 sums of an IQ4_NL block into float32.
+#define TNLSUM(S0, S1) \
 	VCVTDQ2PS S0, S0 \
-	VCVTDQ2PS S1, S1 \
-	VCVTPH2PS sc(P), Y2 \
-	VCVTPH2PS (sc+16)(P), Y3 \
-	T2ACC(S0, Y2, (R12), off) \
-	T2ACC(S1, Y3, (R12), off+32)
-
-// TNLBLKM runs the block at q (scales at sc) of the four tiles.
-#define TNLBLKM(q, sc) \
-	VPXOR Y6, Y6, Y6 \
-	VPXOR Y7, Y7, Y7 \
-	VPXOR Y8, Y8, Y8 \
-	VPXOR Y9, Y9, Y9 \
-	VPXOR Y10, Y10, Y10 \
-	VPXOR Y11, Y11, Y11 \
-	VPXOR Y12, Y12, Y12 \
-	VPXOR Y14, Y14, Y14 \
-	TNLWM(q, 0) \
-	TNLWM(q, 1) \
-	TNLWM(q, 2) \
-	TNLWM(q, 3) \
-	TNLFINM(SI, sc, Y6, Y7, 0) \
-	TNLFINM(R8, sc, Y8, Y9, 64) \
-	TNLFINM(R9, sc, Y10, Y11, 128) \
-	TNLFINM(BX, sc, Y12, Y14, 192) \
-	ADDQ $176, R10 \
-	ADDQ $176, R12
+	VCVTDQ2PS S1, S1
 
 // func tileIQ4NLx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileIQ4NLx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
 // of each in turn.
 TEXT ·tileIQ4NLx1mAVX2(SB), NOSPLIT, $0-48
-	TNLMASKS
-	T2ARGSM(32)
-	TESTQ CX, CX
-	JZ nlam_done
-
-nlam_loop:
-	TNLBLKM(0, 512)
-	TNLBLKM(256, 544)
-	ADDQ $576, SI
-	ADDQ $576, R8
-	ADDQ $576, R9
-	ADDQ $576, BX
-	DECQ CX
-	JNZ nlam_loop
-
-nlam_done:
-	VZEROUPPER
-	RET
+	T2X1M(TNLMASKS, TNLWM, TNLSUM, Y14)
 
 // The IQ4_XS kernels: IQ4_NL's products on IQ4_XS tiles (per 256-element super-block
 // 16 fp16 d, 32 bytes of padding, 8×16 int8 scales ls−32, then eight sub-blocks of
@@ -1752,6 +1711,34 @@ q5kam_done:
 	ADDQ $112, R10 \
 	ADDQ $112, R12
 
+// T3LOOP is the loop of the one- and four-token Q3_K kernels over CX super-blocks at SI
+// (BX its head, R14 its scale bytes, R13 counting its eight pairs of blocks): HALF runs
+// half h of block p of a pair (its high bits shifted by PRE), NEXT steps to the next
+// block.
+#define T3LOOP(HALF, NEXT) \
+	TESTQ CX, CX \
+	JZ q3k_done \
+q3k_super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13 \
+q3k_pair: \
+	HALF(0, 0, VPSLLW) \
+	HALF(0, 1, VPSLLW) \
+	NEXT \
+	HALF(1, 0, VPSRLW) \
+	HALF(1, 1, VPSRLW) \
+	NEXT \
+	ADDQ $192, SI \
+	DECQ R13 \
+	JNZ q3k_pair \
+	DECQ CX \
+	JNZ q3k_super \
+q3k_done: \
+	VZEROUPPER \
+	RET
+
 // func tileQ3Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // One token against a Q3_K tile; the accumulators live in out (zeroed first).
@@ -1761,31 +1748,7 @@ TEXT ·tileQ3Kx1AVX2(SB), NOSPLIT, $0-40
 	VPXOR Y0, Y0, Y0
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y0, 32(AX)
-	TESTQ CX, CX
-	JZ q3ka1_done
-
-q3ka1_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $8, R13
-
-q3ka1_pair:
-	T3HALF1(0, 0, VPSLLW)
-	T3HALF1(0, 1, VPSLLW)
-	T3NEXT1
-	T3HALF1(1, 0, VPSRLW)
-	T3HALF1(1, 1, VPSRLW)
-	T3NEXT1
-	ADDQ $192, SI
-	DECQ R13
-	JNZ q3ka1_pair
-	DECQ CX
-	JNZ q3ka1_super
-
-q3ka1_done:
-	VZEROUPPER
-	RET
+	T3LOOP(T3HALF1, T3NEXT1)
 
 // T3HALF4 is T6HALF for half h of block p of the Q3_K pair at SI.
 #define T3HALF4(p, h, PRE) \
@@ -1807,31 +1770,7 @@ q3ka1_done:
 TEXT ·tileQ3Kx4AVX2(SB), NOSPLIT, $0-32
 	T3MASKS
 	T2ARGS4(16)
-	TESTQ CX, CX
-	JZ q3ka4_done
-
-q3ka4_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $8, R13
-
-q3ka4_pair:
-	T3HALF4(0, 0, VPSLLW)
-	T3HALF4(0, 1, VPSLLW)
-	T3NEXT4
-	T3HALF4(1, 0, VPSRLW)
-	T3HALF4(1, 1, VPSRLW)
-	T3NEXT4
-	ADDQ $192, SI
-	DECQ R13
-	JNZ q3ka4_pair
-	DECQ CX
-	JNZ q3ka4_super
-
-q3ka4_done:
-	VZEROUPPER
-	RET
+	T3LOOP(T3HALF4, T3NEXT4)
 
 // T3HALFM is T6HALFM for half h of block p of pair R11/192 of the Q3_K super-block at P.
 #define T3HALFM(P, p, h, PRE, off) \
@@ -2066,7 +2005,7 @@ q2kam_done:
 
 // T2NIB5B is T2NIB for word c of the block at SI with the high bits of the word at BX.
 #define T2NIB5B(c) \
-	T2NIB(0, c, Y2, Y3, Y4, Y5) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
 	T2HI5B((BX), Y2, Y4, c) \
 	T2HI5B(32(BX), Y3, Y5, c)
 
