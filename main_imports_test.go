@@ -49,13 +49,7 @@ func TestImportCheck(t *testing.T) {
 				files[k] = v
 			}
 			for name, body := range files {
-				p := filepath.Join(dir, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-					t.Fatal(err)
-				}
+				write(t, filepath.Join(dir, name), body)
 			}
 			cmd := exec.Command("bash", filepath.Join(dir, "scripts/check-imports.sh"))
 			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")

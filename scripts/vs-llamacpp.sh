@@ -21,11 +21,11 @@ trap 'rm -rf "$tmp"' EXIT
 ours() { # TYPE: our run; records the model file it used for llama.cpp
   ./bin/llmbench bench --shape llama-1b --type "$1" -p "$p" -n "$n" -t "$t" -r 1 -o jsonl 2>/dev/null >"$tmp/run"
   grep -o '"model_filename": *"[^"]*"' "$tmp/run" | head -1 | sed 's/.*: *"//; s/"$//' >"$tmp/file.$1"
-  jsonl_rows "$tmp/run" ours "$1" >>"$tmp/all"
+  jsonl_rows "$tmp/run" ours "$1" | sed "s/\$/ $r/" >>"$tmp/all"
 }
 theirs() { # TYPE
   "$LLAMA_BENCH" -m "$(cat "$tmp/file.$1")" -p "$p" -n "$n" -t "$t" -r 1 -o jsonl 2>/dev/null >"$tmp/run"
-  jsonl_rows "$tmp/run" llama.cpp "$1" >>"$tmp/all"
+  jsonl_rows "$tmp/run" llama.cpp "$1" | sed "s/\$/ $r/" >>"$tmp/all"
 }
 for r in $(seq "$rounds"); do
   for ty in ${types//,/ }; do
@@ -39,13 +39,16 @@ for r in $(seq "$rounds"); do
   done
   echo "vs-llamacpp: round $r/$rounds done"
 done
-# Lines "TAG TYPE threads test t/s", sorted so that each key's values are in order.
+# Lines "TAG TYPE threads test t/s round", sorted so that each key's values are in order.
+# Each round's two runs were back to back, so besides the medians the table gives the
+# range of the rounds' own ratios: where it straddles 1.0 the rounds disagree, and a
+# median under 1.0 is this machine's noise as much as a gap (the line says so).
 sort -k1,1 -k2,2 -k4,4 -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v p="$p" -v n="$n" -v t="$t" -v types="$types" -v level="${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}" '
-  { k = $1 " " $2 " " $4; v[k, c[k]++] = $5 }
+  { k = $1 " " $2 " " $4; v[k, c[k]++] = $5; by[k, $6] = $5 }
   function med(k,  cnt) { cnt = c[k]; if (!cnt) return 0; return (cnt % 2) ? v[k, int(cnt / 2)] : (v[k, cnt / 2 - 1] + v[k, cnt / 2]) / 2 }
   END {
     printf "vs-llamacpp: llama-1b, -p %s -n %s -t %s, medians of %d alternated rounds%s (t/s; CPU: llmbench sysinfo)\n", p, n, t, rounds, level
-    printf "%-8s %-6s %10s %10s %7s\n", "type", "test", "ours", "llama.cpp", "ratio"
+    printf "%-8s %-6s %10s %10s %7s  %s\n", "type", "test", "ours", "llama.cpp", "ratio", "rounds (ratio range)"
     bad = 0
     nt = split(types, ty, ",")
     split("pp" p " tg" n, tests, " ")
@@ -55,8 +58,19 @@ sort -k1,1 -k2,2 -k4,4 -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v p="$p" -v 
         key = ty[i] " " ts
         if (!c["ours " key] && !c["llama.cpp " key]) continue
         o = med("ours " key); l = med("llama.cpp " key)
-        line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx", ty[i], ts, o, l, l ? o / l : 0)
-        if (!l || o < l) { line = line "  FAIL: under llama.cpp"; bad = 1 }
+        lo = hi = ""
+        for (r = 1; r <= rounds; r++) {
+          if (!(("ours " key, r) in by) || !by["llama.cpp " key, r]) continue
+          q = by["ours " key, r] / by["llama.cpp " key, r]
+          if (lo == "" || q < lo) lo = q
+          if (hi == "" || q > hi) hi = q
+        }
+        line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx  %s", ty[i], ts, o, l, l ? o / l : 0, lo == "" ? "-" : sprintf("%.2f-%.2fx", lo, hi))
+        if (!l || o < l) {
+          line = line "  FAIL: under llama.cpp"
+          if (hi != "" && hi >= 1) line = line " (rounds disagree: within this machine'"'"'s noise)"
+          bad = 1
+        }
         print line
       }
     }
