@@ -74,3 +74,58 @@ func write(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSmallModelsTable runs scripts/small-models.sh against a scripted llmbench
+// stand-in (three rounds): its t2/t1 column is the median of the rounds' own ratios,
+// so a round whose two tests fell in different speed phases of the machine does not
+// decide the line, and a steady 8 % loss fails it.
+func TestSmallModelsTable(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"scripts/small-models.sh", "scripts/ab-lib.sh"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, name), string(b))
+	}
+	// t/s per model, round and thread count. stories260K: rounds' ratios 0.96, 0.98
+	// and 0.48 (median 0.96; the medians' ratio 100/200 would read 0.50). The f16
+	// model loses 8-10 % every round; the q8_0 one gains.
+	write(t, filepath.Join(dir, "bin/llmbench"), `#!/usr/bin/env bash
+m="" ts=""
+while [ $# -gt 0 ]; do
+  case $1 in -m) m=$(basename "$2" .gguf) ;; -t) ts=$2 ;; esac
+  shift
+done
+f="`+dir+`/count.$m"
+r=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 ))
+echo $r >"$f"
+declare -A v=(
+  [stories260K.1.1]=100 [stories260K.1.2]=96 [stories260K.2.1]=200 [stories260K.2.2]=196 [stories260K.3.1]=210 [stories260K.3.2]=100
+  [TinyStories-656K.f16.1.1]=100 [TinyStories-656K.f16.1.2]=90 [TinyStories-656K.f16.2.1]=100 [TinyStories-656K.f16.2.2]=92 [TinyStories-656K.f16.3.1]=100 [TinyStories-656K.f16.3.2]=91
+  [tinystories-656k-q8_0.1.1]=100 [tinystories-656k-q8_0.1.2]=120 [tinystories-656k-q8_0.2.1]=100 [tinystories-656k-q8_0.2.2]=110 [tinystories-656k-q8_0.3.1]=100 [tinystories-656k-q8_0.3.2]=130
+)
+for t in ${ts//,/ }; do
+  for pg in "64 0" "0 32"; do
+    set -- $pg
+    echo "{\"n_threads\": $t, \"n_prompt\": $1, \"n_gen\": $2, \"avg_ts\": ${v[$m.$r.$t]}}"
+  done
+done
+`)
+	cmd := exec.Command("bash", filepath.Join(dir, "scripts/small-models.sh"))
+	cmd.Env = append(os.Environ(), "ROUNDS=3", "LLAMA_BENCH=")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("want exit status 1 (the f16 model 9 %% slower with -t 2), got success:\n%s", out)
+	}
+	want := []string{
+		"stories260K.gguf             tg32         200        100  0.96x\n",
+		"TinyStories-656K.f16.gguf    tg32         100         91  0.91x  FAIL: -t 2 more than 5% under -t 1\n",
+		"tinystories-656k-q8_0.gguf   pp64         100        120  1.20x\n",
+	}
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
