@@ -9,8 +9,8 @@ import (
 )
 
 // TestVsLlamacppTable runs scripts/vs-llamacpp.sh against scripted llmbench and
-// llama-bench stand-ins (three rounds, two types, known t/s per round) and checks the
-// table: medians, their ratio, the range of the rounds' own ratios, and which lines
+// llama-bench stand-ins (three rounds, three types, known t/s per round) and checks the
+// table: medians, the median and range of the rounds' own ratios, and which lines
 // fail, with the note where the rounds disagree.
 func TestVsLlamacppTable(t *testing.T) {
 	dir := t.TempDir()
@@ -39,14 +39,14 @@ row 0 4 ${tg[$ty.$r]}
 `
 	}
 	write(t, filepath.Join(dir, "bin/llmbench"), fake("ours",
-		"[Q4_0.1]=100 [Q4_0.2]=110 [Q4_0.3]=120 [F16.1]=90 [F16.2]=90 [F16.3]=90",
-		"[Q4_0.1]=50 [Q4_0.2]=40 [Q4_0.3]=45 [F16.1]=20 [F16.2]=20 [F16.3]=20"))
+		"[Q4_0.1]=100 [Q4_0.2]=110 [Q4_0.3]=120 [F16.1]=90 [F16.2]=90 [F16.3]=90 [Q8_0.1]=100 [Q8_0.2]=100 [Q8_0.3]=300",
+		"[Q4_0.1]=50 [Q4_0.2]=40 [Q4_0.3]=45 [F16.1]=20 [F16.2]=20 [F16.3]=20 [Q8_0.1]=10 [Q8_0.2]=10 [Q8_0.3]=10"))
 	write(t, filepath.Join(dir, "llama-bench"), fake("theirs",
-		"[Q4_0.1]=50 [Q4_0.2]=50 [Q4_0.3]=50 [F16.1]=100 [F16.2]=100 [F16.3]=100",
-		"[Q4_0.1]=40 [Q4_0.2]=50 [Q4_0.3]=44 [F16.1]=25 [F16.2]=16 [F16.3]=22"))
+		"[Q4_0.1]=50 [Q4_0.2]=50 [Q4_0.3]=50 [F16.1]=100 [F16.2]=100 [F16.3]=100 [Q8_0.1]=50 [Q8_0.2]=150 [Q8_0.3]=150",
+		"[Q4_0.1]=40 [Q4_0.2]=50 [Q4_0.3]=44 [F16.1]=25 [F16.2]=16 [F16.3]=22 [Q8_0.1]=10 [Q8_0.2]=10 [Q8_0.3]=10"))
 	cmd := exec.Command("bash", filepath.Join(dir, "scripts/vs-llamacpp.sh"))
 	cmd.Env = append(os.Environ(), "LLAMA_BENCH="+filepath.Join(dir, "llama-bench"),
-		"TYPES=Q4_0,F16", "ROUNDS=3", "P=8", "N=4", "LLMBENCH_CPU=")
+		"TYPES=Q4_0,F16,Q8_0", "ROUNDS=3", "P=8", "N=4", "LLMBENCH_CPU=")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Errorf("want exit status 1 (F16 under llama.cpp), got success:\n%s", out)
@@ -56,6 +56,9 @@ row 0 4 ${tg[$ty.$r]}
 		"Q4_0     tg4         45.00      44.00   1.02x  0.80-1.25x\n",
 		"F16      pp8         90.00     100.00   0.90x  0.90-0.90x  FAIL: under llama.cpp\n",
 		"F16      tg4         20.00      22.00   0.91x  0.80-1.25x  FAIL: under llama.cpp (rounds disagree: within this machine's noise)\n",
+		// Medians 100 against 150, but two of three rounds at 2.0×.
+		"Q8_0     pp8        100.00     150.00   2.00x  0.67-2.00x\n",
+		"Q8_0     tg4         10.00      10.00   1.00x  1.00-1.00x\n",
 	}
 	for _, w := range want {
 		if !strings.Contains(string(out), w) {
