@@ -14,13 +14,6 @@ import (
 // fail, with the note where the rounds disagree.
 func TestVsLlamacppTable(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"scripts/vs-llamacpp.sh", "scripts/ab-lib.sh"} {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, filepath.Join(dir, name), string(b))
-	}
 	// Each stand-in counts its calls per type and prints round r's pp and tg t/s.
 	fake := func(typeOf, pp, tg string) string {
 		return `#!/usr/bin/env bash
@@ -44,13 +37,6 @@ row 0 4 ${tg[$ty.$r]}
 	write(t, filepath.Join(dir, "llama-bench"), fake("theirs",
 		"[Q4_0.1]=50 [Q4_0.2]=50 [Q4_0.3]=50 [F16.1]=100 [F16.2]=100 [F16.3]=100 [Q8_0.1]=50 [Q8_0.2]=150 [Q8_0.3]=150",
 		"[Q4_0.1]=40 [Q4_0.2]=50 [Q4_0.3]=44 [F16.1]=25 [F16.2]=16 [F16.3]=22 [Q8_0.1]=10 [Q8_0.2]=10 [Q8_0.3]=10"))
-	cmd := exec.Command("bash", filepath.Join(dir, "scripts/vs-llamacpp.sh"))
-	cmd.Env = append(os.Environ(), "LLAMA_BENCH="+filepath.Join(dir, "llama-bench"),
-		"TYPES=Q4_0,F16,Q8_0", "ROUNDS=3", "P=8", "N=4", "LLMBENCH_CPU=")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Errorf("want exit status 1 (F16 under llama.cpp), got success:\n%s", out)
-	}
 	want := []string{
 		"Q4_0     pp8        110.00      50.00   2.20x  2.00-2.40x\n",
 		"Q4_0     tg4         45.00      44.00   1.02x  0.80-1.25x\n",
@@ -60,11 +46,8 @@ row 0 4 ${tg[$ty.$r]}
 		"Q8_0     pp8        100.00     150.00   2.00x  0.67-2.00x\n",
 		"Q8_0     tg4         10.00      10.00   1.00x  1.00-1.00x\n",
 	}
-	for _, w := range want {
-		if !strings.Contains(string(out), w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
-		}
-	}
+	checkScript(t, dir, "scripts/vs-llamacpp.sh", want, "LLAMA_BENCH="+filepath.Join(dir, "llama-bench"),
+		"TYPES=Q4_0,F16,Q8_0", "ROUNDS=3", "P=8", "N=4", "LLMBENCH_CPU=")
 }
 
 // write creates path (and its directories) holding body, executable.
@@ -84,13 +67,6 @@ func write(t *testing.T, path, body string) {
 // decide the line, and a steady 8 % loss fails it.
 func TestSmallModelsTable(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"scripts/small-models.sh", "scripts/ab-lib.sh"} {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, filepath.Join(dir, name), string(b))
-	}
 	// t/s per model, round and thread count. stories260K: rounds' ratios 0.96, 0.98
 	// and 0.48 (median 0.96; the medians' ratio 100/200 would read 0.50). The f16
 	// model loses 8-10 % every round; the q8_0 one gains.
@@ -115,20 +91,35 @@ for t in ${ts//,/ }; do
   done
 done
 `)
-	cmd := exec.Command("bash", filepath.Join(dir, "scripts/small-models.sh"))
-	cmd.Env = append(os.Environ(), "ROUNDS=3", "LLAMA_BENCH=")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Errorf("want exit status 1 (the f16 model 9 %% slower with -t 2), got success:\n%s", out)
-	}
 	want := []string{
 		"stories260K.gguf             tg32         200        100  0.96x\n",
 		"TinyStories-656K.f16.gguf    tg32         100         91  0.91x  FAIL: -t 2 more than 5% under -t 1\n",
 		"tinystories-656k-q8_0.gguf   pp64         100        120  1.20x\n",
 	}
+	checkScript(t, dir, "scripts/small-models.sh", want, "ROUNDS=3", "LLAMA_BENCH=")
+}
+
+// checkScript copies the make bench script at name and scripts/ab-lib.sh into dir
+// (where the test wrote its stand-ins), runs it with env added, and checks that it
+// exits with a failure (each test scripts a failing line) and prints every line of want.
+func checkScript(t *testing.T, dir, name string, want []string, env ...string) {
+	t.Helper()
+	for _, f := range []string{name, "scripts/ab-lib.sh"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, f), string(b))
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, name))
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("%s: want a failing exit status, got success:\n%s", name, out)
+	}
 	for _, w := range want {
 		if !strings.Contains(string(out), w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
+			t.Errorf("%s: output lacks %q:\n%s", name, w, out)
 		}
 	}
 }
