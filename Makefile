@@ -44,11 +44,11 @@ test: lint
 ## issue 17; with LLMBENCH_CPU=avx2 the same 1.8× on the AVX2 kernels, issue 12); issue 12's
 ## memory lines (peak RSS of pp512+tg128 ≤ 1.15× weights + KV cache; the first serve-bench
 ## request's TTFT within 20 % of the second's, scripts/memory-check.sh) and small-model line
-## (stories260K, TinyStories-656K F16/Q8_0: pp64/tg32 with -t 2 never 5 % under -t 1, medians of
-## alternated rounds; LLAMA_BENCH=path/to/llama-bench adds llama.cpp's columns and its ≥ 1.0×
-## target, scripts/small-models.sh), with LLAMA_BENCH its llama.cpp line (llama-1b in five types,
-## pp512/tg128 against llama-bench, alternated rounds, ≥ 1.0×, scripts/vs-llamacpp.sh; skipped
-## without it) and decode order (tg32 Q4_0/Q8_0/F16 in both
+## (stories260K, TinyStories-656K F16/Q8_0: pp64/tg32 with -t 2 never 5 % under -t 1, the median
+## of alternated rounds' own ratios; LLAMA_BENCH=path/to/llama-bench adds llama.cpp's columns and
+## its ≥ 1.0× target, scripts/small-models.sh), with LLAMA_BENCH its llama.cpp line (llama-1b in
+## five types, pp512/tg128 against llama-bench, alternated rounds, ≥ 1.0× as the median of the
+## rounds' own ratios, with their range, scripts/vs-llamacpp.sh; skipped without it) and decode order (tg32 Q4_0/Q8_0/F16 in both
 ## LLMBENCH_DECODE_ORDER orders: fails when this CPU's default is over 5 % slower,
 ## scripts/decode-order.sh); the paged-attention
 ## table (issue 13: partitions win B=1 kv ≥ 8192 at 2 threads, the automatic choice within 5 %);
