@@ -61,28 +61,47 @@ func write(t *testing.T, path, body string) {
 	}
 }
 
-// TestSmallModelsTable runs scripts/small-models.sh against a scripted llmbench
-// stand-in (three rounds): its t2/t1 column is the median of the rounds' own ratios,
-// so a round whose two tests fell in different speed phases of the machine does not
-// decide the line, and a steady 8 % loss fails it.
+// TestSmallModelsTable runs scripts/small-models.sh against scripted llmbench and
+// llama-bench stand-ins (three rounds): its ratio columns are medians of the rounds'
+// own ratios, so a round whose two runs fell in different speed phases of the machine
+// does not decide a line, and a steady loss fails it.
 func TestSmallModelsTable(t *testing.T) {
 	dir := t.TempDir()
-	// t/s per model, round and thread count. stories260K: rounds' ratios 0.96, 0.98
-	// and 0.48 (median 0.96; the medians' ratio 100/200 would read 0.50). The f16
-	// model loses 8-10 % every round; the q8_0 one gains.
-	write(t, filepath.Join(dir, "bin/llmbench"), `#!/usr/bin/env bash
+	// t/s per model, round and thread count. stories260K: t2/t1 rounds 0.96, 0.98 and
+	// 0.48 (median 0.96, where the medians' ratio 100/200 would read 0.50); against
+	// llama.cpp 1.11, 0.80, 1.05 at -t 1 and 1.92, 1.96, 1.00 at -t 2. The f16 model
+	// loses 8-10 % every round with -t 2; the q8_0 one gains, but trails llama.cpp at -t 1.
+	write(t, filepath.Join(dir, "bin/llmbench"), threadsStandIn(dir, "ours", `
+  [stories260K.1.1]=100 [stories260K.1.2]=96 [stories260K.2.1]=200 [stories260K.2.2]=196 [stories260K.3.1]=210 [stories260K.3.2]=100
+  [TinyStories-656K.f16.1.1]=100 [TinyStories-656K.f16.1.2]=90 [TinyStories-656K.f16.2.1]=100 [TinyStories-656K.f16.2.2]=92 [TinyStories-656K.f16.3.1]=100 [TinyStories-656K.f16.3.2]=91
+  [tinystories-656k-q8_0.1.1]=100 [tinystories-656k-q8_0.1.2]=120 [tinystories-656k-q8_0.2.1]=100 [tinystories-656k-q8_0.2.2]=110 [tinystories-656k-q8_0.3.1]=100 [tinystories-656k-q8_0.3.2]=130`))
+	write(t, filepath.Join(dir, "llama-bench"), threadsStandIn(dir, "theirs", `
+  [stories260K.1.1]=90 [stories260K.1.2]=50 [stories260K.2.1]=250 [stories260K.2.2]=100 [stories260K.3.1]=200 [stories260K.3.2]=100
+  [TinyStories-656K.f16.1.1]=50 [TinyStories-656K.f16.1.2]=50 [TinyStories-656K.f16.2.1]=50 [TinyStories-656K.f16.2.2]=50 [TinyStories-656K.f16.3.1]=50 [TinyStories-656K.f16.3.2]=50
+  [tinystories-656k-q8_0.1.1]=110 [tinystories-656k-q8_0.1.2]=50 [tinystories-656k-q8_0.2.1]=110 [tinystories-656k-q8_0.2.2]=50 [tinystories-656k-q8_0.3.1]=110 [tinystories-656k-q8_0.3.2]=50`))
+	want := []string{
+		"stories260K.gguf             tg32         200        100  0.96x          200          100   1.05x   1.92x\n",
+		"TinyStories-656K.f16.gguf    tg32         100         91  0.91x  FAIL: -t 2 more than 5% under -t 1           50           50   2.00x   1.82x\n",
+		"tinystories-656k-q8_0.gguf   pp64         100        120  1.20x          110           50   0.91x   2.40x  FAIL: under llama.cpp\n",
+	}
+	checkScript(t, dir, "scripts/small-models.sh", want, "ROUNDS=3", "LLAMA_BENCH="+filepath.Join(dir, "llama-bench"))
+}
+
+// threadsStandIn is the body of a stand-in for llmbench bench or llama-bench as
+// small-models.sh runs them (-m MODEL -t 1,2 or 2,1, jsonl): it counts its calls per
+// model (round r) and prints pp64 and tg32 at each thread count from values, a bash
+// associative array body keyed model.round.threads.
+func threadsStandIn(dir, tag, values string) string {
+	return `#!/usr/bin/env bash
 m="" ts=""
 while [ $# -gt 0 ]; do
   case $1 in -m) m=$(basename "$2" .gguf) ;; -t) ts=$2 ;; esac
   shift
 done
-f="`+dir+`/count.$m"
+f="` + dir + `/count.` + tag + `.$m"
 r=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 ))
 echo $r >"$f"
-declare -A v=(
-  [stories260K.1.1]=100 [stories260K.1.2]=96 [stories260K.2.1]=200 [stories260K.2.2]=196 [stories260K.3.1]=210 [stories260K.3.2]=100
-  [TinyStories-656K.f16.1.1]=100 [TinyStories-656K.f16.1.2]=90 [TinyStories-656K.f16.2.1]=100 [TinyStories-656K.f16.2.2]=92 [TinyStories-656K.f16.3.1]=100 [TinyStories-656K.f16.3.2]=91
-  [tinystories-656k-q8_0.1.1]=100 [tinystories-656k-q8_0.1.2]=120 [tinystories-656k-q8_0.2.1]=100 [tinystories-656k-q8_0.2.2]=110 [tinystories-656k-q8_0.3.1]=100 [tinystories-656k-q8_0.3.2]=130
+declare -A v=(` + values + `
 )
 for t in ${ts//,/ }; do
   for pg in "64 0" "0 32"; do
@@ -90,13 +109,7 @@ for t in ${ts//,/ }; do
     echo "{\"n_threads\": $t, \"n_prompt\": $1, \"n_gen\": $2, \"avg_ts\": ${v[$m.$r.$t]}}"
   done
 done
-`)
-	want := []string{
-		"stories260K.gguf             tg32         200        100  0.96x\n",
-		"TinyStories-656K.f16.gguf    tg32         100         91  0.91x  FAIL: -t 2 more than 5% under -t 1\n",
-		"tinystories-656k-q8_0.gguf   pp64         100        120  1.20x\n",
-	}
-	checkScript(t, dir, "scripts/small-models.sh", want, "ROUNDS=3", "LLAMA_BENCH=")
+`
 }
 
 // checkScript copies the make bench script at name and scripts/ab-lib.sh into dir

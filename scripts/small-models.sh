@@ -4,8 +4,9 @@
 # 1 thread (an op too small to split runs on one thread). Tiny models run in
 # milliseconds, so one run says little on a shared machine: ROUNDS rounds (default 7)
 # of `bench -p 64 -n 32 -t 1,2 -r 10` (-t 2,1 every other round, so that neither thread
-# count always runs first), the median of each line. The t2/t1 column is the median of
-# the rounds' own ratios (a round's two tests run back to back in one process): this VM
+# count always runs first), the median of each line. The ratio columns (t2/t1, and vs
+# llama.cpp) are medians of the rounds' own ratios (a round's two tests run back to
+# back, the thread counts in one process, ours and llama.cpp one after the other): this VM
 # switches between a slow and a fast phase (stories260K tg32 ~11,000 or ~16,000 t/s,
 # either thread count), and a ratio of medians drawn from different phases read 0.83×
 # where the paired ratios' median read 1.00×. With LLAMA_BENCH set to a
@@ -34,12 +35,13 @@ done
 sort -k1,1 -k2,2 -k4,4 -k3,3n -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v lcpp="${LLAMA_BENCH:+1}" '
   { k = $1 " " $2 " " $3 " " $4; v[k, n[k]++] = $5; by[k, $6] = $5; keys[$2 " " $4] = 1 }
   function med(k,  c) { c = n[k]; if (!c) return 0; return (c % 2) ? v[k, int(c / 2)] : (v[k, c / 2 - 1] + v[k, c / 2]) / 2 }
-  # pairmed(m, t): the median over rounds of ours -t 2 / ours -t 1 (0 without a pair).
-  function pairmed(m, t,  r, c, i, j, q, x) {
+  # pm(a, b): the median over rounds of line a / line b (the runs of a round are back to back;
+  # 0 without a pair).
+  function pm(a, b,  r, c, i, q, x) {
     c = 0
     for (r = 1; r <= rounds; r++) {
-      if (!by["ours " m " 1 " t, r] || !(("ours " m " 2 " t, r) in by)) continue
-      x = by["ours " m " 2 " t, r] / by["ours " m " 1 " t, r]
+      if (!by[b, r] || !((a, r) in by)) continue
+      x = by[a, r] / by[b, r]
       for (i = c; i > 0 && q[i - 1] > x; i--) q[i] = q[i - 1]
       q[i] = x; c++
     }
@@ -54,13 +56,14 @@ sort -k1,1 -k2,2 -k4,4 -k3,3n -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v lcp
     bad = 0
     for (mk in keys) {
       split(mk, a, " "); m = a[1]; t = a[2]
-      o1 = med("ours " m " 1 " t); o2 = med("ours " m " 2 " t); pr = pairmed(m, t)
+      o1 = med("ours " m " 1 " t); o2 = med("ours " m " 2 " t); pr = pm("ours " m " 2 " t, "ours " m " 1 " t)
       line = sprintf("%-28s %-5s %10.0f %10.0f %5.2fx", m, t, o1, o2, pr)
       if (pr < 0.95) { line = line "  FAIL: -t 2 more than 5% under -t 1"; bad = 1 }
       if (lcpp) {
         l1 = med("llama.cpp " m " 1 " t); l2 = med("llama.cpp " m " 2 " t)
-        line = line sprintf(" %12.0f %12.0f %6.2fx %6.2fx", l1, l2, l1 ? o1 / l1 : 0, l2 ? o2 / l2 : 0)
-        if (o1 < l1 || o2 < l2) { line = line "  FAIL: under llama.cpp"; bad = 1 }
+        v1 = pm("ours " m " 1 " t, "llama.cpp " m " 1 " t); v2 = pm("ours " m " 2 " t, "llama.cpp " m " 2 " t)
+        line = line sprintf(" %12.0f %12.0f %6.2fx %6.2fx", l1, l2, v1, v2)
+        if (v1 < 1 || v2 < 1) { line = line "  FAIL: under llama.cpp"; bad = 1 }
       }
       print line | "sort"
     }
