@@ -49,7 +49,7 @@ sort -k1,1 -k2,2 -k4,4 -k3,3n -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v lcp
     return (c % 2) ? q[int(c / 2)] : (q[c / 2 - 1] + q[c / 2]) / 2
   }
   END {
-    printf "small-models: medians of %d rounds, t/s (AMD/Intel: see llmbench sysinfo)\n", rounds
+    printf "small-models: medians of %d rounds, t/s; ratios: median over rounds of each round pair (AMD/Intel: see llmbench sysinfo)\n", rounds
     printf "%-28s %-5s %10s %10s %6s", "model", "test", "ours -t1", "ours -t2", "t2/t1"
     if (lcpp) printf " %12s %12s %7s %7s", "llama.cpp -t1", "llama.cpp -t2", "vs t1", "vs t2"
     printf "\n"
