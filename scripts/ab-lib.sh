@@ -24,3 +24,25 @@ jsonl_rows() {
     print tag, m, t, (p + 0 > 0 ? "pp" p : "tg" g), v
   }' "$1"
 }
+
+# ab_awk: awk functions for the tables of the alternated-round scripts. Their rows fill
+# v[KEY, i] (a key's values, sorted, n[KEY] of them) and by[KEY, ROUND]; rounds is the
+# number of rounds. med(KEY) is the median of a key's values; pm(A, B) the median over
+# rounds of by[A, r] / by[B, r] (the runs of a round are back to back, so each pair shares
+# the machine's phase), with pm_lo and pm_hi their range (0 and "" without a pair).
+# Put it before the program: awk "$ab_awk"'...'.
+ab_awk='
+function med(k,  c) { c = n[k]; if (!c) return 0; return (c % 2) ? v[k, int(c / 2)] : (v[k, c / 2 - 1] + v[k, c / 2]) / 2 }
+function pm(a, b,  r, c, i, q, x) {
+  c = 0
+  for (r = 1; r <= rounds; r++) {
+    if (!by[b, r] || !((a, r) in by)) continue
+    x = by[a, r] / by[b, r]
+    for (i = c; i > 0 && q[i - 1] > x; i--) q[i] = q[i - 1]
+    q[i] = x; c++
+  }
+  pm_lo = c ? q[0] : ""; pm_hi = c ? q[c - 1] : ""
+  if (!c) return 0
+  return (c % 2) ? q[int(c / 2)] : (q[c / 2 - 1] + q[c / 2]) / 2
+}
+'

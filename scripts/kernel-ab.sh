@@ -11,6 +11,7 @@
 #   BENCH='BenchmarkTileKernel/Q4_K/' LLMBENCH_CPU=avx2 scripts/kernel-ab.sh HEAD~1
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/ab-lib.sh
 base=${1:-HEAD}
 bench=${BENCH:-BenchmarkTileKernel}
 rounds=${ROUNDS:-8}
@@ -34,7 +35,7 @@ for r in $(seq "$rounds"); do
   echo "kernel-ab: round $r/$rounds done" >&2
 done
 echo "kernel-ab: $bench, $base (base) against the working tree, $rounds alternated rounds${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}"
-sort -k2,2 -k1,1 -k4,4g "$tmp/all" | awk '
+sort -k2,2 -k1,1 -k4,4g "$tmp/all" | awk "$ab_awk"'
   function flush() {
     if (name == "") return
     mb = med("base"); mt = med("tree")
@@ -42,8 +43,7 @@ sort -k2,2 -k1,1 -k4,4g "$tmp/all" | awk '
     bb = best("base", better); bt = best("tree", better)
     printf "%-44s %-8s base %9.2f (best %9.2f)  tree %9.2f (best %9.2f)  %5.2fx\n", name, unit, mb, bb, mt, bt, (better > 0 ? mt / mb : mb / mt)
   }
-  function med(b,   n) { n = cnt[b]; return (n % 2) ? v[b, int(n / 2)] : (v[b, n / 2 - 1] + v[b, n / 2]) / 2 }
-  function best(b, better) { return better > 0 ? v[b, cnt[b] - 1] : v[b, 0] }
-  $2 != name { flush(); name = $2; unit = $3; delete cnt; delete v }
-  { v[$1, cnt[$1]++] = $4 }
+  function best(b, better) { return better > 0 ? v[b, n[b] - 1] : v[b, 0] }
+  $2 != name { flush(); name = $2; unit = $3; delete n; delete v }
+  { v[$1, n[$1]++] = $4 }
   END { flush() }'

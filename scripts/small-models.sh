@@ -32,22 +32,8 @@ for r in $(seq "$rounds"); do
   done
   echo "small-models: round $r/$rounds done"
 done
-sort -k1,1 -k2,2 -k4,4 -k3,3n -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v lcpp="${LLAMA_BENCH:+1}" '
+sort -k1,1 -k2,2 -k4,4 -k3,3n -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v lcpp="${LLAMA_BENCH:+1}" "$ab_awk"'
   { k = $1 " " $2 " " $3 " " $4; v[k, n[k]++] = $5; by[k, $6] = $5; keys[$2 " " $4] = 1 }
-  function med(k,  c) { c = n[k]; if (!c) return 0; return (c % 2) ? v[k, int(c / 2)] : (v[k, c / 2 - 1] + v[k, c / 2]) / 2 }
-  # pm(a, b): the median over rounds of line a / line b (the runs of a round are back to back;
-  # 0 without a pair).
-  function pm(a, b,  r, c, i, q, x) {
-    c = 0
-    for (r = 1; r <= rounds; r++) {
-      if (!by[b, r] || !((a, r) in by)) continue
-      x = by[a, r] / by[b, r]
-      for (i = c; i > 0 && q[i - 1] > x; i--) q[i] = q[i - 1]
-      q[i] = x; c++
-    }
-    if (!c) return 0
-    return (c % 2) ? q[int(c / 2)] : (q[c / 2 - 1] + q[c / 2]) / 2
-  }
   END {
     printf "small-models: medians of %d rounds, t/s; ratios: median over rounds of each round pair (AMD/Intel: see llmbench sysinfo)\n", rounds
     printf "%-28s %-5s %10s %10s %6s", "model", "test", "ours -t1", "ours -t2", "t2/t1"

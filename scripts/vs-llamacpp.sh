@@ -44,34 +44,24 @@ done
 # ratios (as scripts/small-models.sh's t2/t1; this VM's speed drifts between rounds),
 # with their range: where it straddles 1.0 the rounds disagree, and a median under 1.0
 # is this machine's noise as much as a gap (the line says so).
-sort -k1,1 -k2,2 -k4,4 -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v p="$p" -v n="$n" -v t="$t" -v types="$types" -v level="${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}" '
-  { k = $1 " " $2 " " $4; v[k, c[k]++] = $5; by[k, $6] = $5 }
-  function med(k,  cnt) { cnt = c[k]; if (!cnt) return 0; return (cnt % 2) ? v[k, int(cnt / 2)] : (v[k, cnt / 2 - 1] + v[k, cnt / 2]) / 2 }
+sort -k1,1 -k2,2 -k4,4 -k5,5g "$tmp/all" | awk -v rounds="$rounds" -v p="$p" -v gen="$n" -v t="$t" -v types="$types" -v level="${LLMBENCH_CPU:+, LLMBENCH_CPU=$LLMBENCH_CPU}" "$ab_awk"'
+  { k = $1 " " $2 " " $4; v[k, n[k]++] = $5; by[k, $6] = $5 }
   END {
-    printf "vs-llamacpp: llama-1b, -p %s -n %s -t %s, medians of %d alternated rounds%s (t/s; ratio: median over rounds of ours/llama.cpp; CPU: llmbench sysinfo)\n", p, n, t, rounds, level
+    printf "vs-llamacpp: llama-1b, -p %s -n %s -t %s, medians of %d alternated rounds%s (t/s; ratio: median over rounds of ours/llama.cpp; CPU: llmbench sysinfo)\n", p, gen, t, rounds, level
     printf "%-8s %-6s %10s %10s %7s  %s\n", "type", "test", "ours", "llama.cpp", "ratio", "rounds (ratio range)"
     bad = 0
     nt = split(types, ty, ",")
-    split("pp" p " tg" n, tests, " ")
+    split("pp" p " tg" gen, tests, " ")
     for (i = 1; i <= nt; i++) {
       for (j = 1; j <= 2; j++) {
         ts = tests[j]
         key = ty[i] " " ts
-        if (!c["ours " key] && !c["llama.cpp " key]) continue
-        o = med("ours " key); l = med("llama.cpp " key)
-        cnt = 0
-        for (r = 1; r <= rounds; r++) {
-          if (!(("ours " key, r) in by) || !by["llama.cpp " key, r]) continue
-          x = by["ours " key, r] / by["llama.cpp " key, r]
-          for (a = cnt; a > 0 && q[a - 1] > x; a--) q[a] = q[a - 1]
-          q[a] = x; cnt++
-        }
-        pr = !cnt ? 0 : (cnt % 2) ? q[int(cnt / 2)] : (q[cnt / 2 - 1] + q[cnt / 2]) / 2
-        lo = cnt ? q[0] : ""; hi = cnt ? q[cnt - 1] : ""
-        line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx  %s", ty[i], ts, o, l, pr, lo == "" ? "-" : sprintf("%.2f-%.2fx", lo, hi))
+        if (!n["ours " key] && !n["llama.cpp " key]) continue
+        o = med("ours " key); l = med("llama.cpp " key); pr = pm("ours " key, "llama.cpp " key)
+        line = sprintf("%-8s %-6s %10.2f %10.2f %6.2fx  %s", ty[i], ts, o, l, pr, pm_lo == "" ? "-" : sprintf("%.2f-%.2fx", pm_lo, pm_hi))
         if (pr < 1) {
           line = line "  FAIL: under llama.cpp"
-          if (hi != "" && hi >= 1) line = line " (rounds disagree: within this machine'"'"'s noise)"
+          if (pm_hi != "" && pm_hi >= 1) line = line " (rounds disagree: within this machine'"'"'s noise)"
           bad = 1
         }
         print line
