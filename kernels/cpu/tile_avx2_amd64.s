@@ -54,15 +54,18 @@
 	VPADDW Y4, S0, S0 \
 	VPADDW Y5, S1, S1
 
-// T2ZERO8 clears the four tiles' int sums Y6–Y13.
-#define T2ZERO8 \
+// T2ZERO7 clears Y6–Y12; T2ZERO8 the four tiles' int sums Y6–Y13.
+#define T2ZERO7 \
 	VPXOR Y6, Y6, Y6 \
 	VPXOR Y7, Y7, Y7 \
 	VPXOR Y8, Y8, Y8 \
 	VPXOR Y9, Y9, Y9 \
 	VPXOR Y10, Y10, Y10 \
 	VPXOR Y11, Y11, Y11 \
-	VPXOR Y12, Y12, Y12 \
+	VPXOR Y12, Y12, Y12
+
+#define T2ZERO8 \
+	T2ZERO7 \
 	VPXOR Y13, Y13, Y13
 
 // T2ZERO64 clears out's 64 accumulators (clobbers Y0).
@@ -1086,13 +1089,7 @@ q6ka4_done:
 // TNLWM) into the sums Y6…Y12 and S7 (Y13, or Y14 where Y13 holds a table), then
 // T2FIN4 with SUM.
 #define T2BLK4(W, SUM, q, sc, S7) \
-	VPXOR Y6, Y6, Y6 \
-	VPXOR Y7, Y7, Y7 \
-	VPXOR Y8, Y8, Y8 \
-	VPXOR Y9, Y9, Y9 \
-	VPXOR Y10, Y10, Y10 \
-	VPXOR Y11, Y11, Y11 \
-	VPXOR Y12, Y12, Y12 \
+	T2ZERO7 \
 	VPXOR S7, S7, S7 \
 	W(q, 0) \
 	W(q, 1) \
