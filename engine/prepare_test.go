@@ -70,8 +70,11 @@ func (p *prepCheck) check(w *kernels.Matrix) {
 
 // q4Model writes a small synthetic llama in Q4_0 (rows a multiple of the tile unit)
 // and returns its path.
-func q4Model(t *testing.T, tied bool) string {
-	return writeSynth(t, "Q4_0", 9, synth.Shape{Name: "prep-test", Arch: "llama", Vocab: 1024, Embd: 256, Layers: 4,
+func q4Model(t *testing.T, tied bool) string { return prepModel(t, "Q4_0", tied) }
+
+// prepModel writes q4Model's shape in weight type typ and returns its path.
+func prepModel(t *testing.T, typ string, tied bool) string {
+	return writeSynth(t, typ, 9, synth.Shape{Name: "prep-test", Arch: "llama", Vocab: 1024, Embd: 256, Layers: 4,
 		Heads: 4, HeadsKV: 2, FF: 512, Context: 256, RopeBase: 10000, RMSEps: 1e-5, Tied: tied, Tok: synth.VocabSPM})
 }
 
@@ -173,12 +176,18 @@ func mappedRSS(t *testing.T, path string) int64 {
 
 // TestLoadReleasesTiledPages checks that after a forward pass the model file's
 // mapped pages the process holds are about those of the weights the backend does not
-// copy (embedding, norms, header), not the whole file: the tiled weights are resident
-// once, as their copy. The slack allows the pages the released ranges share with
-// their neighbours and the kernel's fault-around window. Before the release the
-// mapping held every tiled weight too (the check failed by the tiled weights' size).
+// copy (embedding, norms, header), not the whole file: the tiled weights (Q4_0), and
+// the F16 weights the backend copies as they are, are resident once, as their copy.
+// The slack allows the pages the released ranges share with their neighbours and the
+// kernel's fault-around window. Before the release the mapping held every tiled
+// weight too (the check failed by the tiled weights' size).
 func TestLoadReleasesTiledPages(t *testing.T) {
-	path := q4Model(t, false)
+	for _, typ := range []string{"Q4_0", "F16"} {
+		t.Run(typ, func(t *testing.T) { checkReleasedPages(t, prepModel(t, typ, false)) })
+	}
+}
+
+func checkReleasedPages(t *testing.T, path string) {
 	e, err := Load(context.Background(), path, Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -151,6 +151,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 				detail += orderNote("")
 			}
 		}
+		detail += "; weights read from a copy made at load (huge pages where the system gives them)"
 	case pathBatch2:
 		kernel, detail = "batch-"+ty+"-avx2", "2 rows × up to 4 tokens, VPMADDUBSW ymm"
 	case pathDot:

@@ -76,6 +76,7 @@ const (
 	taskHalfPrep
 	taskHalfGemm
 	taskPack
+	taskCopy
 	taskTile
 	taskRMSNorm
 	taskShared // the parts of the planned steps in subs (MatMulShared)
@@ -171,6 +172,10 @@ func (c *CPU) step(part, worker int) {
 		c.gemmHalfRows(j, part, worker)
 	case taskPack:
 		packTile(j.act[part*j.gBytes:(part+1)*j.gBytes], j.w, j.tf, part*tileRows)
+	case taskCopy:
+		lo := part * j.gBytes
+		hi := min(len(j.xq), lo+j.gBytes)
+		copy(j.act[lo:hi], j.xq[lo:hi])
 	case taskTile:
 		c.tileBand(j, part, worker)
 	case taskRMSNorm:
@@ -264,7 +269,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	}
 	vt := kernels.TraitsOf(tr.VecDotType)
 	j := &c.job
-	*j = job{dst: dst, w: w, x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType}
+	*j = job{dst: dst, w: c.copyOf(w), x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType}
 	if tr.VecDotType == kernels.F32 {
 		j.xq, j.xRow = f32Bytes(x[:n*cols]), 4*cols
 	} else {

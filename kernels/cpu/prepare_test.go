@@ -8,14 +8,15 @@ import (
 	"llmbench/kernels"
 )
 
-// TestPrepareTilesOnce checks that Prepare makes a tiled matrix's copy, that the
-// MatMuls after it make none (the tiling a load does is not paid again by the first
-// request), and that they no longer read the matrix's own bytes (so the engine may
-// release them): zeroing them after Prepare leaves the products unchanged. Types
-// without a tile format report false and are multiplied from their bytes.
+// TestPrepareTilesOnce checks that Prepare makes a tiled matrix's copy (or, for F16
+// and BF16, a plain one), that the MatMuls after it make none (the tiling a load does
+// is not paid again by the first request), and that they no longer read the matrix's
+// own bytes (so the engine may release them): zeroing them after Prepare leaves the
+// products unchanged. Types with neither report false and are multiplied from their
+// bytes. A matrix whose Data is replaced after Prepare is multiplied from the new bytes.
 func TestPrepareTilesOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.F32} {
+	for _, typ := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F16, kernels.BF16, kernels.F32} {
 		c := New(2)
 		rows, cols := 40, 512
 		w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
@@ -31,13 +32,17 @@ func TestPrepareTilesOnce(t *testing.T) {
 		New(1).MatMul(want, &kernels.Matrix{Type: typ, Rows: rows, Cols: cols, Data: append([]byte(nil), w.Data...)}, x, 3)
 
 		tiles := tileFormat(w) != nil
-		if got := c.Prepare(w); got != tiles {
-			t.Fatalf("%s: Prepare = %v, want %v (tile format: %v, kernels %s)", typ, got, tiles, tiles, level)
+		copied := tiles || copiedType(typ)
+		if got := c.Prepare(w); got != copied {
+			t.Fatalf("%s: Prepare = %v, want %v (tile format: %v, kernels %s)", typ, got, copied, tiles, level)
 		}
-		if tiles {
+		if copied {
 			clear(w.Data) // MatMul must multiply the copy, not these bytes
 		}
 		made := c.tilings
+		if c.Prepare(w) != copied || c.tilings != made {
+			t.Fatalf("%s: a second Prepare answered differently or copied again", typ)
+		}
 		if tiles && made != 1 {
 			t.Fatalf("%s: Prepare made %d tiled copies, want 1", typ, made)
 		}
@@ -52,6 +57,21 @@ func TestPrepareTilesOnce(t *testing.T) {
 		}
 		if c.tilings != made {
 			t.Fatalf("%s: MatMul after Prepare made %d more tiled copies", typ, c.tilings-made)
+		}
+		if copiedType(typ) {
+			w.Data = make([]byte, len(w.Data))
+			for r := range rows {
+				b, _ := randRow(rng, typ, cols, 1)
+				copy(w.Data[r*len(b):], b)
+			}
+			New(1).MatMul(want, &kernels.Matrix{Type: typ, Rows: rows, Cols: cols, Data: append([]byte(nil), w.Data...)}, x, 3)
+			got := make([]float32, 3*rows)
+			c.MatMul(got, w, x, 3)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: out[%d] = %g with Data replaced after Prepare, want %g (the new bytes')", typ, i, got[i], want[i])
+				}
+			}
 		}
 		c.Close()
 	}
