@@ -231,6 +231,61 @@ f32_done:
 	VZEROUPPER
 	RET
 
+// func dotF32FMAx2(n32 int, w, x *float32, xstride int, out *[2]float32)
+//
+// dotF32FMA of one row w against two rows of activations (x, and x plus xstride
+// bytes), each summed exactly as dotF32FMA sums it (four accumulators, REDUCE4 and
+// HSUM; IEEE addition is commutative, so the operand order of an add does not matter),
+// loading the row's weights once for both: out[0] for x, out[1] for the second row.
+TEXT ·dotF32FMAx2(SB), NOSPLIT, $0-40
+	MOVQ n32+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ xstride+24(FP), DX
+	MOVQ out+32(FP), AX
+	LEAQ (DI)(DX*1), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ CX, CX
+	JZ f32x2_done
+f32x2_loop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	VFMADD231PS (R8), Y4, Y8
+	VFMADD231PS 32(R8), Y5, Y9
+	VFMADD231PS 64(R8), Y6, Y10
+	VFMADD231PS 96(R8), Y7, Y11
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $128, R8
+	DECQ CX
+	JNZ f32x2_loop
+f32x2_done:
+	VADDPS Y10, Y8, Y8
+	VADDPS Y11, Y9, Y9
+	VADDPS Y9, Y8, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPS X13, X12, X12
+	VHADDPS X12, X12, X12
+	VHADDPS X12, X12, X12
+	VMOVSS X12, 4(AX)
+	REDUCE4
+	VMOVSS X3, (AX)
+	VZEROUPPER
+	RET
+
 // func dotF16FMA(n32 int, w, x *uint16) float32
 TEXT ·dotF16FMA(SB), NOSPLIT, $0-28
 	MOVQ n32+0(FP), CX

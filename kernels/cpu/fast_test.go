@@ -28,7 +28,9 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 // terms total mag in absolute value.
 func dotBound(mag float64) float64 { return 2e-5*mag + 1e-6 }
 
-// checkDot compares fastDots[typ] with the reference VecDot on n elements.
+// checkDot compares fastDots[typ] with the reference VecDot on n elements, and
+// fastDots2[typ], where there is one, with fastDots bit for bit on two activation rows
+// (a gap between them, so that the stride is not the row's length).
 func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	t.Helper()
 	fast := fastDots[typ]
@@ -47,6 +49,16 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	got := fast(n, w, x)
 	if d := math.Abs(float64(got - want)); d > dotBound(mag) || math.IsNaN(float64(got)) {
 		t.Fatalf("%s n=%d seed=%d: fast %g, reference %g (|Δ| %g, bound %g)", typ, n, seed, got, want, d, dotBound(mag))
+	}
+	if fast2 := fastDots2[typ]; fast2 != nil {
+		x1, _ := randRow(rng, tr.VecDotType, n, 1)
+		gap := make([]byte, 4*tr.VecDotType.BlockBytes())
+		xs := append(append(append([]byte(nil), x...), gap...), x1...)
+		var out [2]float32
+		fast2(n, w, xs, len(x)+len(gap), &out)
+		if want1 := fast(n, w, x1); math.Float32bits(out[0]) != math.Float32bits(got) || math.Float32bits(out[1]) != math.Float32bits(want1) {
+			t.Fatalf("%s n=%d seed=%d: two-token kernel %g, %g; one token at a time %g, %g", typ, n, seed, out[0], out[1], got, want1)
+		}
 	}
 }
 

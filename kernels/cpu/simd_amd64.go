@@ -30,6 +30,9 @@ func dotQ4_0VNNI(nb int, w, x *byte) float32
 func dotF32FMA(n32 int, w, x *float32) float32
 
 //go:noescape
+func dotF32FMAx2(n32 int, w, x *float32, xstride int, out *[2]float32)
+
+//go:noescape
 func dotF16FMA(n32 int, w, x *uint16) float32
 
 //go:noescape
@@ -686,6 +689,25 @@ func init() {
 			s += a[i] * b[i]
 		}
 		return s
+	}
+	fastDots2[kernels.F32] = func(n int, w, x []byte, xstride int, out *[2]float32) {
+		if n <= 0 {
+			*out = [2]float32{}
+			return
+		}
+		_, _ = w[4*n-1], x[xstride+4*n-1]
+		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
+		b0 := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
+		b1 := unsafe.Slice((*float32)(unsafe.Pointer(&x[xstride])), n)
+		n32 := n / 32
+		*out = [2]float32{}
+		if n32 > 0 {
+			dotF32FMAx2(n32, &a[0], &b0[0], xstride, out)
+		}
+		for i := n32 * 32; i < n; i++ {
+			out[0] += a[i] * b0[i]
+			out[1] += a[i] * b1[i]
+		}
 	}
 	fastDots[kernels.F16] = func(n int, w, x []byte) float32 {
 		if n <= 0 {
