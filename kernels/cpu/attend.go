@@ -160,6 +160,10 @@ type attnScratch struct {
 	acc    []float32
 	max    []float32 // the flash path's running maximum and sum per head of a unit
 	sum    []float64
+	// A cache line after the slice headers, which every unit writes (grow): the
+	// workers' scratches sit side by side in CPU.work, and without it two workers
+	// wrote one line for every (row, head) unit.
+	_ [64]byte
 }
 
 // flashTile is the number of positions the fused attention path scores at a time.
