@@ -3,9 +3,12 @@ package cpu
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"llmbench/kernels"
 )
+
+// The tests here check that workers never write one cache line together.
 
 // TestBandsWholeLines checks that the row bands of the per-row path start on whole
 // cache lines of the output (multiples of 16 float32 rows), so the workers never
@@ -32,5 +35,16 @@ func TestBandsWholeLines(t *testing.T) {
 			}
 		}
 		c.Close()
+	}
+}
+
+// TestScratchApart checks that the workers' attention scratches, side by side in
+// CPU.work, keep the slice headers every unit rewrites a cache line (64 bytes) from
+// the next worker's.
+func TestScratchApart(t *testing.T) {
+	var s attnScratch
+	end := unsafe.Offsetof(s.sum) + unsafe.Sizeof(s.sum)
+	if gap := unsafe.Sizeof(s) - end; gap < 64 {
+		t.Fatalf("attnScratch: %d bytes after the last slice header, want at least 64", gap)
 	}
 }
