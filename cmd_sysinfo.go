@@ -105,7 +105,7 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 		}
 		fmt.Fprintf(&b, "%-15s %s\n", k, fmt.Sprintf(format, a...))
 	}
-	row("cpu", "%s", s.CPU.Model)
+	row("cpu", "%s", s.CPU.Name())
 	row("arch", "%s", s.CPU.Arch)
 	feats := strings.Join(s.CPU.Features, " ")
 	if feats == "" {

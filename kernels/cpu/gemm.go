@@ -53,7 +53,7 @@ func parseLevel(v string) (cpuCap, error) {
 // tiles) walk a worker's band of rows: "quarters" (a row or tile from each quarter of
 // the band in turn: four long forward streams, hardware prefetch only) or "adjacent"
 // (adjacent rows or tiles, software prefetch ahead where the kernel has it). Unset or
-// empty, the CPU's vendor decides: quarters on AMD (faster on Zen 4), adjacent
+// empty, the CPU's vendor decides: quarters on AMD (faster on Zen 4 and Zen 5), adjacent
 // elsewhere (faster on the Intel Xeons measured). Every output is the same bits either
 // way; only the speed of reading the weights differs. It is read once, at start-up.
 const EnvDecodeOrder = "LLMBENCH_DECODE_ORDER"

@@ -197,7 +197,7 @@ func Summarize(d Document) Summary {
 func Environment(extra ...KV) []KV {
 	cpu := telemetry.CPUInfo()
 	env := []KV{
-		{Key: "cpu", Value: fmt.Sprintf("%s · %d threads", cpu.Model, runtime.NumCPU())},
+		{Key: "cpu", Value: fmt.Sprintf("%s · %d threads", cpu.Name(), runtime.NumCPU())},
 		{Key: "os", Value: runtime.GOOS + "/" + runtime.GOARCH},
 		{Key: "go", Value: runtime.Version()},
 	}

@@ -5,9 +5,11 @@ package telemetry
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/cpu"
@@ -21,6 +23,60 @@ type CPU struct {
 	Logical  int      `json:"logical"`  // logical CPUs the process may run on
 	Physical int      `json:"physical"` // physical cores (0 when unknown)
 	Sockets  int      `json:"sockets"`  // packages (0 when unknown)
+	// Vendor, Family and ModelNumber identify an x86 CPU where the model name does not
+	// (a VM's "AMD EPYC"): /proc/cpuinfo's vendor_id, cpu family and model; "" and 0
+	// elsewhere. Microarch names the core they mean where Microarch knows it.
+	Vendor      string `json:"vendor,omitempty"`
+	Family      int    `json:"family,omitempty"`
+	ModelNumber int    `json:"model_number,omitempty"`
+	Microarch   string `json:"microarch,omitempty"`
+}
+
+// Name is the model name followed, where known, by the vendor, family and model
+// numbers and the core they mean: "AMD EPYC (AuthenticAMD family 26 model 2: Zen 5)".
+func (c CPU) Name() string {
+	if c.Vendor == "" || c.Family == 0 {
+		return c.Model
+	}
+	id := fmt.Sprintf("%s family %d model %d", c.Vendor, c.Family, c.ModelNumber)
+	if c.Microarch != "" {
+		id += ": " + c.Microarch
+	}
+	return c.Model + " (" + id + ")"
+}
+
+// Microarch returns the core an x86 vendor, family and model number mean, for the
+// server cores the kernels' choices were measured on and their neighbours; "" for the
+// others. Family 25 (0x19) holds both Zen 3 and Zen 4, told apart by model ranges.
+func Microarch(vendor string, family, model int) string {
+	switch vendor {
+	case "AuthenticAMD":
+		switch {
+		case family == 0x1A:
+			return "Zen 5"
+		case family == 0x19 && (model <= 0x0F || model >= 0x20 && model <= 0x2F || model >= 0x40 && model <= 0x5F):
+			return "Zen 3"
+		case family == 0x19 && (model >= 0x10 && model <= 0x1F || model >= 0x60 && model <= 0x7F || model >= 0xA0 && model <= 0xAF):
+			return "Zen 4"
+		}
+	case "GenuineIntel":
+		if family != 6 {
+			return ""
+		}
+		switch model {
+		case 0x55:
+			return "Skylake-SP/Cascade Lake-SP"
+		case 0x6A, 0x6C:
+			return "Ice Lake-SP"
+		case 0x8F:
+			return "Sapphire Rapids"
+		case 0xCF:
+			return "Emerald Rapids"
+		case 0xAD, 0xAE:
+			return "Granite Rapids"
+		}
+	}
+	return ""
 }
 
 // CPUInfo returns the description of this machine's CPU.
@@ -28,7 +84,7 @@ func CPUInfo() CPU {
 	c := CPU{Arch: runtime.GOARCH, Logical: runtime.NumCPU(), Features: Features()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close()
-		c.Model, c.Physical, c.Sockets = parseCPUInfo(f)
+		c = parseCPUInfo(f, c)
 	}
 	if c.Model == "" {
 		c.Model = runtime.GOARCH
@@ -36,9 +92,11 @@ func CPUInfo() CPU {
 	return c
 }
 
-// parseCPUInfo reads the model name and the numbers of distinct cores and packages
-// from the text of /proc/cpuinfo.
-func parseCPUInfo(r io.Reader) (model string, physical, sockets int) {
+// parseCPUInfo fills in c, from the text of /proc/cpuinfo, the model name, the numbers
+// of distinct cores and packages, and the first processor's x86 identification.
+func parseCPUInfo(r io.Reader, c CPU) CPU {
+	var model string
+	seenModel := false
 	type core struct{ pkg, id string }
 	cores := map[core]bool{}
 	pkgs := map[string]bool{}
@@ -74,10 +132,26 @@ func parseCPUInfo(r io.Reader) (model string, physical, sockets int) {
 			pkg = v
 		case "core id":
 			id = v
+		case "vendor_id":
+			if c.Vendor == "" {
+				c.Vendor = v
+			}
+		case "cpu family":
+			if n, err := strconv.Atoi(v); err == nil && c.Family == 0 {
+				c.Family = n
+			}
+		case "model":
+			if n, err := strconv.Atoi(v); err == nil && !seenModel {
+				c.ModelNumber, seenModel = n, true
+			}
 		}
 	}
 	flush()
-	return model, len(cores), len(pkgs)
+	c.Model, c.Physical, c.Sockets = model, len(cores), len(pkgs)
+	if c.Family != 0 {
+		c.Microarch = Microarch(c.Vendor, c.Family, c.ModelNumber)
+	}
+	return c
 }
 
 // Features lists the CPU features that matter to inference kernels, by their

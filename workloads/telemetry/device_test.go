@@ -42,9 +42,49 @@ core id		: 0
 		{"garbage", "no colons here\n\n\n", "", 0, 0},
 	}
 	for _, c := range cases {
-		m, p, s := parseCPUInfo(strings.NewReader(c.in))
-		if m != c.model || p != c.phys || s != c.sockets {
-			t.Errorf("%s: %q %d %d; want %q %d %d", c.name, m, p, s, c.model, c.phys, c.sockets)
+		got := parseCPUInfo(strings.NewReader(c.in), CPU{})
+		if got.Model != c.model || got.Physical != c.phys || got.Sockets != c.sockets {
+			t.Errorf("%s: %q %d %d; want %q %d %d", c.name, got.Model, got.Physical, got.Sockets, c.model, c.phys, c.sockets)
+		}
+	}
+}
+
+// TestCPUIdentity checks the x86 identification read from /proc/cpuinfo (the first
+// processor's vendor_id, cpu family and model, not "model name") and Name's text, on
+// a VM's masked model name (AMD Zen 5), an Intel Xeon, and lines without numbers.
+func TestCPUIdentity(t *testing.T) {
+	zen5 := "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\n\n" +
+		"processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
+	spr := "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz\n"
+	other := "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 1000\nmodel name\t: Some Xeon\n"
+	bad := "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: x\nmodel\t\t: y\nmodel name\t: AMD EPYC\n"
+	for _, c := range []struct {
+		name, in, vendor string
+		family, model    int
+		arch, text       string
+	}{
+		{"Zen 5", zen5, "AuthenticAMD", 26, 2, "Zen 5", "AMD EPYC (AuthenticAMD family 26 model 2: Zen 5)"},
+		{"Sapphire Rapids", spr, "GenuineIntel", 6, 143, "Sapphire Rapids", "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz (GenuineIntel family 6 model 143: Sapphire Rapids)"},
+		{"unknown model", other, "GenuineIntel", 6, 1000, "", "Some Xeon (GenuineIntel family 6 model 1000)"},
+		{"no numbers", bad, "AuthenticAMD", 0, 0, "", "AMD EPYC"},
+	} {
+		got := parseCPUInfo(strings.NewReader(c.in), CPU{})
+		if got.Vendor != c.vendor || got.Family != c.family || got.ModelNumber != c.model || got.Microarch != c.arch || got.Name() != c.text {
+			t.Errorf("%s: %q %d %d %q, Name %q; want %q %d %d %q, %q", c.name, got.Vendor, got.Family, got.ModelNumber, got.Microarch, got.Name(), c.vendor, c.family, c.model, c.arch, c.text)
+		}
+	}
+	for _, c := range []struct {
+		vendor        string
+		family, model int
+		want          string
+	}{
+		{"AuthenticAMD", 0x19, 0x01, "Zen 3"}, {"AuthenticAMD", 0x19, 0x11, "Zen 4"}, {"AuthenticAMD", 0x19, 0x61, "Zen 4"},
+		{"AuthenticAMD", 0x19, 0xA0, "Zen 4"}, {"AuthenticAMD", 0x19, 0x30, ""}, {"AuthenticAMD", 0x1A, 0x11, "Zen 5"},
+		{"AuthenticAMD", 0x17, 0x31, ""}, {"GenuineIntel", 6, 0xCF, "Emerald Rapids"}, {"GenuineIntel", 6, 0xAD, "Granite Rapids"},
+		{"GenuineIntel", 6, 0x6A, "Ice Lake-SP"}, {"GenuineIntel", 19, 0x01, ""}, {"HygonGenuine", 0x18, 0, ""},
+	} {
+		if got := Microarch(c.vendor, c.family, c.model); got != c.want {
+			t.Errorf("Microarch(%s, %#x, %#x) = %q, want %q", c.vendor, c.family, c.model, got, c.want)
 		}
 	}
 }
