@@ -374,13 +374,13 @@ func (c *CPU) band(j *job, part, worker int) {
 		c.bandX4(j, r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
+	out := (*[2]float32)(c.gemmScr[worker].out[:2]) // dot2's
 	for t0 := 0; t0 < j.n; t0 += tile {
 		t1 := min(j.n, t0+tile)
 		for r := r0; r < r1; r++ {
 			wr := j.w.Data[r*j.wRow : (r+1)*j.wRow]
 			i := t0
 			if j.dot2 != nil {
-				out := (*[2]float32)(c.gemmScr[worker].out[:2])
 				for ; i+1 < t1; i += 2 {
 					j.dot2(j.cols, wr, j.xq[i*j.xRow:(i+2)*j.xRow], j.xRow, out)
 					j.dst[i*j.rows+r], j.dst[(i+1)*j.rows+r] = out[0], out[1]

@@ -700,9 +700,10 @@ func init() {
 		b0 := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
 		b1 := unsafe.Slice((*float32)(unsafe.Pointer(&x[xstride])), n)
 		n32 := n / 32
-		*out = [2]float32{}
 		if n32 > 0 {
 			dotF32FMAx2(n32, &a[0], &b0[0], xstride, out)
+		} else {
+			*out = [2]float32{}
 		}
 		for i := n32 * 32; i < n; i++ {
 			out[0] += a[i] * b0[i]

@@ -422,30 +422,15 @@ func (c *CPU) Prepare(w *kernels.Matrix) bool {
 	if !copiedType(w.Type) || len(w.Data) == 0 {
 		return false
 	}
-	if c.copyOf(w) == w {
+	if c.current(w) == nil {
+		const part = 2 << 20 // bytes each worker copies at a time: a huge page
 		t := &tiled{src: w.Data, data: allocTiles(len(w.Data))}
-		c.copyPar(t.data, w.Data)
+		c.runAside(job{kind: taskCopy, act: t.data, xq: w.Data, gBytes: part}, (len(w.Data)+part-1)/part)
 		m := *w
 		m.Data, t.m = t.data, &m
-		if old := c.tiles[w]; old != nil {
-			freeTiles(old.data)
-		}
-		if c.tiles == nil {
-			c.tiles = map[*kernels.Matrix]*tiled{}
-		}
-		c.tiles[w] = t
+		c.keep(w, t)
 	}
 	return true
-}
-
-// copyPar copies src to dst with every worker, a huge page (2 MiB) per part.
-func (c *CPU) copyPar(dst, src []byte) {
-	const part = 2 << 20
-	j := &c.job
-	saved := *j
-	*j = job{kind: taskCopy, act: dst, xq: src, gBytes: part}
-	c.pool.Run((len(src)+part-1)/part, c.run)
-	*j = saved
 }
 
 // copiedType reports whether Prepare copies matrices of type t: the 16-bit float
@@ -459,34 +444,55 @@ func copiedType(t kernels.DType) bool { return t == kernels.F16 || t == kernels.
 // copyOf returns the copy Prepare made of w (a matrix like w whose Data is the copy),
 // or w itself where it made none or w's Data has been replaced since.
 func (c *CPU) copyOf(w *kernels.Matrix) *kernels.Matrix {
-	if t := c.tiles[w]; t != nil && t.m != nil && len(t.src) == len(w.Data) && unsafe.SliceData(t.src) == unsafe.SliceData(w.Data) {
+	if !copiedType(w.Type) {
+		return w
+	}
+	if t := c.current(w); t != nil && t.m != nil {
 		return t.m
 	}
 	return w
 }
 
+// current returns w's copy (tiled or plain) when it was made from w's Data as it is
+// now, nil where there is none or w's Data has been replaced since.
+func (c *CPU) current(w *kernels.Matrix) *tiled {
+	if t := c.tiles[w]; t != nil && len(t.src) == len(w.Data) && unsafe.SliceData(t.src) == unsafe.SliceData(w.Data) {
+		return t
+	}
+	return nil
+}
+
+// keep records t as w's copy, freeing the stale one it replaces (w's Data replaced).
+func (c *CPU) keep(w *kernels.Matrix, t *tiled) {
+	if old := c.tiles[w]; old != nil {
+		freeTiles(old.data)
+	}
+	if c.tiles == nil {
+		c.tiles = map[*kernels.Matrix]*tiled{}
+	}
+	c.tiles[w] = t
+}
+
+// runAside runs the parts of j on the pool and then restores the job in progress
+// (c.job), for the copies made while a step is being planned.
+func (c *CPU) runAside(j job, parts int) {
+	saved := c.job
+	c.job = j
+	c.pool.Run(parts, c.run)
+	c.job = saved
+}
+
 // tilesOf returns the tiled copy of w, making it (in parallel) when there is none yet.
 func (c *CPU) tilesOf(w *kernels.Matrix, f *tileFmt) []byte {
-	t := c.tiles[w]
-	if t != nil && len(t.src) == len(w.Data) && unsafe.SliceData(t.src) == unsafe.SliceData(w.Data) {
+	if t := c.current(w); t != nil {
 		return t.data
-	}
-	if t != nil {
-		freeTiles(t.data) // w's Data was replaced: its old copy is stale
 	}
 	c.tilings++
 	nt := (w.Rows + tileRows - 1) / tileRows
 	tb := w.Cols / f.unit * f.unitBytes
 	data := allocTiles(nt * tb)
-	j := &c.job
-	saved := *j
-	*j = job{kind: taskPack, w: w, tf: f, act: data, gBytes: tb}
-	c.pool.Run(nt, c.run)
-	*j = saved
-	if c.tiles == nil {
-		c.tiles = map[*kernels.Matrix]*tiled{}
-	}
-	c.tiles[w] = &tiled{src: w.Data, data: data}
+	c.runAside(job{kind: taskPack, w: w, tf: f, act: data, gBytes: tb}, nt)
+	c.keep(w, &tiled{src: w.Data, data: data})
 	return data
 }
 
