@@ -162,16 +162,19 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 			var sum int32
 			switch vt {
 			case kernels.Q8_0:
+				// The sums read the source, not the bytes just copied to y: a load from
+				// a copy still in the store buffer waited for its cache line (cold after
+				// a decode step's weight stream), most of prepActs' time.
 				src := row[34*b : 34*b+34]
 				d = f16At(src)
 				copy(y, src[2:2+bs])
-				sum = sumInt8(y)
+				sum = sumInt8(src[2 : 2+bs])
 				ms = d * float32(sum)
 			case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
 				src := row[36*b : 36*b+36]
 				d = f16At(src)
 				copy(y, src[4:4+bs])
-				sum = sumInt8(y)
+				sum = sumInt8(src[4 : 4+bs])
 				ms = f16At(src[2:])
 			default: // Q8_K
 				e := b * bs
