@@ -10,26 +10,48 @@ import (
 
 // The tests here check that workers never write one cache line together.
 
-// TestBandsWholeLines checks that the row bands of the per-row path start on whole
-// cache lines of the output (multiples of 16 float32 rows), so the workers never
-// write one line of dst together, for small and large products alike.
+// TestBandsWholeLines checks that no two parts of the per-row path write one cache line
+// of the output (16 float32s from a line-aligned dst), for small and large products,
+// one token and many: bands of rows are whole lines of every token's outputs, and
+// where a token's outputs start mid-line (rows not a multiple of 16) parts take runs
+// of tokens that end on a line.
 func TestBandsWholeLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, threads := range []int{1, 2, 3, 8} {
 		c := New(threads)
-		for _, rows := range []int{4, 16, 40, 64, 172, 256, 2048, 5632} {
+		for _, rows := range []int{4, 9, 16, 40, 64, 172, 256, 2048, 5632} {
 			const cols = 64
 			w := &kernels.Matrix{Type: kernels.F32, Rows: rows, Cols: cols}
 			for range rows {
 				b, _ := randRow(rng, kernels.F32, cols, 1)
 				w.Data = append(w.Data, b...)
 			}
-			for _, n := range []int{1, 3} {
+			for _, n := range []int{1, 3, 7, 64, 100} {
 				x := make([]float32, n*cols)
 				dst := make([]float32, n*rows)
-				c.plan(dst, w, x, n)
-				if j := c.job; j.kind == taskBand && j.band%16 != 0 {
-					t.Errorf("threads %d, %d rows, %d tokens: bands of %d rows", threads, rows, n, j.band)
+				parts, _ := c.plan(dst, w, x, n)
+				j := c.job
+				if j.kind != taskBand {
+					t.Fatalf("%d rows: kind %d, want the per-row path", rows, j.kind)
+				}
+				owner := map[int]int{} // line → the part that wrote it
+				for p := range parts {
+					r0, r1, t0, t1 := p*j.band, min(rows, (p+1)*j.band), 0, n
+					if j.tband > 0 {
+						r0, r1, t0, t1 = 0, rows, p*j.tband, min(n, (p+1)*j.tband)
+					}
+					for tok := t0; tok < t1; tok++ {
+						for r := r0; r < r1; r++ {
+							line := (tok*rows + r) / 16
+							if q, ok := owner[line]; ok && q != p {
+								t.Fatalf("threads %d, %d rows, %d tokens: parts %d and %d write line %d (band %d, token runs %d)", threads, rows, n, q, p, line, j.band, j.tband)
+							}
+							owner[line] = p
+						}
+					}
+				}
+				if len(owner) != (n*rows+15)/16 {
+					t.Fatalf("threads %d, %d rows, %d tokens: %d parts write %d lines of %d", threads, rows, n, parts, len(owner), (n*rows+15)/16)
 				}
 				c.job = job{}
 			}

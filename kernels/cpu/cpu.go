@@ -102,6 +102,7 @@ type job struct {
 	b2               func(nb int, w []byte, wstride int, x []byte, xstride, ntok int, out *[8]float32)
 	n, cols, rows    int
 	xRow, wRow, band int
+	tband            int // tokens per part where parts take runs of tokens (band 0)
 	nb, chunks       int
 	groups, gBytes   int
 	gsz              int // tokens per activation group: gemmToks, or amxToks on the AMX path
@@ -321,6 +322,19 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	if tr.BlockSize > 1 { // integer dot products: as cheap per multiply-add as the tiles'
 		work /= tileWorkDiv
 	}
+	if rows%16 != 0 && n > 1 && j.b2 == nil {
+		// Tokens' outputs start mid-line, so bands of rows would share lines of every
+		// token's outputs: stories260K's 172×64 FFN products over 64 tokens took 92 µs
+		// on two threads and 64 µs on one (AMD Zen 5). Parts take runs of tokens
+		// instead, each reading every weight row (16 tokens per read, as bands do), of
+		// a multiple of m tokens (m·rows is a multiple of 16): 40 µs.
+		m := 16 / (rows & -rows & 15)
+		if j.tband = (n + 2*c.threads - 1) / (2 * c.threads); j.tband > 16 {
+			m = 16
+		}
+		j.band, j.tband = 0, (j.tband+m-1)/m*m
+		return (n + j.tband - 1) / j.tband, work
+	}
 	return (rows + j.band - 1) / j.band, work
 }
 
@@ -366,6 +380,11 @@ func (r *repeats) add(p *float32) {
 func (c *CPU) band(j *job, part, worker int) {
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
+	tok0, tok1 := 0, j.n
+	if j.tband > 0 { // a run of tokens, every row
+		r0, r1 = 0, j.rows
+		tok0, tok1 = part*j.tband, min(j.n, (part+1)*j.tband)
+	}
 	if j.b2 != nil {
 		c.bandB2(j, r0, r1, (*[8]float32)(c.gemmScr[worker].out[:8]))
 		return
@@ -375,8 +394,8 @@ func (c *CPU) band(j *job, part, worker int) {
 		return
 	}
 	out := (*[2]float32)(c.gemmScr[worker].out[:2]) // dot2's
-	for t0 := 0; t0 < j.n; t0 += tile {
-		t1 := min(j.n, t0+tile)
+	for t0 := tok0; t0 < tok1; t0 += tile {
+		t1 := min(tok1, t0+tile)
 		for r := r0; r < r1; r++ {
 			wr := j.w.Data[r*j.wRow : (r+1)*j.wRow]
 			i := t0
