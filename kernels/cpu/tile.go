@@ -539,7 +539,11 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 	nt := (j.rows + tileRows - 1) / tileRows
 	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
 	j.kind = taskTile
-	return (nt + j.band - 1) / j.band, j.rows * j.cols * j.n / tileWorkDiv
+	div := tileWorkDiv
+	if j.n >= gemmToks {
+		div = tileWorkDivX4
+	}
+	return (nt + j.band - 1) / j.band, j.rows * j.cols * j.n / div
 }
 
 // tileWorkDiv converts the tile kernels' multiply-adds to RunWork's unit (F32
@@ -547,6 +551,15 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 // against 45 µs in F32 on one thread (2-core Xeon VM, loaded), so a tile
 // multiply-add costs a quarter of an F32 one, or less.
 const tileWorkDiv = 4
+
+// tileWorkDivX4 is tileWorkDiv for products of four tokens or more (the x4 kernels,
+// which read each weight once for four tokens): the Q8_0 prompt products of
+// TinyStories-656K over 64 tokens ran slower on two threads than on one when split
+// by the one-token divisor (128×128: 14.6 vs 11.7 µs; 128×384: 32.0 vs 29.6;
+// 384×128: 26.0 vs 24.3), as did 768×128 and 1024×128 over 16 tokens, while
+// 768×128 over 64 tokens (1.15×), 512×512 over 16 (1.17×) and larger gained; 16
+// splits from 512×512×16 multiply-adds (AMD Zen 5, 2 cores).
+const tileWorkDivX4 = 16
 
 // tileBand computes one part of matMulTiled: tiles [part·band, (part+1)·band).
 func (c *CPU) tileBand(j *job, part, worker int) {
