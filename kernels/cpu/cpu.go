@@ -109,6 +109,11 @@ type job struct {
 	q                []float32
 	attn             *kernels.Attention
 	eps              float32
+	// ownActs: each worker regroups the activations itself (tileActs), into its slot
+	// slot, as key describes them.
+	ownActs bool
+	slot    int
+	key     tileActKey
 }
 
 // New returns a CPU backend with the given number of threads (0 = all cores).

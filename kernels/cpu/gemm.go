@@ -122,10 +122,16 @@ func scaleMinK4(j int, s []byte) (sc, mn uint8) {
 	return s[j+4]&0xF | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
 }
 
-// gemmScratch is one worker's space: the outputs of one tile kernel call.
+// gemmScratch is one worker's space: the outputs of one tile kernel call, and its
+// regrouped activations where each worker makes its own.
 type gemmScratch struct {
 	out [64]float32
 	amx amxScratch // the AMX kernels' tile buffers and outputs
+	// act holds, per slot (CPU.actSlot), the worker's own regrouping of one group of
+	// tokens' activations, and actKey what each holds (tileActs).
+	act    [maxShared][]byte
+	actKey [maxShared]tileActKey
+	_      [64]byte // the next worker's scratch starts a line apart
 }
 
 // grow returns b resized to n elements, reusing its memory when it is large enough.

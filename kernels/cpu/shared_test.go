@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"llmbench/kernels"
@@ -113,5 +114,60 @@ func TestMatMulSharedOneStep(t *testing.T) {
 				t.Fatalf("MatMulShared: %d parallel steps, want 1", d)
 			}
 		})
+	}
+}
+
+// TestOwnActsFollowInputs checks that one-token tiled products, whose workers each
+// regroup the activations into a buffer of their own (tileActs), never read a
+// regrouping left from an earlier product: the inputs change in place and between
+// slices, the matrices between tile types, widths and MatMul and MatMulShared, and
+// every output must equal the one-thread product of that input alone.
+func TestOwnActsFollowInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	mat := func(typ kernels.DType, rows, cols int) *kernels.Matrix { return randMatrix(rng, typ, rows, cols) }
+	// 2048 rows: enough multiply-adds for RunWork to split the product.
+	ws := []*kernels.Matrix{mat(kernels.Q4_0, 2048, 512), mat(kernels.Q8_0, 2048, 512), mat(kernels.Q4_0, 2048, 1024), mat(kernels.Q4_K, 2048, 512)}
+	want := func(w *kernels.Matrix, x []float32) []float32 {
+		c := New(1)
+		defer c.Close()
+		out := make([]float32, w.Rows)
+		c.MatMul(out, w, x, 1)
+		return out
+	}
+	for _, threads := range []int{2, 3} {
+		c := New(threads)
+		xa, xb := make([]float32, 1024), make([]float32, 1024)
+		for step := range 24 {
+			x := xa
+			if step%3 == 2 {
+				x = xb
+			}
+			if step%2 == 0 { // new values in place
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+			}
+			w := ws[step%len(ws)]
+			if step%5 == 4 { // the same input through MatMulShared, with its twin
+				outs := [][]float32{make([]float32, w.Rows), make([]float32, ws[0].Rows)}
+				other := ws[0]
+				if w.Cols != other.Cols {
+					other = ws[2]
+				}
+				c.MatMulShared(outs, []*kernels.Matrix{w, other}, x[:w.Cols], 1)
+				for k, m := range []*kernels.Matrix{w, other} {
+					if !slices.Equal(outs[k], want(m, x[:m.Cols])) {
+						t.Fatalf("threads %d, step %d: shared product %d differs from the product alone", threads, step, k)
+					}
+				}
+				continue
+			}
+			out := make([]float32, w.Rows)
+			c.MatMul(out, w, x[:w.Cols], 1)
+			if !slices.Equal(out, want(w, x[:w.Cols])) {
+				t.Fatalf("threads %d, step %d (%s %dx%d): differs from the product alone", threads, step, w.Type, w.Rows, w.Cols)
+			}
+		}
+		c.Close()
 	}
 }
