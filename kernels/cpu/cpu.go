@@ -95,7 +95,7 @@ type job struct {
 	vt               *kernels.Traits
 	vtID             kernels.DType
 	dot              func(n int, w, x []byte) float32
-	dot2             func(n int, w, x []byte, xstride int, out *[2]float32) // dot for two tokens, where there is one
+	dotN             func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int) // dot for several tokens, where there is one
 	pk               *packer
 	tf               *tileFmt
 	hk               *halfKern
@@ -314,7 +314,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	}
 	j.dot = tr.VecDot
 	if f := fastDots[w.Type]; f != nil {
-		j.dot, j.dot2 = f, fastDots2[w.Type]
+		j.dot, j.dotN = f, fastDotsN[w.Type]
 	}
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
 	// Bands of a multiple of 16 rows: two parts then never write one cache line of dst
@@ -380,8 +380,9 @@ func (r *repeats) add(p *float32) {
 	}
 }
 
-// band computes one band of j's weight rows for every token, tiles of 16 tokens at a
-// time, two tokens per call where the type has a dot2 kernel (the same sums as dot's).
+// band computes one band of j's weight rows (or, with token runs, every row for a run
+// of tokens), tiles of 16 tokens at a time, one call per row and tile where the type
+// has a dotN kernel (the same sums as dot's; a lone token takes dot).
 func (c *CPU) band(j *job, part, worker int) {
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
@@ -398,19 +399,15 @@ func (c *CPU) band(j *job, part, worker int) {
 		c.bandX4(j, r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
-	out := (*[2]float32)(c.gemmScr[worker].out[:2]) // dot2's
 	for t0 := tok0; t0 < tok1; t0 += tile {
 		t1 := min(tok1, t0+tile)
 		for r := r0; r < r1; r++ {
 			wr := j.w.Data[r*j.wRow : (r+1)*j.wRow]
-			i := t0
-			if j.dot2 != nil {
-				for ; i+1 < t1; i += 2 {
-					j.dot2(j.cols, wr, j.xq[i*j.xRow:(i+2)*j.xRow], j.xRow, out)
-					j.dst[i*j.rows+r], j.dst[(i+1)*j.rows+r] = out[0], out[1]
-				}
+			if j.dotN != nil && t1-t0 > 1 {
+				j.dotN(j.cols, wr, j.xq[t0*j.xRow:t1*j.xRow], j.xRow, t1-t0, j.dst[t0*j.rows+r:], j.rows)
+				continue
 			}
-			for ; i < t1; i++ {
+			for i := t0; i < t1; i++ {
 				j.dst[i*j.rows+r] = j.dot(j.cols, wr, j.xq[i*j.xRow:(i+1)*j.xRow])
 			}
 		}

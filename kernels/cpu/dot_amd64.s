@@ -240,24 +240,31 @@ f32_done:
 	VZEROUPPER
 	RET
 
-// func dotF32FMAx2(n32 int, w, x *float32, xstride int, out *[2]float32)
+// func dotF32FMAxN(n32 int, w, x *float32, xstride, ntok int, dst *float32, dstride int)
 //
-// dotF32FMA of one row w against two rows of activations (x, and x plus xstride
-// bytes), each summed exactly as dotF32FMA sums it (four accumulators, REDUCE4 and
-// HSUM; IEEE addition is commutative, so the operand order of an add does not matter),
-// loading the row's weights once for both: out[0] for x, out[1] for the second row.
-TEXT ·dotF32FMAx2(SB), NOSPLIT, $0-40
+// dotF32FMA of one row w against ntok rows of activations (x, x plus xstride bytes,
+// …), each summed exactly as dotF32FMA sums it (four accumulators, REDUCE4 and its
+// HSUM), stored at dst, dst plus dstride bytes, …: tokens two at a time, the pair's
+// second into Y8–Y11 from the same weight loads (one read of the row for both), and
+// a last odd token alone.
+TEXT ·dotF32FMAxN(SB), NOSPLIT, $0-56
+	MOVQ x+16(FP), R10
+	MOVQ xstride+24(FP), DX
+	MOVQ ntok+32(FP), R14
+	MOVQ dst+40(FP), AX
+	MOVQ dstride+48(FP), R15
+f32xn_pair:
+	CMPQ R14, $2
+	JLT f32xn_single
 	MOVQ n32+0(FP), CX
 	MOVQ w+8(FP), SI
-	MOVQ x+16(FP), DI
-	MOVQ xstride+24(FP), DX
-	MOVQ out+32(FP), AX
+	MOVQ R10, DI
 	LEAQ (DI)(DX*1), R8
 	ZEROY4(Y0, Y1, Y2, Y3)
 	ZEROY4(Y8, Y9, Y10, Y11)
 	TESTQ CX, CX
-	JZ f32x2_done
-f32x2_loop:
+	JZ f32xn_pair_done
+f32xn_pair_loop:
 	F32STEP
 	VFMADD231PS (R8), Y4, Y8
 	VFMADD231PS 32(R8), Y5, Y9
@@ -267,8 +274,8 @@ f32x2_loop:
 	ADDQ $128, DI
 	ADDQ $128, R8
 	DECQ CX
-	JNZ f32x2_loop
-f32x2_done:
+	JNZ f32xn_pair_loop
+f32xn_pair_done:
 	VADDPS Y10, Y8, Y8
 	VADDPS Y11, Y9, Y9
 	VADDPS Y9, Y8, Y12
@@ -276,9 +283,32 @@ f32x2_done:
 	VADDPS X13, X12, X12
 	VHADDPS X12, X12, X12
 	VHADDPS X12, X12, X12
-	VMOVSS X12, 4(AX)
+	VMOVSS X12, (AX)(R15*1)
 	REDUCE4
 	VMOVSS X3, (AX)
+	LEAQ (R10)(DX*2), R10
+	LEAQ (AX)(R15*2), AX
+	SUBQ $2, R14
+	JMP f32xn_pair
+f32xn_single:
+	TESTQ R14, R14
+	JZ f32xn_done
+	MOVQ n32+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ R10, DI
+	ZEROY4(Y0, Y1, Y2, Y3)
+	TESTQ CX, CX
+	JZ f32xn_single_done
+f32xn_single_loop:
+	F32STEP
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32xn_single_loop
+f32xn_single_done:
+	REDUCE4
+	VMOVSS X3, (AX)
+f32xn_done:
 	VZEROUPPER
 	RET
 

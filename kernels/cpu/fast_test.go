@@ -29,8 +29,8 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 func dotBound(mag float64) float64 { return 2e-5*mag + 1e-6 }
 
 // checkDot compares fastDots[typ] with the reference VecDot on n elements, and
-// fastDots2[typ], where there is one, with fastDots bit for bit on two activation rows
-// (a gap between them, so that the stride is not the row's length).
+// fastDotsN[typ], where there is one, with fastDots bit for bit on one to five
+// activation rows.
 func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	t.Helper()
 	fast := fastDots[typ]
@@ -50,14 +50,35 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	if d := math.Abs(float64(got - want)); d > dotBound(mag) || math.IsNaN(float64(got)) {
 		t.Fatalf("%s n=%d seed=%d: fast %g, reference %g (|Δ| %g, bound %g)", typ, n, seed, got, want, d, dotBound(mag))
 	}
-	if fast2 := fastDots2[typ]; fast2 != nil {
-		x1, _ := randRow(rng, tr.VecDotType, n, 1)
+	if fastN := fastDotsN[typ]; fastN != nil {
+		// One to five tokens, a gap between their rows (the stride is not the row's
+		// length), outputs three apart with sentinels between.
 		gap := make([]byte, 4*tr.VecDotType.BlockBytes())
-		xs := append(append(append([]byte(nil), x...), gap...), x1...)
-		var out [2]float32
-		fast2(n, w, xs, len(x)+len(gap), &out)
-		if want1 := fast(n, w, x1); math.Float32bits(out[0]) != math.Float32bits(got) || math.Float32bits(out[1]) != math.Float32bits(want1) {
-			t.Fatalf("%s n=%d seed=%d: two-token kernel %g, %g; one token at a time %g, %g", typ, n, seed, out[0], out[1], got, want1)
+		var xs []byte
+		var rows [][]byte
+		for range 5 {
+			r, _ := randRow(rng, tr.VecDotType, n, 1)
+			rows = append(rows, r)
+			xs = append(append(xs, r...), gap...)
+		}
+		stride := len(rows[0]) + len(gap)
+		for ntok := 1; ntok <= 5; ntok++ {
+			dst := make([]float32, 3*ntok)
+			for i := range dst {
+				dst[i] = -7
+			}
+			fastN(n, w, xs, stride, ntok, dst, 3)
+			for i := range dst {
+				if i%3 != 0 {
+					if dst[i] != -7 {
+						t.Fatalf("%s n=%d seed=%d: %d tokens wrote dst[%d]", typ, n, seed, ntok, i)
+					}
+					continue
+				}
+				if want := fast(n, w, rows[i/3]); math.Float32bits(dst[i]) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d seed=%d: token %d of %d: %g, one token at a time %g", typ, n, seed, i/3, ntok, dst[i], want)
+				}
+			}
 		}
 	}
 }

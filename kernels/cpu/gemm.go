@@ -78,10 +78,11 @@ func allowed(c cpuCap) bool { return levelCap >= c }
 // faster than the kernels.Traits reference; filled from init where the CPU allows.
 var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
 
-// fastDots2 holds, per type, a kernel computing fastDots' product of one row w with
-// two rows of activations (x, and x[xstride:]) into out, each bit for bit as fastDots
-// computes it, reading the row once for both; filled from init where the CPU allows.
-var fastDots2 = map[kernels.DType]func(n int, w, x []byte, xstride int, out *[2]float32){}
+// fastDotsN holds, per type, a kernel computing fastDots' product of one row w with
+// ntok rows of activations (x, x[xstride:], …) into dst[0], dst[dstride], …, each bit
+// for bit as fastDots computes it, reading the row once for two tokens; filled from
+// init where the CPU allows.
+var fastDotsN = map[kernels.DType]func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int){}
 
 // dotISA names, per type in fastDots, the instruction set its kernel uses ("avx2",
 // "vnni").

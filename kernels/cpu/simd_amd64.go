@@ -30,7 +30,7 @@ func dotQ4_0VNNI(nb int, w, x *byte) float32
 func dotF32FMA(n32 int, w, x *float32) float32
 
 //go:noescape
-func dotF32FMAx2(n32 int, w, x *float32, xstride int, out *[2]float32)
+func dotF32FMAxN(n32 int, w, x *float32, xstride, ntok int, dst *float32, dstride int)
 
 //go:noescape
 func dotF16FMA(n32 int, w, x *uint16) float32
@@ -690,24 +690,31 @@ func init() {
 		}
 		return s
 	}
-	fastDots2[kernels.F32] = func(n int, w, x []byte, xstride int, out *[2]float32) {
-		if n <= 0 {
-			*out = [2]float32{}
+	fastDotsN[kernels.F32] = func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int) {
+		if ntok <= 0 {
 			return
 		}
-		_, _ = w[4*n-1], x[xstride+4*n-1]
-		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
-		b0 := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
-		b1 := unsafe.Slice((*float32)(unsafe.Pointer(&x[xstride])), n)
 		n32 := n / 32
-		if n32 > 0 {
-			dotF32FMAx2(n32, &a[0], &b0[0], xstride, out)
+		if n32 == 0 {
+			for t := range ntok {
+				dst[t*dstride] = 0
+			}
 		} else {
-			*out = [2]float32{}
+			_, _ = w[4*n-1], x[(ntok-1)*xstride+4*n-1]
+			_ = dst[(ntok-1)*dstride]
+			dotF32FMAxN(n32, (*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&x[0])), xstride, ntok, &dst[0], 4*dstride)
 		}
-		for i := n32 * 32; i < n; i++ {
-			out[0] += a[i] * b0[i]
-			out[1] += a[i] * b1[i]
+		if n32*32 == n {
+			return
+		}
+		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
+		for t := range ntok { // the elements past the last 32, added in order as fastDots adds them
+			b := unsafe.Slice((*float32)(unsafe.Pointer(&x[t*xstride])), n)
+			s := dst[t*dstride]
+			for i := n32 * 32; i < n; i++ {
+				s += a[i] * b[i]
+			}
+			dst[t*dstride] = s
 		}
 	}
 	fastDots[kernels.F16] = func(n int, w, x []byte) float32 {
