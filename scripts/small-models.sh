@@ -3,7 +3,9 @@
 # (F16, Q8_0), pp64 and tg32 with 2 threads must never be more than 5 % slower than with
 # 1 thread (an op too small to split runs on one thread). Tiny models run in
 # milliseconds, so one run says little on a shared machine: ROUNDS rounds (default 7)
-# of `bench -p 64 -n 32 -t 1,2 -r 10` (-t 2,1 every other round, so that neither thread
+# of `bench -p 64 -n 32 -t 1,2 -r REPS` (default 40: a test of 10 repetitions lasted
+# 2–5 ms, and lines flipped between passing and failing from one run of this script to
+# the next) (-t 2,1 every other round, so that neither thread
 # count always runs first), the median of each line. The ratio columns (t2/t1, and vs
 # llama.cpp) are medians of the rounds' own ratios (a round's two tests run back to
 # back, the thread counts in one process, ours and llama.cpp one after the other): this VM
@@ -16,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ab-lib.sh
 rounds=${ROUNDS:-7}
+reps=${REPS:-40}
 models="engine/builtin/stories260K.gguf testdata/models/TinyStories-656K.f16.gguf testdata/models/tinystories-656k-q8_0.gguf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,10 +26,10 @@ for r in $(seq "$rounds"); do
   ts=1,2
   [ $((r % 2)) = 0 ] && ts=2,1
   for m in $models; do
-    ./bin/llmbench bench -m "$m" -p 64 -n 32 -t "$ts" -r 10 -o jsonl 2>/dev/null >"$tmp/run"
+    ./bin/llmbench bench -m "$m" -p 64 -n 32 -t "$ts" -r "$reps" -o jsonl 2>/dev/null >"$tmp/run"
     jsonl_rows "$tmp/run" ours "$(basename "$m")" | sed "s/\$/ $r/" >>"$tmp/all"
     if [ -n "${LLAMA_BENCH:-}" ]; then
-      "$LLAMA_BENCH" -m "$m" -p 64 -n 32 -t "$ts" -r 10 -o jsonl 2>/dev/null >"$tmp/run"
+      "$LLAMA_BENCH" -m "$m" -p 64 -n 32 -t "$ts" -r "$reps" -o jsonl 2>/dev/null >"$tmp/run"
       jsonl_rows "$tmp/run" llama.cpp "$(basename "$m")" | sed "s/\$/ $r/" >>"$tmp/all"
     fi
   done
