@@ -97,7 +97,8 @@ func b2i(b bool) int {
 // checkHalfGemm compares the gemm kernel of a 16-bit type (assembly and Go twin) with
 // the reference dot product of each row and token, over full tiles, repeated rows
 // (stride 0) and one to four tokens (ntok), and the assembly with the Go twin and the
-// x4 kernel bit for bit. The pairs kernels take whole steps of 32: an odd n16 is
+// x4 kernel bit for bit; the six-token kernel, where there is one, with the Go twin
+// for one to six tokens. The pairs kernels take whole steps of 32: an odd n16 is
 // rounded up for them.
 func checkHalfGemm(t *testing.T, typ kernels.DType, h *halfKern, seed uint64, n16 int) {
 	t.Helper()
@@ -110,10 +111,12 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, h *halfKern, seed uint64, n1
 	rng := rand.New(rand.NewPCG(seed, 13))
 	var w, xq []byte
 	var wf, xf [][]float32
-	for range 4 {
-		b, f := randRow(rng, typ, n, float32(math.Ldexp(1, int(seed%7)-3)))
-		w, wf = append(w, b...), append(wf, f)
-		b, f = randRow(rng, typ, n, 1)
+	for i := range 6 { // four rows, six tokens (the six-token kernel's)
+		if i < 4 {
+			b, f := randRow(rng, typ, n, float32(math.Ldexp(1, int(seed%7)-3)))
+			w, wf = append(w, b...), append(wf, f)
+		}
+		b, f := randRow(rng, typ, n, 1)
 		xq, xf = append(xq, b...), append(xf, f)
 	}
 	x := make([]byte, ab*len(xq)/2)
@@ -146,6 +149,26 @@ func checkHalfGemm(t *testing.T, typ kernels.DType, h *halfKern, seed uint64, n1
 						}
 						if math.Float32bits(g) != math.Float32bits(twin[4*ti+ri]) {
 							t.Fatalf("%s %s n=%d wstride %d ntok %d: out[%d][%d] = %g, Go twin %g", name, typ, n, ws, ntok, tk, r, g, twin[4*ti+ri])
+						}
+					}
+				}
+			}
+		}
+	}
+	if h.gemm6 != nil { // six tokens: each output bit for bit the Go twin's
+		for _, ws := range []int{2 * n, 0} {
+			for ntok := 1; ntok <= 6; ntok++ {
+				var got [24]float32
+				h.gemm6(n16, w, ws, x, ab*n, ntok, &got)
+				for tk := range 6 {
+					for r := range 4 {
+						ri, ti := r, min(tk, ntok-1)
+						if ws == 0 {
+							ri = 0
+						}
+						want := h.dotGo(w[2*n*ri:], x[ab*n*ti:], n)
+						if math.Float32bits(got[4*tk+r]) != math.Float32bits(want) {
+							t.Fatalf("gemm6 %s n=%d wstride %d ntok %d: out[%d][%d] = %g, Go twin %g", typ, n, ws, ntok, tk, r, got[4*tk+r], want)
 						}
 					}
 				}

@@ -111,6 +111,9 @@ func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[
 func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 //go:noescape
+func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+
+//go:noescape
 func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
 
 // tileQ4x4AVX2 and tileQ4x1AVX2 are tileQ4x4 and tileQ4x1 for CPUs with AVX2 but
@@ -795,6 +798,14 @@ func pairsBF16() *halfKern {
 		}
 		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+32*n16-1]
 		gemmBF16dp(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+	}
+	h.gemm6 = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
+		if n16 < 2 || ntok < 1 {
+			*out = [24]float32{}
+			return
+		}
+		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+32*n16-1]
+		gemmBF16dp6(n16, &w[0], wstride, &x[0], xstride, ntok, out)
 	}
 	return h
 }
