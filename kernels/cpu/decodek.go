@@ -247,6 +247,10 @@ func (c *CPU) gemmHalfRows(j *job, part, worker int) {
 	r0, r1 := part*pr, min(j.rows, (part+1)*pr)
 	wRow, xRow := 2*j.cols, j.gBytes
 	tb := max(4, (256<<10)/xRow&^3) // tokens per block: 256 KiB of activations
+	six := j.hk.gemm6 != nil && j.n >= gemm6Toks
+	if six { // whole groups of six (a block of eight was six and a padded two)
+		tb = max(6, (256<<10)/xRow/6*6)
+	}
 	for t0 := 0; t0 < j.n; t0 += tb {
 		t1 := min(j.n, t0+tb)
 		gr := j.hk.gr
@@ -255,7 +259,7 @@ func (c *CPU) gemmHalfRows(j *job, part, worker int) {
 			// four: batched decode steps of 8 and 16 tokens ran 8–17 % slower with six
 			// (6+2: ten tokens' products for eight), 64 and 512 tokens 1.0–1.1× faster.
 			nt := min(4, t1-t)
-			if j.hk.gemm6 != nil && j.n >= gemm6Toks && t1-t >= 6 {
+			if six && t1-t >= 6 {
 				nt = 6
 			}
 			for r := r0; r < r1; r += gr {

@@ -567,6 +567,48 @@ bf16g_done:
 	VMOVUPS Y26, 64(AX) \
 	GDONE
 
+// G6W4 adds the four rows in Z24…Z27 times the token in X to accumulators A0…A3
+// (F16G4's products: the same sums whatever the operand order of the multiply).
+#define G6W4(X, A0, A1, A2, A3) \
+	VFMADD231PS X, Z24, A0 \
+	VFMADD231PS X, Z25, A1 \
+	VFMADD231PS X, Z26, A2 \
+	VFMADD231PS X, Z27, A3
+
+// func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+//
+// gemmF16x4 for six tokens (x + t·xstride, tokens past ntok repeating the last):
+// out[4t+r] receives each product, summed and reduced exactly as gemmF16x4 does; four
+// conversions and six loads per 24 fused multiply-adds, where gemmF16x4 takes four
+// and four per 16.
+TEXT ·gemmF16x6(SB), NOSPLIT, $0-56
+	G6SETUP
+	TESTQ CX, CX
+	JZ f16g6_done
+f16g6_loop:
+	VCVTPH2PS (SI)(DX*1), Z24
+	VCVTPH2PS (R8)(DX*1), Z25
+	VCVTPH2PS (R9)(DX*1), Z26
+	VCVTPH2PS (R10)(DX*1), Z27
+	VMOVUPS (DI)(R11*1), Z28
+	VMOVUPS (R12)(R11*1), Z29
+	G6W4(Z28, Z0, Z1, Z2, Z3)
+	G6W4(Z29, Z4, Z5, Z6, Z7)
+	VMOVUPS (R13)(R11*1), Z28
+	VMOVUPS (R14)(R11*1), Z29
+	G6W4(Z28, Z8, Z9, Z10, Z11)
+	G6W4(Z29, Z12, Z13, Z14, Z15)
+	VMOVUPS (R15)(R11*1), Z28
+	VMOVUPS (BX)(R11*1), Z29
+	G6W4(Z28, Z16, Z17, Z18, Z19)
+	G6W4(Z29, Z20, Z21, Z22, Z23)
+	ADDQ $32, DX
+	ADDQ $64, R11
+	DECQ CX
+	JNZ f16g6_loop
+f16g6_done:
+	G6DONE
+
 // DPG6W4(x, a0…a3) adds the four bfloat16 rows in Z24…Z27 times the token in register
 // x to accumulators a0…a3 (register numbers), as DPG4.
 #define DPG6W4(x, a0, a1, a2, a3) \

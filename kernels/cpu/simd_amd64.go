@@ -111,6 +111,9 @@ func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[
 func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 //go:noescape
+func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+
+//go:noescape
 func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
 
 //go:noescape
@@ -530,6 +533,14 @@ func init() {
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
+		halfKerns[kernels.F16].gemm6 = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
+			if n16 == 0 || ntok < 1 {
+				*out = [24]float32{}
+				return
+			}
+			_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+64*n16-1]
+			gemmF16x6(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+		}
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
