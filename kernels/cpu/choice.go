@@ -142,6 +142,9 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		switch {
 		case p == pathHalfGemm:
 			kernel, detail = name+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s", h.gr, op)
+			if h.gemm6 != nil {
+				detail = fmt.Sprintf("%d rows × 6 tokens from %d tokens (4 below), %s", h.gr, gemm6Toks, op)
+			}
 		case h.rows != nil:
 			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op+
 				orderNote("AMD: four long streams per thread read faster than four adjacent rows")
