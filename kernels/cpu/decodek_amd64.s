@@ -575,6 +575,28 @@ bf16g_done:
 	VFMADD231PS X, Z26, A2 \
 	VFMADD231PS X, Z27, A3
 
+// G6STEP(CVT) is one step of 16 elements of the six-token kernels on widened rows:
+// four rows converted by CVT into Z24…Z27, six tokens' float32 activations.
+#define G6STEP(CVT) \
+	CVT((SI)(DX*1), Z24) \
+	CVT((R8)(DX*1), Z25) \
+	CVT((R9)(DX*1), Z26) \
+	CVT((R10)(DX*1), Z27) \
+	VMOVUPS (DI)(R11*1), Z28 \
+	VMOVUPS (R12)(R11*1), Z29 \
+	G6W4(Z28, Z0, Z1, Z2, Z3) \
+	G6W4(Z29, Z4, Z5, Z6, Z7) \
+	VMOVUPS (R13)(R11*1), Z28 \
+	VMOVUPS (R14)(R11*1), Z29 \
+	G6W4(Z28, Z8, Z9, Z10, Z11) \
+	G6W4(Z29, Z12, Z13, Z14, Z15) \
+	VMOVUPS (R15)(R11*1), Z28 \
+	VMOVUPS (BX)(R11*1), Z29 \
+	G6W4(Z28, Z16, Z17, Z18, Z19) \
+	G6W4(Z29, Z20, Z21, Z22, Z23) \
+	ADDQ $32, DX \
+	ADDQ $64, R11
+
 // func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
 //
 // gemmF16x4 for six tokens (x + t·xstride, tokens past ntok repeating the last):
@@ -586,27 +608,24 @@ TEXT ·gemmF16x6(SB), NOSPLIT, $0-56
 	TESTQ CX, CX
 	JZ f16g6_done
 f16g6_loop:
-	VCVTPH2PS (SI)(DX*1), Z24
-	VCVTPH2PS (R8)(DX*1), Z25
-	VCVTPH2PS (R9)(DX*1), Z26
-	VCVTPH2PS (R10)(DX*1), Z27
-	VMOVUPS (DI)(R11*1), Z28
-	VMOVUPS (R12)(R11*1), Z29
-	G6W4(Z28, Z0, Z1, Z2, Z3)
-	G6W4(Z29, Z4, Z5, Z6, Z7)
-	VMOVUPS (R13)(R11*1), Z28
-	VMOVUPS (R14)(R11*1), Z29
-	G6W4(Z28, Z8, Z9, Z10, Z11)
-	G6W4(Z29, Z12, Z13, Z14, Z15)
-	VMOVUPS (R15)(R11*1), Z28
-	VMOVUPS (BX)(R11*1), Z29
-	G6W4(Z28, Z16, Z17, Z18, Z19)
-	G6W4(Z29, Z20, Z21, Z22, Z23)
-	ADDQ $32, DX
-	ADDQ $64, R11
+	G6STEP(CVTH)
 	DECQ CX
 	JNZ f16g6_loop
 f16g6_done:
+	G6DONE
+
+// func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+//
+// gemmF16x6 for BF16 rows (gemmBF16x4's sums), for AVX-512 CPUs without AVX512-BF16.
+TEXT ·gemmBF16x6(SB), NOSPLIT, $0-56
+	G6SETUP
+	TESTQ CX, CX
+	JZ bf16g6_done
+bf16g6_loop:
+	G6STEP(CVTB)
+	DECQ CX
+	JNZ bf16g6_loop
+bf16g6_done:
 	G6DONE
 
 // DPG6W4(x, a0…a3) adds the four bfloat16 rows in Z24…Z27 times the token in register

@@ -114,6 +114,9 @@ func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *
 func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
 
 //go:noescape
+func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+
+//go:noescape
 func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
 
 //go:noescape
@@ -533,14 +536,9 @@ func init() {
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
-		halfKerns[kernels.F16].gemm6 = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
-			if n16 == 0 || ntok < 1 {
-				*out = [24]float32{}
-				return
-			}
-			_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+64*n16-1]
-			gemmF16x6(n16, &w[0], wstride, &x[0], xstride, ntok, out)
-		}
+		halfKerns[kernels.F16].gemm6 = gemm6Of(gemmF16x6)
+		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6)
+
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
@@ -819,6 +817,18 @@ func pairsBF16() *halfKern {
 		gemmBF16dp6(n16, &w[0], wstride, &x[0], xstride, ntok, out)
 	}
 	return h
+}
+
+// gemm6Of is halfKern.gemm6 over a six-token kernel on widened (float32) activations.
+func gemm6Of(k func(int, *byte, int, *byte, int, int, *[24]float32)) func(int, []byte, int, []byte, int, int, *[24]float32) {
+	return func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
+		if n16 == 0 || ntok < 1 {
+			*out = [24]float32{}
+			return
+		}
+		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+64*n16-1]
+		k(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+	}
 }
 
 // q80Fast returns quantQ8_0Fast over an assembly kernel k that quantizes blocks until
