@@ -96,6 +96,7 @@ type job struct {
 	vtID             kernels.DType
 	dot              func(n int, w, x []byte) float32
 	dotN             func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int) // dot for several tokens, where there is one
+	dotRows          func(n int, w []byte, wstride, nrows int, x []byte, dst []float32)      // dot for a band of rows and one token, where there is one
 	pk               *packer
 	tf               *tileFmt
 	hk               *halfKern
@@ -314,7 +315,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	}
 	j.dot = tr.VecDot
 	if f := fastDots[w.Type]; f != nil {
-		j.dot, j.dotN = f, fastDotsN[w.Type]
+		j.dot, j.dotN, j.dotRows = f, fastDotsN[w.Type], fastDotRows[w.Type]
 	}
 	j.wRow = cols / tr.BlockSize * tr.BlockBytes
 	// Bands of a multiple of 16 rows: two parts then never write one cache line of dst
@@ -382,7 +383,8 @@ func (r *repeats) add(p *float32) {
 
 // band computes one band of j's weight rows (or, with token runs, every row for a run
 // of tokens), tiles of 16 tokens at a time, one call per row and tile where the type
-// has a dotN kernel (the same sums as dot's; a lone token takes dot).
+// has a dotN kernel (the same sums as dot's; a lone token takes dot, or the band in
+// one dotRows call).
 func (c *CPU) band(j *job, part, worker int) {
 	const tile = 16
 	r0, r1 := part*j.band, min(j.rows, (part+1)*j.band)
@@ -397,6 +399,10 @@ func (c *CPU) band(j *job, part, worker int) {
 	}
 	if j.hk != nil {
 		c.bandX4(j, r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
+		return
+	}
+	if j.dotRows != nil && tok1-tok0 == 1 { // one token: the band in one call
+		j.dotRows(j.cols, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.xq[tok0*j.xRow:(tok0+1)*j.xRow], j.dst[tok0*j.rows+r0:tok0*j.rows+r1])
 		return
 	}
 	for t0 := tok0; t0 < tok1; t0 += tile {

@@ -312,6 +312,42 @@ f32xn_done:
 	VZEROUPPER
 	RET
 
+// func dotF32FMArows(n32 int, w *float32, wstride, nrows int, x, out *float32)
+//
+// dotF32FMA of nrows rows (w, w plus wstride bytes, …) against one row of activations
+// x, each summed exactly as dotF32FMA sums it, stored at out[0…nrows): one call for a
+// band of rows where a call per row cost more than the products of a short row.
+TEXT ·dotF32FMArows(SB), NOSPLIT, $0-48
+	MOVQ w+8(FP), R10
+	MOVQ wstride+16(FP), DX
+	MOVQ nrows+24(FP), R14
+	MOVQ out+40(FP), AX
+	TESTQ R14, R14
+	JZ f32r_done
+f32r_row:
+	MOVQ n32+0(FP), CX
+	MOVQ R10, SI
+	MOVQ x+32(FP), DI
+	ZEROY4(Y0, Y1, Y2, Y3)
+	TESTQ CX, CX
+	JZ f32r_sum
+f32r_loop:
+	F32STEP
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ f32r_loop
+f32r_sum:
+	REDUCE4
+	VMOVSS X3, (AX)
+	ADDQ $4, AX
+	ADDQ DX, R10
+	DECQ R14
+	JNZ f32r_row
+f32r_done:
+	VZEROUPPER
+	RET
+
 // func dotF16FMA(n32 int, w, x *uint16) float32
 TEXT ·dotF16FMA(SB), NOSPLIT, $0-28
 	MOVQ n32+0(FP), CX

@@ -29,8 +29,8 @@ func randRow(rng *rand.Rand, typ kernels.DType, n int, scale float32) ([]byte, [
 func dotBound(mag float64) float64 { return 2e-5*mag + 1e-6 }
 
 // checkDot compares fastDots[typ] with the reference VecDot on n elements, and
-// fastDotsN[typ], where there is one, with fastDots bit for bit on one to five
-// activation rows.
+// fastDotRows[typ] and fastDotsN[typ], where there are, with fastDots bit for bit
+// on three weight rows and on one to five activation rows.
 func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	t.Helper()
 	fast := fastDots[typ]
@@ -49,6 +49,26 @@ func checkDot(t *testing.T, typ kernels.DType, seed uint64, n int) {
 	got := fast(n, w, x)
 	if d := math.Abs(float64(got - want)); d > dotBound(mag) || math.IsNaN(float64(got)) {
 		t.Fatalf("%s n=%d seed=%d: fast %g, reference %g (|Δ| %g, bound %g)", typ, n, seed, got, want, d, dotBound(mag))
+	}
+	if rows := fastDotRows[typ]; rows != nil {
+		// Three rows, a gap between them, against x: each output bit for bit fastDots'.
+		gap := make([]byte, 4*typ.BlockBytes())
+		ws, wrs := append([]byte(nil), w...), [][]byte{w}
+		for range 2 {
+			r, _ := randRow(rng, typ, n, 1)
+			ws = append(append(ws, gap...), r...)
+			wrs = append(wrs, r)
+		}
+		dst := []float32{-7, -7, -7, -7}
+		rows(n, ws, len(w)+len(gap), 3, x, dst)
+		for r, wr := range wrs {
+			if want := fast(n, wr, x); math.Float32bits(dst[r]) != math.Float32bits(want) {
+				t.Fatalf("%s n=%d seed=%d: rows kernel row %d: %g, one row at a time %g", typ, n, seed, r, dst[r], want)
+			}
+		}
+		if dst[3] != -7 {
+			t.Fatalf("%s n=%d seed=%d: rows kernel wrote past its rows", typ, n, seed)
+		}
 	}
 	if fastN := fastDotsN[typ]; fastN != nil {
 		// One to five tokens, a gap between their rows (the stride is not the row's

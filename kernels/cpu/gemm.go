@@ -78,6 +78,11 @@ func allowed(c cpuCap) bool { return levelCap >= c }
 // faster than the kernels.Traits reference; filled from init where the CPU allows.
 var fastDots = map[kernels.DType]func(n int, w, x []byte) float32{}
 
+// fastDotRows holds, per type, a kernel computing fastDots' product of nrows rows
+// (w, w[wstride:], …) with one row of activations x into dst[:nrows], each bit for bit
+// as fastDots computes it; filled from init where the CPU allows.
+var fastDotRows = map[kernels.DType]func(n int, w []byte, wstride, nrows int, x []byte, dst []float32){}
+
 // fastDotsN holds, per type, a kernel computing fastDots' product of one row w with
 // ntok rows of activations (x, x[xstride:], …) into dst[0], dst[dstride], …, each bit
 // for bit as fastDots computes it, reading the row once for two tokens; filled from

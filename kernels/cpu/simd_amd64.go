@@ -30,6 +30,9 @@ func dotQ4_0VNNI(nb int, w, x *byte) float32
 func dotF32FMA(n32 int, w, x *float32) float32
 
 //go:noescape
+func dotF32FMArows(n32 int, w *float32, wstride, nrows int, x, out *float32)
+
+//go:noescape
 func dotF32FMAxN(n32 int, w, x *float32, xstride, ntok int, dst *float32, dstride int)
 
 //go:noescape
@@ -701,6 +704,31 @@ func init() {
 			s += a[i] * b[i]
 		}
 		return s
+	}
+	fastDotRows[kernels.F32] = func(n int, w []byte, wstride, nrows int, x []byte, dst []float32) {
+		if nrows <= 0 {
+			return
+		}
+		n32 := n / 32
+		if n32 == 0 {
+			clear(dst[:nrows])
+		} else {
+			_, _ = w[(nrows-1)*wstride+4*n-1], x[4*n-1]
+			_ = dst[nrows-1]
+			dotF32FMArows(n32, (*float32)(unsafe.Pointer(&w[0])), wstride, nrows, (*float32)(unsafe.Pointer(&x[0])), &dst[0])
+		}
+		if n32*32 == n {
+			return
+		}
+		b := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
+		for r := range nrows { // the elements past the last 32, added in order as fastDots adds them
+			a := unsafe.Slice((*float32)(unsafe.Pointer(&w[r*wstride])), n)
+			s := dst[r]
+			for i := n32 * 32; i < n; i++ {
+				s += a[i] * b[i]
+			}
+			dst[r] = s
+		}
 	}
 	fastDotsN[kernels.F32] = func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int) {
 		if ntok <= 0 {
