@@ -88,9 +88,10 @@
 	VFMADD231PS X, Z18, A2 \
 	VFMADD231PS X, Z19, A3
 
-// GSETUP loads the arguments of the gemm kernels: rows at SI, R8, R9, R10 (offset
-// DX), tokens at DI, R12, R13, R14 (offset R11), token t ≥ ntok reading token ntok−1.
-#define GSETUP \
+// GARGS loads the arguments of the gemm kernels: rows at SI, R8, R9, R10 (wstride in
+// DX), tokens at DI, R12, R13, R14 (xstride in BX, ntok in AX), token t ≥ ntok
+// reading token ntok−1 (GTOK).
+#define GARGS \
 	MOVQ n16+0(FP), CX \
 	MOVQ w+8(FP), SI \
 	MOVQ wstride+16(FP), DX \
@@ -100,16 +101,19 @@
 	LEAQ (SI)(DX*1), R8 \
 	LEAQ (R8)(DX*1), R9 \
 	LEAQ (R9)(DX*1), R10 \
-	LEAQ (DI)(BX*1), R12 \
-	CMPQ AX, $2 \
-	CMOVQLT DI, R12 \
-	LEAQ (R12)(BX*1), R13 \
-	CMPQ AX, $3 \
-	CMOVQLT R12, R13 \
-	LEAQ (R13)(BX*1), R14 \
-	CMPQ AX, $4 \
-	CMOVQLT R13, R14 \
-	MOVQ out+48(FP), AX \
+	GTOK(DI, R12, 2) \
+	GTOK(R12, R13, 3) \
+	GTOK(R13, R14, 4)
+
+// GTOK points next at the token after prev's (BX bytes on), or at prev's where the
+// call has fewer than k tokens (AX).
+#define GTOK(prev, next, k) \
+	LEAQ (prev)(BX*1), next \
+	CMPQ AX, $k \
+	CMOVQLT prev, next
+
+// GZERO16 clears the accumulators Z0–Z15.
+#define GZERO16 \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VPXORD Z2, Z2, Z2 \
@@ -125,7 +129,14 @@
 	VPXORD Z12, Z12, Z12 \
 	VPXORD Z13, Z13, Z13 \
 	VPXORD Z14, Z14, Z14 \
-	VPXORD Z15, Z15, Z15 \
+	VPXORD Z15, Z15, Z15
+
+// GSETUP loads the arguments of the gemm kernels (GARGS), out at AX, clears their
+// accumulators and the offsets of rows (DX) and tokens (R11).
+#define GSETUP \
+	GARGS \
+	MOVQ out+48(FP), AX \
+	GZERO16 \
 	XORQ DX, DX \
 	XORQ R11, R11
 
@@ -486,47 +497,11 @@ bf16g_done:
 // reading token ntok−1, out at AX; it clears the 24 accumulators (token t, row r in
 // Z(4t+r)).
 #define G6SETUP \
-	MOVQ n16+0(FP), CX \
-	MOVQ w+8(FP), SI \
-	MOVQ wstride+16(FP), DX \
-	MOVQ x+24(FP), DI \
-	MOVQ xstride+32(FP), BX \
-	MOVQ ntok+40(FP), AX \
-	LEAQ (SI)(DX*1), R8 \
-	LEAQ (R8)(DX*1), R9 \
-	LEAQ (R9)(DX*1), R10 \
-	LEAQ (DI)(BX*1), R12 \
-	CMPQ AX, $2 \
-	CMOVQLT DI, R12 \
-	LEAQ (R12)(BX*1), R13 \
-	CMPQ AX, $3 \
-	CMOVQLT R12, R13 \
-	LEAQ (R13)(BX*1), R14 \
-	CMPQ AX, $4 \
-	CMOVQLT R13, R14 \
-	LEAQ (R14)(BX*1), R15 \
-	CMPQ AX, $5 \
-	CMOVQLT R14, R15 \
-	LEAQ (R15)(BX*1), BX \
-	CMPQ AX, $6 \
-	CMOVQLT R15, BX \
+	GARGS \
+	GTOK(R14, R15, 5) \
+	GTOK(R15, BX, 6) \
 	MOVQ out+48(FP), AX \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7 \
-	VPXORD Z8, Z8, Z8 \
-	VPXORD Z9, Z9, Z9 \
-	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
-	VPXORD Z12, Z12, Z12 \
-	VPXORD Z13, Z13, Z13 \
-	VPXORD Z14, Z14, Z14 \
-	VPXORD Z15, Z15, Z15 \
+	GZERO16 \
 	VPXORD Z16, Z16, Z16 \
 	VPXORD Z17, Z17, Z17 \
 	VPXORD Z18, Z18, Z18 \
