@@ -220,22 +220,27 @@ q40v_done:
 	VFMADD231PS 64(DI), Y6, Y2 \
 	VFMADD231PS 96(DI), Y7, Y3
 
+// F32DOT is dotF32FMA's sum of CX steps of 32 weights at SI times the activations at
+// DI, into X3 (REDUCE4); loop and done are the caller's labels for its loop.
+#define F32DOT(loop, done) \
+	ZEROY4(Y0, Y1, Y2, Y3) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	F32STEP \
+	ADDQ $128, SI \
+	ADDQ $128, DI \
+	DECQ CX \
+	JNZ loop \
+done: \
+	REDUCE4
+
 // func dotF32FMA(n32 int, w, x *float32) float32
 TEXT ·dotF32FMA(SB), NOSPLIT, $0-28
 	MOVQ n32+0(FP), CX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
-	ZEROY4(Y0, Y1, Y2, Y3)
-	TESTQ CX, CX
-	JZ f32_done
-f32_loop:
-	F32STEP
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ f32_loop
-f32_done:
-	REDUCE4
+	F32DOT(f32_loop, f32_done)
 	VMOVSS X3, ret+24(FP)
 	VZEROUPPER
 	RET
@@ -296,17 +301,7 @@ f32xn_single:
 	MOVQ n32+0(FP), CX
 	MOVQ w+8(FP), SI
 	MOVQ R10, DI
-	ZEROY4(Y0, Y1, Y2, Y3)
-	TESTQ CX, CX
-	JZ f32xn_single_done
-f32xn_single_loop:
-	F32STEP
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ f32xn_single_loop
-f32xn_single_done:
-	REDUCE4
+	F32DOT(f32xn_single_loop, f32xn_single_done)
 	VMOVSS X3, (AX)
 f32xn_done:
 	VZEROUPPER
@@ -328,17 +323,7 @@ f32r_row:
 	MOVQ n32+0(FP), CX
 	MOVQ R10, SI
 	MOVQ x+32(FP), DI
-	ZEROY4(Y0, Y1, Y2, Y3)
-	TESTQ CX, CX
-	JZ f32r_sum
-f32r_loop:
-	F32STEP
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ f32r_loop
-f32r_sum:
-	REDUCE4
+	F32DOT(f32r_loop, f32r_sum)
 	VMOVSS X3, (AX)
 	ADDQ $4, AX
 	ADDQ DX, R10
