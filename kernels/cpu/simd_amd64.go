@@ -539,9 +539,8 @@ func init() {
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
-		halfKerns[kernels.F16].gemm6 = gemm6Of(gemmF16x6)
-		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6)
-
+		halfKerns[kernels.F16].gemm6 = gemm6Of(gemmF16x6, 1, 64)
+		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
@@ -693,17 +692,12 @@ func init() {
 			return 0
 		}
 		_, _ = w[4*n-1], x[4*n-1]
-		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
-		b := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
 		n32 := n / 32
 		var s float32
 		if n32 > 0 {
-			s = dotF32FMA(n32, &a[0], &b[0])
+			s = dotF32FMA(n32, (*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&x[0])))
 		}
-		for i := n32 * 32; i < n; i++ {
-			s += a[i] * b[i]
-		}
-		return s
+		return addTailF32(s, w, x, n32*32, n)
 	}
 	fastDotRows[kernels.F32] = func(n int, w []byte, wstride, nrows int, x []byte, dst []float32) {
 		if nrows <= 0 {
@@ -720,14 +714,8 @@ func init() {
 		if n32*32 == n {
 			return
 		}
-		b := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
-		for r := range nrows { // the elements past the last 32, added in order as fastDots adds them
-			a := unsafe.Slice((*float32)(unsafe.Pointer(&w[r*wstride])), n)
-			s := dst[r]
-			for i := n32 * 32; i < n; i++ {
-				s += a[i] * b[i]
-			}
-			dst[r] = s
+		for r := range nrows {
+			dst[r] = addTailF32(dst[r], w[r*wstride:], x, n32*32, n)
 		}
 	}
 	fastDotsN[kernels.F32] = func(n int, w, x []byte, xstride, ntok int, dst []float32, dstride int) {
@@ -747,14 +735,8 @@ func init() {
 		if n32*32 == n {
 			return
 		}
-		a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
-		for t := range ntok { // the elements past the last 32, added in order as fastDots adds them
-			b := unsafe.Slice((*float32)(unsafe.Pointer(&x[t*xstride])), n)
-			s := dst[t*dstride]
-			for i := n32 * 32; i < n; i++ {
-				s += a[i] * b[i]
-			}
-			dst[t*dstride] = s
+		for t := range ntok {
+			dst[t*dstride] = addTailF32(dst[t*dstride], w, x[t*xstride:], n32*32, n)
 		}
 	}
 	fastDots[kernels.F16] = func(n int, w, x []byte) float32 {
@@ -836,27 +818,37 @@ func pairsBF16() *halfKern {
 		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 4)-1)*xstride+32*n16-1]
 		gemmBF16dp(n16, &w[0], wstride, &x[0], xstride, ntok, out)
 	}
-	h.gemm6 = func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
-		if n16 < 2 || ntok < 1 {
-			*out = [24]float32{}
-			return
-		}
-		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+32*n16-1]
-		gemmBF16dp6(n16, &w[0], wstride, &x[0], xstride, ntok, out)
-	}
+	h.gemm6 = gemm6Of(gemmBF16dp6, 2, 32)
 	return h
 }
 
-// gemm6Of is halfKern.gemm6 over a six-token kernel on widened (float32) activations.
-func gemm6Of(k func(int, *byte, int, *byte, int, int, *[24]float32)) func(int, []byte, int, []byte, int, int, *[24]float32) {
+// gemm6Of is halfKern.gemm6 over a six-token kernel k that takes whole steps of
+// step·16 elements (2 for the pairs kernels) and xb bytes of activations per 16
+// elements (64 float32, or 32 bfloat16 for the pairs kernels).
+func gemm6Of(k func(int, *byte, int, *byte, int, int, *[24]float32), step, xb int) func(int, []byte, int, []byte, int, int, *[24]float32) {
 	return func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
-		if n16 == 0 || ntok < 1 {
+		if n16 < step || ntok < 1 {
 			*out = [24]float32{}
 			return
 		}
-		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+64*n16-1]
+		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+xb*n16-1]
 		k(n16, &w[0], wstride, &x[0], xstride, ntok, out)
 	}
+}
+
+// addTailF32 adds to s, in order, the products of the float32 elements [from, n) of w
+// and x: the F32 kernels' elements past their last whole step of 32, added as Go
+// adds them after the assembly sum.
+func addTailF32(s float32, w, x []byte, from, n int) float32 {
+	if from >= n {
+		return s
+	}
+	a := unsafe.Slice((*float32)(unsafe.Pointer(&w[0])), n)
+	b := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), n)
+	for i := from; i < n; i++ {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 // q80Fast returns quantQ8_0Fast over an assembly kernel k that quantizes blocks until
