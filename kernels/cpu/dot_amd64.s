@@ -250,8 +250,8 @@ TEXT ·dotF32FMA(SB), NOSPLIT, $0-28
 // dotF32FMA of one row w against ntok rows of activations (x, x plus xstride bytes,
 // …), each summed exactly as dotF32FMA sums it (four accumulators, REDUCE4 and its
 // HSUM), stored at dst, dst plus dstride bytes, …: tokens two at a time, the pair's
-// second into Y8–Y11 from the same weight loads (one read of the row for both), and
-// a last odd token alone.
+// second into Y8–Y11 from the same weight loads (one read of the row for both, then
+// moved to Y0–Y3 for REDUCE4), and a last odd token alone.
 TEXT ·dotF32FMAxN(SB), NOSPLIT, $0-56
 	MOVQ x+16(FP), R10
 	MOVQ xstride+24(FP), DX
@@ -281,16 +281,14 @@ f32xn_pair_loop:
 	DECQ CX
 	JNZ f32xn_pair_loop
 f32xn_pair_done:
-	VADDPS Y10, Y8, Y8
-	VADDPS Y11, Y9, Y9
-	VADDPS Y9, Y8, Y12
-	VEXTRACTF128 $1, Y12, X13
-	VADDPS X13, X12, X12
-	VHADDPS X12, X12, X12
-	VHADDPS X12, X12, X12
-	VMOVSS X12, (AX)(R15*1)
 	REDUCE4
 	VMOVSS X3, (AX)
+	VMOVAPS Y8, Y0
+	VMOVAPS Y9, Y1
+	VMOVAPS Y10, Y2
+	VMOVAPS Y11, Y3
+	REDUCE4
+	VMOVSS X3, (AX)(R15*1)
 	LEAQ (R10)(DX*2), R10
 	LEAQ (AX)(R15*2), AX
 	SUBQ $2, R14
