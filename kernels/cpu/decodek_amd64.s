@@ -163,16 +163,19 @@
 // 128-bit lane k of its result, and three horizontal adds (HADD512) leave accumulator g+4k's sum in
 // element 4k+g, its place in out. (RED16 one accumulator at a time cost eight
 // instructions each, as much as the products themselves for a 128-wide row.)
-#define GRED4(M0, M1, M2, M3, H) \
-	VSHUFF64X2 $0x44, M1, M0, Z16 \
-	VSHUFF64X2 $0xEE, M1, M0, Z17 \
-	VADDPS Z17, Z16, Z16 \
-	VSHUFF64X2 $0x44, M3, M2, Z18 \
-	VSHUFF64X2 $0xEE, M3, M2, Z19 \
-	VADDPS Z19, Z18, Z18 \
-	VSHUFF32X4 $0x88, Z18, Z16, Z20 \
-	VSHUFF32X4 $0xDD, Z18, Z16, Z21 \
-	VADDPS Z21, Z20, H
+#define GRED4(M0, M1, M2, M3, H) GRED4T(M0, M1, M2, M3, H, Z16, Z17, Z18, Z19, Z20, Z21)
+
+// GRED4T is GRED4 with temporaries T0…T5.
+#define GRED4T(M0, M1, M2, M3, H, T0, T1, T2, T3, T4, T5) \
+	VSHUFF64X2 $0x44, M1, M0, T0 \
+	VSHUFF64X2 $0xEE, M1, M0, T1 \
+	VADDPS T1, T0, T0 \
+	VSHUFF64X2 $0x44, M3, M2, T2 \
+	VSHUFF64X2 $0xEE, M3, M2, T3 \
+	VADDPS T3, T2, T2 \
+	VSHUFF32X4 $0x88, T2, T0, T4 \
+	VSHUFF32X4 $0xDD, T2, T0, T5 \
+	VADDPS T5, T4, H
 
 // HADD512 is VHADDPS B, A, D on 512-bit registers (which AVX-512 lacks): in each
 // 128-bit lane, D = [a0+a1, a2+a3, b0+b1, b2+b3]. It clobbers Z22, Z23.
@@ -514,17 +517,8 @@ bf16g_done:
 	XORQ R11, R11
 
 // GRED4X is GRED4 with Z24…Z29 for its temporaries (Z16…Z23 hold the six-token
-// kernels' last accumulators); H may be M0.
-#define GRED4X(M0, M1, M2, M3, H) \
-	VSHUFF64X2 $0x44, M1, M0, Z24 \
-	VSHUFF64X2 $0xEE, M1, M0, Z25 \
-	VADDPS Z25, Z24, Z24 \
-	VSHUFF64X2 $0x44, M3, M2, Z26 \
-	VSHUFF64X2 $0xEE, M3, M2, Z27 \
-	VADDPS Z27, Z26, Z26 \
-	VSHUFF32X4 $0x88, Z26, Z24, Z28 \
-	VSHUFF32X4 $0xDD, Z26, Z24, Z29 \
-	VADDPS Z29, Z28, H
+// kernel's last accumulators); H may be M0.
+#define GRED4X(M0, M1, M2, M3, H) GRED4T(M0, M1, M2, M3, H, Z24, Z25, Z26, Z27, Z28, Z29)
 
 // G6DONE stores the 24 sums at out[4t+r], each reduced as RED16 reduces one
 // accumulator (GDONE's operations): first tokens 4 and 5, as four groups (row g:
