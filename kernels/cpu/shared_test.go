@@ -124,9 +124,9 @@ func TestMatMulSharedOneStep(t *testing.T) {
 // every output must equal the one-thread product of that input alone.
 func TestOwnActsFollowInputs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	mat := func(typ kernels.DType, rows, cols int) *kernels.Matrix { return randMatrix(rng, typ, rows, cols) }
 	// 2048 rows: enough multiply-adds for RunWork to split the product.
-	ws := []*kernels.Matrix{mat(kernels.Q4_0, 2048, 512), mat(kernels.Q8_0, 2048, 512), mat(kernels.Q4_0, 2048, 1024), mat(kernels.Q4_K, 2048, 512)}
+	ws := []*kernels.Matrix{randMatrix(rng, kernels.Q4_0, 2048, 512), randMatrix(rng, kernels.Q8_0, 2048, 512),
+		randMatrix(rng, kernels.Q4_0, 2048, 1024), randMatrix(rng, kernels.Q4_K, 2048, 512)}
 	want := func(w *kernels.Matrix, x []float32) []float32 {
 		c := New(1)
 		defer c.Close()
