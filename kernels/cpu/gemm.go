@@ -155,16 +155,25 @@ func grow[T any](b []T, n int) []T {
 // fp16 s, as ggml takes it) (gsz·(bs+12) bytes).
 // The VNNI kernels take groups of gemmToks tokens, the AMX ones of amxToks.
 func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32) {
+	prepActsOver(dst, xq, xRow, n, g, gsz, vt, bs, cols, k, gsz)
+}
+
+// prepActsOver is prepActs that clears only the token slots between the group's real
+// tokens and zeroed (gsz: every slot past the real tokens, as prepActs), for a
+// regrouping whose slots from zeroed on hold zeros already or need not: a decode
+// step's regrouping (one token of four) then writes its token's bytes and fields
+// alone, two of the three cache lines of each block.
+func prepActsOver(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32, zeroed int) {
 	nb := cols / bs
 	blk := gsz * (bs + 12)
 	real := min(gsz, max(0, n-gsz*g)) // tokens of the group that exist; the rest are zero
 	for b := 0; b < nb; b++ {
 		a := dst[b*blk : (b+1)*blk]
 		tail := a[gsz*bs:]
-		if real < gsz {
-			clear(a[real*bs : gsz*bs])
+		if real < zeroed {
+			clear(a[real*bs : zeroed*bs])
 			for f := range 3 {
-				clear(tail[4*(f*gsz+real) : 4*(f+1)*gsz])
+				clear(tail[4*(f*gsz+real) : 4*(f*gsz+zeroed)])
 			}
 		}
 		for t := range real {
@@ -179,14 +188,12 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 				// a decode step's weight stream), most of prepActs' time.
 				src := row[34*b : 34*b+34]
 				d = f16At(src)
-				copy(y, src[2:2+bs])
-				sum = sumInt8(src[2 : 2+bs])
+				sum = copySumInt8(y, src[2:2+bs])
 				ms = d * float32(sum)
 			case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
 				src := row[36*b : 36*b+36]
 				d = f16At(src)
-				copy(y, src[4:4+bs])
-				sum = sumInt8(src[4 : 4+bs])
+				sum = copySumInt8(y, src[4:4+bs])
 				ms = f16At(src[2:])
 			default: // Q8_K
 				e := b * bs
@@ -211,12 +218,35 @@ func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols in
 // len(b) is a multiple of 8 and at most 248, so that no lane overflows (the count of
 // negative bytes is summed in one byte).
 func sumInt8(b []byte) int32 {
-	const lo16, ones = 0x00FF00FF00FF00FF, 0x0101010101010101
 	var u, neg uint64
 	for i := 0; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		u += w&lo16 + w>>8&lo16
-		neg += w >> 7 & ones
+		u, neg = addInt8s(u, neg, binary.LittleEndian.Uint64(b[i:]))
 	}
+	return int8Total(u, neg)
+}
+
+// copySumInt8 copies src to dst (as long as src) and returns sumInt8(src), reading
+// each word of src once.
+func copySumInt8(dst, src []byte) int32 {
+	var u, neg uint64
+	dst = dst[:len(src)]
+	for i := 0; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		binary.LittleEndian.PutUint64(dst[i:], w)
+		u, neg = addInt8s(u, neg, w)
+	}
+	return int8Total(u, neg)
+}
+
+// addInt8s adds the eight bytes of w to sumInt8's running sums: the unsigned bytes in
+// four 16-bit lanes of u, the bytes with their sign bit set in eight byte lanes of neg.
+func addInt8s(u, neg, w uint64) (uint64, uint64) {
+	const lo16, ones = 0x00FF00FF00FF00FF, 0x0101010101010101
+	return u + w&lo16 + w>>8&lo16, neg + w>>7&ones
+}
+
+// int8Total turns addInt8s' sums into the signed total.
+func int8Total(u, neg uint64) int32 {
+	const ones = 0x0101010101010101
 	return int32(u*0x0001000100010001>>48) - 256*int32(neg*ones>>56)
 }

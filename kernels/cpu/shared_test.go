@@ -120,24 +120,27 @@ func TestMatMulSharedOneStep(t *testing.T) {
 // TestOwnActsFollowInputs checks that one-token tiled products, whose workers each
 // regroup the activations into a buffer of their own (tileActs), never read a
 // regrouping left from an earlier product: the inputs change in place and between
-// slices, the matrices between tile types, widths and MatMul and MatMulShared, and
-// every output must equal the one-thread product of that input alone.
+// slices, the matrices between tile types, widths and MatMul and MatMulShared, the
+// tokens between one and four (a regrouping of fewer tokens over one of more must
+// clear the slots the earlier one filled, actPad), and every output must equal the
+// one-thread product of that input alone.
 func TestOwnActsFollowInputs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	// 2048 rows: enough multiply-adds for RunWork to split the product.
 	ws := []*kernels.Matrix{randMatrix(rng, kernels.Q4_0, 2048, 512), randMatrix(rng, kernels.Q8_0, 2048, 512),
 		randMatrix(rng, kernels.Q4_0, 2048, 1024), randMatrix(rng, kernels.Q4_K, 2048, 512)}
-	want := func(w *kernels.Matrix, x []float32) []float32 {
+	want := func(w *kernels.Matrix, x []float32, n int) []float32 {
 		c := New(1)
 		defer c.Close()
-		out := make([]float32, w.Rows)
-		c.MatMul(out, w, x, 1)
+		out := make([]float32, n*w.Rows)
+		c.MatMul(out, w, x, n)
 		return out
 	}
 	for _, threads := range []int{2, 3} {
 		c := New(threads)
-		xa, xb := make([]float32, 1024), make([]float32, 1024)
-		for step := range 24 {
+		xa, xb := make([]float32, 4*1024), make([]float32, 4*1024)
+		for step := range 35 {
+			n := []int{1, 1, 3, 1, 2, 4, 1}[step%7]
 			x := xa
 			if step%3 == 2 {
 				x = xb
@@ -149,23 +152,23 @@ func TestOwnActsFollowInputs(t *testing.T) {
 			}
 			w := ws[step%len(ws)]
 			if step%5 == 4 { // the same input through MatMulShared, with its twin
-				outs := [][]float32{make([]float32, w.Rows), make([]float32, ws[0].Rows)}
+				outs := [][]float32{make([]float32, n*w.Rows), make([]float32, n*ws[0].Rows)}
 				other := ws[0]
 				if w.Cols != other.Cols {
 					other = ws[2]
 				}
-				c.MatMulShared(outs, []*kernels.Matrix{w, other}, x[:w.Cols], 1)
+				c.MatMulShared(outs, []*kernels.Matrix{w, other}, x[:n*w.Cols], n)
 				for k, m := range []*kernels.Matrix{w, other} {
-					if !slices.Equal(outs[k], want(m, x[:m.Cols])) {
+					if !slices.Equal(outs[k], want(m, x[:n*m.Cols], n)) {
 						t.Fatalf("threads %d, step %d: shared product %d differs from the product alone", threads, step, k)
 					}
 				}
 				continue
 			}
-			out := make([]float32, w.Rows)
-			c.MatMul(out, w, x[:w.Cols], 1)
-			if !slices.Equal(out, want(w, x[:w.Cols])) {
-				t.Fatalf("threads %d, step %d (%s %dx%d): differs from the product alone", threads, step, w.Type, w.Rows, w.Cols)
+			out := make([]float32, n*w.Rows)
+			c.MatMul(out, w, x[:n*w.Cols], n)
+			if !slices.Equal(out, want(w, x[:n*w.Cols], n)) {
+				t.Fatalf("threads %d, step %d (%s %dx%d, %d tokens): differs from the product alone", threads, step, w.Type, w.Rows, w.Cols, n)
 			}
 		}
 		c.Close()
