@@ -2,8 +2,10 @@
 # make bench: the small-model line of issue 12 — on stories260K (F32) and TinyStories-656K
 # (F16, Q8_0), pp64 and tg32 with 2 threads must never be more than 5 % slower than with
 # 1 thread (an op too small to split runs on one thread). Tiny models run in
-# milliseconds, so one run says little on a shared machine: ROUNDS rounds (default 7)
-# of `bench -p 64 -n 32 -t 1,2 -r REPS` (default 40: a test of 10 repetitions lasted
+# milliseconds, so one run says little on a shared machine: ROUNDS rounds (default 21:
+# with 7, TinyStories-656K F16 pp64 and tg32 and Q8_0 pp64 read 0.91–0.93× in one run
+# and 1.02–1.04× with 21 a minute later; 21 rounds take about 20 s) of
+# `bench -p 64 -n 32 -t 1,2 -r REPS` (default 40: a test of 10 repetitions lasted
 # 2–5 ms, and lines flipped between passing and failing from one run of this script to
 # the next) (-t 2,1 every other round, so that neither thread
 # count always runs first), the median of each line. The ratio columns (t2/t1, and vs
@@ -17,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ab-lib.sh
-rounds=${ROUNDS:-7}
+rounds=${ROUNDS:-21}
 reps=${REPS:-40}
 models="engine/builtin/stories260K.gguf testdata/models/TinyStories-656K.f16.gguf testdata/models/tinystories-656k-q8_0.gguf"
 tmp=$(mktemp -d)
