@@ -107,7 +107,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			case n > 1:
 				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op, levelWhy(t, p)
 			case tileFmts[t].x1m != nil: // only in quarters
-				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), " + op +
+				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op +
 					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
 			}
 			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op + orderNote(""), levelWhy(t, p)
@@ -116,7 +116,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case n > 1:
 			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
 		case tileFmts[t].x1m != nil && x1NoPrefetch:
-			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of the band (four streams), VPDPBUSD zmm, hardware prefetch only"+orderNote("AMD: faster than one tile at a time")
+			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, hardware prefetch only"+orderNote("AMD: faster than one tile at a time")
 		case tileFmts[t].x1m != nil:
 			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"+orderNote("")
 		default:

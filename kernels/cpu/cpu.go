@@ -62,6 +62,11 @@ type CPU struct {
 
 	lastPtr *float32 // the previous MatMul's activations (their address)
 	repeats repeats  // activations passed to consecutive MatMuls: worth keeping in lastX
+
+	// claims holds the call claims of the bands of the step being planned (claimBands),
+	// claimNext the first not yet given to a band: threads per matrix of a step.
+	claims    []partClaim
+	claimNext int
 }
 
 // task names the parallel steps that job describes.
@@ -115,6 +120,10 @@ type job struct {
 	ownActs bool
 	slot    int
 	key     tileActKey
+	// claims: the parts are claimBands' bands, whose calls are claimed in
+	// CPU.claims[claim0:].
+	claims bool
+	claim0 int
 }
 
 // New returns a CPU backend with the given number of threads (0 = all cores).
@@ -123,7 +132,8 @@ func New(threads int) *CPU {
 		threads = runtime.NumCPU()
 	}
 	c := &CPU{threads: threads, pool: newPool(threads),
-		work: make([]attnScratch, threads), gemmScr: make([]gemmScratch, threads)}
+		work: make([]attnScratch, threads), gemmScr: make([]gemmScratch, threads),
+		claims: make([]partClaim, maxShared*threads)}
 	c.run = c.step
 	return c
 }
@@ -207,6 +217,7 @@ func (c *CPU) step(part, worker int) {
 // thread count nor the number of tokens, so a token's row is bit-identical alone or in
 // any batch.
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
+	c.claimNext = 0
 	if parts, work := c.plan(dst, w, x, n); parts > 0 {
 		c.pool.RunWork(parts, work, c.run)
 	}
@@ -234,6 +245,7 @@ func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n 
 			continue
 		}
 		parts, work := 0, 0
+		c.claimNext = 0
 		for s := i; s < k; s++ {
 			c.actSlot = s - i
 			for t := i; t < s; t++ {
