@@ -92,8 +92,19 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 		rows += s.N
 	}
 	pl.rowSeq = grow(pl.rowSeq, rows)
-	rows = 0
 	ctxSum := 0 // positions the rows attend over
+	for _, s := range seqs {
+		for t := range s.N {
+			ctxSum += s.Start + t + 1 - a.First(s.Start+t)
+		}
+	}
+	// work: a dot product and an axpy of HeadDim per (row, head, position), on either
+	// path. A call RunWork keeps on the caller splits its heads no further than one
+	// thread needs (splitThreads): split for two threads, a decode row read each key
+	// and value tile once per query head instead of once per group of them.
+	work := 2 * a.Heads * a.HeadDim * ctxSum
+	threads := c.splitThreads(work)
+	rows = 0
 	for i, s := range seqs {
 		sa := &pl.seqs[i]
 		*sa = *a
@@ -103,11 +114,10 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 			r := int32(rows + t)
 			pl.rowSeq[r] = int32(i)
 			ctx := s.Start + t + 1 - a.First(s.Start+t)
-			ctxSum += ctx
 			if a.Partition > 0 && ctx >= a.PartitionMin {
 				np := partsOf(ctx, a.Partition)
 				pl.part = append(pl.part, r)
-				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*subgroups(gqa, a.KVHeads*np, c.threads)*np)
+				pl.partOff = append(pl.partOff, pl.partOff[len(pl.partOff)-1]+a.KVHeads*subgroups(gqa, a.KVHeads*np, threads)*np)
 				pl.slotOff = append(pl.slotOff, pl.slotOff[len(pl.slotOff)-1]+a.Heads*np)
 			} else {
 				pl.plain = append(pl.plain, r)
@@ -135,14 +145,13 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	// (subgroups); else one head a unit.
 	pl.w = 1
 	if shareTiles(gqa, a) {
-		pl.w = gqa / subgroups(gqa, len(pl.plain)*a.KVHeads, c.threads)
+		pl.w = gqa / subgroups(gqa, len(pl.plain)*a.KVHeads, threads)
 	}
 	j := &c.job
 	*j = job{dst: dst, q: q, attn: a, kind: taskAttend}
 	// One pass over both paths' units: a call that mixes them (auto) pays one hand-over
-	// to the pool, not one per path and one more for the reduce. work: a dot product
-	// and an axpy of HeadDim per (row, head, position), on either path.
-	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads/pl.w, 2*a.Heads*a.HeadDim*ctxSum, c.run)
+	// to the pool, not one per path and one more for the reduce.
+	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads/pl.w, work, c.run)
 	*j = job{}
 	clear(pl.seqs) // keep no cache alive
 }

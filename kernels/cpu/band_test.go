@@ -70,3 +70,41 @@ func TestScratchApart(t *testing.T) {
 		t.Fatalf("attnScratch: %d bytes after the last slice header, want at least 64", gap)
 	}
 }
+
+// TestSmallStepsPlanAsOneThread checks that a product too small for RunWork to split
+// is planned on two threads as on one (the same parts, bands and token runs), since
+// the caller runs every part anyway, and that a larger one is planned for both
+// threads: stories260K's and TinyStories-656K's shapes, F32 rows and Q8_0 tiles.
+func TestSmallStepsPlanAsOneThread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	one, two := New(1), New(2)
+	defer one.Close()
+	defer two.Close()
+	for _, v := range []struct {
+		typ           kernels.DType
+		rows, cols, n int
+		split         bool
+	}{
+		{kernels.F32, 172, 64, 1, false}, {kernels.F32, 512, 64, 1, false}, {kernels.F32, 172, 64, 7, false},
+		{kernels.Q8_0, 384, 128, 1, false}, {kernels.Q8_0, 128, 384, 64, false},
+		{kernels.F32, 2048, 512, 1, true}, {kernels.F32, 172, 64, 64, true}, {kernels.Q8_0, 2048, 2048, 1, true},
+	} {
+		w := randMatrix(rng, v.typ, v.rows, v.cols)
+		x := make([]float32, v.n*v.cols)
+		dst := make([]float32, v.n*v.rows)
+		plan := func(c *CPU) (int, job) {
+			c.claimNext = 0
+			parts, _ := c.plan(dst, w, x, v.n)
+			j := c.job
+			c.job = job{}
+			return parts, j
+		}
+		p1, j1 := plan(one)
+		p2, j2 := plan(two)
+		same := p1 == p2 && j1.band == j2.band && j1.tband == j2.tband
+		if same == v.split {
+			t.Errorf("%s %dx%d, %d tokens: one thread %d parts (band %d, runs %d), two %d (band %d, runs %d); want them %s",
+				v.typ, v.rows, v.cols, v.n, p1, j1.band, j1.tband, p2, j2.band, j2.tband, map[bool]string{false: "the same", true: "to differ"}[v.split])
+		}
+	}
+}

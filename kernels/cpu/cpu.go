@@ -334,12 +334,13 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	// (16 float32 outputs per token). With multiples of 4, the two threads wrote the
 	// same lines of stories260K's 64-row products for every token: its pp64 ran at
 	// 0.60× with -t 2 of -t 1, and 0.89–0.92× with 16 (pp256 0.80× → 1.2×; AMD Zen 5).
-	j.band = (max(16, rows/(c.threads*8)) + 15) &^ 15
 	j.kind = taskBand
 	work = rows * cols * n
 	if tr.BlockSize > 1 { // integer dot products: as cheap per multiply-add as the tiles'
 		work /= tileWorkDiv
 	}
+	threads := c.splitThreads(work)
+	j.band = (max(16, rows/(threads*8)) + 15) &^ 15
 	if rows%16 != 0 && n > 1 && j.b2 == nil {
 		// Tokens' outputs start mid-line, so bands of rows would share lines of every
 		// token's outputs: stories260K's 172×64 FFN products over 64 tokens took 92 µs
@@ -347,13 +348,25 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 		// instead, each reading every weight row (16 tokens per read, as bands do), of
 		// a multiple of m tokens (m·rows is a multiple of 16): 40 µs.
 		m := 16 / (rows & -rows & 15)
-		if j.tband = (n + 2*c.threads - 1) / (2 * c.threads); j.tband > 16 {
+		if j.tband = (n + 2*threads - 1) / (2 * threads); j.tband > 16 {
 			m = 16
 		}
 		j.band, j.tband = 0, (j.tband+m-1)/m*m
 		return (n + j.tband - 1) / j.tband, work
 	}
 	return (rows + j.band - 1) / j.band, work
+}
+
+// splitThreads returns the threads a step of work multiply-adds is planned for: one
+// where RunWork keeps it on the caller, else every thread. A step planned for more
+// threads than run it only pays for the smaller parts: stories260K's 172- and
+// 512-row decode products took twice the kernel calls with -t 2 as with -t 1, all on
+// the caller.
+func (c *CPU) splitThreads(work int) int {
+	if work < minParallelWork {
+		return 1
+	}
+	return c.threads
 }
 
 // keepX records that xq holds x converted to vt. It copies x to lastX (so that the

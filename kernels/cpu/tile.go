@@ -544,13 +544,13 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 	}
 	j.xp = tiles
 	nt := (j.rows + tileRows - 1) / tileRows
-	j.band = (max(4, nt/(c.threads*8)) + 3) &^ 3
 	j.kind = taskTile
 	div := tileWorkDiv
 	if j.n >= gemmToks {
 		div = tileWorkDivX4
 	}
 	work = j.rows * j.cols * j.n / div
+	j.band = (max(4, nt/(c.splitThreads(work)*8)) + 3) &^ 3
 	if j.n == 1 && j.tf.x1m != nil && x1NoPrefetch && j.gsz != amxToks {
 		return c.claimBands(nt, work), work
 	}
@@ -569,10 +569,7 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 // read fast; without the stealing, 0.98–0.99× of this.
 func (c *CPU) claimBands(nt, work int) int {
 	j := &c.job
-	parts := min(c.threads, (nt+3)/4)
-	if work < minParallelWork {
-		parts = 1
-	}
+	parts := min(c.splitThreads(work), (nt+3)/4)
 	j.band = ((nt+parts-1)/parts + 3) &^ 3
 	parts = (nt + j.band - 1) / j.band
 	j.claims, j.claim0 = true, c.claimNext
