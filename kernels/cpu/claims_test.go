@@ -74,16 +74,12 @@ func TestPartClaimEnds(t *testing.T) {
 	p.reset(5)
 	var got []int
 	for _, front := range []bool{true, false, false, true, true, true} {
-		if front {
-			got = append(got, p.front())
-		} else {
-			got = append(got, p.back())
-		}
+		got = append(got, p.claim(!front))
 	}
 	if want := []int{0, 4, 3, 1, 2, -1}; !slices.Equal(got, want) {
 		t.Fatalf("claims %v, want %v", got, want)
 	}
-	if p.back() != -1 {
+	if p.claim(true) != -1 || p.claim(false) != -1 {
 		t.Fatal("a call claimed after all were")
 	}
 }

@@ -608,30 +608,21 @@ type partClaim struct {
 // reset makes calls [0, n) unclaimed.
 func (p *partClaim) reset(n int) { p.v.Store(uint64(n) << 32) }
 
-// front claims the first unclaimed call, or returns -1 when none is left.
-func (p *partClaim) front() int {
+// claim claims the first unclaimed call (the last one with fromBack), or returns -1
+// when none is left.
+func (p *partClaim) claim(fromBack bool) int {
 	for {
 		s := p.v.Load()
 		f, b := uint32(s), uint32(s>>32)
 		if f >= b {
 			return -1
 		}
-		if p.v.CompareAndSwap(s, s+1) {
-			return int(f)
+		next, i := s+1, int(f)
+		if fromBack {
+			next, i = s-1<<32, int(b-1)
 		}
-	}
-}
-
-// back claims the last unclaimed call, or returns -1 when none is left.
-func (p *partClaim) back() int {
-	for {
-		s := p.v.Load()
-		f, b := uint32(s), uint32(s>>32)
-		if f >= b {
-			return -1
-		}
-		if p.v.CompareAndSwap(s, s-1<<32) {
-			return int(b - 1)
+		if p.v.CompareAndSwap(s, next) {
+			return i
 		}
 	}
 }
@@ -759,14 +750,10 @@ func (c *CPU) tileClaims(j *job, part int, s *gemmScratch, act []byte) {
 	parts := (nt + j.band - 1) / j.band
 	for k := range parts {
 		p := (part + k) % parts
-		cl := &c.claims[j.claim0+p]
-		claim := cl.back
-		if k == 0 {
-			claim = cl.front
-		}
-		for i := claim(); i >= 0; {
+		cl, fromBack := &c.claims[j.claim0+p], k > 0
+		for i := cl.claim(fromBack); i >= 0; {
 			n := c.tileCall(j, p, i, nt, s, act)
-			next := claim()
+			next := cl.claim(fromBack)
 			copy(j.dst[n.r0:n.r0+n.rows], s.out[:n.rows])
 			for t := 1; t < n.quads; t++ {
 				r0 := n.r0 + t*n.apart*tileRows
