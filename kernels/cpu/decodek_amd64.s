@@ -398,13 +398,13 @@ dpx4_loop:
 dpx4_done:
 	X4DONE
 
-// DPG4(x, a0…a3) adds the four rows in Z16…Z19 times the token in register x
-// to accumulators a0…a3 (register numbers).
-#define DPG4(x, a0, a1, a2, a3) \
-	VDPBF16PS_Z(x, 16, a0) \
-	VDPBF16PS_Z(x, 17, a1) \
-	VDPBF16PS_Z(x, 18, a2) \
-	VDPBF16PS_Z(x, 19, a3)
+// DPG4(x, w, a0…a3) adds the four rows in registers w…w+3 times the token in register
+// x to accumulators a0…a3 (register numbers).
+#define DPG4(x, w, a0, a1, a2, a3) \
+	VDPBF16PS_Z(x, w, a0) \
+	VDPBF16PS_Z(x, (w+1), a1) \
+	VDPBF16PS_Z(x, (w+2), a2) \
+	VDPBF16PS_Z(x, (w+3), a3)
 
 // func gemmBF16dp(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 //
@@ -425,10 +425,10 @@ dpg_loop:
 	VMOVDQU64 (R12)(R11*1), Z21
 	VMOVDQU64 (R13)(R11*1), Z22
 	VMOVDQU64 (R14)(R11*1), Z23
-	DPG4(20, 0, 1, 2, 3)
-	DPG4(21, 4, 5, 6, 7)
-	DPG4(22, 8, 9, 10, 11)
-	DPG4(23, 12, 13, 14, 15)
+	DPG4(20, 16, 0, 1, 2, 3)
+	DPG4(21, 16, 4, 5, 6, 7)
+	DPG4(22, 16, 8, 9, 10, 11)
+	DPG4(23, 16, 12, 13, 14, 15)
 	ADDQ $64, DX
 	ADDQ $64, R11
 	DECQ CX
@@ -597,23 +597,14 @@ bf16g6_loop:
 bf16g6_done:
 	G6DONE
 
-// DPG6W4(x, a0…a3) adds the four bfloat16 rows in Z24…Z27 times the token in register
-// x to accumulators a0…a3 (register numbers), as DPG4.
-#define DPG6W4(x, a0, a1, a2, a3) \
-	VDPBF16PS_Z(x, 24, a0) \
-	VDPBF16PS_Z(x, 25, a1) \
-	VDPBF16PS_Z(x, 26, a2) \
-	VDPBF16PS_Z(x, 27, a3)
-
 // func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
 //
 // gemmBF16dp for six tokens (x + t·xstride, tokens past ntok repeating the last):
 // out[4t+r] receives each product, summed in the pairs order of VDPBF16PS and reduced
 // exactly as gemmBF16dp does. Twenty-four accumulators take four weight loads and six
 // activation loads per 24 VDPBF16PS, where gemmBF16dp takes four and four per 16:
-// BenchmarkMatMul BF16 n512 ran 1.08–1.12× faster (AMD Zen 5). The same six-token
-// structure on widened F16 weights (four conversions per 24 fused multiply-adds)
-// gained nothing on 2048 columns and lost 13 % on 5632, so F16 keeps four tokens.
+// BenchmarkMatMul BF16 n512 ran 1.08–1.12× faster (AMD Zen 5). gemmF16x6 is the same
+// structure on widened F16 weights (four conversions per 24 fused multiply-adds).
 TEXT ·gemmBF16dp6(SB), NOSPLIT, $0-56
 	G6SETUP
 	SHRQ $1, CX
@@ -626,16 +617,16 @@ dpg6_loop:
 	VMOVDQU64 (R10)(DX*1), Z27
 	VMOVDQU64 (DI)(R11*1), Z28
 	VMOVDQU64 (R12)(R11*1), Z29
-	DPG6W4(28, 0, 1, 2, 3)
-	DPG6W4(29, 4, 5, 6, 7)
+	DPG4(28, 24, 0, 1, 2, 3)
+	DPG4(29, 24, 4, 5, 6, 7)
 	VMOVDQU64 (R13)(R11*1), Z28
 	VMOVDQU64 (R14)(R11*1), Z29
-	DPG6W4(28, 8, 9, 10, 11)
-	DPG6W4(29, 12, 13, 14, 15)
+	DPG4(28, 24, 8, 9, 10, 11)
+	DPG4(29, 24, 12, 13, 14, 15)
 	VMOVDQU64 (R15)(R11*1), Z28
 	VMOVDQU64 (BX)(R11*1), Z29
-	DPG6W4(28, 16, 17, 18, 19)
-	DPG6W4(29, 20, 21, 22, 23)
+	DPG4(28, 24, 16, 17, 18, 19)
+	DPG4(29, 24, 20, 21, 22, 23)
 	ADDQ $64, DX
 	ADDQ $64, R11
 	DECQ CX
