@@ -155,25 +155,23 @@ func grow[T any](b []T, n int) []T {
 // fp16 s, as ggml takes it) (gsz·(bs+12) bytes).
 // The VNNI kernels take groups of gemmToks tokens, the AMX ones of amxToks.
 func prepActs(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32) {
-	prepActsOver(dst, xq, xRow, n, g, gsz, vt, bs, cols, k, gsz)
+	prepActsOver(dst, xq, xRow, n, g, gsz, vt, bs, cols, k, true)
 }
 
-// prepActsOver is prepActs that clears only the token slots between the group's real
-// tokens and zeroed (gsz: every slot past the real tokens, as prepActs), for a
-// regrouping whose slots from zeroed on hold zeros already or need not: a decode
-// step's regrouping (one token of four) then writes its token's bytes and fields
-// alone, two of the three cache lines of each block.
-func prepActsOver(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32, zeroed int) {
+// prepActsOver is prepActs that leaves the slots past the group's real tokens as they
+// are unless clearPad: a decode step's regrouping (one token of four) then writes its
+// token's bytes and fields alone, two of the three cache lines of each block.
+func prepActsOver(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, cols int, k int32, clearPad bool) {
 	nb := cols / bs
 	blk := gsz * (bs + 12)
-	real := min(gsz, max(0, n-gsz*g)) // tokens of the group that exist; the rest are zero
+	real := min(gsz, max(0, n-gsz*g)) // tokens of the group that exist; the rest are zero with clearPad
 	for b := 0; b < nb; b++ {
 		a := dst[b*blk : (b+1)*blk]
 		tail := a[gsz*bs:]
-		if real < zeroed {
-			clear(a[real*bs : zeroed*bs])
+		if clearPad && real < gsz {
+			clear(a[real*bs : gsz*bs])
 			for f := range 3 {
-				clear(tail[4*(f*gsz+real) : 4*(f*gsz+zeroed)])
+				clear(tail[4*(f*gsz+real) : 4*(f+1)*gsz])
 			}
 		}
 		for t := range real {

@@ -575,26 +575,21 @@ func (c *CPU) claimBands(nt, work int) int {
 	j.claims, j.claim0 = true, c.claimNext
 	c.claimNext += parts
 	for p := range parts {
-		c.claims[j.claim0+p].reset(j.calls(p, nt))
+		_, calls := j.bandCalls(p*j.band, min(nt, (p+1)*j.band))
+		c.claims[j.claim0+p].reset(calls)
 	}
 	return parts
 }
 
-// bandCalls returns the kernel calls of tiles [t0, t1) on the quarters path: q calls of
-// four tiles (tile i of each quarter), then one call for each tile left over (up to
-// three, and the matrix's last tile where it is partial).
+// bandCalls returns tileCall's calls over tiles [t0, t1): q calls of four tiles, then
+// one call for each tile left over (up to three, and the matrix's last tile where it
+// is partial).
 func (j *job) bandCalls(t0, t1 int) (q, calls int) {
 	full := t1 - t0
 	if t1*tileRows > j.rows {
 		full-- // the matrix's last tile is partial
 	}
 	return full / 4, full/4 + t1 - t0 - 4*(full/4)
-}
-
-// calls returns the kernel calls of band p of a product of nt tiles.
-func (j *job) calls(p, nt int) int {
-	_, n := j.bandCalls(p*j.band, min(nt, (p+1)*j.band))
-	return n
 }
 
 // partClaim is one band's kernel calls [front, back), claimed from the front by the
@@ -658,8 +653,7 @@ func (c *CPU) tileActs(j *job, worker int) []byte {
 		// into a result (TestOwnActsFollowInputs). Clearing them was a third of a
 		// one-token regrouping's time (2048 columns: 1.40 → 0.97 µs; 5632: 4.1 →
 		// 2.8 µs; AMD Zen 5), on the path of both workers before their first tile.
-		real := min(j.n, j.gsz)
-		prepActsOver(s.act[j.slot], j.xq, j.xRow, j.n, 0, j.gsz, j.vtID, j.pk.bs, j.cols, j.pk.k, real)
+		prepActsOver(s.act[j.slot], j.xq, j.xRow, j.n, 0, j.gsz, j.vtID, j.pk.bs, j.cols, j.pk.k, false)
 		s.actKey[j.slot] = j.key
 	}
 	return s.act[j.slot]
@@ -705,37 +699,12 @@ func (c *CPU) tileBand(j *job, part, worker int) {
 	}
 }
 
-// tileFours is tileBand for one token with the x1m kernel, four tiles per call: on AMD
-// (x1NoPrefetch) tile i of every quarter of tiles [t0, t1), so that the worker reads
-// four streams at once (one tile at a time read slower there, llama-1b decode 2-5 % per
-// token; four adjacent tiles with software prefetch, 12-15 % slower); elsewhere four
-// adjacent tiles, which the kernel prefetches. The tiles left over (up to three, and a
-// last partial tile) take the x1 kernel. Each output is the x1 kernel's, bit for bit.
+// tileFours is tileBand for one token with the x1m kernel: tileCall's calls over
+// tiles [t0, t1) in order.
 func (c *CPU) tileFours(j *job, t0, t1 int, s *gemmScratch, act []byte) {
-	tb := j.cols / j.tf.unit * j.tf.unitBytes
-	nu := j.cols / j.tf.unit
-	full := t1 - t0
-	if t1*tileRows > j.rows {
-		full-- // the matrix's last tile is partial
-	}
-	q := full / 4
-	step, apart := 4, 1 // tiles from one call's first to the next's, and within a call
-	if x1NoPrefetch {
-		step, apart = 1, q
-	}
-	for i := range q {
-		ti := t0 + i*step
-		tileX1m(j.tf, nu, j.xp[ti*tb:], apart*tb, act, 0, &s.out)
-		for k := range 4 {
-			r0 := (ti + k*apart) * tileRows
-			copy(j.dst[r0:r0+tileRows], s.out[16*k:16*k+16])
-		}
-	}
-	for ti := t0 + 4*q; ti < t1; ti++ {
-		r0 := ti * tileRows
-		nr := min(tileRows, j.rows-r0)
-		tileX1(j.tf, nu, j.xp[ti*tb:(ti+1)*tb], act, 0, (*[16]float32)(s.out[:16]))
-		copy(j.dst[r0:r0+nr], s.out[:nr])
+	_, calls := j.bandCalls(t0, t1)
+	for i := range calls {
+		c.tileCall(j, t0, t1, i, s, act).store(j.dst, &s.out)
 	}
 }
 
@@ -751,14 +720,11 @@ func (c *CPU) tileClaims(j *job, part int, s *gemmScratch, act []byte) {
 	for k := range parts {
 		p := (part + k) % parts
 		cl, fromBack := &c.claims[j.claim0+p], k > 0
+		t0, t1 := p*j.band, min(nt, (p+1)*j.band)
 		for i := cl.claim(fromBack); i >= 0; {
-			n := c.tileCall(j, p, i, nt, s, act)
+			out := c.tileCall(j, t0, t1, i, s, act)
 			next := cl.claim(fromBack)
-			copy(j.dst[n.r0:n.r0+n.rows], s.out[:n.rows])
-			for t := 1; t < n.quads; t++ {
-				r0 := n.r0 + t*n.apart*tileRows
-				copy(j.dst[r0:r0+tileRows], s.out[16*t:16*t+16])
-			}
+			out.store(j.dst, &s.out)
 			i = next
 		}
 	}
@@ -769,17 +735,33 @@ func (c *CPU) tileClaims(j *job, part int, s *gemmScratch, act []byte) {
 // k·apart·tileRows for tile k.
 type tileOut struct{ r0, rows, quads, apart int }
 
-// tileCall runs call i of band p (bandCalls) into the worker's scratch: tile i of each
-// of the band's quarters with the x1m kernel, or a tile left over with the x1 kernel.
-func (c *CPU) tileCall(j *job, p, i, nt int, s *gemmScratch, act []byte) tileOut {
+// store copies the call's outputs from the worker's scratch out to dst.
+func (o tileOut) store(dst []float32, out *[64]float32) {
+	copy(dst[o.r0:o.r0+o.rows], out[:o.rows])
+	for k := 1; k < o.quads; k++ {
+		r0 := o.r0 + k*o.apart*tileRows
+		copy(dst[r0:r0+tileRows], out[16*k:16*k+16])
+	}
+}
+
+// tileCall runs call i of tiles [t0, t1) (bandCalls) into the worker's scratch with
+// the x1m kernel, four tiles: on AMD (x1NoPrefetch) tile i of every quarter, so that
+// the worker reads four streams at once (one tile at a time read slower there,
+// llama-1b decode 2-5 % per token; four adjacent tiles with software prefetch, 12-15 %
+// slower); elsewhere tiles 4i…4i+3, which the kernel prefetches. The calls past those
+// take a tile left over (up to three, and a last partial tile) with the x1 kernel.
+// Each output is the x1 kernel's, bit for bit.
+func (c *CPU) tileCall(j *job, t0, t1, i int, s *gemmScratch, act []byte) tileOut {
 	tb := j.cols / j.tf.unit * j.tf.unitBytes
 	nu := j.cols / j.tf.unit
-	t0, t1 := p*j.band, min(nt, (p+1)*j.band)
 	q, _ := j.bandCalls(t0, t1)
 	if i < q {
-		ti := t0 + i
-		tileX1m(j.tf, nu, j.xp[ti*tb:], q*tb, act, 0, &s.out)
-		return tileOut{r0: ti * tileRows, rows: tileRows, quads: 4, apart: q}
+		ti, apart := t0+4*i, 1
+		if x1NoPrefetch {
+			ti, apart = t0+i, q
+		}
+		tileX1m(j.tf, nu, j.xp[ti*tb:], apart*tb, act, 0, &s.out)
+		return tileOut{r0: ti * tileRows, rows: tileRows, quads: 4, apart: apart}
 	}
 	ti := t0 + 4*q + i - q
 	r0 := ti * tileRows
