@@ -161,10 +161,16 @@ var expConsts = func() (c expVec) {
 func lanes8(v uint32) [8]uint32 { return [8]uint32{v, v, v, v, v, v, v, v} }
 
 // widenF16Rows sets the len(dst)/hd rows of hd float32 values in dst to the F16 rows
-// src[i*stride:][:hd], exactly (every half has a float32 equal to it).
+// src[i*stride:][:hd], exactly (every half has a float32 equal to it). Where the
+// assembly runs it prefetches the rows 16 further on as it goes, and the same
+// rows of also (nil: none), the values of the keys being widened: a decode step reads
+// each layer's cache after the step's weights have evicted it, so every row came from
+// memory a latency at a time. On llama-1b Q8_0 at depth 1024 (AMD Zen 5, two threads)
+// the widening took 8.5 % of decode samples without either prefetch, 5.1 % with the
+// one ahead and 3.5 % with both.
 var widenF16Rows = widenF16RowsGo
 
-func widenF16RowsGo(dst []float32, src []uint16, stride, hd int) {
+func widenF16RowsGo(dst []float32, src, _ []uint16, stride, hd int) {
 	for i := range len(dst) / hd {
 		for e, h := range src[i*stride:][:hd] {
 			dst[i*hd+e] = kernels.F16ToF32(h)
@@ -191,13 +197,19 @@ func shareTiles(w int, a *kernels.Attention) bool {
 // kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
 // (at most kvRows of them) of the F16 or Q8_0 cache kv, read through a's block table,
 // to tmp as float32 (hd values a row: widenF16Rows or dequantRows) and returns them.
-func kvTileF32(tmp []float32, kv *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
+// Where also is an F16 cache (the values, while kv holds the keys) the same rows of it
+// are prefetched along (widenF16Rows); nil for none.
+func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		dst := tmp[(p-p0)*hd : (p-p0+n)*hd]
 		if kv.Type == kernels.F16 {
-			widenF16Rows(dst, kv.F16[r*stride+off:], stride, hd)
+			var pf []uint16
+			if also != nil && also.Type == kernels.F16 {
+				pf = also.F16[r*stride+off:]
+			}
+			widenF16Rows(dst, kv.F16[r*stride+off:], pf, stride, hd)
 		} else {
 			dequantRows(dst, kv.Q8, r*stride+off, stride, hd)
 		}
@@ -231,7 +243,7 @@ func groupScores(s []float32, n int, q []float32, w int, a *kernels.Attention, p
 	for k0 := 0; k0 < w; k0 += g {
 		for t0 := p0; t0 < p1; t0 += kvRows {
 			t1 := min(p1, t0+kvRows)
-			rows := kvTileF32(tmp, &a.K, a, t0, t1, off)
+			rows := kvTileF32(tmp, &a.K, &a.V, a, t0, t1, off)
 			for k := k0; k < k0+g; k++ {
 				scoresF32s(s[k*n+t0-p0:k*n+t1-p0], q[k*hd:(k+1)*hd], rows, hd, a.Scale)
 			}
@@ -254,7 +266,7 @@ func groupAccum(acc []float32, as int, s []float32, n, w int, a *kernels.Attenti
 	for k0 := 0; k0 < w; k0 += g {
 		for t0 := p0; t0 < p1; t0 += kvRows {
 			t1 := min(p1, t0+kvRows)
-			rows := kvTileF32(tmp, &a.V, a, t0, t1, off)
+			rows := kvTileF32(tmp, &a.V, nil, a, t0, t1, off)
 			for k := k0; k < k0+g; k++ {
 				accumF32s(acc[k*as:k*as+hd], s[k*n+t0-p0:k*n+t1-p0], rows, hd)
 			}

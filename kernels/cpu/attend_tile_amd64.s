@@ -488,22 +488,30 @@ dq_loop:
 	VZEROUPPER
 	RET
 
-// func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32)
+// func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
 //
 // widenF16Rows for n rows of n8 chunks of eight halves, row i at src + i·stride bytes,
-// written one after another to dst: VCVTPH2PS, exact.
-TEXT ·widenF16x8(SB), NOSPLIT, $0-40
+// written one after another to dst: VCVTPH2PS, exact. Each chunk pair prefetches its
+// bytes 16 rows further on, and the same bytes of the rows at also (another
+// cache's rows, at the same offsets from also as from src; also = src for none).
+TEXT ·widenF16x8(SB), NOSPLIT, $0-48
 	MOVQ n+0(FP), CX
 	MOVQ src+8(FP), SI
 	MOVQ stride+16(FP), R8
 	MOVQ n8+24(FP), DX
 	MOVQ dst+32(FP), DI
+	MOVQ also+40(FP), R11
+	SUBQ SI, R11
+	MOVQ R8, R9
+	SHLQ $4, R9
 wrow:
 	MOVQ SI, R10
 	MOVQ DX, R12
 	CMPQ R12, $2
 	JLT wone
 wpair:
+	PREFETCHT0 (R10)(R9*1)
+	PREFETCHT0 (R10)(R11*1)
 	VCVTPH2PS (R10), Y0
 	VCVTPH2PS 16(R10), Y1
 	VMOVUPS Y0, (DI)
@@ -516,6 +524,8 @@ wpair:
 wone:
 	TESTQ R12, R12
 	JZ wnext
+	PREFETCHT0 (R10)(R9*1)
+	PREFETCHT0 (R10)(R11*1)
 	VCVTPH2PS (R10), Y0
 	VMOVUPS Y0, (DI)
 	ADDQ $32, DI

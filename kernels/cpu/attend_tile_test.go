@@ -212,17 +212,22 @@ func TestDequantQ8(t *testing.T) {
 // TestWidenF16Rows checks the widening of strided F16 rows against kernels.F16ToF32
 // for every half (subnormals and infinities included), head sizes 8 to 40. A NaN
 // stays a NaN of its sign and payload; VCVTPH2PS sets the quiet bit of a signalling
-// one, as the F16 tile loops' own conversion does.
+// one, as the F16 tile loops' own conversion does. The rows prefetched along (none, or
+// a second cache's, shorter than the rows prefetched ahead reach) change nothing.
 func TestWidenF16Rows(t *testing.T) {
-	for _, hd := range []int{8, 16, 24, 40} {
+	for c, hd := range []int{8, 16, 24, 40, 64} {
 		stride := hd + 8
 		n := (1<<16 + hd - 1) / hd
 		src := make([]uint16, n*stride)
 		for i := range n * hd {
 			src[i/hd*stride+i%hd] = uint16(i)
 		}
+		var also []uint16
+		if c%2 == 1 {
+			also = make([]uint16, n*stride)
+		}
 		dst := make([]float32, n*hd)
-		widenF16Rows(dst, src, stride, hd)
+		widenF16Rows(dst, src, also, stride, hd)
 		for i, v := range dst {
 			h := src[i/hd*stride+i%hd]
 			w := kernels.F16ToF32(h)

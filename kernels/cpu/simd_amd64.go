@@ -81,10 +81,10 @@ func scaleF32x8(n8 int, s *float32, f float32)
 func dequantQ8x8(nb int, b *byte, dst *float32)
 
 // widenF16x8 is widenF16Rows for n rows of n8 chunks of eight, row i at src +
-// i·stride bytes (attend_tile_amd64.s).
+// i·stride bytes, prefetching ahead and the rows at also (attend_tile_amd64.s).
 //
 //go:noescape
-func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32)
+func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
 
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
@@ -467,14 +467,18 @@ func init() {
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
 	}
-	widenF16Rows = func(dst []float32, src []uint16, stride, hd int) {
+	widenF16Rows = func(dst []float32, src, also []uint16, stride, hd int) {
 		n := len(dst) / max(hd, 1)
 		if n == 0 || hd%8 != 0 {
-			widenF16RowsGo(dst, src, stride, hd)
+			widenF16RowsGo(dst, src, also, stride, hd)
 			return
 		}
 		_ = src[(n-1)*stride+hd-1]
-		widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0])
+		pf := &src[0]
+		if len(also) > 0 {
+			pf = &also[0]
+		}
+		widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0], pf)
 	}
 	dequantQ8 = func(src []byte, dst []float32) {
 		if nb := len(dst) / 32; nb > 0 {
