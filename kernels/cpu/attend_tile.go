@@ -102,8 +102,11 @@ const kvRows = flashTile
 
 // dequantRows dequantizes len(dst)/hd head rows of hd values from the Q8_0 cache q8,
 // the first at element offset off and each stride elements after the last, into dst
-// (dequantQ8).
-func dequantRows(dst []float32, q8 []byte, off, stride, hd int) {
+// (dequantQ8's values). Where the assembly runs it prefetches as widenF16Rows does:
+// the rows 16 further on, and the same rows of the Q8_0 cache also (nil: none).
+var dequantRows = dequantRowsGo
+
+func dequantRowsGo(dst []float32, q8, _ []byte, off, stride, hd int) {
 	for i := range len(dst) / hd {
 		e := off + i*stride
 		dequantQ8(q8[e/32*34:(e+hd)/32*34], dst[i*hd:(i+1)*hd])
@@ -197,8 +200,8 @@ func shareTiles(w int, a *kernels.Attention) bool {
 // kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
 // (at most kvRows of them) of the F16 or Q8_0 cache kv, read through a's block table,
 // to tmp as float32 (hd values a row: widenF16Rows or dequantRows) and returns them.
-// Where also is an F16 cache (the values, while kv holds the keys) the same rows of it
-// are prefetched along (widenF16Rows); nil for none.
+// Where also is a cache of kv's type (the values, while kv holds the keys) the same
+// rows of it are prefetched along (widenF16Rows, dequantRows); nil for none.
 func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
 	for p := p0; p < p1; {
@@ -211,7 +214,11 @@ func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0
 			}
 			widenF16Rows(dst, kv.F16[r*stride+off:], pf, stride, hd)
 		} else {
-			dequantRows(dst, kv.Q8, r*stride+off, stride, hd)
+			var pf []byte
+			if also != nil && also.Type == kernels.Q8_0 {
+				pf = also.Q8
+			}
+			dequantRows(dst, kv.Q8, pf, r*stride+off, stride, hd)
 		}
 		p += n
 	}

@@ -209,6 +209,41 @@ func TestDequantQ8(t *testing.T) {
 	}
 }
 
+// TestDequantRows checks the dequantization of strided head rows of a Q8_0 cache
+// (assembly where the CPU has it) against the Q8_0 reference row by row, bit for bit,
+// for head sizes of one to four blocks at every head offset, with and without a second
+// cache prefetched along.
+func TestDequantRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, hd := range []int{32, 64, 96, 128} {
+		const heads, rows = 3, 37
+		stride := heads * hd
+		q8 := make([]byte, rows*stride/32*34)
+		for i := range q8 {
+			q8[i] = byte(rng.Uint32())
+		}
+		for b := 0; b < len(q8); b += 34 { // finite scales
+			q8[b+1] &^= 0x40
+		}
+		for h := range heads {
+			for _, also := range [][]byte{nil, make([]byte, len(q8))} {
+				got := make([]float32, rows*hd)
+				dequantRows(got, q8, also, h*hd, stride, hd)
+				want := make([]float32, hd)
+				for r := range rows {
+					e := r*stride + h*hd
+					kernels.TraitsOf(kernels.Q8_0).ToFloat(q8[e/32*34:(e+hd)/32*34], want)
+					for i, w := range want {
+						if math.Float32bits(got[r*hd+i]) != math.Float32bits(w) {
+							t.Fatalf("head size %d, head %d, row %d: value %d = %v, want %v", hd, h, r, i, got[r*hd+i], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestWidenF16Rows checks the widening of strided F16 rows against kernels.F16ToF32
 // for every half (subnormals and infinities included), head sizes 8 to 40. A NaN
 // stays a NaN of its sign and payload; VCVTPH2PS sets the quiet bit of a signalling

@@ -86,6 +86,12 @@ func dequantQ8x8(nb int, b *byte, dst *float32)
 //go:noescape
 func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
 
+// dequantQ8x8rows is dequantRows for n rows of nb blocks, row i at src + i·stride
+// bytes, prefetching as widenF16x8 (attend_tile_amd64.s).
+//
+//go:noescape
+func dequantQ8x8rows(n int, src *byte, stride int, nb int, dst *float32, also *byte)
+
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
@@ -479,6 +485,20 @@ func init() {
 			pf = &also[0]
 		}
 		widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0], pf)
+	}
+	dequantRows = func(dst []float32, q8, also []byte, off, stride, hd int) {
+		n := len(dst) / max(hd, 1)
+		if n == 0 || off%32 != 0 || stride%32 != 0 || hd%32 != 0 {
+			dequantRowsGo(dst, q8, also, off, stride, hd)
+			return
+		}
+		src := q8[off/32*34:]
+		_ = src[(n-1)*stride/32*34+hd/32*34-1]
+		pf := &src[0]
+		if len(also) > off/32*34 {
+			pf = &also[off/32*34]
+		}
+		dequantQ8x8rows(n, &src[0], stride/32*34, hd/32, &dst[0], pf)
 	}
 	dequantQ8 = func(src []byte, dst []float32) {
 		if nb := len(dst) / 32; nb > 0 {
