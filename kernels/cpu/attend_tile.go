@@ -77,6 +77,23 @@ func expSumGo(s []float32, m float32) float64 {
 	return sum
 }
 
+// pfRows is how many rows ahead the tile helpers prefetch an F16 cache they read in
+// place (tileScores, tileAccum), a run of pfRows rows at a time; tileScores also
+// prefetches the value rows of the keys it reads. A decode step reads each layer's
+// cache after the step's weights have evicted it, so without it every row came from
+// memory a latency at a time. A step of more than pfStepRows rows of one sequence
+// (a prompt's) reads them in place without: its first row brings the rows into the
+// cache for the rest, and the runs' extra calls made llama-small's pp512 10–15 %
+// slower. (The float32 copies prefetch the same way: widenF16Rows, dequantRows.)
+const (
+	pfRows     = 16
+	pfStepRows = 8
+)
+
+// prefetchF16Rows prefetches n head rows of hd halves, row i at k[i*stride:], where
+// the assembly runs; nothing elsewhere.
+var prefetchF16Rows = func(k []uint16, n, stride, hd int) {}
+
 // tileScores sets s[p−p0], for the positions p0 ≤ p < p1, to the scaled score of q
 // against the key head row at element offset off of the position's F16 or F32 cache
 // row (the row's dot product with q, times a.Scale); it reads the cache through a's
@@ -87,8 +104,23 @@ func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int) {
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		sp, o := s[p-p0:p-p0+n], r*stride+off
-		if a.K.Type == kernels.F16 {
+		if a.K.Type == kernels.F16 && a.N > pfStepRows { // the rows are in the cache
 			scoresF16s(sp, q, a.K.F16[o:], stride, a.Scale)
+		} else if a.K.Type == kernels.F16 {
+			var v []uint16
+			if a.V.Type == kernels.F16 {
+				v = a.V.F16[o:]
+			}
+			for i0 := 0; i0 < n; i0 += pfRows { // see pfRows
+				i1 := min(n, i0+pfRows)
+				if i1 < n {
+					prefetchF16Rows(a.K.F16[o+i1*stride:], min(pfRows, n-i1), stride, len(q))
+				}
+				if v != nil {
+					prefetchF16Rows(v[i0*stride:], i1-i0, stride, len(q))
+				}
+				scoresF16s(sp[i0:i1], q, a.K.F16[o+i0*stride:], stride, a.Scale)
+			}
 		} else {
 			scoresF32s(sp, q, a.K.F32[o:], stride, a.Scale)
 		}
@@ -102,11 +134,12 @@ const kvRows = flashTile
 
 // dequantRows dequantizes len(dst)/hd head rows of hd values from the Q8_0 cache q8,
 // the first at element offset off and each stride elements after the last, into dst
-// (dequantQ8's values). Where the assembly runs it prefetches as widenF16Rows does:
-// the rows 16 further on, and the same rows of the Q8_0 cache also (nil: none).
+// (dequantQ8's values). With ahead, where the assembly runs, it prefetches as
+// widenF16Rows does: the rows 16 further on, and the same rows of the Q8_0 cache also
+// (nil: none).
 var dequantRows = dequantRowsGo
 
-func dequantRowsGo(dst []float32, q8, _ []byte, off, stride, hd int) {
+func dequantRowsGo(dst []float32, q8, _ []byte, off, stride, hd int, _ bool) {
 	for i := range len(dst) / hd {
 		e := off + i*stride
 		dequantQ8(q8[e/32*34:(e+hd)/32*34], dst[i*hd:(i+1)*hd])
@@ -121,8 +154,16 @@ func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int) {
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		wp, o := w[p-p0:p-p0+n], r*stride+off
-		if a.V.Type == kernels.F16 {
+		if a.V.Type == kernels.F16 && a.N > pfStepRows {
 			accumF16s(acc, wp, a.V.F16[o:], stride)
+		} else if a.V.Type == kernels.F16 {
+			for i0 := 0; i0 < n; i0 += pfRows { // rows in order: the same sums
+				i1 := min(n, i0+pfRows)
+				if i1 < n {
+					prefetchF16Rows(a.V.F16[o+i1*stride:], min(pfRows, n-i1), stride, len(acc))
+				}
+				accumF16s(acc, wp[i0:i1], a.V.F16[o+i0*stride:], stride)
+			}
 		} else {
 			accumF32s(acc, wp, a.V.F32[o:], stride)
 		}
@@ -164,16 +205,16 @@ var expConsts = func() (c expVec) {
 func lanes8(v uint32) [8]uint32 { return [8]uint32{v, v, v, v, v, v, v, v} }
 
 // widenF16Rows sets the len(dst)/hd rows of hd float32 values in dst to the F16 rows
-// src[i*stride:][:hd], exactly (every half has a float32 equal to it). Where the
-// assembly runs it prefetches the rows 16 further on as it goes, and the same
-// rows of also (nil: none), the values of the keys being widened: a decode step reads
-// each layer's cache after the step's weights have evicted it, so every row came from
-// memory a latency at a time. On llama-1b Q8_0 at depth 1024 (AMD Zen 5, two threads)
-// the widening took 8.5 % of decode samples without either prefetch, 5.1 % with the
-// one ahead and 3.5 % with both.
+// src[i*stride:][:hd], exactly (every half has a float32 equal to it). With ahead,
+// where the assembly runs, it prefetches the rows 16 further on as it goes, and the
+// same rows of also (nil: none), the values of the keys being widened: a decode step
+// reads each layer's cache after the step's weights have evicted it, so every row came
+// from memory a latency at a time. On llama-1b Q8_0 at depth 1024 (AMD Zen 5, two
+// threads) the widening took 8.5 % of decode samples without either prefetch, 5.1 %
+// with the one ahead and 3.5 % with both.
 var widenF16Rows = widenF16RowsGo
 
-func widenF16RowsGo(dst []float32, src, _ []uint16, stride, hd int) {
+func widenF16RowsGo(dst []float32, src, _ []uint16, stride, hd int, _ bool) {
 	for i := range len(dst) / hd {
 		for e, h := range src[i*stride:][:hd] {
 			dst[i*hd+e] = kernels.F16ToF32(h)
@@ -200,10 +241,13 @@ func shareTiles(w int, a *kernels.Attention) bool {
 // kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
 // (at most kvRows of them) of the F16 or Q8_0 cache kv, read through a's block table,
 // to tmp as float32 (hd values a row: widenF16Rows or dequantRows) and returns them.
-// Where also is a cache of kv's type (the values, while kv holds the keys) the same
-// rows of it are prefetched along (widenF16Rows, dequantRows); nil for none.
+// For a step of at most pfStepRows rows of the sequence (a decode step's cold cache)
+// the rows ahead are prefetched, and where also is a cache of kv's type (the values,
+// while kv holds the keys) the same rows of it (widenF16Rows, dequantRows); nil for
+// none.
 func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
+	ahead := a.N <= pfStepRows
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		dst := tmp[(p-p0)*hd : (p-p0+n)*hd]
@@ -212,13 +256,13 @@ func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0
 			if also != nil && also.Type == kernels.F16 {
 				pf = also.F16[r*stride+off:]
 			}
-			widenF16Rows(dst, kv.F16[r*stride+off:], pf, stride, hd)
+			widenF16Rows(dst, kv.F16[r*stride+off:], pf, stride, hd, ahead)
 		} else {
 			var pf []byte
 			if also != nil && also.Type == kernels.Q8_0 {
 				pf = also.Q8
 			}
-			dequantRows(dst, kv.Q8, pf, r*stride+off, stride, hd)
+			dequantRows(dst, kv.Q8, pf, r*stride+off, stride, hd, ahead)
 		}
 		p += n
 	}

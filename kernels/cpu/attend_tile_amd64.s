@@ -93,6 +93,110 @@ fred: \
 	JMP four \
 fourdone:
 
+// KVPF(m) prefetches the line at m into L1; KVNOPF(m) is nothing: the two builds of
+// the cache-row copies below (…pf with prefetch, for a decode step's cold cache).
+#define KVPF(m) PREFETCHT0 m
+#define KVNOPF(m)
+
+// DEQROWS(PF) is the body of dequantQ8x8rows / dequantQ8x8rowspf: dequantQ8x8 for n
+// rows of nb blocks, row i at src + i·stride bytes, written one after another to dst;
+// with KVPF WIDEN's prefetches, each block's two lines 16 rows further on and in the
+// rows at also (also = src for none).
+#define DEQROWS(PF) \
+	MOVQ n+0(FP), CX \
+	MOVQ src+8(FP), SI \
+	MOVQ stride+16(FP), R8 \
+	MOVQ nb+24(FP), DX \
+	MOVQ dst+32(FP), DI \
+	MOVQ also+40(FP), R11 \
+	SUBQ SI, R11 \
+	MOVQ R8, R9 \
+	SHLQ $4, R9 \
+dqr_row: \
+	MOVQ SI, R10 \
+	MOVQ DX, R12 \
+dqr_blk: \
+	PF((R10)(R9*1)) \
+	PF(33(R10)(R9*1)) \
+	PF((R10)(R11*1)) \
+	PF(33(R10)(R11*1)) \
+	MOVWLZX (R10), AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VBROADCASTSS X0, Y0 \
+	VPMOVSXBD 2(R10), Y1 \
+	VPMOVSXBD 10(R10), Y2 \
+	VPMOVSXBD 18(R10), Y3 \
+	VPMOVSXBD 26(R10), Y4 \
+	VCVTDQ2PS Y1, Y1 \
+	VCVTDQ2PS Y2, Y2 \
+	VCVTDQ2PS Y3, Y3 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y0, Y1, Y1 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VMULPS Y0, Y4, Y4 \
+	VMOVUPS Y1, (DI) \
+	VMOVUPS Y2, 32(DI) \
+	VMOVUPS Y3, 64(DI) \
+	VMOVUPS Y4, 96(DI) \
+	ADDQ $34, R10 \
+	ADDQ $128, DI \
+	DECQ R12 \
+	JNZ dqr_blk \
+	ADDQ R8, SI \
+	DECQ CX \
+	JNZ dqr_row \
+	VZEROUPPER \
+	RET
+
+// WIDEN(PF) is the body of widenF16x8 / widenF16x8pf: n rows of n8 chunks of eight
+// halves, row i at src + i·stride bytes, written one after another to dst (VCVTPH2PS,
+// exact); with KVPF each chunk pair prefetches its bytes 16 rows further on, and the
+// same bytes of the rows at also (another cache's rows, at the same offsets from also
+// as from src; also = src for none).
+#define WIDEN(PF) \
+	MOVQ n+0(FP), CX \
+	MOVQ src+8(FP), SI \
+	MOVQ stride+16(FP), R8 \
+	MOVQ n8+24(FP), DX \
+	MOVQ dst+32(FP), DI \
+	MOVQ also+40(FP), R11 \
+	SUBQ SI, R11 \
+	MOVQ R8, R9 \
+	SHLQ $4, R9 \
+wrow: \
+	MOVQ SI, R10 \
+	MOVQ DX, R12 \
+	CMPQ R12, $2 \
+	JLT wone \
+wpair: \
+	PF((R10)(R9*1)) \
+	PF((R10)(R11*1)) \
+	VCVTPH2PS (R10), Y0 \
+	VCVTPH2PS 16(R10), Y1 \
+	VMOVUPS Y0, (DI) \
+	VMOVUPS Y1, 32(DI) \
+	ADDQ $32, R10 \
+	ADDQ $64, DI \
+	SUBQ $2, R12 \
+	CMPQ R12, $2 \
+	JGE wpair \
+wone: \
+	TESTQ R12, R12 \
+	JZ wnext \
+	PF((R10)(R9*1)) \
+	PF((R10)(R11*1)) \
+	VCVTPH2PS (R10), Y0 \
+	VMOVUPS Y0, (DI) \
+	ADDQ $32, DI \
+wnext: \
+	ADDQ R8, SI \
+	DECQ CX \
+	JNZ wrow \
+	VZEROUPPER \
+	RET
+
 // SCORES is the body of scoresF16x8 / scoresF32x8: for each of n rows (row stride R8
 // bytes), the dot product of the query at SI (n8 chunks of eight floats) with the row
 // in two interleaved accumulators as dotF32F16 does, reduced with HSUM and multiplied
@@ -488,103 +592,53 @@ dq_loop:
 	VZEROUPPER
 	RET
 
-// func dequantQ8x8rows(n int, src *byte, stride int, nb int, dst *float32, also *byte)
+// func prefetchRows(n int, p *byte, stride int, bytes int)
 //
-// dequantQ8x8 for n rows of nb blocks, row i at src + i·stride bytes, written one after
-// another to dst, with widenF16x8's prefetches: each block's two lines 16 rows further
-// on and in the rows at also (also = src for none).
-TEXT ·dequantQ8x8rows(SB), NOSPLIT, $0-48
+// Prefetches into L1 the lines of n rows of the given bytes each, row i at
+// p + i·stride: every 64th byte of a row and its last.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-32
 	MOVQ n+0(FP), CX
-	MOVQ src+8(FP), SI
+	MOVQ p+8(FP), SI
 	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), DX
-	MOVQ dst+32(FP), DI
-	MOVQ also+40(FP), R11
-	SUBQ SI, R11
-	MOVQ R8, R9
-	SHLQ $4, R9
-dqr_row:
-	MOVQ SI, R10
-	MOVQ DX, R12
-dqr_blk:
-	PREFETCHT0 (R10)(R9*1)
-	PREFETCHT0 33(R10)(R9*1)
-	PREFETCHT0 (R10)(R11*1)
-	PREFETCHT0 33(R10)(R11*1)
-	MOVWLZX (R10), AX
-	VMOVD AX, X0
-	VCVTPH2PS X0, X0
-	VBROADCASTSS X0, Y0
-	VPMOVSXBD 2(R10), Y1
-	VPMOVSXBD 10(R10), Y2
-	VPMOVSXBD 18(R10), Y3
-	VPMOVSXBD 26(R10), Y4
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y1, Y1
-	VMULPS Y0, Y2, Y2
-	VMULPS Y0, Y3, Y3
-	VMULPS Y0, Y4, Y4
-	VMOVUPS Y1, (DI)
-	VMOVUPS Y2, 32(DI)
-	VMOVUPS Y3, 64(DI)
-	VMOVUPS Y4, 96(DI)
-	ADDQ $34, R10
-	ADDQ $128, DI
-	DECQ R12
-	JNZ dqr_blk
+	MOVQ bytes+24(FP), DX
+	TESTQ CX, CX
+	JZ pfr_done
+	TESTQ DX, DX
+	JZ pfr_done
+pfr_row:
+	XORQ AX, AX
+pfr_line:
+	PREFETCHT0 (SI)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JLT pfr_line
+	PREFETCHT0 -1(SI)(DX*1)
 	ADDQ R8, SI
 	DECQ CX
-	JNZ dqr_row
-	VZEROUPPER
+	JNZ pfr_row
+pfr_done:
 	RET
+
+// func dequantQ8x8rows(n int, src *byte, stride int, nb int, dst *float32, also *byte)
+//
+// dequantRows for n rows (DEQROWS without prefetch; also is not read).
+TEXT ·dequantQ8x8rows(SB), NOSPLIT, $0-48
+	DEQROWS(KVNOPF)
+
+// func dequantQ8x8rowspf(n int, src *byte, stride int, nb int, dst *float32, also *byte)
+//
+// dequantQ8x8rows with DEQROWS's prefetches.
+TEXT ·dequantQ8x8rowspf(SB), NOSPLIT, $0-48
+	DEQROWS(KVPF)
 
 // func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
 //
-// widenF16Rows for n rows of n8 chunks of eight halves, row i at src + i·stride bytes,
-// written one after another to dst: VCVTPH2PS, exact. Each chunk pair prefetches its
-// bytes 16 rows further on, and the same bytes of the rows at also (another
-// cache's rows, at the same offsets from also as from src; also = src for none).
+// widenF16Rows for n rows (WIDEN without prefetch; also is not read).
 TEXT ·widenF16x8(SB), NOSPLIT, $0-48
-	MOVQ n+0(FP), CX
-	MOVQ src+8(FP), SI
-	MOVQ stride+16(FP), R8
-	MOVQ n8+24(FP), DX
-	MOVQ dst+32(FP), DI
-	MOVQ also+40(FP), R11
-	SUBQ SI, R11
-	MOVQ R8, R9
-	SHLQ $4, R9
-wrow:
-	MOVQ SI, R10
-	MOVQ DX, R12
-	CMPQ R12, $2
-	JLT wone
-wpair:
-	PREFETCHT0 (R10)(R9*1)
-	PREFETCHT0 (R10)(R11*1)
-	VCVTPH2PS (R10), Y0
-	VCVTPH2PS 16(R10), Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $32, R10
-	ADDQ $64, DI
-	SUBQ $2, R12
-	CMPQ R12, $2
-	JGE wpair
-wone:
-	TESTQ R12, R12
-	JZ wnext
-	PREFETCHT0 (R10)(R9*1)
-	PREFETCHT0 (R10)(R11*1)
-	VCVTPH2PS (R10), Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-wnext:
-	ADDQ R8, SI
-	DECQ CX
-	JNZ wrow
-	VZEROUPPER
-	RET
+	WIDEN(KVNOPF)
+
+// func widenF16x8pf(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
+//
+// widenF16x8 with WIDEN's prefetches.
+TEXT ·widenF16x8pf(SB), NOSPLIT, $0-48
+	WIDEN(KVPF)

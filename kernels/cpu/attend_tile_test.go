@@ -228,7 +228,7 @@ func TestDequantRows(t *testing.T) {
 		for h := range heads {
 			for _, also := range [][]byte{nil, make([]byte, len(q8))} {
 				got := make([]float32, rows*hd)
-				dequantRows(got, q8, also, h*hd, stride, hd)
+				dequantRows(got, q8, also, h*hd, stride, hd, also != nil || h%2 == 0)
 				want := make([]float32, hd)
 				for r := range rows {
 					e := r*stride + h*hd
@@ -262,7 +262,7 @@ func TestWidenF16Rows(t *testing.T) {
 			also = make([]uint16, n*stride)
 		}
 		dst := make([]float32, n*hd)
-		widenF16Rows(dst, src, also, stride, hd)
+		widenF16Rows(dst, src, also, stride, hd, c%4 != 0)
 		for i, v := range dst {
 			h := src[i/hd*stride+i%hd]
 			w := kernels.F16ToF32(h)

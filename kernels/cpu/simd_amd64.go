@@ -81,16 +81,29 @@ func scaleF32x8(n8 int, s *float32, f float32)
 func dequantQ8x8(nb int, b *byte, dst *float32)
 
 // widenF16x8 is widenF16Rows for n rows of n8 chunks of eight, row i at src +
-// i·stride bytes, prefetching ahead and the rows at also (attend_tile_amd64.s).
+// i·stride bytes (attend_tile_amd64.s); widenF16x8pf also prefetches the rows ahead
+// and the rows at also.
 //
 //go:noescape
 func widenF16x8(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
 
+//go:noescape
+func widenF16x8pf(n int, src *uint16, stride int, n8 int, dst *float32, also *uint16)
+
+// prefetchRows prefetches the lines of n rows of the given bytes, row i at p +
+// i·stride (attend_tile_amd64.s).
+//
+//go:noescape
+func prefetchRows(n int, p *byte, stride int, bytes int)
+
 // dequantQ8x8rows is dequantRows for n rows of nb blocks, row i at src + i·stride
-// bytes, prefetching as widenF16x8 (attend_tile_amd64.s).
+// bytes (attend_tile_amd64.s); dequantQ8x8rowspf also prefetches as widenF16x8pf.
 //
 //go:noescape
 func dequantQ8x8rows(n int, src *byte, stride int, nb int, dst *float32, also *byte)
+
+//go:noescape
+func dequantQ8x8rowspf(n int, src *byte, stride int, nb int, dst *float32, also *byte)
 
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
@@ -441,6 +454,12 @@ func init() {
 	// The tile helpers (attend_tile.go) run the rows in assembly when the head size is
 	// a multiple of 8, the row kernels' case without a Go tail; otherwise row by row.
 	attnTileAsm = true
+	prefetchF16Rows = func(k []uint16, n, stride, hd int) {
+		if n > 0 && hd > 0 {
+			_ = k[(n-1)*stride+hd-1]
+			prefetchRows(n, (*byte)(unsafe.Pointer(&k[0])), 2*stride, 2*hd)
+		}
+	}
 	scoresF16s = func(s, q []float32, k []uint16, stride int, scale float32) {
 		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
 			scoresF16Go(s, q, k, stride, scale)
@@ -473,32 +492,40 @@ func init() {
 		_ = v[(len(w)-1)*stride+len(acc)-1]
 		accumF32x8(len(w), &w[0], &v[0], 4*stride, len(acc)/8, &acc[0])
 	}
-	widenF16Rows = func(dst []float32, src, also []uint16, stride, hd int) {
+	widenF16Rows = func(dst []float32, src, also []uint16, stride, hd int, ahead bool) {
 		n := len(dst) / max(hd, 1)
 		if n == 0 || hd%8 != 0 {
-			widenF16RowsGo(dst, src, also, stride, hd)
+			widenF16RowsGo(dst, src, also, stride, hd, ahead)
 			return
 		}
 		_ = src[(n-1)*stride+hd-1]
+		if !ahead {
+			widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0], &src[0])
+			return
+		}
 		pf := &src[0]
 		if len(also) > 0 {
 			pf = &also[0]
 		}
-		widenF16x8(n, &src[0], 2*stride, hd/8, &dst[0], pf)
+		widenF16x8pf(n, &src[0], 2*stride, hd/8, &dst[0], pf)
 	}
-	dequantRows = func(dst []float32, q8, also []byte, off, stride, hd int) {
+	dequantRows = func(dst []float32, q8, also []byte, off, stride, hd int, ahead bool) {
 		n := len(dst) / max(hd, 1)
 		if n == 0 || off%32 != 0 || stride%32 != 0 || hd%32 != 0 {
-			dequantRowsGo(dst, q8, also, off, stride, hd)
+			dequantRowsGo(dst, q8, also, off, stride, hd, ahead)
 			return
 		}
 		src := q8[off/32*34:]
 		_ = src[(n-1)*stride/32*34+hd/32*34-1]
+		if !ahead {
+			dequantQ8x8rows(n, &src[0], stride/32*34, hd/32, &dst[0], &src[0])
+			return
+		}
 		pf := &src[0]
 		if len(also) > off/32*34 {
 			pf = &also[off/32*34]
 		}
-		dequantQ8x8rows(n, &src[0], stride/32*34, hd/32, &dst[0], pf)
+		dequantQ8x8rowspf(n, &src[0], stride/32*34, hd/32, &dst[0], pf)
 	}
 	dequantQ8 = func(src []byte, dst []float32) {
 		if nb := len(dst) / 32; nb > 0 {
