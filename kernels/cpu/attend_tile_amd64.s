@@ -98,6 +98,30 @@ fourdone:
 #define KVPF(m) PREFETCHT0 m
 #define KVNOPF(m)
 
+// DQ8BLK dequantizes the Q8_0 block at P (an fp16 scale, 32 int8 quants) to the 32
+// floats at DI: each quant widened (exact) times the scale, one rounded multiply.
+#define DQ8BLK(P) \
+	MOVWLZX (P), AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VBROADCASTSS X0, Y0 \
+	VPMOVSXBD 2(P), Y1 \
+	VPMOVSXBD 10(P), Y2 \
+	VPMOVSXBD 18(P), Y3 \
+	VPMOVSXBD 26(P), Y4 \
+	VCVTDQ2PS Y1, Y1 \
+	VCVTDQ2PS Y2, Y2 \
+	VCVTDQ2PS Y3, Y3 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y0, Y1, Y1 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VMULPS Y0, Y4, Y4 \
+	VMOVUPS Y1, (DI) \
+	VMOVUPS Y2, 32(DI) \
+	VMOVUPS Y3, 64(DI) \
+	VMOVUPS Y4, 96(DI)
+
 // DEQROWS(PF) is the body of dequantQ8x8rows / dequantQ8x8rowspf: dequantQ8x8 for n
 // rows of nb blocks, row i at src + i·stride bytes, written one after another to dst;
 // with KVPF WIDEN's prefetches, each block's two lines 16 rows further on and in the
@@ -120,26 +144,7 @@ dqr_blk: \
 	PF(33(R10)(R9*1)) \
 	PF((R10)(R11*1)) \
 	PF(33(R10)(R11*1)) \
-	MOVWLZX (R10), AX \
-	VMOVD AX, X0 \
-	VCVTPH2PS X0, X0 \
-	VBROADCASTSS X0, Y0 \
-	VPMOVSXBD 2(R10), Y1 \
-	VPMOVSXBD 10(R10), Y2 \
-	VPMOVSXBD 18(R10), Y3 \
-	VPMOVSXBD 26(R10), Y4 \
-	VCVTDQ2PS Y1, Y1 \
-	VCVTDQ2PS Y2, Y2 \
-	VCVTDQ2PS Y3, Y3 \
-	VCVTDQ2PS Y4, Y4 \
-	VMULPS Y0, Y1, Y1 \
-	VMULPS Y0, Y2, Y2 \
-	VMULPS Y0, Y3, Y3 \
-	VMULPS Y0, Y4, Y4 \
-	VMOVUPS Y1, (DI) \
-	VMOVUPS Y2, 32(DI) \
-	VMOVUPS Y3, 64(DI) \
-	VMOVUPS Y4, 96(DI) \
+	DQ8BLK(R10) \
 	ADDQ $34, R10 \
 	ADDQ $128, DI \
 	DECQ R12 \
@@ -565,26 +570,7 @@ TEXT ·dequantQ8x8(SB), NOSPLIT, $0-24
 	MOVQ b+8(FP), SI
 	MOVQ dst+16(FP), DI
 dq_loop:
-	MOVWLZX (SI), AX
-	VMOVD AX, X0
-	VCVTPH2PS X0, X0
-	VBROADCASTSS X0, Y0
-	VPMOVSXBD 2(SI), Y1
-	VPMOVSXBD 10(SI), Y2
-	VPMOVSXBD 18(SI), Y3
-	VPMOVSXBD 26(SI), Y4
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y1, Y1
-	VMULPS Y0, Y2, Y2
-	VMULPS Y0, Y3, Y3
-	VMULPS Y0, Y4, Y4
-	VMOVUPS Y1, (DI)
-	VMOVUPS Y2, 32(DI)
-	VMOVUPS Y3, 64(DI)
-	VMOVUPS Y4, 96(DI)
+	DQ8BLK(SI)
 	ADDQ $34, SI
 	ADDQ $128, DI
 	DECQ CX
