@@ -14,14 +14,16 @@ bench_ts() {
 }
 
 # jsonl_rows FILE TAG NAME: one "TAG NAME threads test t/s" line per test of a bench or
-# llama-bench `-o jsonl` run (test: ppN or tgN).
+# llama-bench `-o jsonl` run (test: ppN or tgN, with @dD after a depth D of context).
 jsonl_rows() {
   awk -v tag="$2" -v m="$3" '{
     match($0, /"n_threads": *[0-9]+/); t = substr($0, RSTART, RLENGTH); sub(/.*: */, "", t)
     match($0, /"n_prompt": *[0-9]+/); p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
     match($0, /"n_gen": *[0-9]+/); g = substr($0, RSTART, RLENGTH); sub(/.*: */, "", g)
     match($0, /"avg_ts": *[0-9.e+-]+/); v = substr($0, RSTART, RLENGTH); sub(/.*: */, "", v)
-    print tag, m, t, (p + 0 > 0 ? "pp" p : "tg" g), v
+    d = 0
+    if (match($0, /"n_depth": *[0-9]+/)) { d = substr($0, RSTART, RLENGTH); sub(/.*: */, "", d) }
+    print tag, m, t, (p + 0 > 0 ? "pp" p : "tg" g) (d + 0 > 0 ? "@d" d : ""), v
   }' "$1"
 }
 
