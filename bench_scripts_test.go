@@ -87,6 +87,49 @@ func TestSmallModelsTable(t *testing.T) {
 	checkScript(t, dir, "scripts/small-models.sh", want, "ROUNDS=3", "LLAMA_BENCH="+filepath.Join(dir, "llama-bench"))
 }
 
+// TestBenchABTable runs scripts/bench-ab.sh on two scripted llmbench stand-ins (three
+// rounds, known t/s per round and test) and checks the table: each side's median, and
+// the median and range of the rounds' own tree/base ratios (a round where the machine
+// slowed both runs does not move it), a test at depth named tgN@dD.
+func TestBenchABTable(t *testing.T) {
+	dir := t.TempDir()
+	standIn := func(tag, values string) string {
+		return `#!/usr/bin/env bash
+f="` + dir + `/count.` + tag + `"
+r=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 ))
+echo $r >"$f"
+declare -A v=(` + values + `)
+echo "{\"n_threads\": 2, \"n_prompt\": 64, \"n_gen\": 0, \"n_depth\": 0, \"avg_ts\": ${v[pp.$r]}}"
+echo "{\"n_threads\": 2, \"n_prompt\": 0, \"n_gen\": 16, \"n_depth\": 512, \"avg_ts\": ${v[tg.$r]}}"
+`
+	}
+	// pp ratios 1.10, 1.05, 1.20 (medians 100 and 110); tg 1.25, 1.00, 1.50 with the
+	// third round slow for both (medians 20 and 25).
+	write(t, filepath.Join(dir, "base"), standIn("base", "[pp.1]=100 [pp.2]=100 [pp.3]=50 [tg.1]=20 [tg.2]=24 [tg.3]=10"))
+	write(t, filepath.Join(dir, "tree"), standIn("tree", "[pp.1]=110 [pp.2]=105 [pp.3]=60 [tg.1]=25 [tg.2]=24 [tg.3]=15"))
+	for _, f := range []string{"scripts/bench-ab.sh", "scripts/ab-lib.sh"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, f), string(b))
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "scripts/bench-ab.sh"), "REV", "-m", "x.gguf")
+	cmd.Env = append(os.Environ(), "ROUNDS=3", "BASE_BIN="+filepath.Join(dir, "base"), "TREE_BIN="+filepath.Join(dir, "tree"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench-ab.sh: %v\n%s", err, out)
+	}
+	for _, w := range []string{
+		"2        pp64             100.00     105.00  1.100x  3 (1.050-1.200x)\n",
+		"2        tg16@d512         20.00      24.00  1.250x  3 (1.000-1.500x)\n",
+	} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
 // threadsStandIn is the body of a stand-in for llmbench bench or llama-bench as
 // small-models.sh runs them (-m MODEL -t 1,2 or 2,1, jsonl): it counts its calls per
 // model (round r) and prints pp64 and tg32 at each thread count from values, a bash

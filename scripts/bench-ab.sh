@@ -7,6 +7,9 @@
 # alternated rounds compare.
 #
 #   scripts/bench-ab.sh HEAD~1 -m model.gguf -p 0 -n 64 -d 1024 -t 2 -r 3
+#
+# BASE_BIN and TREE_BIN, where both are set, are the two llmbench binaries to run
+# instead (BASE is then only the table's name for the first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ab-lib.sh
@@ -19,9 +22,14 @@ shift
 rounds=${ROUNDS:-5}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
-git worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
-(cd "$tmp/base" && go build -o "$tmp/base.bin" .)
-go build -o "$tmp/tree.bin" .
+if [ -n "${BASE_BIN:-}" ] && [ -n "${TREE_BIN:-}" ]; then
+  ln -s "$BASE_BIN" "$tmp/base.bin"
+  ln -s "$TREE_BIN" "$tmp/tree.bin"
+else
+  git worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
+  (cd "$tmp/base" && go build -o "$tmp/base.bin" .)
+  go build -o "$tmp/tree.bin" .
+fi
 for r in $(seq "$rounds"); do
   order="base tree"
   [ $((r % 2)) = 0 ] && order="tree base"
