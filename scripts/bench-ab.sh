@@ -34,7 +34,11 @@ for r in $(seq "$rounds"); do
   order="base tree"
   [ $((r % 2)) = 0 ] && order="tree base"
   for b in $order; do
-    "$tmp/$b.bin" bench "$@" -o jsonl 2>/dev/null >"$tmp/run"
+    if ! "$tmp/$b.bin" bench "$@" -o jsonl 2>"$tmp/err" >"$tmp/run"; then
+      echo "bench-ab: the $b binary failed:" >&2
+      tail -5 "$tmp/err" >&2
+      exit 1
+    fi
     jsonl_rows "$tmp/run" "$b" - | sed "s/\$/ $r/" >>"$tmp/all"
   done
   echo "bench-ab: round $r/$rounds done" >&2
