@@ -90,6 +90,11 @@ const (
 	pfStepRows = 8
 )
 
+// coldStep reports whether a is a step of at most pfStepRows rows of its sequence (a
+// decode step), whose cache rows the step's weights have evicted: its readers prefetch
+// them, the in-place F16 ones pfRows rows a call.
+func coldStep(a *kernels.Attention) bool { return a.N <= pfStepRows }
+
 // prefetchF16Rows prefetches n head rows of hd halves, row i at k[i*stride:], where
 // the assembly runs; nothing elsewhere.
 var prefetchF16Rows = func(k []uint16, n, stride, hd int) {}
@@ -104,20 +109,20 @@ func tileScores(s, q []float32, a *kernels.Attention, p0, p1, off int) {
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		sp, o := s[p-p0:p-p0+n], r*stride+off
-		if a.K.Type == kernels.F16 && a.N > pfStepRows { // the rows are in the cache
-			scoresF16s(sp, q, a.K.F16[o:], stride, a.Scale)
-		} else if a.K.Type == kernels.F16 {
-			var v []uint16
-			if a.V.Type == kernels.F16 {
-				v = a.V.F16[o:]
+		if a.K.Type == kernels.F16 {
+			cold, run := coldStep(a), n
+			if cold {
+				run = pfRows
 			}
-			for i0 := 0; i0 < n; i0 += pfRows { // see pfRows
-				i1 := min(n, i0+pfRows)
-				if i1 < n {
-					prefetchF16Rows(a.K.F16[o+i1*stride:], min(pfRows, n-i1), stride, len(q))
-				}
-				if v != nil {
-					prefetchF16Rows(v[i0*stride:], i1-i0, stride, len(q))
+			for i0 := 0; i0 < n; i0 += run {
+				i1 := min(n, i0+run)
+				if cold {
+					if i1 < n {
+						prefetchF16Rows(a.K.F16[o+i1*stride:], min(run, n-i1), stride, len(q))
+					}
+					if a.V.Type == kernels.F16 {
+						prefetchF16Rows(a.V.F16[o+i0*stride:], i1-i0, stride, len(q))
+					}
 				}
 				scoresF16s(sp[i0:i1], q, a.K.F16[o+i0*stride:], stride, a.Scale)
 			}
@@ -154,13 +159,15 @@ func tileAccum(acc, w []float32, a *kernels.Attention, p0, p1, off int) {
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		wp, o := w[p-p0:p-p0+n], r*stride+off
-		if a.V.Type == kernels.F16 && a.N > pfStepRows {
-			accumF16s(acc, wp, a.V.F16[o:], stride)
-		} else if a.V.Type == kernels.F16 {
-			for i0 := 0; i0 < n; i0 += pfRows { // rows in order: the same sums
-				i1 := min(n, i0+pfRows)
-				if i1 < n {
-					prefetchF16Rows(a.V.F16[o+i1*stride:], min(pfRows, n-i1), stride, len(acc))
+		if a.V.Type == kernels.F16 {
+			cold, run := coldStep(a), n
+			if cold {
+				run = pfRows
+			}
+			for i0 := 0; i0 < n; i0 += run { // rows in order: the same sums
+				i1 := min(n, i0+run)
+				if cold && i1 < n {
+					prefetchF16Rows(a.V.F16[o+i1*stride:], min(run, n-i1), stride, len(acc))
 				}
 				accumF16s(acc, wp[i0:i1], a.V.F16[o+i0*stride:], stride)
 			}
@@ -247,7 +254,7 @@ func shareTiles(w int, a *kernels.Attention) bool {
 // none.
 func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
-	ahead := a.N <= pfStepRows
+	ahead := coldStep(a)
 	for p := p0; p < p1; {
 		r, n := a.Span(p, p1)
 		dst := tmp[(p-p0)*hd : (p-p0+n)*hd]
