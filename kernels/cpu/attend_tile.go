@@ -248,10 +248,9 @@ func shareTiles(w int, a *kernels.Attention) bool {
 // kvTileF32 writes the head rows at element offset off of the positions p0 ≤ p < p1
 // (at most kvRows of them) of the F16 or Q8_0 cache kv, read through a's block table,
 // to tmp as float32 (hd values a row: widenF16Rows or dequantRows) and returns them.
-// For a step of at most pfStepRows rows of the sequence (a decode step's cold cache)
-// the rows ahead are prefetched, and where also is a cache of kv's type (the values,
-// while kv holds the keys) the same rows of it (widenF16Rows, dequantRows); nil for
-// none.
+// In a cold step (coldStep) the rows ahead are prefetched, and where also is a cache
+// of kv's type (the values, while kv holds the keys) the same rows of it
+// (widenF16Rows, dequantRows); nil for none.
 func kvTileF32(tmp []float32, kv, also *kernels.KVView, a *kernels.Attention, p0, p1, off int) []float32 {
 	hd, stride := a.HeadDim, a.KVHeads*a.HeadDim
 	ahead := coldStep(a)
