@@ -90,7 +90,8 @@ func TestSmallModelsTable(t *testing.T) {
 // TestBenchABTable runs scripts/bench-ab.sh on two scripted llmbench stand-ins (three
 // rounds, known t/s per round and test) and checks the table: each side's median, and
 // the median and range of the rounds' own tree/base ratios (a round where the machine
-// slowed both runs does not move it), a test at depth named tgN@dD.
+// slowed both runs does not move it), a test at depth named tgN@dD, and each model of
+// the run in rows of its own.
 func TestBenchABTable(t *testing.T) {
 	dir := t.TempDir()
 	standIn := func(tag, values string) string {
@@ -99,14 +100,16 @@ f="` + dir + `/count.` + tag + `"
 r=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 ))
 echo $r >"$f"
 declare -A v=(` + values + `)
-echo "{\"n_threads\": 2, \"n_prompt\": 64, \"n_gen\": 0, \"n_depth\": 0, \"avg_ts\": ${v[pp.$r]}}"
-echo "{\"n_threads\": 2, \"n_prompt\": 0, \"n_gen\": 16, \"n_depth\": 512, \"avg_ts\": ${v[tg.$r]}}"
+echo "{\"model_type\": \"llama 1B F16\", \"n_threads\": 2, \"n_prompt\": 64, \"n_gen\": 0, \"n_depth\": 0, \"avg_ts\": ${v[pp.$r]}}"
+echo "{\"model_type\": \"llama 1B F16\", \"n_threads\": 2, \"n_prompt\": 0, \"n_gen\": 16, \"n_depth\": 512, \"avg_ts\": ${v[tg.$r]}}"
+echo "{\"model_type\": \"llama 1B Q4_0\", \"n_threads\": 2, \"n_prompt\": 0, \"n_gen\": 16, \"n_depth\": 512, \"avg_ts\": ${v[q4.$r]}}"
 `
 	}
 	// pp ratios 1.10, 1.05, 1.20 (medians 100 and 110); tg 1.25, 1.00, 1.50 with the
 	// third round slow for both (medians 20 and 25).
-	write(t, filepath.Join(dir, "base"), standIn("base", "[pp.1]=100 [pp.2]=100 [pp.3]=50 [tg.1]=20 [tg.2]=24 [tg.3]=10"))
-	write(t, filepath.Join(dir, "tree"), standIn("tree", "[pp.1]=110 [pp.2]=105 [pp.3]=60 [tg.1]=25 [tg.2]=24 [tg.3]=15"))
+	// A second model's tg16@d512 (ratios 0.50, 0.90, 0.80) is its own row.
+	write(t, filepath.Join(dir, "base"), standIn("base", "[pp.1]=100 [pp.2]=100 [pp.3]=50 [tg.1]=20 [tg.2]=24 [tg.3]=10 [q4.1]=40 [q4.2]=50 [q4.3]=50"))
+	write(t, filepath.Join(dir, "tree"), standIn("tree", "[pp.1]=110 [pp.2]=105 [pp.3]=60 [tg.1]=25 [tg.2]=24 [tg.3]=15 [q4.1]=20 [q4.2]=45 [q4.3]=40"))
 	for _, f := range []string{"scripts/bench-ab.sh", "scripts/ab-lib.sh"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -121,8 +124,9 @@ echo "{\"n_threads\": 2, \"n_prompt\": 0, \"n_gen\": 16, \"n_depth\": 512, \"avg
 		t.Fatalf("bench-ab.sh: %v\n%s", err, out)
 	}
 	for _, w := range []string{
-		"2        pp64             100.00     105.00  1.100x  3 (1.050-1.200x)\n",
-		"2        tg16@d512         20.00      24.00  1.250x  3 (1.000-1.500x)\n",
+		"llama_1B_F16         2        pp64             100.00     105.00  1.100x  3 (1.050-1.200x)\n",
+		"llama_1B_F16         2        tg16@d512         20.00      24.00  1.250x  3 (1.000-1.500x)\n",
+		"llama_1B_Q4_0        2        tg16@d512         50.00      40.00  0.800x  3 (0.500-0.900x)\n",
 	} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("output lacks %q:\n%s", w, out)

@@ -15,8 +15,12 @@ bench_ts() {
 
 # jsonl_rows FILE TAG NAME: one "TAG NAME threads test t/s" line per test of a bench or
 # llama-bench `-o jsonl` run (test: ppN or tgN, with @dD after a depth D of context).
+# NAME - takes each line's model_type ("llama_1B_Q4_0"), so that the tests of a run over
+# several models stay apart.
 jsonl_rows() {
-  awk -v tag="$2" -v m="$3" '{
+  awk -v tag="$2" -v name="$3" '{
+    m = name
+    if (m == "-" && match($0, /"model_type": *"[^"]*"/)) { m = substr($0, RSTART, RLENGTH); sub(/^"model_type": *"/, "", m); sub(/"$/, "", m); gsub(/ /, "_", m) }
     match($0, /"n_threads": *[0-9]+/); t = substr($0, RSTART, RLENGTH); sub(/.*: */, "", t)
     match($0, /"n_prompt": *[0-9]+/); p = substr($0, RSTART, RLENGTH); sub(/.*: */, "", p)
     match($0, /"n_gen": *[0-9]+/); g = substr($0, RSTART, RLENGTH); sub(/.*: */, "", g)

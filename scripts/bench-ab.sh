@@ -44,13 +44,13 @@ for r in $(seq "$rounds"); do
   echo "bench-ab: round $r/$rounds done" >&2
 done
 echo "bench-ab: llmbench bench $*; $base (base) against the working tree, $rounds alternated rounds (t/s)"
-sort -k3,3n -k4,4 -k1,1 -k5,5g "$tmp/all" | awk -v rounds="$rounds" "$ab_awk"'
-  { k = $1 " " $3 " " $4; v[k, n[k]++] = $5; by[k, $6] = $5; tests[$3 " " $4] = 1 }
+sort -k2,2 -k3,3n -k4,4 -k1,1 -k5,5g "$tmp/all" | awk -v rounds="$rounds" "$ab_awk"'
+  { t = $2 " " $3 " " $4; k = $1 " " t; v[k, n[k]++] = $5; by[k, $6] = $5; tests[t] = 1 }
   END {
-    printf "%-8s %-12s %10s %10s %7s  %s\n", "threads", "test", "base", "tree", "ratio", "rounds (ratio range)"
+    printf "%-20s %-8s %-12s %10s %10s %7s  %s\n", "model", "threads", "test", "base", "tree", "ratio", "rounds (ratio range)"
     for (t in tests) {
       split(t, a, " ")
       r = pm("tree " t, "base " t)
-      printf "%-8s %-12s %10.2f %10.2f %6.3fx  %d (%.3f-%.3fx)\n", a[1], a[2], med("base " t), med("tree " t), r, rounds, pm_lo, pm_hi | "sort"
+      printf "%-20s %-8s %-12s %10.2f %10.2f %6.3fx  %d (%.3f-%.3fx)\n", a[1], a[2], a[3], med("base " t), med("tree " t), r, rounds, pm_lo, pm_hi | "sort"
     }
   }'
