@@ -115,14 +115,22 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		switch {
 		case n > 1:
 			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
-		case tileFmts[t].x1m != nil && x1NoPrefetch:
-			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, hardware prefetch only"+orderNote("AMD: faster than one tile at a time")
+		case tileFmts[t].x1m != nil && x1Quarters:
+			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, "
+			claim := "AMD: faster than one tile at a time"
+			if x1mOrder(x1mKernels[t]) == x1mQuartersPF {
+				kernel += "-pf"
+				detail, claim = detail+"software prefetch about 2 KiB ahead of each stream", claim+"; Zen 5: faster with software prefetch"
+			} else {
+				detail += "hardware prefetch only"
+			}
+			detail += orderNote(claim)
 		case tileFmts[t].x1m != nil:
 			kernel, detail = "tile-"+ty+"-x1m", "4 adjacent tiles of 16 rows × 1 token, VPDPBUSD zmm"+orderNote("")
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
 			claim := ""
-			if x1NoPrefetch {
+			if x1Quarters {
 				detail, claim = detail+", hardware prefetch only", "AMD: faster than software prefetch"
 			}
 			detail += orderNote(claim)
@@ -146,8 +154,13 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 				detail = fmt.Sprintf("%d rows × 6 tokens from %d tokens (4 below), %s", h.gr, gemm6Toks, op)
 			}
 		case h.rows != nil:
-			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op+
-				orderNote("AMD: four long streams per thread read faster than four adjacent rows")
+			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op
+			claim := "AMD: four long streams per thread read faster than four adjacent rows"
+			if h.rowsPF {
+				kernel += "-pf"
+				detail, claim = detail+", software prefetch ahead of each stream", claim+"; Zen 5: faster with software prefetch"
+			}
+			detail += orderNote(claim)
 		default:
 			kernel, detail = name+"-x4", "4 rows × 1 token, "+op
 			if level == "avx512vnni" { // the level with both orders

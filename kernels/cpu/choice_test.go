@@ -44,7 +44,7 @@ func TestKernels(t *testing.T) {
 	if want == nil {
 		t.Fatalf("level %q has no expectations", level)
 	}
-	if level == "avx2" && !x1NoPrefetch { // not AMD, or LLMBENCH_DECODE_ORDER=adjacent: one tile at a time
+	if level == "avx2" && !x1Quarters { // not AMD, or LLMBENCH_DECODE_ORDER=adjacent: one tile at a time
 		want["Q4_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q4_0-x1-avx2", "tile-q4_k-x1-avx2", "tile-q6_k-x1-avx2"
 		want["Q5_K/decode"], want["Q3_K/decode"], want["Q2_K/decode"] = "tile-q5_k-x1-avx2", "tile-q3_k-x1-avx2", "tile-q2_k-x1-avx2"
 		want["IQ4_NL/decode"] = "tile-iq4_nl-x1-avx2"
@@ -63,13 +63,18 @@ func TestKernels(t *testing.T) {
 			want["BF16/decode"] = "bf16-dp-rows"
 		}
 	}
+	if quartersPF { // AMD Zen 5: the quarters' kernels with software prefetch
+		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q4_K/decode", "Q6_K/decode"} {
+			want[key] += "-pf"
+		}
+	}
 	for key, k := range want {
 		if got := seen[key].Kernel; got != k {
 			t.Errorf("level %s: %s kernel %q, want %q", level, key, got, k)
 		}
 	}
-	if level == "avx512vnni" && (halfKerns[kernels.F16].rows != nil) != x1NoPrefetch {
-		t.Errorf("F16 decode kernel %s beside one-token tiles in quarters %v", seen["F16/decode"].Kernel, x1NoPrefetch)
+	if level == "avx512vnni" && (halfKerns[kernels.F16].rows != nil) != x1Quarters {
+		t.Errorf("F16 decode kernel %s beside one-token tiles in quarters %v", seen["F16/decode"].Kernel, x1Quarters)
 	}
 	if level == "avx512vnni" && orderEnv != "" {
 		for _, k := range ks {

@@ -19,8 +19,8 @@ func TestClaimsCoverEveryCall(t *testing.T) {
 	if tileX1m == nil {
 		t.Skip("no x1m kernels at this level")
 	}
-	defer func(v bool) { x1NoPrefetch = v }(x1NoPrefetch)
-	x1NoPrefetch = true
+	defer func(v bool) { x1Quarters = v }(x1Quarters)
+	x1Quarters = true
 	rng := rand.New(rand.NewPCG(31, 7))
 	one := New(1)
 	defer one.Close()

@@ -69,6 +69,9 @@ type halfKern struct {
 	// x4 sums it (the pairs order for the pairs kernels); nil where the CPU lacks it
 	// (x4 then serves decode).
 	rows func(n32 int, w []byte, stride, nrows int, x []byte, out []float32)
+	// rowsPF marks a rows kernel that prefetches ahead of its streams in software
+	// (quartersPF).
+	rowsPF bool
 	// gemm computes four rows (w[r·wstride:]) times float32 token rows x[t·xstride:]
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into
 	// out[4t+r]; nil where the CPU lacks it.

@@ -316,9 +316,30 @@ done: \
 #define HQUAD_BF16 HQUAD(CVTB)
 #define HONE_BF16 HONE(CVTB)
 
+// PFQUAD(d) prefetches the line d bytes ahead of each of X1ROWS's four rows (R8,
+// R8+R11, R9, R9+R11): a QSTEP's software prefetch, one line per row and step.
+#define PFQUAD(d) \
+	PREFETCHT0 d(R8) \
+	PREFETCHT0 d(R8)(R11*1) \
+	PREFETCHT0 d(R9) \
+	PREFETCHT0 d(R9)(R11*1)
+
+// HQUADPF_F16 is HQUAD_F16 reading each row 2048 bytes ahead (PFQUAD): on AMD Zen 5
+// the four streams' hardware prefetch alone leaves a core short of the memory's rate
+// (see quarterPrefetch; 1024 and 3072 bytes ahead were slower there).
+#define HQUADPF_F16 \
+	PFQUAD(2048) \
+	HQUAD_F16
+
 // func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 TEXT ·dotF16rows(SB), NOSPLIT, $0-48
 	X1ROWS(HQUAD_F16, HONE_F16, 128)
+
+// func dotF16rowsPF(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+//
+// dotF16rows with software prefetch (HQUADPF_F16), the same sums.
+TEXT ·dotF16rowsPF(SB), NOSPLIT, $0-48
+	X1ROWS(HQUADPF_F16, HONE_F16, 128)
 
 // func dotBF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 TEXT ·dotBF16rows(SB), NOSPLIT, $0-48
@@ -362,6 +383,18 @@ TEXT ·dotBF16rows(SB), NOSPLIT, $0-48
 // halfKern.pairs), the order gemmBF16dp gives every output too.
 TEXT ·dotBF16dpRows(SB), NOSPLIT, $0-48
 	X1ROWS(DPQUAD, DPONE, 64)
+
+// DPQUADPF is DPQUAD reading each row 1024 bytes ahead (half HQUADPF_F16's distance: a
+// step here takes half the time; 2048 and 4096 were slower on AMD Zen 5).
+#define DPQUADPF \
+	PFQUAD(1024) \
+	DPQUAD
+
+// func dotBF16dpRowsPF(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+//
+// dotBF16dpRows with software prefetch (DPQUADPF), the same sums.
+TEXT ·dotBF16dpRowsPF(SB), NOSPLIT, $0-48
+	X1ROWS(DPQUADPF, DPONE, 64)
 
 // func dotBF16dpX4(n32 int, w *byte, stride int, x *byte, out *[4]float32)
 //

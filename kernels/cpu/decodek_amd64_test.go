@@ -12,7 +12,8 @@ import (
 )
 
 // TestHalfRowsMatchX4 checks the one-row-after-another decode kernels (chosen on AMD,
-// and the pairs kernel wherever the CPU has AVX512-BF16) on any CPU with the AVX-512
+// and the pairs kernel wherever the CPU has AVX512-BF16; the F16 and pairs kernels
+// also with software prefetch, as AMD Zen 5 takes them) on any CPU with the AVX-512
 // half kernels, and their eight-lane twins at level avx2: every row's sum is, bit for
 // bit, the Go twin's (the x4 kernels' order, or the pairs order), for several row
 // counts and lengths, and nothing past the rows is written.
@@ -32,9 +33,11 @@ func TestHalfRowsMatchX4(t *testing.T) {
 	cases := []rowsCase{{kernels.F16, halfKerns[kernels.F16], dotF16rows}, {kernels.BF16, plain, dotBF16rows}}
 	if level == "avx2" { // the eight-lane twins
 		cases = []rowsCase{{kernels.F16, halfKerns[kernels.F16], dotF16rows8}, {kernels.BF16, plain, dotBF16rows8}}
+	} else { // with software prefetch too (AMD Zen 5), whichever decode takes
+		cases = append(cases, rowsCase{kernels.F16, halfKerns[kernels.F16], dotF16rowsPF})
 	}
 	if plainBF16 != nil {
-		cases = append(cases, rowsCase{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRows})
+		cases = append(cases, rowsCase{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRows}, rowsCase{kernels.BF16, halfKerns[kernels.BF16], dotBF16dpRowsPF})
 	} else {
 		t.Log("no AVX512-BF16: the pairs kernel is not checked")
 	}

@@ -108,6 +108,15 @@ func dequantQ8x8rowspf(n int, src *byte, stride int, nb int, dst *float32, also 
 //go:noescape
 func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 
+// dotF16rowsPF and dotBF16dpRowsPF are dotF16rows and dotBF16dpRows with software
+// prefetch on the four streams (quarterPrefetch): the same sums.
+//
+//go:noescape
+func dotF16rowsPF(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+
+//go:noescape
+func dotBF16dpRowsPF(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
+
 // dotF16rows8 and dotBF16rows8 are dotF16rows and dotBF16rows for the eight-lane
 // (AVX2) kernels' order (half_avx2_amd64.s).
 //
@@ -260,6 +269,15 @@ func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]floa
 
 //go:noescape
 func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ8x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -586,6 +604,7 @@ func init() {
 	setLUTDots()
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
+		quartersPF = quarterPrefetch()
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
@@ -594,6 +613,9 @@ func init() {
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
+			if quartersPF { // Zen 5: with software prefetch
+				halfKerns[kernels.F16].rows, halfKerns[kernels.F16].rowsPF = halfRows(dotF16rowsPF, 128), true
+			}
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
 		}
 		if x.HasAVX512BF16 {
@@ -618,7 +640,7 @@ func init() {
 		toF16Fast, halfKerns[kernels.F16].widen = f16Converters(16, f32ToF16AVX512, f16ToF32AVX512)
 		// The one-token kernels without software prefetch (…np) stream faster on AMD
 		// Zen 4 (see PFON in tile_amd64.s); both are kept, and tested, everywhere.
-		x1NoPrefetch = quarters()
+		x1Quarters = quarters()
 		for t, k := range map[kernels.DType]struct {
 			x4       func(int, *byte, *byte, *[64]float32)
 			x1, x1np func(int, *byte, *byte, int, *[16]float32)
@@ -632,7 +654,7 @@ func init() {
 			kernels.Q5_1: {tileQ51x4, tileQ51x1, tileQ51x1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
-			if x1NoPrefetch {
+			if x1Quarters {
 				tileFmts[t].x1 = k.x1np
 			}
 			x1Both[t] = [2]func(int, *byte, *byte, int, *[16]float32){k.x1, k.x1np}
@@ -645,20 +667,19 @@ func init() {
 		// than one tile at a time with a tile's block at a time, and that 3-6 % again
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
-		x1mKernels[kernels.Q4_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){tileQ4x1m, tileQ4x1mnp}
-		x1mKernels[kernels.IQ4_NL] = [2]func(int, *byte, int, *byte, int, *[64]float32){tileIQ4NLx1m, tileIQ4NLx1mnp}
-		x1mKernels[kernels.Q8_0] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ8x1mnp}
-		x1mKernels[kernels.Q4_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ4Kx1mnp}
-		x1mKernels[kernels.Q6_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ6Kx1mnp}
-		x1mKernels[kernels.Q5_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ5Kx1mnp}
-		x1mKernels[kernels.Q3_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ3Kx1mnp}
-		x1mKernels[kernels.Q2_K] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, tileQ2Kx1mnp}
-		np := 0
-		if x1NoPrefetch {
-			np = 1
-		}
+		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), where a
+		// type has such a kernel.
+		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
+		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1m}
+		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1m}
+		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1m}
+		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1m}
+		x1mKernels[kernels.Q6_K] = [3]x1mFn{nil, tileQ6Kx1mnp, tileQ6Kx1m}
+		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, nil}
+		x1mKernels[kernels.Q3_K] = [3]x1mFn{nil, tileQ3Kx1mnp, nil}
+		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, nil}
 		for t, k := range x1mKernels {
-			tileFmts[t].x1m = k[np]
+			tileFmts[t].x1m = k[x1mOrder(k)]
 		}
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
@@ -682,15 +703,13 @@ func init() {
 		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M). Elsewhere one tile at a time: these
 		// kernels have no software prefetch, and four adjacent tiles without it are
 		// unmeasured on Intel. The tests check the kernels everywhere (x1mKernels).
-		x1NoPrefetch = quarters()
+		x1Quarters = quarters()
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
 			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2, kernels.Q5_K: tileQ5Kx1mAVX2,
 			kernels.Q3_K: tileQ3Kx1mAVX2, kernels.Q2_K: tileQ2Kx1mAVX2, kernels.IQ4_NL: tileIQ4NLx1mAVX2,
 		} {
-			x1mKernels[t] = [2]func(int, *byte, int, *byte, int, *[64]float32){nil, k}
-			if x1NoPrefetch {
-				tileFmts[t].x1m = k
-			}
+			x1mKernels[t] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, k, nil}
+			tileFmts[t].x1m = x1mKernels[t][x1mOrder(x1mKernels[t])]
 		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.MXFP4: batchMXFP4AVX2,
@@ -853,6 +872,9 @@ func setHalf(t kernels.DType, x4 func(int, *byte, int, *byte, *[4]float32), gemm
 func pairsBF16() *halfKern {
 	h := &halfKern{at: bf16At, widen: copyActs, widenGo: copyActs, gr: 4, lanes: 16, pairs: true}
 	h.rows = halfRows(dotBF16dpRows, 64)
+	if quartersPF {
+		h.rows, h.rowsPF = halfRows(dotBF16dpRowsPF, 64), true
+	}
 	h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 		if n32 == 0 {
 			*out = [4]float32{}

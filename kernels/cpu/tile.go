@@ -318,13 +318,34 @@ var (
 	// tileX1m is tileX1 on four tiles stride bytes apart at once, for formats with an
 	// x1m kernel: four streams from memory keep a core's read bandwidth up where one
 	// does not. Intel reads four adjacent tiles with software prefetch; AMD
-	// (x1NoPrefetch) one tile from each quarter of a worker's band without
-	// (tileFours).
+	// (x1Quarters) one tile from each quarter of a worker's band (tileFours), Zen 4
+	// without software prefetch and Zen 5 with it (x1mOrder).
 	tileX1m func(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
-	// x1mKernels holds the x1m kernels this CPU can run, with software prefetch ([0])
-	// and without ([1]) where there is one, whether or not decode takes them
-	// (tileFmt.x1m).
-	x1mKernels = map[kernels.DType][2]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
+	// x1mKernels holds the x1m kernels this CPU can run, indexed by the decode order
+	// that takes each (x1mAdjacent, x1mQuarters, x1mQuartersPF; nil where a type has
+	// none), whether or not decode takes them (tileFmt.x1m).
+	x1mKernels = map[kernels.DType][3]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
+)
+
+// x1mOrder returns the index in a type's x1m kernels (x1mKernels) of the one decode
+// takes: four adjacent tiles where the decode order is not quarters, else one from each
+// quarter, with software prefetch where quartersPF holds and the type has such a
+// kernel. The entry may be nil: the type then decodes one tile at a time.
+func x1mOrder(k [3]func(int, *byte, int, *byte, int, *[64]float32)) int {
+	switch {
+	case !x1Quarters:
+		return x1mAdjacent
+	case quartersPF && k[x1mQuartersPF] != nil:
+		return x1mQuartersPF
+	}
+	return x1mQuarters
+}
+
+// The indices of x1mKernels.
+const (
+	x1mAdjacent   = iota // four adjacent tiles, software prefetch (Intel)
+	x1mQuarters          // a tile from each quarter of a band, hardware prefetch only (AMD Zen 4)
+	x1mQuartersPF        // a tile from each quarter, software prefetch too (AMD Zen 5)
 )
 
 // packTile writes rows r0…r0+15 of w (rows past the end are zero) as one tile to dst.
@@ -376,12 +397,17 @@ func tileGo(f *tileFmt, nu int, tile, act []byte, gsz, ntok int, out []float32) 
 	}
 }
 
-// x1NoPrefetch says the one-token tile kernels run without software prefetch (AMD:
-// see PFON in tile_amd64.s); x1Both holds each tile type's one-token kernel with and
-// without (the tests check both, whichever MatMul runs).
+// x1Quarters says one-token products read a worker's band in quarters (AMD: four long
+// streams, see quarters), where the types with an x1m kernel take four tiles at once,
+// and the one-tile kernels run without software prefetch (see PFON in tile_amd64.s).
+// x1Both holds each tile type's one-tile kernel with and without prefetch (the tests
+// check both, whichever MatMul runs).
 var (
-	x1NoPrefetch bool
-	x1Both       = map[kernels.DType][2]func(nu int, tile, act *byte, tok int, out *[16]float32){}
+	x1Quarters bool
+	// quartersPF says the quarters' kernels that have a twin with software prefetch
+	// take it (AMD Zen 5: see quarterPrefetch): x1m (x1mOrder) and the F16/BF16 rows.
+	quartersPF bool
+	x1Both     = map[kernels.DType][2]func(nu int, tile, act *byte, tok int, out *[16]float32){}
 )
 
 // tileActKey identifies the activations regrouped in CPU.tileAct: the conversion they
@@ -551,7 +577,7 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 	}
 	work = j.rows * j.cols * j.n / div
 	j.band = (max(4, nt/(c.splitThreads(work)*8)) + 3) &^ 3
-	if j.n == 1 && j.tf.x1m != nil && x1NoPrefetch && j.gsz != amxToks {
+	if j.n == 1 && j.tf.x1m != nil && x1Quarters && j.gsz != amxToks {
 		return c.claimBands(nt, work), work
 	}
 	return (nt + j.band - 1) / j.band, work
@@ -745,7 +771,7 @@ func (o tileOut) store(dst []float32, out *[64]float32) {
 }
 
 // tileCall runs call i of tiles [t0, t1) (bandCalls) into the worker's scratch with
-// the x1m kernel, four tiles: on AMD (x1NoPrefetch) tile i of every quarter, so that
+// the x1m kernel, four tiles: on AMD (x1Quarters) tile i of every quarter, so that
 // the worker reads four streams at once (one tile at a time read slower there,
 // llama-1b decode 2-5 % per token; four adjacent tiles with software prefetch, 12-15 %
 // slower); elsewhere tiles 4i…4i+3, which the kernel prefetches. The calls past those
@@ -757,7 +783,7 @@ func (c *CPU) tileCall(j *job, t0, t1, i int, s *gemmScratch, act []byte) tileOu
 	q, _ := j.bandCalls(t0, t1)
 	if i < q {
 		ti, apart := t0+4*i, 1
-		if x1NoPrefetch {
+		if x1Quarters {
 			ti, apart = t0+i, q
 		}
 		tileX1m(j.tf, nu, j.xp[ti*tb:], apart*tb, act, 0, &s.out)

@@ -212,9 +212,10 @@
 
 // PFD is how far ahead of the kernel's reads the weights are prefetched: about the
 // bytes a core streams in one DRAM latency (the hardware prefetcher alone leaves an
-// Intel Xeon core well short of memory bandwidth; measured there at 1024). On AMD the
-// one-token kernels run without software prefetch (PFOFF below); 2048 had helped them
-// there (Q4_K_M tg32 32.2 → 37.1 t/s) but none at all helps more.
+// Intel Xeon core well short of memory bandwidth; measured there at 1024). On AMD Zen 4
+// the one-token kernels run without software prefetch (PFOFF below); 2048 had helped
+// them there (Q4_K_M tg32 32.2 → 37.1 t/s) but none at all helps more. Zen 5's
+// four-tile kernels prefetch again (PF4T below).
 #define PFD 1024
 
 // PFON(m) prefetches the line at memory operand m into L1; PFOFF(m) is nothing. The
@@ -224,6 +225,24 @@
 // 43.7, medians of four; Q8_0 unchanged); Intel keeps the software prefetch.
 #define PFON(m) PREFETCHT0 m
 #define PFOFF(m)
+
+// PF4T(o) prefetches the line at offset o of each of an x1m kernel's four tiles (SI,
+// R8, R9, BX), PF4TX(o) the line at o past R11 in each; PFNONE is no prefetch. The
+// four-tile kernels that read from quarters with software prefetch (…x1m, AMD Zen 5:
+// see quarterPrefetch) place them 2048 bytes ahead of their reads.
+#define PF4T(o) \
+	PREFETCHT0 o(SI) \
+	PREFETCHT0 o(R8) \
+	PREFETCHT0 o(R9) \
+	PREFETCHT0 o(BX)
+
+#define PF4TX(o) \
+	PREFETCHT0 o(SI)(R11*1) \
+	PREFETCHT0 o(R8)(R11*1) \
+	PREFETCHT0 o(R9)(R11*1) \
+	PREFETCHT0 o(BX)(R11*1)
+
+#define PFNONE
 
 // PREF6 prefetches six lines from PFD ahead.
 #define PREF6(PF) \
@@ -573,6 +592,41 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 	Q4KDM(R9, D2, M2) \
 	Q4KDM(BX, D3, M3)
 
+// TILEQ4KX1M(PFSUPER, PFSUB) is the body of the Q4_K four-tile kernels, with PFSUPER
+// run at each super-block and PFSUB at each sub-block (prefetches, or PFNONE).
+#define TILEQ4KX1M(PFSUPER, PFSUB) \
+	MASKS \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $8, R13 \
+	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30) \
+sub: \
+	PFSUB \
+	STARTT(Z0, Z1, Z2, Z3) \
+	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
+	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
+	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
+	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
+	Q4KFMAT(R9, Z14, Z26, Z2, Z6) \
+	Q4KFMAT(BX, Z27, Z30, Z3, Z7) \
+	NEXT1 \
+	ADDQ $256, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ sub \
+	STEP4T($2368) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
 // func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4Kx1np on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
@@ -581,35 +635,29 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 // head through R14 (16·sub-block), its quants through R11 (256·sub-block); its d and
 // −dmin are read once per super-block (Q4KDM4).
 TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
-	MASKS
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q4kx1m_done
-q4kx1m_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30)
-q4kx1m_sub:
-	STARTT(Z0, Z1, Z2, Z3)
-	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3)
-	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3)
-	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3)
-	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
-	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
-	Q4KFMAT(R9, Z14, Z26, Z2, Z6)
-	Q4KFMAT(BX, Z27, Z30, Z3, Z7)
-	NEXT1
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q4kx1m_sub
-	STEP4T($2368)
-	DECQ CX
-	JNZ q4kx1m_super
-q4kx1m_done:
-	STORE4
+	TILEQ4KX1M(PFNONE, PFNONE)
+
+// PFQ4KSUPER and PFQ4KSUB are tileQ4Kx1m's prefetches, every line of the four tiles
+// 2048 bytes on from where the unit starts: four lines a sub-block (eight cover 2048
+// bytes), and the other five of a unit's 37 at each super-block.
+#define PFQ4KSUPER \
+	PF4T(4096) \
+	PF4T(4160) \
+	PF4T(4224) \
+	PF4T(4288) \
+	PF4T(4352)
+
+#define PFQ4KSUB \
+	PF4TX(2048) \
+	PF4TX(2112) \
+	PF4TX(2176) \
+	PF4TX(2240)
+
+// func tileQ4Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
+TEXT ·tileQ4Kx1m(SB), NOSPLIT, $0-48
+	TILEQ4KX1M(PFQ4KSUPER, PFQ4KSUB)
 
 // The Q5_K kernels: Q4_K's with each nibble word's fifth bits added as 16s (tile.go:
 // per super-block Q4_K's 320-byte head, eight high-bit words, then the eight
@@ -968,36 +1016,63 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VCVTPH2PS (R9), Z8 \
 	VCVTPH2PS (BX), Z9
 
+// TILEQ6KX1M(PFSUPER, PFBLK) is the body of the Q6_K four-tile kernels, with PFSUPER
+// run at each super-block and PFBLK at each 16-element block (prefetches, or PFNONE).
+#define TILEQ6KX1M(PFSUPER, PFBLK) \
+	MASKS \
+	ARGS1M(16) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $16, R13 \
+	KD4 \
+blk: \
+	PFBLK \
+	Q6KT1(SI, Z2, Z4) \
+	Q6KT1(R8, Z3, Z5) \
+	Q6KT1(R9, Z8, Z6) \
+	Q6KT1(BX, Z9, Z7) \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	ADDQ $192, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ blk \
+	STEP4T($3392) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
 // func tileQ6Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ6Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4x1mnp.
 TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
-	MASKS
-	ARGS1M(16)
-	TESTQ CX, CX
-	JZ q6kx1m_done
-q6kx1m_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $16, R13
-	KD4
-q6kx1m_blk:
-	Q6KT1(SI, Z2, Z4)
-	Q6KT1(R8, Z3, Z5)
-	Q6KT1(R9, Z8, Z6)
-	Q6KT1(BX, Z9, Z7)
-	ADDQ $112, R10
-	ADDQ $112, R12
-	ADDQ $192, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q6kx1m_blk
-	STEP4T($3392)
-	DECQ CX
-	JNZ q6kx1m_super
-q6kx1m_done:
-	STORE4
+	TILEQ6KX1M(PFNONE, PFNONE)
+
+// PFQ6KSUPER and PFQ6KBLK are tileQ6Kx1m's prefetches, as tileQ4Kx1m's: three lines a
+// block (sixteen cover 3072 bytes), the other five of a unit's 53 at each super-block.
+#define PFQ6KSUPER \
+	PF4T(5120) \
+	PF4T(5184) \
+	PF4T(5248) \
+	PF4T(5312) \
+	PF4T(5376)
+
+#define PFQ6KBLK \
+	PF4TX(2048) \
+	PF4TX(2112) \
+	PF4TX(2176)
+
+// func tileQ6Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ6Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
+TEXT ·tileQ6Kx1m(SB), NOSPLIT, $0-48
+	TILEQ6KX1M(PFQ6KSUPER, PFQ6KBLK)
 
 // The Q3_K kernels: Q6_K's with 3-bit quants (tile.go: Q6_K's head, then per pair of
 // 16-element blocks a crumb word each and one word of their high bits). A chunk c of a
@@ -1724,6 +1799,20 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 	Q8C4T(q, 6, I0, I1, I2, I3) \
 	Q8C4T(q, 7, I0, I1, I2, I3)
 
+// TILEQ8X1M(PF) is the body of the Q8_0 four-tile kernels, with PF run at each unit
+// (prefetches, or PFNONE).
+#define TILEQ8X1M(PF) \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	PF \
+	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088) \
+	DECQ CX \
+	JNZ loop \
+done: \
+	STORE4
+
 // func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ8x1np on four tiles at once (tile + k·stride, results at out[16k]), reading every
@@ -1733,15 +1822,21 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 // scale line read after the first block (ahead of the second) cost 7–16 %, and 512 bytes
 // of a tile before the next another 4.5–7.5 %.
 TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q8x1m_done
-q8x1m_loop:
-	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088)
-	DECQ CX
-	JNZ q8x1m_loop
-q8x1m_done:
-	STORE4
+	TILEQ8X1M(PFNONE)
+
+// PFQ8 is tileQ8x1m's prefetch: two lines of each tile a unit (of 17), 2048 and 2560
+// bytes on. On AMD Zen 5 that kept the streams ahead better than every line (llama-1b
+// Q8_0 tg32 against no prefetch, alternated in one process: 1.03–1.07× against
+// 0.94–1.05×; whole runs 0.98–1.00×).
+#define PFQ8 \
+	PF4T(2048) \
+	PF4T(2560)
+
+// func tileQ8x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ8x1mnp with software prefetch (PFQ8); the same sums.
+TEXT ·tileQ8x1m(SB), NOSPLIT, $0-48
+	TILEQ8X1M(PFQ8)
 
 // Lookup-table tiles (IQ4_NL, MXFP4, IQ4_XS; layouts in tile_lut.go): the nibbles are
 // looked up in a table of levels plus 128 (Z29, the same 16 bytes in every 128-bit

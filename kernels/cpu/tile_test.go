@@ -376,9 +376,9 @@ func TestSumInt8(t *testing.T) {
 // thread count's bands, each output bit for bit that of a two-token product of the same
 // activations.
 func TestDecodeFourTiles(t *testing.T) {
-	defer func(v bool) { x1NoPrefetch = v }(x1NoPrefetch)
+	defer func(v bool) { x1Quarters = v }(x1Quarters)
 	for _, quarters := range []bool{true, false} {
-		x1NoPrefetch = quarters
+		x1Quarters = quarters
 		decodeFourTiles(t)
 	}
 }
@@ -402,7 +402,7 @@ func decodeFourTiles(t *testing.T) {
 			c.Close()
 			for i := range two {
 				if math.Float32bits(one[i%rows]) != math.Float32bits(two[i]) {
-					t.Fatalf("%s threads=%d quarters=%v: row %d alone %g, in a batch of two %g", typ, threads, x1NoPrefetch, i%rows, one[i%rows], two[i])
+					t.Fatalf("%s threads=%d quarters=%v: row %d alone %g, in a batch of two %g", typ, threads, x1Quarters, i%rows, one[i%rows], two[i])
 				}
 			}
 		}

@@ -9,6 +9,8 @@ import (
 
 func cpuid0() (ebx, ecx, edx uint32)
 
+func cpuid1() (eax uint32)
+
 // vendor returns the CPU's vendor string ("AuthenticAMD", "GenuineIntel", …): where
 // the same instructions stream memory at different rates, the kernel choice follows it.
 var vendor = sync.OnceValue(func() string {
@@ -31,4 +33,28 @@ func quarters() bool {
 		return orderEnv == "quarters"
 	}
 	return vendor() == "AuthenticAMD"
+}
+
+// family returns the CPU's family number from CPUID leaf 1 (the base family, plus the
+// extended family where the base is 15): 25 on AMD Zen 3 and Zen 4, 26 on Zen 5.
+var family = sync.OnceValue(func() int {
+	a := cpuid1()
+	f := int(a>>8) & 0xF
+	if f == 0xF {
+		f += int(a>>20) & 0xFF
+	}
+	return f
+})
+
+// quarterPrefetch reports whether the one-token kernels that read a band in quarters
+// (F16/BF16 rows, the four-tile x1m kernels) prefetch ahead of their four streams in
+// software: on AMD Zen 5 (family 26) and later, where the hardware prefetcher alone
+// leaves a core short of the memory's rate. Zen 4 read fastest without (see PFON in
+// tile_amd64.s). Zen 5, llama-1b -t 2, with prefetch against without: runs alternated
+// in one process (tg32) F16 1.10–1.24×, BF16 1.06×, Q4_0 1.04–1.10×, Q8_0 1.03–1.07×,
+// Q4_K_M 1.05–1.17× (the spans are the host's slow and fast phases); whole runs
+// (scripts/bench-ab.sh, tg64, medians of 4–6 rounds) F16 1.18×, BF16 1.09×, Q4_0
+// 1.13×, Q4_K_M 1.19×, Q8_0 0.98–1.00×.
+func quarterPrefetch() bool {
+	return quarters() && vendor() == "AuthenticAMD" && family() >= 26
 }

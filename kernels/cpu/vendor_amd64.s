@@ -13,3 +13,13 @@ TEXT ·cpuid0(SB), NOSPLIT, $0-12
 	MOVL CX, ecx+4(FP)
 	MOVL DX, edx+8(FP)
 	RET
+
+// func cpuid1() (eax uint32)
+//
+// CPUID leaf 1: EAX holds the stepping, model and family numbers.
+TEXT ·cpuid1(SB), NOSPLIT, $0-4
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	MOVL AX, eax+0(FP)
+	RET
