@@ -120,7 +120,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			claim := "AMD: faster than one tile at a time"
 			if x1mOrder(x1mKernels[t]) == x1mQuartersPF {
 				kernel += "-pf"
-				detail, claim = detail+"software prefetch about 2 KiB ahead of each stream", claim+"; Zen 5: faster with software prefetch"
+				detail, claim = detail+"software prefetch about 2 KiB ahead of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
 			} else {
 				detail += "hardware prefetch only"
 			}
@@ -158,7 +158,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			claim := "AMD: four long streams per thread read faster than four adjacent rows"
 			if h.rowsPF {
 				kernel += "-pf"
-				detail, claim = detail+", software prefetch ahead of each stream", claim+"; Zen 5: faster with software prefetch"
+				detail, claim = detail+", software prefetch ahead of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
 			}
 			detail += orderNote(claim)
 		default:
@@ -196,6 +196,11 @@ func levelWhy(t kernels.DType, p path) string {
 		why = "AVX-512 F/VL/BW + AVX512-VNNI"
 	}
 	return why + envNote()
+}
+
+// warmNote is the -pf kernels' note of when they run without their prefetch.
+func warmNote() string {
+	return fmt.Sprintf(" (none while all weights take at most %d MiB: they stay in cache)", warmBytes>>20)
 }
 
 // orderNote is a decode kernel's note of what chose its row order: LLMBENCH_DECODE_ORDER

@@ -42,7 +42,9 @@ type CPU struct {
 	xpType  kernels.DType // and its type
 	gemmScr []gemmScratch
 	tiles   map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
-	tilings int                        // tiled copies made (tests: none after Prepare)
+	// tiledBytes is the bytes of those copies, all together.
+	tiledBytes int
+	tilings    int // tiled copies made (tests: none after Prepare)
 	// tileAct holds activations regrouped for the tile kernels (prepActs), tileActKey
 	// what each holds: slot 0 for MatMul, one per type of a MatMulShared step (actSlot).
 	tileAct    [maxShared][]byte
@@ -124,6 +126,10 @@ type job struct {
 	// CPU.claims[claim0:].
 	claims bool
 	claim0 int
+	// warm says the weights stay in cache from one step to the next (all the copies
+	// Prepare made take at most warmBytes): the one-token kernels then run without
+	// software prefetch (tileFmt.x1mWarm, halfKern.rowsWarm).
+	warm bool
 }
 
 // New returns a CPU backend with the given number of threads (0 = all cores).
@@ -289,7 +295,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	}
 	vt := kernels.TraitsOf(tr.VecDotType)
 	j := &c.job
-	*j = job{dst: dst, w: c.copyOf(w), x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType}
+	*j = job{dst: dst, w: c.copyOf(w), x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType, warm: c.tiledBytes <= warmBytes}
 	if tr.VecDotType == kernels.F32 {
 		j.xq, j.xRow = f32Bytes(x[:n*cols]), 4*cols
 	} else {
@@ -451,8 +457,11 @@ func (c *CPU) band(j *job, part, worker int) {
 func (c *CPU) bandX4(j *job, r0, r1 int, out *[4]float32) {
 	ng := j.cols / 32
 	xb := j.hk.actBytes() * j.cols
-	if j.hk.rows != nil {
-		j.hk.rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[:xb], j.dst[r0:r1])
+	if rows := j.hk.rows; rows != nil {
+		if j.warm && j.hk.rowsWarm != nil {
+			rows = j.hk.rowsWarm
+		}
+		rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[:xb], j.dst[r0:r1])
 		return
 	}
 	for r := r0; r < r1; {

@@ -216,3 +216,71 @@ func TestRoPEReference(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmWeights checks the bytes of copies Prepare keeps (tiledBytes: a replaced
+// copy counted once, none after dropTiles) and that a product's job is warm (decode
+// without software prefetch) while they take at most warmBytes, and not once they take
+// more; the small matrix's one-token product is the same, bit for bit, either way.
+func TestWarmWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	matrix := func(typ kernels.DType, rows, cols int) *kernels.Matrix {
+		w := &kernels.Matrix{Type: typ, Rows: rows, Cols: cols}
+		b, _ := randRow(rng, typ, cols, 1)
+		for range rows {
+			w.Data = append(w.Data, b...)
+		}
+		return w
+	}
+	c := New(2)
+	defer c.Close()
+	kept := func() int {
+		n := 0
+		for _, tl := range c.tiles {
+			n += len(tl.data)
+		}
+		return n
+	}
+	small := matrix(kernels.F16, 64, 512)
+	x := make([]float32, 512)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	c.Prepare(small)
+	if c.tiledBytes != kept() || c.tiledBytes == 0 {
+		t.Fatalf("tiledBytes %d, the copies take %d", c.tiledBytes, kept())
+	}
+	warm := func() bool {
+		c.plan(make([]float32, small.Rows), small, x, 1)
+		w := c.job.warm
+		c.job = job{}
+		return w
+	}
+	if !warm() {
+		t.Fatalf("%d bytes of weights: not warm (warmBytes %d)", c.tiledBytes, warmBytes)
+	}
+	before := make([]float32, small.Rows)
+	c.MatMul(before, small, x, 1)
+	small.Data = append([]byte(nil), small.Data...) // replaced: copied again, counted once
+	c.Prepare(small)
+	if c.tiledBytes != kept() {
+		t.Fatalf("after a replaced copy: tiledBytes %d, the copies take %d", c.tiledBytes, kept())
+	}
+	c.Prepare(matrix(kernels.F16, 2304, 2048)) // 9 MiB copied (at every level)
+	if c.tiledBytes != kept() || c.tiledBytes <= warmBytes {
+		t.Fatalf("tiledBytes %d, the copies take %d (want more than %d)", c.tiledBytes, kept(), warmBytes)
+	}
+	if warm() {
+		t.Fatalf("%d bytes of weights: warm", c.tiledBytes)
+	}
+	after := make([]float32, small.Rows)
+	c.MatMul(after, small, x, 1)
+	for i := range after {
+		if math.Float32bits(after[i]) != math.Float32bits(before[i]) {
+			t.Fatalf("out[%d] = %g with the weights cold, %g warm", i, after[i], before[i])
+		}
+	}
+	c.dropTiles()
+	if c.tiledBytes != 0 {
+		t.Fatalf("tiledBytes %d after dropTiles", c.tiledBytes)
+	}
+}

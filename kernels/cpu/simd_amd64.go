@@ -613,8 +613,8 @@ func init() {
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
-			if quartersPF { // Zen 5: with software prefetch
-				halfKerns[kernels.F16].rows, halfKerns[kernels.F16].rowsPF = halfRows(dotF16rowsPF, 128), true
+			if h := halfKerns[kernels.F16]; quartersPF { // Zen 5: with software prefetch
+				h.rows, h.rowsPF, h.rowsWarm = halfRows(dotF16rowsPF, 128), true, h.rows
 			}
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
 		}
@@ -680,6 +680,9 @@ func init() {
 		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, nil}
 		for t, k := range x1mKernels {
 			tileFmts[t].x1m = k[x1mOrder(k)]
+			if x1mOrder(k) == x1mQuartersPF {
+				tileFmts[t].x1mWarm = k[x1mQuarters]
+			}
 		}
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
@@ -873,7 +876,7 @@ func pairsBF16() *halfKern {
 	h := &halfKern{at: bf16At, widen: copyActs, widenGo: copyActs, gr: 4, lanes: 16, pairs: true}
 	h.rows = halfRows(dotBF16dpRows, 64)
 	if quartersPF {
-		h.rows, h.rowsPF = halfRows(dotBF16dpRowsPF, 64), true
+		h.rows, h.rowsPF, h.rowsWarm = halfRows(dotBF16dpRowsPF, 64), true, h.rows
 	}
 	h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 		if n32 == 0 {
@@ -975,9 +978,13 @@ func tileX4Asm(f *tileFmt, nu int, tile, act []byte, out *[64]float32) {
 }
 
 // tileX1mAsm is tileX1m over a format's assembly kernel.
-func tileX1mAsm(f *tileFmt, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
+func tileX1mAsm(f *tileFmt, warm bool, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32) {
 	_, _ = tile[3*stride+nu*f.unitBytes-1], act[nu*f.unit/f.pk.bs*(4*f.pk.bs+48)-1]
-	f.x1m(nu, &tile[0], stride, &act[0], tok&3, out)
+	k := f.x1m
+	if warm && f.x1mWarm != nil {
+		k = f.x1mWarm
+	}
+	k(nu, &tile[0], stride, &act[0], tok&3, out)
 }
 
 // tileX1Asm is tileX1 over a format's assembly kernel.

@@ -92,7 +92,7 @@ func checkTile(t *testing.T, typ kernels.DType, seed uint64, nb, rows, ntok int)
 			fm.x1m = k
 			var m [64]float32
 			for tok := range 4 {
-				tileX1m(&fm, nb, four, stride, act, tok, &m)
+				tileX1m(&fm, false, nb, four, stride, act, tok, &m)
 				for i := range m {
 					if w := wants[i/16][16*tok+i%16]; math.Float32bits(m[i]) != math.Float32bits(w) {
 						t.Fatalf("%s nb=%d seed=%d four-tile kernel %d: token %d tile %d out[%d] = %g, twin %g", typ, nb, seed, v, tok, i/16, i%16, m[i], w)
