@@ -806,45 +806,74 @@ TEXT ·tileQ5Kx1np(SB), NOSPLIT, $0-40
 	VPDPBUSD Z24, Z22, I3 \
 	VPDPBUSD Z25, Z23, I3
 
+// TILEQ5KX1M(PFSUPER, PFSUB) is the body of the Q5_K four-tile kernels, as TILEQ4KX1M.
+#define TILEQ5KX1M(PFSUPER, PFSUB) \
+	MASKS \
+	MOVL $0x10101010, R9 \
+	VPBROADCASTD R9, Z30 \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $8, R13 \
+	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z27, Z28, Z29) \
+	MOVL $0x01010101, DX \
+	VPBROADCASTD DX, Z26 \
+sub: \
+	PFSUB \
+	STARTT(Z0, Z1, Z2, Z3) \
+	Q5C4T(0, Z0, Z1, Z2, Z3) \
+	Q5C4T(1, Z0, Z1, Z2, Z3) \
+	Q5C4T(2, Z0, Z1, Z2, Z3) \
+	Q5C4T(3, Z0, Z1, Z2, Z3) \
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
+	Q4KFMAT(R9, Z14, Z27, Z2, Z6) \
+	Q4KFMAT(BX, Z28, Z29, Z3, Z7) \
+	NEXT1 \
+	VPADDB Z26, Z26, Z26 \
+	ADDQ $256, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ sub \
+	STEP4T($2880) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
 // func tileQ5Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ5Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4Kx1mnp.
 TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
-	MASKS
-	MOVL $0x10101010, R9
-	VPBROADCASTD R9, Z30
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q5kx1m_done
-q5kx1m_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z27, Z28, Z29)
-	MOVL $0x01010101, DX
-	VPBROADCASTD DX, Z26
-q5kx1m_sub:
-	STARTT(Z0, Z1, Z2, Z3)
-	Q5C4T(0, Z0, Z1, Z2, Z3)
-	Q5C4T(1, Z0, Z1, Z2, Z3)
-	Q5C4T(2, Z0, Z1, Z2, Z3)
-	Q5C4T(3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
-	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
-	Q4KFMAT(R9, Z14, Z27, Z2, Z6)
-	Q4KFMAT(BX, Z28, Z29, Z3, Z7)
-	NEXT1
-	VPADDB Z26, Z26, Z26
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q5kx1m_sub
-	STEP4T($2880)
-	DECQ CX
-	JNZ q5kx1m_super
-q5kx1m_done:
-	STORE4
+	TILEQ5KX1M(PFNONE, PFNONE)
+
+// PFQ5KSUPER is tileQ5Kx1m's prefetch at each super-block: the 13 lines of a unit's 45
+// that its sub-blocks (PFQ4KSUB, four lines each) leave, 2048 bytes on, as tileQ4Kx1m.
+#define PFQ5KSUPER \
+	PF4T(4096) \
+	PF4T(4160) \
+	PF4T(4224) \
+	PF4T(4288) \
+	PF4T(4352) \
+	PF4T(4416) \
+	PF4T(4480) \
+	PF4T(4544) \
+	PF4T(4608) \
+	PF4T(4672) \
+	PF4T(4736) \
+	PF4T(4800) \
+	PF4T(4864)
+
+// func tileQ5Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ5Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
+TEXT ·tileQ5Kx1m(SB), NOSPLIT, $0-48
+	TILEQ5KX1M(PFQ5KSUPER, PFQ4KSUB)
 
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
@@ -1295,33 +1324,61 @@ TEXT ·tileQ3Kx1np(SB), NOSPLIT, $0-40
 	ADDQ $112, R12 \
 	ADDQ $16, R14
 
+// TILEQ3KX1M(PFSUPER, PFLOOP) is the body of the Q3_K four-tile kernels, with PFSUPER run at
+// each super-block and PFLOOP at each step of its inner loop (prefetches, or PFNONE).
+#define TILEQ3KX1M(PFSUPER, PFLOOP) \
+	MASKS \
+	Q3MASKS \
+	ARGS1M(16) \
+	LEAQ q3bits<>(SB), DX \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $8, R13 \
+	KD4 \
+pair: \
+	PFLOOP \
+	Q3KBLKT(0) \
+	Q3KBLKT(1) \
+	ADDQ $192, R11 \
+	DECQ R13 \
+	JNZ pair \
+	STEP4T($1856) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
 // func tileQ3Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ3Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ6Kx1mnp.
 TEXT ·tileQ3Kx1mnp(SB), NOSPLIT, $0-48
-	MASKS
-	Q3MASKS
-	ARGS1M(16)
-	LEAQ q3bits<>(SB), DX
-	TESTQ CX, CX
-	JZ q3kx1m_done
-q3kx1m_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	KD4
-q3kx1m_pair:
-	Q3KBLKT(0)
-	Q3KBLKT(1)
-	ADDQ $192, R11
-	DECQ R13
-	JNZ q3kx1m_pair
-	STEP4T($1856)
-	DECQ CX
-	JNZ q3kx1m_super
-q3kx1m_done:
-	STORE4
+	TILEQ3KX1M(PFNONE, PFNONE)
+
+// PFQ3KSUPER and PFQ3KLOOP are tileQ3Kx1m's prefetches, as tileQ4Kx1m's: three lines a
+// pair of blocks (eight cover 1536 bytes), the other five of a unit's 29 at each
+// super-block.
+#define PFQ3KSUPER \
+	PF4T(3584) \
+	PF4T(3648) \
+	PF4T(3712) \
+	PF4T(3776) \
+	PF4T(3840)
+
+#define PFQ3KLOOP \
+	PF4TX(2048) \
+	PF4TX(2112) \
+	PF4TX(2176)
+
+// func tileQ3Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ3Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
+TEXT ·tileQ3Kx1m(SB), NOSPLIT, $0-48
+	TILEQ3KX1M(PFQ3KSUPER, PFQ3KLOOP)
 
 // The Q2_K kernels (tile.go: per super-block 16 fp16 d, 16 fp16 dmin, 16×16 bytes of
 // scale and min, then a crumb word per 16-element block): the chunks as Q3_K's without
@@ -1455,41 +1512,66 @@ TEXT ·tileQ2Kx1np(SB), NOSPLIT, $0-40
 	VCVTPH2PS 32(P), DM \
 	VPXORD Z27, DM, DM
 
+// TILEQ2KX1M(PFSUPER, PFLOOP) is the body of the Q2_K four-tile kernels, with PFSUPER run at
+// each super-block and PFLOOP at each step of its inner loop (prefetches, or PFNONE).
+#define TILEQ2KX1M(PFSUPER, PFLOOP) \
+	MASKS \
+	Q2MASK \
+	ARGS1M(16) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $16, R13 \
+	Q2KDM(SI, Z2, Z3) \
+	Q2KDM(R8, Z8, Z9) \
+	Q2KDM(R9, Z12, Z13) \
+	Q2KDM(BX, Z14, Z17) \
+blk: \
+	PFLOOP \
+	Q2KT1(SI, Z2, Z3, Z4) \
+	Q2KT1(R8, Z8, Z9, Z5) \
+	Q2KT1(R9, Z12, Z13, Z6) \
+	Q2KT1(BX, Z14, Z17, Z7) \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	ADDQ $64, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ blk \
+	STEP4T($1344) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
 // func tileQ2Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ2Kx1np on four tiles at once (tile + k·stride, results at out[16k]), a block of
 // each in turn, as tileQ6Kx1mnp; the four super-blocks' d and −dmin in Z2, Z3, Z8,
 // Z9, Z12, Z13, Z14, Z17.
 TEXT ·tileQ2Kx1mnp(SB), NOSPLIT, $0-48
-	MASKS
-	Q2MASK
-	ARGS1M(16)
-	TESTQ CX, CX
-	JZ q2kx1m_done
-q2kx1m_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $16, R13
-	Q2KDM(SI, Z2, Z3)
-	Q2KDM(R8, Z8, Z9)
-	Q2KDM(R9, Z12, Z13)
-	Q2KDM(BX, Z14, Z17)
-q2kx1m_blk:
-	Q2KT1(SI, Z2, Z3, Z4)
-	Q2KT1(R8, Z8, Z9, Z5)
-	Q2KT1(R9, Z12, Z13, Z6)
-	Q2KT1(BX, Z14, Z17, Z7)
-	ADDQ $112, R10
-	ADDQ $112, R12
-	ADDQ $64, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q2kx1m_blk
-	STEP4T($1344)
-	DECQ CX
-	JNZ q2kx1m_super
-q2kx1m_done:
-	STORE4
+	TILEQ2KX1M(PFNONE, PFNONE)
+
+// PFQ2KSUPER and PFQ2KLOOP are tileQ2Kx1m's prefetches, as tileQ4Kx1m's: one line a
+// block (sixteen cover 1024 bytes), the other five of a unit's 21 at each super-block.
+#define PFQ2KSUPER \
+	PF4T(3072) \
+	PF4T(3136) \
+	PF4T(3200) \
+	PF4T(3264) \
+	PF4T(3328)
+
+#define PFQ2KLOOP \
+	PF4TX(2048)
+
+// func tileQ2Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ2Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
+TEXT ·tileQ2Kx1m(SB), NOSPLIT, $0-48
+	TILEQ2KX1M(PFQ2KSUPER, PFQ2KLOOP)
 
 // The Q4_1, Q5_0 and Q5_1 kernels: Q4_0's per pair of 32-element blocks (tile.go), the
 // 5-bit types adding each nibble's high bit as 16 (VPTESTMB of the block's high-bit

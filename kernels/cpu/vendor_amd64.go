@@ -52,7 +52,9 @@ var family = sync.OnceValue(func() int {
 // leaves a core short of the memory's rate. Zen 4 read fastest without (see PFON in
 // tile_amd64.s). Zen 5, llama-1b -t 2, with prefetch against without: runs alternated
 // in one process (tg32) F16 1.10–1.24×, BF16 1.06×, Q4_0 1.04–1.10×, Q8_0 1.03–1.07×,
-// Q4_K_M 1.05–1.17× (the spans are the host's slow and fast phases); whole runs
+// Q4_K_M 1.05–1.17× (the spans are the host's slow and fast phases), the Q2_K, Q3_K
+// and Q5_K kernels alone (twelve rounds, medians): Q5_K_M 1.18×, Q3_K_M 1.32×, Q2_K
+// 1.49×; whole runs
 // (scripts/bench-ab.sh, tg64, medians of 4–6 rounds) F16 1.18×, BF16 1.09×, Q4_0
 // 1.13×, Q4_K_M 1.19×, Q8_0 0.98–1.00×.
 func quarterPrefetch() bool {
