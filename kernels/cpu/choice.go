@@ -130,7 +130,11 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
 			claim := ""
-			if x1Quarters {
+			switch {
+			case x1Quarters && x1PF(t):
+				kernel += "-pf"
+				detail, claim = detail+", software prefetch", "Zen 5: faster with software prefetch"
+			case x1Quarters:
 				detail, claim = detail+", hardware prefetch only", "AMD: faster than software prefetch"
 			}
 			detail += orderNote(claim)

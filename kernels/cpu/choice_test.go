@@ -64,7 +64,7 @@ func TestKernels(t *testing.T) {
 		}
 	}
 	if quartersPF { // AMD Zen 5: the quarters' kernels with software prefetch
-		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q2_K/decode", "Q3_K/decode", "Q4_K/decode", "Q5_K/decode", "Q6_K/decode"} {
+		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q2_K/decode", "Q3_K/decode", "Q4_K/decode", "Q5_K/decode", "Q6_K/decode", "IQ4_XS/decode"} {
 			want[key] += "-pf"
 		}
 	}

@@ -663,7 +663,7 @@ func init() {
 			kernels.Q5_1: {tileQ51x4, tileQ51x1, tileQ51x1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
-			if x1Quarters {
+			if x1Quarters && !x1PF(t) {
 				tileFmts[t].x1 = k.x1np
 			}
 			x1Both[t] = [2]func(int, *byte, *byte, int, *[16]float32){k.x1, k.x1np}
