@@ -231,16 +231,34 @@
 // four-tile kernels that read from quarters with software prefetch (…x1m, AMD Zen 5:
 // see quarterPrefetch) place them 2048 bytes ahead of their reads.
 #define PF4T(o) \
-	PREFETCHT0 o(SI) \
-	PREFETCHT0 o(R8) \
-	PREFETCHT0 o(R9) \
-	PREFETCHT0 o(BX)
+	PREFETCHT0 (o)(SI) \
+	PREFETCHT0 (o)(R8) \
+	PREFETCHT0 (o)(R9) \
+	PREFETCHT0 (o)(BX)
 
 #define PF4TX(o) \
-	PREFETCHT0 o(SI)(R11*1) \
-	PREFETCHT0 o(R8)(R11*1) \
-	PREFETCHT0 o(R9)(R11*1) \
-	PREFETCHT0 o(BX)(R11*1)
+	PREFETCHT0 (o)(SI)(R11*1) \
+	PREFETCHT0 (o)(R8)(R11*1) \
+	PREFETCHT0 (o)(R9)(R11*1) \
+	PREFETCHT0 (o)(BX)(R11*1)
+
+// PF4T5(o) is PF4T for the five lines from offset o; PF4TX3 and PF4TX4 are PF4TX for
+// three and four lines.
+#define PF4T5(o) \
+	PF4T(o) \
+	PF4T(o+64) \
+	PF4T(o+128) \
+	PF4T(o+192) \
+	PF4T(o+256)
+
+#define PF4TX3(o) \
+	PF4TX(o) \
+	PF4TX(o+64) \
+	PF4TX(o+128)
+
+#define PF4TX4(o) \
+	PF4TX3(o) \
+	PF4TX(o+192)
 
 #define PFNONE
 
@@ -640,18 +658,9 @@ TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
 // PFQ4KSUPER and PFQ4KSUB are tileQ4Kx1m's prefetches, every line of the four tiles
 // 2048 bytes on from where the unit starts: four lines a sub-block (eight cover 2048
 // bytes), and the other five of a unit's 37 at each super-block.
-#define PFQ4KSUPER \
-	PF4T(4096) \
-	PF4T(4160) \
-	PF4T(4224) \
-	PF4T(4288) \
-	PF4T(4352)
+#define PFQ4KSUPER PF4T5(4096)
 
-#define PFQ4KSUB \
-	PF4TX(2048) \
-	PF4TX(2112) \
-	PF4TX(2176) \
-	PF4TX(2240)
+#define PFQ4KSUB PF4TX4(2048)
 
 // func tileQ4Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -855,16 +864,8 @@ TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
 // PFQ5KSUPER is tileQ5Kx1m's prefetch at each super-block: the 13 lines of a unit's 45
 // that its sub-blocks (PFQ4KSUB, four lines each) leave, 2048 bytes on, as tileQ4Kx1m.
 #define PFQ5KSUPER \
-	PF4T(4096) \
-	PF4T(4160) \
-	PF4T(4224) \
-	PF4T(4288) \
-	PF4T(4352) \
-	PF4T(4416) \
-	PF4T(4480) \
-	PF4T(4544) \
-	PF4T(4608) \
-	PF4T(4672) \
+	PF4T5(4096) \
+	PF4T5(4416) \
 	PF4T(4736) \
 	PF4T(4800) \
 	PF4T(4864)
@@ -1085,17 +1086,9 @@ TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
 
 // PFQ6KSUPER and PFQ6KBLK are tileQ6Kx1m's prefetches, as tileQ4Kx1m's: three lines a
 // block (sixteen cover 3072 bytes), the other five of a unit's 53 at each super-block.
-#define PFQ6KSUPER \
-	PF4T(5120) \
-	PF4T(5184) \
-	PF4T(5248) \
-	PF4T(5312) \
-	PF4T(5376)
+#define PFQ6KSUPER PF4T5(5120)
 
-#define PFQ6KBLK \
-	PF4TX(2048) \
-	PF4TX(2112) \
-	PF4TX(2176)
+#define PFQ6KBLK PF4TX3(2048)
 
 // func tileQ6Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -1359,26 +1352,16 @@ done: \
 TEXT ·tileQ3Kx1mnp(SB), NOSPLIT, $0-48
 	TILEQ3KX1M(PFNONE, PFNONE)
 
-// PFQ3KSUPER and PFQ3KLOOP are tileQ3Kx1m's prefetches, as tileQ4Kx1m's: three lines a
-// pair of blocks (eight cover 1536 bytes), the other five of a unit's 29 at each
-// super-block.
-#define PFQ3KSUPER \
-	PF4T(3584) \
-	PF4T(3648) \
-	PF4T(3712) \
-	PF4T(3776) \
-	PF4T(3840)
-
-#define PFQ3KLOOP \
-	PF4TX(2048) \
-	PF4TX(2112) \
-	PF4TX(2176)
+// PFQ3KSUPER is tileQ3Kx1m's prefetch at each super-block, as tileQ4Kx1m's: the five
+// lines of a unit's 29 that its pairs of blocks (PFQ6KBLK, three lines each: eight
+// cover 1536 bytes) leave.
+#define PFQ3KSUPER PF4T5(3584)
 
 // func tileQ3Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ3Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
 TEXT ·tileQ3Kx1m(SB), NOSPLIT, $0-48
-	TILEQ3KX1M(PFQ3KSUPER, PFQ3KLOOP)
+	TILEQ3KX1M(PFQ3KSUPER, PFQ6KBLK)
 
 // The Q2_K kernels (tile.go: per super-block 16 fp16 d, 16 fp16 dmin, 16×16 bytes of
 // scale and min, then a crumb word per 16-element block): the chunks as Q3_K's without
@@ -1557,12 +1540,7 @@ TEXT ·tileQ2Kx1mnp(SB), NOSPLIT, $0-48
 
 // PFQ2KSUPER and PFQ2KLOOP are tileQ2Kx1m's prefetches, as tileQ4Kx1m's: one line a
 // block (sixteen cover 1024 bytes), the other five of a unit's 21 at each super-block.
-#define PFQ2KSUPER \
-	PF4T(3072) \
-	PF4T(3136) \
-	PF4T(3200) \
-	PF4T(3264) \
-	PF4T(3328)
+#define PFQ2KSUPER PF4T5(3072)
 
 #define PFQ2KLOOP \
 	PF4TX(2048)
