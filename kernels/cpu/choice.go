@@ -118,7 +118,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case tileFmts[t].x1m != nil && x1Quarters:
 			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, "
 			claim := "AMD: faster than one tile at a time"
-			if x1mOrder(x1mKernels[t]) == x1mQuartersPF {
+			if tileFmts[t].x1mWarm != nil { // the prefetching kernel of quartersPF
 				kernel += "-pf"
 				detail, claim = detail+"software prefetch about 2 KiB ahead of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
 			} else {
@@ -160,7 +160,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case h.rows != nil:
 			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op
 			claim := "AMD: four long streams per thread read faster than four adjacent rows"
-			if h.rowsPF {
+			if h.rowsWarm != nil { // the prefetching kernel of quartersPF
 				kernel += "-pf"
 				detail, claim = detail+", software prefetch ahead of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
 			}

@@ -69,10 +69,8 @@ type halfKern struct {
 	// x4 sums it (the pairs order for the pairs kernels); nil where the CPU lacks it
 	// (x4 then serves decode).
 	rows func(n32 int, w []byte, stride, nrows int, x []byte, out []float32)
-	// rowsPF marks a rows kernel that prefetches ahead of its streams in software
-	// (quartersPF); rowsWarm is then the same kernel without, for weights that stay in
-	// cache (job.warm).
-	rowsPF   bool
+	// rowsWarm is rows without its software prefetch where rows prefetches ahead of
+	// its streams (quartersPF), for weights that stay in cache (job.warm); nil elsewhere.
 	rowsWarm func(n32 int, w []byte, stride, nrows int, x []byte, out []float32)
 	// gemm computes four rows (w[r·wstride:]) times float32 token rows x[t·xstride:]
 	// (tokens t ≥ ntok repeat token ntok−1) over n16 steps of 16 elements into

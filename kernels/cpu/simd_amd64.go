@@ -623,7 +623,7 @@ func init() {
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			if h := halfKerns[kernels.F16]; quartersPF { // Zen 5: with software prefetch
-				h.rows, h.rowsPF, h.rowsWarm = halfRows(dotF16rowsPF, 128), true, h.rows
+				h.rows, h.rowsWarm = halfRows(dotF16rowsPF, 128), h.rows
 			}
 			halfKerns[kernels.BF16].rows = halfRows(dotBF16rows, 128)
 		}
@@ -686,11 +686,8 @@ func init() {
 		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, tileQ5Kx1m}
 		x1mKernels[kernels.Q3_K] = [3]x1mFn{nil, tileQ3Kx1mnp, tileQ3Kx1m}
 		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, tileQ2Kx1m}
-		for t, k := range x1mKernels {
-			tileFmts[t].x1m = k[x1mOrder(k)]
-			if x1mOrder(k) == x1mQuartersPF {
-				tileFmts[t].x1mWarm = k[x1mQuarters]
-			}
+		for t := range x1mKernels {
+			setX1m(t)
 		}
 		tileX1m = tileX1mAsm
 		tileX1 = tileX1Asm
@@ -720,7 +717,7 @@ func init() {
 			kernels.Q3_K: tileQ3Kx1mAVX2, kernels.Q2_K: tileQ2Kx1mAVX2, kernels.IQ4_NL: tileIQ4NLx1mAVX2,
 		} {
 			x1mKernels[t] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, k, nil}
-			tileFmts[t].x1m = x1mKernels[t][x1mOrder(x1mKernels[t])]
+			setX1m(t)
 		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.MXFP4: batchMXFP4AVX2,
@@ -884,7 +881,7 @@ func pairsBF16() *halfKern {
 	h := &halfKern{at: bf16At, widen: copyActs, widenGo: copyActs, gr: 4, lanes: 16, pairs: true}
 	h.rows = halfRows(dotBF16dpRows, 64)
 	if quartersPF {
-		h.rows, h.rowsPF, h.rowsWarm = halfRows(dotBF16dpRowsPF, 64), true, h.rows
+		h.rows, h.rowsWarm = halfRows(dotBF16dpRowsPF, 64), h.rows
 	}
 	h.x4 = func(n32 int, w []byte, stride int, x []byte, out *[4]float32) {
 		if n32 == 0 {

@@ -323,7 +323,7 @@ var (
 	// x1m kernel: four streams from memory keep a core's read bandwidth up where one
 	// does not. Intel reads four adjacent tiles with software prefetch; AMD
 	// (x1Quarters) one tile from each quarter of a worker's band (tileFours), Zen 4
-	// without software prefetch and Zen 5 with it (x1mOrder).
+	// without software prefetch and Zen 5 with it (setX1m).
 	// warm takes f.x1mWarm where there is one.
 	tileX1m func(f *tileFmt, warm bool, nu int, tile []byte, stride int, act []byte, tok int, out *[64]float32)
 	// x1mKernels holds the x1m kernels this CPU can run, indexed by the decode order
@@ -332,18 +332,20 @@ var (
 	x1mKernels = map[kernels.DType][3]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
 )
 
-// x1mOrder returns the index in a type's x1m kernels (x1mKernels) of the one decode
-// takes: four adjacent tiles where the decode order is not quarters, else one from each
-// quarter, with software prefetch where quartersPF holds and the type has such a
-// kernel. The entry may be nil: the type then decodes one tile at a time.
-func x1mOrder(k [3]func(int, *byte, int, *byte, int, *[64]float32)) int {
+// setX1m sets type t's x1m kernel from x1mKernels: four adjacent tiles where the
+// decode order is not quarters, else one from each quarter, with software prefetch
+// where quartersPF holds and the type has such a kernel (x1mWarm then the one without).
+// It may be nil: the type then decodes one tile at a time.
+func setX1m(t kernels.DType) {
+	k, f := x1mKernels[t], tileFmts[t]
 	switch {
 	case !x1Quarters:
-		return x1mAdjacent
+		f.x1m, f.x1mWarm = k[x1mAdjacent], nil
 	case quartersPF && k[x1mQuartersPF] != nil:
-		return x1mQuartersPF
+		f.x1m, f.x1mWarm = k[x1mQuartersPF], k[x1mQuarters]
+	default:
+		f.x1m, f.x1mWarm = k[x1mQuarters], nil
 	}
-	return x1mQuarters
 }
 
 // x1PF reports whether type t's one-tile kernel keeps its software prefetch in the
@@ -417,7 +419,7 @@ func tileGo(f *tileFmt, nu int, tile, act []byte, gsz, ntok int, out []float32) 
 var (
 	x1Quarters bool
 	// quartersPF says the quarters' kernels that have a twin with software prefetch
-	// take it (AMD Zen 5: see quarterPrefetch): x1m (x1mOrder) and the F16/BF16 rows.
+	// take it (AMD Zen 5: see quarterPrefetch): x1m (setX1m) and the F16/BF16 rows.
 	quartersPF bool
 	x1Both     = map[kernels.DType][2]func(nu int, tile, act *byte, tok int, out *[16]float32){}
 )
