@@ -185,16 +185,21 @@
 	VADDPS Z23, Z22, D
 
 #define GDONE \
+	GSUM16 \
+	VMOVUPS Z30, (AX) \
+	VZEROUPPER \
+	RET
+
+// GSUM16 is GDONE's reduction: Z0…Z15's sums into Z30 (accumulator g+4k's in element
+// 4k+g). It clobbers Z16…Z29.
+#define GSUM16 \
 	GRED4(Z0, Z4, Z8, Z12, Z24) \
 	GRED4(Z1, Z5, Z9, Z13, Z25) \
 	GRED4(Z2, Z6, Z10, Z14, Z26) \
 	GRED4(Z3, Z7, Z11, Z15, Z27) \
 	HADD512(Z25, Z24, Z28) \
 	HADD512(Z27, Z26, Z29) \
-	HADD512(Z29, Z28, Z30) \
-	VMOVUPS Z30, (AX) \
-	VZEROUPPER \
-	RET
+	HADD512(Z29, Z28, Z30)
 
 // X1ROWS is the body of dotF16rows / dotBF16rows: nrows rows (w, w+stride, …) times one
 // row of float32 activations, each row summed exactly as the x4 kernels sum a row (HROW
@@ -553,11 +558,14 @@ bf16g_done:
 // kernel's last accumulators); H may be M0.
 #define GRED4X(M0, M1, M2, M3, H) GRED4T(M0, M1, M2, M3, H, Z24, Z25, Z26, Z27, Z28, Z29)
 
-// G6DONE stores the 24 sums at out[4t+r], each reduced as RED16 reduces one
-// accumulator (GDONE's operations): first tokens 4 and 5, as four groups (row g:
-// token 4, token 5, and the two again, whose sums land past out[23] and are not
-// stored), so that element 4k+g of the last add is token 4+k's row g, out[16+4k+g];
-// then tokens 0 to 3 as GDONE.
+// G6DONE reduces the 24 sums, each as RED16 reduces one accumulator (GDONE's
+// operations), and stores token t's four (rows 0…3) at AX + 4·t·DX bytes for
+// t < CX only (each kernel loads ntok into CX and ostride into DX: vet checks a
+// macro's arguments against the function above it), so the kernel writes straight
+// into a matrix of outputs (the copy out of a scratch array cost 4–10 % of
+// BenchmarkMatMul F16 n512 on AMD Zen 5). First tokens 4 and 5, as four groups (row g: token 4, token 5, and
+// the two again, whose sums are not stored), so that element 4k+g of the last add
+// is token 4+k's row g, kept in Y31; then tokens 0 to 3 as GDONE, into Z30.
 #define G6DONE \
 	GRED4X(Z16, Z20, Z16, Z20, Z16) \
 	GRED4X(Z17, Z21, Z17, Z21, Z17) \
@@ -565,9 +573,33 @@ bf16g_done:
 	GRED4X(Z19, Z23, Z19, Z23, Z19) \
 	HADD512(Z17, Z16, Z24) \
 	HADD512(Z19, Z18, Z25) \
-	HADD512(Z25, Z24, Z26) \
-	VMOVUPS Y26, 64(AX) \
-	GDONE
+	HADD512(Z25, Z24, Z31) \
+	GSUM16 \
+	SHLQ $2, DX \
+	VMOVUPS X30, (AX) \
+	CMPQ CX, $2 \
+	JLT g6_stored \
+	ADDQ DX, AX \
+	VEXTRACTF32X4 $1, Z30, (AX) \
+	CMPQ CX, $3 \
+	JLT g6_stored \
+	ADDQ DX, AX \
+	VEXTRACTF32X4 $2, Z30, (AX) \
+	CMPQ CX, $4 \
+	JLT g6_stored \
+	ADDQ DX, AX \
+	VEXTRACTF32X4 $3, Z30, (AX) \
+	CMPQ CX, $5 \
+	JLT g6_stored \
+	ADDQ DX, AX \
+	VMOVUPS X31, (AX) \
+	CMPQ CX, $6 \
+	JLT g6_stored \
+	ADDQ DX, AX \
+	VEXTRACTF32X4 $1, Z31, (AX) \
+g6_stored: \
+	VZEROUPPER \
+	RET
 
 // G6W4 adds the four rows in Z24…Z27 times the token in X to accumulators A0…A3
 // (F16G4's products: the same sums whatever the operand order of the multiply).
@@ -599,13 +631,14 @@ bf16g_done:
 	ADDQ $32, DX \
 	ADDQ $64, R11
 
-// func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+// func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 //
 // gemmF16x4 for six tokens (x + t·xstride, tokens past ntok repeating the last):
-// out[4t+r] receives each product, summed and reduced exactly as gemmF16x4 does; four
+// out[t·ostride+r] receives each product of a token t < ntok, summed and reduced
+// exactly as gemmF16x4 does; four
 // conversions and six loads per 24 fused multiply-adds, where gemmF16x4 takes four
 // and four per 16.
-TEXT ·gemmF16x6(SB), NOSPLIT, $0-56
+TEXT ·gemmF16x6(SB), NOSPLIT, $0-64
 	G6SETUP
 	TESTQ CX, CX
 	JZ f16g6_done
@@ -614,12 +647,14 @@ f16g6_loop:
 	DECQ CX
 	JNZ f16g6_loop
 f16g6_done:
+	MOVQ ntok+40(FP), CX
+	MOVQ ostride+56(FP), DX
 	G6DONE
 
-// func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+// func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 //
 // gemmF16x6 for BF16 rows (gemmBF16x4's sums), for AVX-512 CPUs without AVX512-BF16.
-TEXT ·gemmBF16x6(SB), NOSPLIT, $0-56
+TEXT ·gemmBF16x6(SB), NOSPLIT, $0-64
 	G6SETUP
 	TESTQ CX, CX
 	JZ bf16g6_done
@@ -628,17 +663,19 @@ bf16g6_loop:
 	DECQ CX
 	JNZ bf16g6_loop
 bf16g6_done:
+	MOVQ ntok+40(FP), CX
+	MOVQ ostride+56(FP), DX
 	G6DONE
 
-// func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+// func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 //
 // gemmBF16dp for six tokens (x + t·xstride, tokens past ntok repeating the last):
-// out[4t+r] receives each product, summed in the pairs order of VDPBF16PS and reduced
+// out[t·ostride+r] receives each product of a token t < ntok, summed in the pairs order of VDPBF16PS and reduced
 // exactly as gemmBF16dp does. Twenty-four accumulators take four weight loads and six
 // activation loads per 24 VDPBF16PS, where gemmBF16dp takes four and four per 16:
 // BenchmarkMatMul BF16 n512 ran 1.08–1.12× faster (AMD Zen 5). gemmF16x6 is the same
 // structure on widened F16 weights (four conversions per 24 fused multiply-adds).
-TEXT ·gemmBF16dp6(SB), NOSPLIT, $0-56
+TEXT ·gemmBF16dp6(SB), NOSPLIT, $0-64
 	G6SETUP
 	SHRQ $1, CX
 	TESTQ CX, CX
@@ -665,5 +702,7 @@ dpg6_loop:
 	DECQ CX
 	JNZ dpg6_loop
 dpg6_done:
+	MOVQ ntok+40(FP), CX
+	MOVQ ostride+56(FP), DX
 	G6DONE
 

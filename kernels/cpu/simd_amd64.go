@@ -142,13 +142,13 @@ func gemmF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[
 func gemmBF16x4(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[16]float32)
 
 //go:noescape
-func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+func gemmF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 
 //go:noescape
-func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+func gemmBF16x6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 
 //go:noescape
-func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *[24]float32)
+func gemmBF16dp6(n16 int, w *byte, wstride int, x *byte, xstride, ntok int, out *float32, ostride int)
 
 //go:noescape
 func tileQ4x4(nu int, tile, act *byte, out *[64]float32)
@@ -906,14 +906,20 @@ func pairsBF16() *halfKern {
 // gemm6Of is halfKern.gemm6 over a six-token kernel k that takes whole steps of
 // step·16 elements (2 for the pairs kernels) and xb bytes of activations per 16
 // elements (64 float32, or 32 bfloat16 for the pairs kernels).
-func gemm6Of(k func(int, *byte, int, *byte, int, int, *[24]float32), step, xb int) func(int, []byte, int, []byte, int, int, *[24]float32) {
-	return func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out *[24]float32) {
-		if n16 < step || ntok < 1 {
-			*out = [24]float32{}
+func gemm6Of(k func(int, *byte, int, *byte, int, int, *float32, int), step, xb int) func(int, []byte, int, []byte, int, int, []float32, int) {
+	return func(n16 int, w []byte, wstride int, x []byte, xstride, ntok int, out []float32, ostride int) {
+		if ntok < 1 {
+			return
+		}
+		_ = out[(min(ntok, 6)-1)*ostride+3]
+		if n16 < step {
+			for t := range min(ntok, 6) {
+				clear(out[t*ostride : t*ostride+4])
+			}
 			return
 		}
 		_, _ = w[3*wstride+32*n16-1], x[(min(ntok, 6)-1)*xstride+xb*n16-1]
-		k(n16, &w[0], wstride, &x[0], xstride, ntok, out)
+		k(n16, &w[0], wstride, &x[0], xstride, ntok, &out[0], ostride)
 	}
 }
 
