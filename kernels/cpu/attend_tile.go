@@ -36,6 +36,9 @@ var (
 	scaleScores = scaleScoresGo
 	// attnTileAsm reports that the helpers above run in assembly (sysinfo says so).
 	attnTileAsm bool
+	// attnScores16 reports that the scores helpers run eight rows at a time in
+	// AVX-512 registers (scoresF16x16, scoresF32x16).
+	attnScores16 bool
 )
 
 func scoresF16Go(s, q []float32, k []uint16, stride int, scale float32) {

@@ -208,13 +208,22 @@ wnext: \
 // by the scale. CH is the bytes of one chunk of a row. Rows go four at a time (FOUR4)
 // while four are left, then one at a time.
 #define SCORES(LOAD, CH) \
+	SCOREARGS \
+	SCOREREST(LOAD, CH)
+
+// SCOREARGS loads the scores kernels' arguments: CX rows, SI the query, DX its chunks
+// of eight, DI the first row, R8 the row stride, X8 the scale, R9 out.
+#define SCOREARGS \
 	MOVQ n+0(FP), CX \
 	MOVQ q+8(FP), SI \
 	MOVQ n8+16(FP), DX \
 	MOVQ k+24(FP), DI \
 	MOVQ stride+32(FP), R8 \
 	VMOVSS scale+40(FP), X8 \
-	MOVQ out+48(FP), R9 \
+	MOVQ out+48(FP), R9
+
+// SCOREREST is SCORES after its arguments: rows four at a time, then one at a time.
+#define SCOREREST(LOAD, CH) \
 	FOUR4(LOAD, CH) \
 	TESTQ CX, CX \
 	JZ done \
@@ -398,6 +407,125 @@ done: \
 	VZEROUPPER \
 	RET
 
+// LOADZH and LOADZS load sixteen keys at memory operand m as float32 into Z: from
+// halves (F16) or singles (F32).
+#define LOADZH(m, Z) VCVTPH2PS m, Z
+#define LOADZS(m, Z) VMOVUPS m, Z
+
+// FCHZ adds sixteen elements of a row, loaded from m by LOADZ into T, times the query
+// elements in Z12 to the row's accumulator A.
+#define FCHZ(LOADZ, m, T, A) \
+	LOADZ(m, T) \
+	VFMADD231PS Z12, T, A
+
+// FCHT adds a last chunk of eight elements, loaded from m by LOAD into Y13 (its upper
+// half zeroed), times the query chunk in Y12 to the low half of A only (mask K1), the
+// upper half left as it is.
+#define FCHT(LOAD, m, A) \
+	LOAD(m, Y13) \
+	VFMADD231PS Z12, Z13, K1, A
+
+// FOLD adds the upper half of Z (odd chunks of eight) to its lower half (even ones),
+// into Y: the two-accumulator sum of dotF32F16 and FOUR4 (VADDPS of the odd into the
+// even), bit for bit.
+#define FOLD(Z, Y) \
+	VEXTRACTF32X8 $1, Z, Y9 \
+	VADDPS Y9, Y, Y
+
+// RED4 reduces rows in Y0…Y3 (folded) as FOUR4 does and stores their four scaled sums
+// (scale broadcast in X15) at off(R9); it clobbers Y9…Y11.
+#define RED4(A, B, C, D, off) \
+	VPERM2F128 $0x20, B, A, Y9 \
+	VPERM2F128 $0x31, B, A, Y10 \
+	VADDPS Y10, Y9, Y9 \
+	VPERM2F128 $0x20, D, C, Y10 \
+	VPERM2F128 $0x31, D, C, Y11 \
+	VADDPS Y11, Y10, Y10 \
+	VHADDPS Y10, Y9, Y9 \
+	VHADDPS Y9, Y9, Y9 \
+	VEXTRACTF128 $1, Y9, X10 \
+	VUNPCKLPS X10, X9, X9 \
+	VMULPS X15, X9, X9 \
+	VMOVUPS X9, off(R9)
+
+// EIGHT16 is the AVX-512 scores kernels' loop over eight rows at once (DI + r·R8):
+// row r's sum in Z(r), sixteen elements per fused multiply-add, where FOUR4 takes two
+// ymm accumulators per row. Lane l < 8 of Z(r) sums what FOUR4's even accumulator's
+// lane l sums (the chunks 0, 2, 4, …), lane 8+l what its odd one sums, in the same
+// order; a last odd chunk goes to the low half alone, as FOUR4 adds it to the even
+// accumulator. FOLD and RED4 then reduce as FOUR4 does, so every score is FOUR4's and
+// the one-row kernel's bit for bit. Eight independent chains of sixteen lanes where
+// FOUR4 has eight of eight: the loop is no longer bound by the multiply-add's latency.
+#define EIGHT16(LOADZ, LOAD, CH) \
+	VBROADCASTSS X8, X15 \
+	MOVQ $0xFF, AX \
+	KMOVW AX, K1 \
+eight: \
+	CMPQ CX, $8 \
+	JLT eightdone \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	MOVQ SI, R10 \
+	MOVQ DI, R11 \
+	LEAQ (DI)(R8*2), R13 \
+	ADDQ R8, R13 \
+	LEAQ (R13)(R8*2), R14 \
+	ADDQ R8, R14 \
+	MOVQ DX, R12 \
+	CMPQ R12, $2 \
+	JLT etail \
+epair: \
+	VMOVUPS (R10), Z12 \
+	FCHZ(LOADZ, (R11), Z13, Z0) \
+	FCHZ(LOADZ, (R11)(R8*1), Z14, Z1) \
+	FCHZ(LOADZ, (R11)(R8*2), Z13, Z2) \
+	FCHZ(LOADZ, (R13), Z14, Z3) \
+	FCHZ(LOADZ, (R13)(R8*1), Z13, Z4) \
+	FCHZ(LOADZ, (R13)(R8*2), Z14, Z5) \
+	FCHZ(LOADZ, (R14), Z13, Z6) \
+	FCHZ(LOADZ, (R14)(R8*1), Z14, Z7) \
+	ADDQ $64, R10 \
+	ADDQ $(2*CH), R11 \
+	ADDQ $(2*CH), R13 \
+	ADDQ $(2*CH), R14 \
+	SUBQ $2, R12 \
+	CMPQ R12, $2 \
+	JGE epair \
+etail: \
+	TESTQ R12, R12 \
+	JZ ered \
+	VMOVUPS (R10), Y12 \
+	FCHT(LOAD, (R11), Z0) \
+	FCHT(LOAD, (R11)(R8*1), Z1) \
+	FCHT(LOAD, (R11)(R8*2), Z2) \
+	FCHT(LOAD, (R13), Z3) \
+	FCHT(LOAD, (R13)(R8*1), Z4) \
+	FCHT(LOAD, (R13)(R8*2), Z5) \
+	FCHT(LOAD, (R14), Z6) \
+	FCHT(LOAD, (R14)(R8*1), Z7) \
+ered: \
+	FOLD(Z0, Y0) \
+	FOLD(Z1, Y1) \
+	FOLD(Z2, Y2) \
+	FOLD(Z3, Y3) \
+	FOLD(Z4, Y4) \
+	FOLD(Z5, Y5) \
+	FOLD(Z6, Y6) \
+	FOLD(Z7, Y7) \
+	RED4(Y0, Y1, Y2, Y3, 0) \
+	RED4(Y4, Y5, Y6, Y7, 16) \
+	ADDQ $32, R9 \
+	LEAQ (DI)(R8*8), DI \
+	SUBQ $8, CX \
+	JMP eight \
+eightdone:
+
 // func scoresF16x8(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)
 TEXT ·scoresF16x8(SB), NOSPLIT, $0-56
 	SCORES(LOADH, 16)
@@ -405,6 +533,23 @@ TEXT ·scoresF16x8(SB), NOSPLIT, $0-56
 // func scoresF32x8(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
 TEXT ·scoresF32x8(SB), NOSPLIT, $0-56
 	SCORES(LOADS, 32)
+
+// func scoresF16x16(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)
+//
+// scoresF16x8 for AVX-512 CPUs: eight rows at a time in zmm registers (EIGHT16), then
+// as scoresF16x8; the same scores bit for bit.
+TEXT ·scoresF16x16(SB), NOSPLIT, $0-56
+	SCOREARGS
+	EIGHT16(LOADZH, LOADH, 16)
+	SCOREREST(LOADH, 16)
+
+// func scoresF32x16(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
+//
+// scoresF16x16 for float32 rows.
+TEXT ·scoresF32x16(SB), NOSPLIT, $0-56
+	SCOREARGS
+	EIGHT16(LOADZS, LOADS, 32)
+	SCOREREST(LOADS, 32)
 
 // func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
 TEXT ·accumF16x8(SB), NOSPLIT, $0-48

@@ -16,7 +16,7 @@ import (
 func TestTileScoresMatchRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, hd := range []int{4, 8, 12, 16, 24, 64, 128} {
-		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 64} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 64, 67} {
 			stride := 3*hd + 8
 			q := randF32(rng, hd)
 			k32 := randF32(rng, n*stride+hd)

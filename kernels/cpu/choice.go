@@ -88,8 +88,12 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 	case kernels.F16:
 		tiles = "64-position tiles; the query heads of a key/value head share each tile's rows, widened to float32 once (VCVTPH2PS ymm)"
 	}
-	return "attn-tile-" + strings.ToLower(kv.String()), tiles + ", then scores, exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
-		"AVX2+FMA+F16C" + envNote()
+	scores, why := "", "AVX2+FMA+F16C"
+	if attnScores16 {
+		scores, why = " (eight positions at a time, VFMADD231PS zmm)", "AVX-512 F/VL/BW for the scores, AVX2+FMA+F16C"
+	}
+	return "attn-tile-" + strings.ToLower(kv.String()), tiles + ", then scores" + scores + ", exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
+		why + envNote()
 }
 
 // describePath names the kernel of path p for type t and n tokens, says what it does

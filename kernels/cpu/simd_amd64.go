@@ -63,6 +63,12 @@ func scoresF16x8(n int, q *float32, n8 int, k *uint16, stride int, scale float32
 func scoresF32x8(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
 
 //go:noescape
+func scoresF16x16(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)
+
+//go:noescape
+func scoresF32x16(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)
+
+//go:noescape
 func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
 
 //go:noescape
@@ -487,22 +493,7 @@ func init() {
 			prefetchRows(n, (*byte)(unsafe.Pointer(&k[0])), 2*stride, 2*hd)
 		}
 	}
-	scoresF16s = func(s, q []float32, k []uint16, stride int, scale float32) {
-		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
-			scoresF16Go(s, q, k, stride, scale)
-			return
-		}
-		_ = k[(len(s)-1)*stride+len(q)-1]
-		scoresF16x8(len(s), &q[0], len(q)/8, &k[0], 2*stride, scale, &s[0])
-	}
-	scoresF32s = func(s, q []float32, k []float32, stride int, scale float32) {
-		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
-			scoresF32Go(s, q, k, stride, scale)
-			return
-		}
-		_ = k[(len(s)-1)*stride+len(q)-1]
-		scoresF32x8(len(s), &q[0], len(q)/8, &k[0], 4*stride, scale, &s[0])
-	}
+	scoresF16s, scoresF32s = scoresF16Of(scoresF16x8), scoresF32Of(scoresF32x8)
 	accumF16s = func(acc, w []float32, v []uint16, stride int) {
 		if len(w) == 0 || len(acc) == 0 || len(acc)%8 != 0 {
 			accumF16Go(acc, w, v, stride)
@@ -620,6 +611,8 @@ func init() {
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
 		halfKerns[kernels.F16].gemm6 = gemm6Of(gemmF16x6, 1, 64)
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
+		scoresF16s, scoresF32s = scoresF16Of(scoresF16x16), scoresF32Of(scoresF32x16)
+		attnScores16 = true
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			if h := halfKerns[kernels.F16]; quartersPF { // Zen 5: with software prefetch
@@ -901,6 +894,30 @@ func pairsBF16() *halfKern {
 	}
 	h.gemm6 = gemm6Of(gemmBF16dp6, 2, 32)
 	return h
+}
+
+// scoresF16Of is scoresF16s over an assembly kernel (head sizes a multiple of 8).
+func scoresF16Of(a func(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)) func(s, q []float32, k []uint16, stride int, scale float32) {
+	return func(s, q []float32, k []uint16, stride int, scale float32) {
+		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
+			scoresF16Go(s, q, k, stride, scale)
+			return
+		}
+		_ = k[(len(s)-1)*stride+len(q)-1]
+		a(len(s), &q[0], len(q)/8, &k[0], 2*stride, scale, &s[0])
+	}
+}
+
+// scoresF32Of is scoresF32s over an assembly kernel (head sizes a multiple of 8).
+func scoresF32Of(a func(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)) func(s, q []float32, k []float32, stride int, scale float32) {
+	return func(s, q []float32, k []float32, stride int, scale float32) {
+		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
+			scoresF32Go(s, q, k, stride, scale)
+			return
+		}
+		_ = k[(len(s)-1)*stride+len(q)-1]
+		a(len(s), &q[0], len(q)/8, &k[0], 4*stride, scale, &s[0])
+	}
 }
 
 // gemm6Of is halfKern.gemm6 over a six-token kernel k that takes whole steps of
