@@ -37,8 +37,12 @@ var (
 	// attnTileAsm reports that the helpers above run in assembly (sysinfo says so).
 	attnTileAsm bool
 	// attnScores16 reports that the scores helpers run eight rows at a time in
-	// AVX-512 registers (scoresF16x16, scoresF32x16).
+	// AVX-512 registers (scoresF16x16, scoresF32x16), and accumF32Pair two heads.
 	attnScores16 bool
+	// accumF32Pair is accumF32s for two heads over the same rows (acc0 with the weights
+	// w0, acc1 with w1, each head's sums accumF32s's), in one pass that loads each row
+	// once; nil where the CPU has no such kernel (two accumF32s calls instead).
+	accumF32Pair func(acc0, acc1, w0, w1, v []float32, stride int)
 )
 
 func scoresF16Go(s, q []float32, k []uint16, stride int, scale float32) {
@@ -327,7 +331,11 @@ func groupAccum(acc []float32, as int, s []float32, n, w int, a *kernels.Attenti
 		for t0 := p0; t0 < p1; t0 += kvRows {
 			t1 := min(p1, t0+kvRows)
 			rows := kvTileF32(tmp, &a.V, nil, a, t0, t1, off)
-			for k := k0; k < k0+g; k++ {
+			k := k0
+			for ; accumF32Pair != nil && k+1 < k0+g; k += 2 {
+				accumF32Pair(acc[k*as:k*as+hd], acc[(k+1)*as:(k+1)*as+hd], s[k*n+t0-p0:k*n+t1-p0], s[(k+1)*n+t0-p0:(k+1)*n+t1-p0], rows, hd)
+			}
+			for ; k < k0+g; k++ {
 				accumF32s(acc[k*as:k*as+hd], s[k*n+t0-p0:k*n+t1-p0], rows, hd)
 			}
 		}

@@ -559,6 +559,109 @@ TEXT ·accumF16x8(SB), NOSPLIT, $0-48
 TEXT ·accumF32x8(SB), NOSPLIT, $0-48
 	ACCUM(LOADS, 32)
 
+// ACC2ROW4 adds row i's chunks in Z10…Z13 times the weights broadcast in Z8 (head 0)
+// and Z9 (head 1) to the accumulators Z0…Z3 and Z4…Z7.
+#define ACC2ROW4 \
+	VFMADD231PS Z10, Z8, Z0 \
+	VFMADD231PS Z11, Z8, Z1 \
+	VFMADD231PS Z12, Z8, Z2 \
+	VFMADD231PS Z13, Z8, Z3 \
+	VFMADD231PS Z10, Z9, Z4 \
+	VFMADD231PS Z11, Z9, Z5 \
+	VFMADD231PS Z12, Z9, Z6 \
+	VFMADD231PS Z13, Z9, Z7
+
+// func accumF32x16pair(n int, w0, w1 *float32, v *float32, stride int, n16 int, acc0, acc1 *float32)
+//
+// accumF32x8 for two heads over the same n float32 rows (row stride bytes apart):
+// acc0 (n16 chunks of sixteen floats) += w0[i] · row i and acc1 += w1[i] · row i,
+// one fused multiply-add per row and lane in row order (each head's sums are
+// accumF32x8's bit for bit). Four chunks of both heads stay in registers while the
+// rows stream past, eight chains side by side where one head of 64 elements has four
+// in zmm registers; each row is loaded once for the two heads.
+TEXT ·accumF32x16pair(SB), NOSPLIT, $0-64
+	MOVQ n+0(FP), CX
+	MOVQ w0+8(FP), SI
+	MOVQ w1+16(FP), BX
+	MOVQ v+24(FP), DI
+	MOVQ stride+32(FP), R8
+	MOVQ n16+40(FP), DX
+	MOVQ acc0+48(FP), R9
+	MOVQ acc1+56(FP), R15
+	TESTQ CX, CX
+	JZ pdone
+pfour:
+	CMPQ DX, $4
+	JLT pone
+	VMOVUPS (R9), Z0
+	VMOVUPS 64(R9), Z1
+	VMOVUPS 128(R9), Z2
+	VMOVUPS 192(R9), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS 64(R15), Z5
+	VMOVUPS 128(R15), Z6
+	VMOVUPS 192(R15), Z7
+	MOVQ SI, R10
+	MOVQ BX, R13
+	MOVQ DI, R11
+	MOVQ CX, R12
+prow4:
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R13), Z9
+	VMOVUPS (R11), Z10
+	VMOVUPS 64(R11), Z11
+	VMOVUPS 128(R11), Z12
+	VMOVUPS 192(R11), Z13
+	ACC2ROW4
+	ADDQ $4, R10
+	ADDQ $4, R13
+	ADDQ R8, R11
+	DECQ R12
+	JNZ prow4
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	VMOVUPS Z2, 128(R9)
+	VMOVUPS Z3, 192(R9)
+	VMOVUPS Z4, (R15)
+	VMOVUPS Z5, 64(R15)
+	VMOVUPS Z6, 128(R15)
+	VMOVUPS Z7, 192(R15)
+	ADDQ $256, R9
+	ADDQ $256, R15
+	ADDQ $256, DI
+	SUBQ $4, DX
+	JMP pfour
+pone:
+	TESTQ DX, DX
+	JZ pdone
+	VMOVUPS (R9), Z0
+	VMOVUPS (R15), Z4
+	MOVQ SI, R10
+	MOVQ BX, R13
+	MOVQ DI, R11
+	MOVQ CX, R12
+prow1:
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R13), Z9
+	VMOVUPS (R11), Z10
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ $4, R10
+	ADDQ $4, R13
+	ADDQ R8, R11
+	DECQ R12
+	JNZ prow1
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z4, (R15)
+	ADDQ $64, R9
+	ADDQ $64, R15
+	ADDQ $64, DI
+	DECQ DX
+	JMP pone
+pdone:
+	VZEROUPPER
+	RET
+
 // func expSumx8(n int, s *float32, m float32, c *expVec) float64
 //
 // s[i] = exp32(s[i] − m) for the n values at s, each step rounded to float32 as exp32

@@ -42,7 +42,7 @@ func TestTileScoresMatchRows(t *testing.T) {
 
 func TestTileAccumMatchesRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, hd := range []int{4, 8, 12, 16, 24, 40, 56, 64, 120, 128} {
+	for _, hd := range []int{4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 120, 128} {
 		for _, n := range []int{0, 1, 2, 5, 64} {
 			stride := 2*hd + 16
 			w := randF32(rng, n)
@@ -64,6 +64,16 @@ func TestTileAccumMatchesRows(t *testing.T) {
 				axpyF32s(want, x, v32[i*stride:][:hd])
 			}
 			sameBits(t, "accum f32", hd, n, got, want)
+			if accumF32Pair != nil { // two heads over the same rows: each as accumF32s alone
+				w1 := randF32(rng, n)
+				start1 := randF32(rng, hd)
+				got1, want1 := append([]float32(nil), start1...), append([]float32(nil), start1...)
+				got = append(got[:0], start...)
+				accumF32Pair(got, got1, w, w1, v32, stride)
+				accumF32s(want1, w1, v32, stride)
+				sameBits(t, "accum pair f32, head 0", hd, n, got, want)
+				sameBits(t, "accum pair f32, head 1", hd, n, got1, want1)
+			}
 		}
 	}
 }

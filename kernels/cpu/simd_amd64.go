@@ -75,6 +75,9 @@ func accumF16x8(n int, w *float32, v *uint16, stride int, n8 int, acc *float32)
 func accumF32x8(n int, w *float32, v *float32, stride int, n8 int, acc *float32)
 
 //go:noescape
+func accumF32x16pair(n int, w0, w1 *float32, v *float32, stride int, n16 int, acc0, acc1 *float32)
+
+//go:noescape
 func expSumx8(n int, s *float32, m float32, c *expVec) float64
 
 //go:noescape
@@ -613,6 +616,16 @@ func init() {
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
 		scoresF16s, scoresF32s = scoresF16Of(scoresF16x16), scoresF32Of(scoresF32x16)
 		attnScores16 = true
+		accumF32Pair = func(acc0, acc1, w0, w1, v []float32, stride int) {
+			hd := len(acc0)
+			if len(w0) == 0 || hd == 0 || hd%16 != 0 {
+				accumF32s(acc0, w0, v, stride)
+				accumF32s(acc1, w1, v, stride)
+				return
+			}
+			_, _, _ = acc1[hd-1], w1[len(w0)-1], v[(len(w0)-1)*stride+hd-1]
+			accumF32x16pair(len(w0), &w0[0], &w1[0], &v[0], 4*stride, hd/16, &acc0[0], &acc1[0])
+		}
 		if quarters() { // AMD's default: four long streams per thread read faster on Zen 4
 			halfKerns[kernels.F16].rows = halfRows(dotF16rows, 128)
 			if h := halfKerns[kernels.F16]; quartersPF { // Zen 5: with software prefetch
