@@ -755,6 +755,101 @@ exs_done:
 	VZEROUPPER
 	RET
 
+// func expSumx16(n int, s *float32, m float32, c *expVec) float64
+//
+// expSumx8 for AVX-512 CPUs, sixteen values per group: the same float32 operations
+// per value (constants broadcast from c's lanes, the selections under mask registers
+// instead of VBLENDVPS), and the same float64 sums: lanes 0-7 of a group added to
+// the eight-lane accumulator Z12 (expSumx8's a in its low half, b in its high), then
+// lanes 8-15, as expSumx8 adds two groups of eight one after the other. A last group
+// of fewer than sixteen goes under the mask K2; its missing lanes add +0 to sums that
+// are never −0, as expSumx8's masked lanes do.
+TEXT ·expSumx16(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ s+8(FP), SI
+	VBROADCASTSS m+16(FP), Z15
+	MOVQ c+24(FP), R8
+	VXORPD Z12, Z12, Z12
+	VXORPS Z4, Z4, Z4
+exz_loop:
+	KXNORW K2, K2, K2             // all sixteen lanes
+	CMPQ CX, $16
+	JGE exz_full
+	TESTQ CX, CX
+	JZ exz_done
+	MOVQ $1, AX                   // a last group of CX < 16: lanes below CX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K2
+	VMOVUPS.Z (SI), K2, Z0
+	JMP exz_group
+exz_full:
+	VMOVUPS (SI), Z0
+exz_group:
+	VSUBPS Z15, Z0, Z0            // x = s − m
+	VMULPS.BCST 0(R8), Z0, Z1     // t = x·log2e
+	VADDPS.BCST 32(R8), Z1, Z2    // t + 0.5
+	VSUBPS.BCST 32(R8), Z1, Z3    // t − 0.5
+	VCMPPS $1, Z4, Z1, K3         // t < 0
+	VMOVAPS Z3, K3, Z2
+	VCVTTPS2DQ Z2, Z5             // n, truncated as Go's int32(·)
+	VCVTDQ2PS Z5, Z6              // fn
+	VMULPS.BCST 64(R8), Z6, Z7
+	VSUBPS Z7, Z0, Z7             // r = x − fn·ln2Hi
+	VMULPS.BCST 96(R8), Z6, Z8
+	VSUBPS Z8, Z7, Z7             // r −= fn·ln2Lo
+	VMULPS.BCST 128(R8), Z7, Z8
+	VADDPS.BCST 160(R8), Z8, Z8   // p = P0·r + P1
+	VMULPS Z7, Z8, Z8
+	VADDPS.BCST 192(R8), Z8, Z8   // p·r + P2
+	VMULPS Z7, Z8, Z8
+	VADDPS.BCST 224(R8), Z8, Z8   // p·r + P3
+	VMULPS Z7, Z8, Z8
+	VADDPS.BCST 256(R8), Z8, Z8   // p·r + P4
+	VMULPS Z7, Z8, Z8
+	VADDPS.BCST 288(R8), Z8, Z8   // p·r + P5
+	VMULPS Z7, Z8, Z8
+	VMULPS Z7, Z8, Z8
+	VADDPS Z7, Z8, Z8
+	VADDPS.BCST 320(R8), Z8, Z8   // ((p·r)·r + r) + 1
+	VPSRAD $1, Z5, Z9             // n1 = n >> 1
+	VPSUBD Z9, Z5, Z10            // n − n1
+	VPADDD.BCST 352(R8), Z9, Z9
+	VPSLLD $23, Z9, Z9            // 2^n1
+	VPADDD.BCST 352(R8), Z10, Z10
+	VPSLLD $23, Z10, Z10          // 2^(n−n1)
+	VMULPS Z9, Z8, Z8
+	VMULPS Z10, Z8, Z8
+	VCMPPS.BCST $1, 384(R8), Z0, K4    // x < expLo: 0
+	VXORPS Z8, Z8, K4, Z8
+	VCMPPS.BCST $0x1e, 416(R8), Z0, K5 // x > expHi: +Inf
+	VBROADCASTSS 448(R8), K5, Z8
+	VCMPPS $3, Z0, Z0, K6         // NaN: x
+	VMOVAPS Z0, K6, Z8
+	VMOVAPS.Z Z8, K2, Z9          // the group's lanes only, into the sums
+	VCVTPS2PD Y9, Z10
+	VADDPD Z10, Z12, Z12
+	VEXTRACTF32X8 $1, Z9, Y11
+	VCVTPS2PD Y11, Z11
+	VADDPD Z11, Z12, Z12
+	CMPQ CX, $16
+	JLT exz_last
+	VMOVUPS Z8, (SI)
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP exz_loop
+exz_last:
+	VMOVUPS Z8, K2, (SI)
+exz_done:
+	VEXTRACTF64X4 $1, Z12, Y13
+	VADDPD Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD X13, X12, X12
+	VHADDPD X12, X12, X12
+	VMOVSD X12, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func maxF32x8(n8 int, s *float32, m float32) float32
 //
 // The largest of m and the 8·n8 values at s, NaNs passed over: each lane keeps a value

@@ -90,7 +90,7 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 	}
 	scores, why := "", "AVX2+FMA+F16C"
 	if attnScores16 {
-		scores, why = " (eight positions at a time, VFMADD231PS zmm; value sums two heads at a time in zmm where heads share a tile and the head size is a multiple of 16)", "AVX-512 F/VL/BW for the scores and paired value sums, AVX2+FMA+F16C"
+		scores, why = " (eight positions at a time, VFMADD231PS zmm; exponentials sixteen at a time; value sums two heads at a time in zmm where heads share a tile and the head size is a multiple of 16)", "AVX-512 F/VL/BW for the scores, exponentials and paired value sums, AVX2+FMA+F16C"
 	}
 	return "attn-tile-" + strings.ToLower(kv.String()), tiles + ", then scores" + scores + ", exponentials and value sum one assembly loop each, VFMADD231PS ymm (head size a multiple of 8)",
 		why + envNote()

@@ -81,6 +81,9 @@ func accumF32x16pair(n int, w0, w1 *float32, v *float32, stride int, n16 int, ac
 func expSumx8(n int, s *float32, m float32, c *expVec) float64
 
 //go:noescape
+func expSumx16(n int, s *float32, m float32, c *expVec) float64
+
+//go:noescape
 func maxF32x8(n8 int, s *float32, m float32) float32
 
 //go:noescape
@@ -576,12 +579,7 @@ func init() {
 			s[i] *= f
 		}
 	}
-	expSums = func(s []float32, m float32) float64 {
-		if len(s) == 0 {
-			return 0
-		}
-		return expSumx8(len(s), &s[0], m, &expConsts)
-	}
+	expSums = expSumsOf(expSumx8)
 	axpyF16s = func(out []float32, w float32, v []uint16) {
 		n8 := len(out) / 8
 		if n8 > 0 {
@@ -616,6 +614,7 @@ func init() {
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
 		scoresF16s, scoresF32s = scoresF16Of(scoresF16x16), scoresF32Of(scoresF32x16)
 		attnScores16 = true
+		expSums = expSumsOf(expSumx16)
 		accumF32Pair = func(acc0, acc1, w0, w1, v []float32, stride int) {
 			hd := len(acc0)
 			if len(w0) == 0 || hd == 0 || hd%16 != 0 {
@@ -907,6 +906,16 @@ func pairsBF16() *halfKern {
 	}
 	h.gemm6 = gemm6Of(gemmBF16dp6, 2, 32)
 	return h
+}
+
+// expSumsOf is expSums over an assembly kernel.
+func expSumsOf(a func(n int, s *float32, m float32, c *expVec) float64) func(s []float32, m float32) float64 {
+	return func(s []float32, m float32) float64 {
+		if len(s) == 0 {
+			return 0
+		}
+		return a(len(s), &s[0], m, &expConsts)
+	}
 }
 
 // scoresF16Of is scoresF16s over an assembly kernel (head sizes a multiple of 8).
