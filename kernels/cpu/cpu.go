@@ -44,7 +44,9 @@ type CPU struct {
 	tiles   map[*kernels.Matrix]*tiled // tiled copies of the matrices multiplied so far
 	// tiledBytes is the bytes of those copies, all together.
 	tiledBytes int
-	tilings    int // tiled copies made (tests: none after Prepare)
+	// prepared records that Prepare ran (a model's weights were loaded): see workUnits.
+	prepared bool
+	tilings  int // tiled copies made (tests: none after Prepare)
 	// tileAct holds activations regrouped for the tile kernels (prepActs), tileActKey
 	// what each holds: slot 0 for MatMul, one per type of a MatMulShared step (actSlot).
 	tileAct    [maxShared][]byte
@@ -225,7 +227,7 @@ func (c *CPU) step(part, worker int) {
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	c.claimNext = 0
 	if parts, work := c.plan(dst, w, x, n); parts > 0 {
-		c.pool.RunWork(parts, work, c.run)
+		c.pool.RunWork(parts, c.workUnits(work), c.run)
 	}
 	c.job = job{}
 }
@@ -267,7 +269,7 @@ func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n 
 		}
 		c.actSlot = 0
 		c.job = job{kind: taskShared}
-		c.pool.RunWork(parts, work, c.run)
+		c.pool.RunWork(parts, c.workUnits(work), c.run)
 		c.job = job{}
 		clear(c.subs[:])
 		i = k
@@ -313,7 +315,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
 			} else {
 				j.kind = taskQuantize
-				c.pool.RunWork(n, n*cols, c.run)
+				c.pool.RunWork(n, c.workUnits(n*cols), c.run)
 			}
 			c.keepX(x[:n*cols], tr.VecDotType)
 			c.qGen++
@@ -369,10 +371,29 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 // 512-row decode products took twice the kernel calls with -t 2 as with -t 1, all on
 // the caller.
 func (c *CPU) splitThreads(work int) int {
-	if work < minParallelWork {
+	if c.workUnits(work) < minParallelWork {
 		return 1
 	}
 	return c.threads
+}
+
+// smallWorkDiv divides a step's work (RunWork's unit) for workUnits while a model is
+// small: its weights (the copies Prepare made) all fit in warmBytes and stay in cache,
+// so every step is short and compute-bound, and a helper woken for it (or spinning,
+// which on a 2-vCPU AMD EPYC (Zen 5) slowed a one-thread run by up to a quarter)
+// costs more than it saves. With the AVX-512 attention kernels, TinyStories-656K's
+// pp64 ran 0.85-0.89x as fast on two threads as on one at the old threshold, 0.92x
+// at four times it and 0.99-1.01x (F16, Q8_0) at sixteen times it; stories260K
+// 0.98-1.01x (scripts/small-models.sh, 21 rounds).
+const smallWorkDiv = 16
+
+// workUnits returns work as RunWork and splitThreads weigh it: work itself, or
+// work/smallWorkDiv once Prepare has loaded a model of at most warmBytes.
+func (c *CPU) workUnits(work int) int {
+	if c.prepared && c.tiledBytes <= warmBytes {
+		return work / smallWorkDiv
+	}
+	return work
 }
 
 // keepX records that xq holds x converted to vt. It copies x to lastX (so that the
@@ -492,7 +513,7 @@ func (c *CPU) RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskRMSNorm, dst: dst, x: x, q: weight, eps: eps, rows: rows, band: (rows + parts - 1) / parts}
-	c.pool.RunWork(parts, rmsWork*rows*d, c.run)
+	c.pool.RunWork(parts, c.workUnits(rmsWork*rows*d), c.run)
 	*j = job{}
 }
 
@@ -636,7 +657,7 @@ func (c *CPU) SwiGLU(dst, gate, up []float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up, band: (len(gate) + parts - 1) / parts}
-	c.pool.RunWork(parts, swigluWork*len(gate), c.run)
+	c.pool.RunWork(parts, c.workUnits(swigluWork*len(gate)), c.run)
 	*j = job{}
 }
 

@@ -232,7 +232,7 @@ func (p *pool) Close() {
 
 // minParallelWork is the least work a step must carry for RunWork to hand its parts to
 // the helpers, in multiply-adds (a matrix product's rows·cols·tokens; the other steps
-// count what they do in the same unit). Below it the hand-over costs more than the
+// count what they do in the same unit; a small model's steps weigh less: workUnits). Below it the hand-over costs more than the
 // helper saves, and a small model's step is made of such ops: with every op split,
 // stories260K decoded at a third of its one-thread speed with two threads.
 //

@@ -164,6 +164,34 @@ func TestSmallOpsStaySerial(t *testing.T) {
 	}
 }
 
+// TestSmallModelStepsStaySerial checks workUnits: a 64-token F16 product of
+// TinyStories-656K's FFN shape splits over two threads on a backend no model was
+// loaded into, stays on one thread once Prepare loaded a small model (all weights in
+// cache), and splits again once the loaded weights exceed warmBytes.
+func TestSmallModelStepsStaySerial(t *testing.T) {
+	c := New(2)
+	defer c.Close()
+	const n = 64
+	w := benchMatrix(kernels.F16, 384, 128)
+	x, dst := benchActs(n*128), make([]float32, n*384)
+	split := func() bool {
+		before := c.pool.splits
+		c.MatMul(dst, w, x, n)
+		return c.pool.splits != before
+	}
+	if !split() {
+		t.Fatal("no model loaded: a 384x128 product over 64 tokens ran on one thread")
+	}
+	c.Prepare(w)
+	if split() {
+		t.Error("a small model loaded: its 384x128 product over 64 tokens was split")
+	}
+	c.Prepare(benchMatrix(kernels.F16, 2304, 2048)) // 9 MiB more: past warmBytes
+	if !split() {
+		t.Error("a model past warmBytes loaded: the 384x128 product over 64 tokens ran on one thread")
+	}
+}
+
 // TestPoolPoll checks --poll: the spin time scales with the level, and the pool
 // still runs every part with no spinning at all (level 0) and with double spinning.
 func TestPoolPoll(t *testing.T) {

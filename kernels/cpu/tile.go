@@ -456,6 +456,7 @@ func tileFormat(w *kernels.Matrix) *tileFmt {
 // and BF16 weights, which MatMul reads as they are stored, it copies as they are into
 // memory of its own (copiedType) and reports true too.
 func (c *CPU) Prepare(w *kernels.Matrix) bool {
+	c.prepared = true
 	if f := tileFormat(w); f != nil {
 		c.tilesOf(w, f)
 		return true
@@ -587,7 +588,7 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 			c.tileAct[slot] = grow(c.tileAct[slot], j.groups*j.gBytes)
 			j.act = c.tileAct[slot]
 			j.kind = taskPrep
-			c.pool.RunWork(j.groups, j.n*j.cols, c.run)
+			c.pool.RunWork(j.groups, c.workUnits(j.n*j.cols), c.run)
 			c.tileActKey[slot] = key
 		}
 		j.act = c.tileAct[slot]
