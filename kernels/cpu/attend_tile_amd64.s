@@ -20,6 +20,25 @@
 	LOAD(m, T) \
 	VFMADD231PS Q, T, A
 
+// RED4T reduces four rows' folded accumulators A, B, C, D (each its eight lanes) with
+// HSUM's additions in HSUM's order: each row's 128-bit halves added (two rows per
+// VPERM2F128 pair), then two horizontal adds leave row r's sum in element r; the four
+// sums are multiplied by the scale broadcast in S and stored at off(R9). T0…T2 (X0,
+// X1 their low halves) are clobbered.
+#define RED4T(A, B, C, D, T0, X0, T1, X1, T2, S, off) \
+	VPERM2F128 $0x20, B, A, T0 \
+	VPERM2F128 $0x31, B, A, T1 \
+	VADDPS T1, T0, T0 \
+	VPERM2F128 $0x20, D, C, T1 \
+	VPERM2F128 $0x31, D, C, T2 \
+	VADDPS T2, T1, T1 \
+	VHADDPS T1, T0, T0 \
+	VHADDPS T0, T0, T0 \
+	VEXTRACTF128 $1, T0, X1 \
+	VUNPCKLPS X1, X0, X0 \
+	VMULPS S, X0, X0 \
+	VMOVUPS X0, off(R9)
+
 // FOUR4 is SCORES's loop over four rows at once (R11, R11+R8, R13, R13+R8): each
 // row's two accumulators (Y3/Y9, Y10/Y11, Y12/Y13, Y14/Y15) take the chunks exactly as
 // the one-row loop does, four independent chains instead of one. The four sums are
@@ -75,18 +94,7 @@ fred: \
 	VADDPS Y11, Y10, Y10 \
 	VADDPS Y13, Y12, Y12 \
 	VADDPS Y15, Y14, Y14 \
-	VPERM2F128 $0x20, Y10, Y3, Y0 \
-	VPERM2F128 $0x31, Y10, Y3, Y1 \
-	VADDPS Y1, Y0, Y0 \
-	VPERM2F128 $0x20, Y14, Y12, Y1 \
-	VPERM2F128 $0x31, Y14, Y12, Y2 \
-	VADDPS Y2, Y1, Y1 \
-	VHADDPS Y1, Y0, Y0 \
-	VHADDPS Y0, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VUNPCKLPS X1, X0, X0 \
-	VMULPS X7, X0, X0 \
-	VMOVUPS X0, (R9) \
+	RED4T(Y3, Y10, Y12, Y14, Y0, X0, Y1, X1, Y2, X7, 0) \
 	ADDQ $16, R9 \
 	LEAQ (DI)(R8*4), DI \
 	SUBQ $4, CX \
@@ -432,21 +440,9 @@ done: \
 	VEXTRACTF32X8 $1, Z, Y9 \
 	VADDPS Y9, Y, Y
 
-// RED4 reduces rows in Y0…Y3 (folded) as FOUR4 does and stores their four scaled sums
-// (scale broadcast in X15) at off(R9); it clobbers Y9…Y11.
-#define RED4(A, B, C, D, off) \
-	VPERM2F128 $0x20, B, A, Y9 \
-	VPERM2F128 $0x31, B, A, Y10 \
-	VADDPS Y10, Y9, Y9 \
-	VPERM2F128 $0x20, D, C, Y10 \
-	VPERM2F128 $0x31, D, C, Y11 \
-	VADDPS Y11, Y10, Y10 \
-	VHADDPS Y10, Y9, Y9 \
-	VHADDPS Y9, Y9, Y9 \
-	VEXTRACTF128 $1, Y9, X10 \
-	VUNPCKLPS X10, X9, X9 \
-	VMULPS X15, X9, X9 \
-	VMOVUPS X9, off(R9)
+// RED4 is RED4T for EIGHT16: rows in Y0…Y3 or Y4…Y7 (folded), temporaries Y9…Y11,
+// the scale broadcast in X15.
+#define RED4(A, B, C, D, off) RED4T(A, B, C, D, Y9, X9, Y10, X10, Y11, X15, off)
 
 // EIGHT16 is the AVX-512 scores kernels' loop over eight rows at once (DI + r·R8):
 // row r's sum in Z(r), sixteen elements per fused multiply-add, where FOUR4 takes two
@@ -463,14 +459,7 @@ done: \
 eight: \
 	CMPQ CX, $8 \
 	JLT eightdone \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7 \
+	ZEROZ0_7 \
 	MOVQ SI, R10 \
 	MOVQ DI, R11 \
 	LEAQ (DI)(R8*2), R13 \

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // REDTO sums the 16 lanes of Z (copied to Z0) and stores the float at dst.
 #define REDTO(Z, dst) \
@@ -113,23 +114,7 @@
 	CMOVQLT prev, next
 
 // GZERO16 clears the accumulators Z0–Z15.
-#define GZERO16 \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7 \
-	VPXORD Z8, Z8, Z8 \
-	VPXORD Z9, Z9, Z9 \
-	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
-	VPXORD Z12, Z12, Z12 \
-	VPXORD Z13, Z13, Z13 \
-	VPXORD Z14, Z14, Z14 \
-	VPXORD Z15, Z15, Z15
+#define GZERO16 ZEROZ0_15
 
 // GSETUP loads the arguments of the gemm kernels (GARGS), out at AX, clears their
 // accumulators and the offsets of rows (DX) and tokens (R11).

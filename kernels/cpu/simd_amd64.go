@@ -499,7 +499,7 @@ func init() {
 			prefetchRows(n, (*byte)(unsafe.Pointer(&k[0])), 2*stride, 2*hd)
 		}
 	}
-	scoresF16s, scoresF32s = scoresF16Of(scoresF16x8), scoresF32Of(scoresF32x8)
+	scoresF16s, scoresF32s = scoresOf(scoresF16x8, scoresF16Go), scoresOf(scoresF32x8, scoresF32Go)
 	accumF16s = func(acc, w []float32, v []uint16, stride int) {
 		if len(w) == 0 || len(acc) == 0 || len(acc)%8 != 0 {
 			accumF16Go(acc, w, v, stride)
@@ -612,7 +612,7 @@ func init() {
 		setHalf(kernels.BF16, dotBF16x4, gemmBF16x4, 4, 16)
 		halfKerns[kernels.F16].gemm6 = gemm6Of(gemmF16x6, 1, 64)
 		halfKerns[kernels.BF16].gemm6 = gemm6Of(gemmBF16x6, 1, 64)
-		scoresF16s, scoresF32s = scoresF16Of(scoresF16x16), scoresF32Of(scoresF32x16)
+		scoresF16s, scoresF32s = scoresOf(scoresF16x16, scoresF16Go), scoresOf(scoresF32x16, scoresF32Go)
 		attnScores16 = true
 		expSums = expSumsOf(expSumx16)
 		accumF32Pair = func(acc0, acc1, w0, w1, v []float32, stride int) {
@@ -918,27 +918,17 @@ func expSumsOf(a func(n int, s *float32, m float32, c *expVec) float64) func(s [
 	}
 }
 
-// scoresF16Of is scoresF16s over an assembly kernel (head sizes a multiple of 8).
-func scoresF16Of(a func(n int, q *float32, n8 int, k *uint16, stride int, scale float32, out *float32)) func(s, q []float32, k []uint16, stride int, scale float32) {
-	return func(s, q []float32, k []uint16, stride int, scale float32) {
+// scoresOf is scoresF16s or scoresF32s (rows of T) over an assembly kernel a, for
+// head sizes a multiple of 8, and over the Go helper goFn for the others.
+func scoresOf[T uint16 | float32](a func(n int, q *float32, n8 int, k *T, stride int, scale float32, out *float32), goFn func(s, q []float32, k []T, stride int, scale float32)) func(s, q []float32, k []T, stride int, scale float32) {
+	eb := int(unsafe.Sizeof(T(0)))
+	return func(s, q []float32, k []T, stride int, scale float32) {
 		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
-			scoresF16Go(s, q, k, stride, scale)
+			goFn(s, q, k, stride, scale)
 			return
 		}
 		_ = k[(len(s)-1)*stride+len(q)-1]
-		a(len(s), &q[0], len(q)/8, &k[0], 2*stride, scale, &s[0])
-	}
-}
-
-// scoresF32Of is scoresF32s over an assembly kernel (head sizes a multiple of 8).
-func scoresF32Of(a func(n int, q *float32, n8 int, k *float32, stride int, scale float32, out *float32)) func(s, q []float32, k []float32, stride int, scale float32) {
-	return func(s, q []float32, k []float32, stride int, scale float32) {
-		if len(s) == 0 || len(q) == 0 || len(q)%8 != 0 {
-			scoresF32Go(s, q, k, stride, scale)
-			return
-		}
-		_ = k[(len(s)-1)*stride+len(q)-1]
-		a(len(s), &q[0], len(q)/8, &k[0], 4*stride, scale, &s[0])
+		a(len(s), &q[0], len(q)/8, &k[0], eb*stride, scale, &s[0])
 	}
 }
 

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // AMX kernels (see amx.go). Go's assembler has no AMX mnemonics, so each AMX
 // instruction is spelled in bytes below. All are VEX-encoded (Intel SDM vol. 2, "AMX
@@ -77,22 +78,7 @@
 	MOVQ scr+24(FP), AX \
 	LEAQ 3072(AX), R13 \
 	MOVQ $32, DX \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7 \
-	VPXORD Z8, Z8, Z8 \
-	VPXORD Z9, Z9, Z9 \
-	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
-	VPXORD Z12, Z12, Z12 \
-	VPXORD Z13, Z13, Z13 \
-	VPXORD Z14, Z14, Z14 \
-	VPXORD Z15, Z15, Z15
+	ZEROZ0_15
 
 // AMX_LEAVE releases the tiles, stores token t's accumulator at out + t·ostride and
 // returns.
