@@ -151,7 +151,7 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	*j = job{dst: dst, q: q, attn: a, kind: taskAttend}
 	// One pass over both paths' units: a call that mixes them (auto) pays one hand-over
 	// to the pool, not one per path and one more for the reduce.
-	c.pool.RunWork(pl.partUnits+len(pl.plain)*a.Heads/pl.w, c.workUnits(work), c.run)
+	c.runWork(pl.partUnits+len(pl.plain)*a.Heads/pl.w, work)
 	*j = job{}
 	clear(pl.seqs) // keep no cache alive
 }

@@ -128,9 +128,9 @@ type job struct {
 	// CPU.claims[claim0:].
 	claims bool
 	claim0 int
-	// warm says the weights stay in cache from one step to the next (all the copies
-	// Prepare made take at most warmBytes): the one-token kernels then run without
-	// software prefetch (tileFmt.x1mWarm, halfKern.rowsWarm).
+	// warm says the weights stay in cache from one step to the next (smallModel): the
+	// one-token kernels then run without software prefetch (tileFmt.x1mWarm,
+	// halfKern.rowsWarm).
 	warm bool
 }
 
@@ -227,7 +227,7 @@ func (c *CPU) step(part, worker int) {
 func (c *CPU) MatMul(dst []float32, w *kernels.Matrix, x []float32, n int) {
 	c.claimNext = 0
 	if parts, work := c.plan(dst, w, x, n); parts > 0 {
-		c.pool.RunWork(parts, c.workUnits(work), c.run)
+		c.runWork(parts, work)
 	}
 	c.job = job{}
 }
@@ -269,7 +269,7 @@ func (c *CPU) MatMulShared(dst [][]float32, w []*kernels.Matrix, x []float32, n 
 		}
 		c.actSlot = 0
 		c.job = job{kind: taskShared}
-		c.pool.RunWork(parts, c.workUnits(work), c.run)
+		c.runWork(parts, work)
 		c.job = job{}
 		clear(c.subs[:])
 		i = k
@@ -297,7 +297,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 	}
 	vt := kernels.TraitsOf(tr.VecDotType)
 	j := &c.job
-	*j = job{dst: dst, w: c.copyOf(w), x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType, warm: c.tiledBytes <= warmBytes}
+	*j = job{dst: dst, w: c.copyOf(w), x: x, n: n, cols: cols, rows: rows, vt: vt, vtID: tr.VecDotType, warm: c.smallModel()}
 	if tr.VecDotType == kernels.F32 {
 		j.xq, j.xRow = f32Bytes(x[:n*cols]), 4*cols
 	} else {
@@ -315,7 +315,7 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 				fromFloat(tr.VecDotType, vt)(x[:cols], j.xq)
 			} else {
 				j.kind = taskQuantize
-				c.pool.RunWork(n, c.workUnits(n*cols), c.run)
+				c.runWork(n, n*cols)
 			}
 			c.keepX(x[:n*cols], tr.VecDotType)
 			c.qGen++
@@ -387,14 +387,24 @@ func (c *CPU) splitThreads(work int) int {
 // 0.98-1.01x (scripts/small-models.sh, 21 rounds).
 const smallWorkDiv = 16
 
+// smallModel reports that Prepare has loaded a model whose weights (the copies it
+// made) take at most warmBytes: they stay in cache from one step to the next, so the
+// one-token kernels run without software prefetch (job.warm) and its steps weigh
+// less when deciding to split them (workUnits).
+func (c *CPU) smallModel() bool { return c.prepared && c.tiledBytes <= warmBytes }
+
 // workUnits returns work as RunWork and splitThreads weigh it: work itself, or
-// work/smallWorkDiv once Prepare has loaded a model of at most warmBytes.
+// work/smallWorkDiv for a small model.
 func (c *CPU) workUnits(work int) int {
-	if c.prepared && c.tiledBytes <= warmBytes {
+	if c.smallModel() {
 		return work / smallWorkDiv
 	}
 	return work
 }
+
+// runWork runs the current job's parts on the pool (c.run) for a step of work
+// multiply-adds, weighed by workUnits.
+func (c *CPU) runWork(parts, work int) { c.pool.RunWork(parts, c.workUnits(work), c.run) }
 
 // keepX records that xq holds x converted to vt. It copies x to lastX (so that the
 // next MatMul can find its activations unchanged) only when x's slice has been passed
@@ -513,7 +523,7 @@ func (c *CPU) RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskRMSNorm, dst: dst, x: x, q: weight, eps: eps, rows: rows, band: (rows + parts - 1) / parts}
-	c.pool.RunWork(parts, c.workUnits(rmsWork*rows*d), c.run)
+	c.runWork(parts, rmsWork*rows*d)
 	*j = job{}
 }
 
@@ -657,7 +667,7 @@ func (c *CPU) SwiGLU(dst, gate, up []float32) {
 	}
 	j := &c.job
 	*j = job{kind: taskSwiGLU, dst: dst[:len(gate)], x: gate, q: up, band: (len(gate) + parts - 1) / parts}
-	c.pool.RunWork(parts, c.workUnits(swigluWork*len(gate)), c.run)
+	c.runWork(parts, swigluWork*len(gate))
 	*j = job{}
 }
 

@@ -227,7 +227,7 @@ func (c *CPU) widenActs() {
 			j.hk.widen(j.xq[:j.xRow], c.xp)
 		} else {
 			j.kind = taskHalfPrep
-			c.pool.RunWork(j.n, c.workUnits(j.n*j.cols), c.run)
+			c.runWork(j.n, j.n*j.cols)
 		}
 		c.xpGen, c.xpType = c.qGen, j.vtID
 	}

@@ -232,9 +232,10 @@ func (p *pool) Close() {
 
 // minParallelWork is the least work a step must carry for RunWork to hand its parts to
 // the helpers, in multiply-adds (a matrix product's rows·cols·tokens; the other steps
-// count what they do in the same unit; a small model's steps weigh less: workUnits). Below it the hand-over costs more than the
-// helper saves, and a small model's step is made of such ops: with every op split,
-// stories260K decoded at a third of its one-thread speed with two threads.
+// count what they do in the same unit; a small model's steps weigh less: workUnits).
+// Below it the hand-over costs more than the helper saves, and a small model's step is
+// made of such ops: with every op split, stories260K decoded at a third of its
+// one-thread speed with two threads.
 //
 // Measured with BenchmarkRunSplit (F32 dot products in 8 parts, the caller alone vs a
 // two-thread pool; best of 3; 2-core Xeon VM with other processes running, load ~5):

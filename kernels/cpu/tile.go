@@ -588,7 +588,7 @@ func (c *CPU) matMulTiled(f *tileFmt) (parts, work int) {
 			c.tileAct[slot] = grow(c.tileAct[slot], j.groups*j.gBytes)
 			j.act = c.tileAct[slot]
 			j.kind = taskPrep
-			c.pool.RunWork(j.groups, c.workUnits(j.n*j.cols), c.run)
+			c.runWork(j.groups, j.n*j.cols)
 			c.tileActKey[slot] = key
 		}
 		j.act = c.tileAct[slot]
