@@ -508,11 +508,11 @@ func (c *CPU) bandX4(j *job, r0, r1 int, out *[4]float32) {
 }
 
 // RMSNorm implements kernels.Backend: each row of len(weight) elements times weight
-// and the inverse root of its mean square plus eps. The sum of squares is accumulated
-// in float64 in element order, as ggml does; rmsNormRows runs four rows side by side
-// (four independent add chains instead of one waiting on each add), and a prompt's
-// rows are spread over the workers. Neither changes a row's order of additions, so the
-// results are those of one row at a time (TestRMSNorm).
+// and the inverse root of its mean square plus eps. The mean square is ggml's: the
+// float64 sum of the float32 squares in element order, over d, rounded to float32
+// (meanSquare finds that float32 without the sequential sum nearly always), and a
+// prompt's rows are spread over the workers, so every row's result is the one of a
+// row alone in element order (TestRMSNorm).
 func (c *CPU) RMSNorm(dst, x, weight []float32, eps float32) {
 	d := len(weight)
 	rows := len(x) / d
@@ -533,46 +533,6 @@ const (
 	rmsRowsMin = 8
 	rmsWork    = 2
 )
-
-// rmsNormRows normalises rows [r0, r1) of x into dst (see RMSNorm), four at a time.
-func rmsNormRows(dst, x, weight []float32, eps float32, r0, r1 int) {
-	d := len(weight)
-	r := r0
-	for ; r+4 <= r1; r += 4 {
-		x0, x1, x2, x3 := x[r*d:(r+1)*d], x[(r+1)*d:(r+2)*d], x[(r+2)*d:(r+3)*d], x[(r+3)*d:(r+4)*d]
-		var s0, s1, s2, s3 float64
-		for i := range x0 {
-			s0 += float64(x0[i] * x0[i])
-			s1 += float64(x1[i] * x1[i])
-			s2 += float64(x2[i] * x2[i])
-			s3 += float64(x3[i] * x3[i])
-		}
-		for k, ss := range [4]float64{s0, s1, s2, s3} {
-			rmsScale(dst[(r+k)*d:(r+k+1)*d], x[(r+k)*d:(r+k+1)*d], weight, rmsInv(ss, d, eps))
-		}
-	}
-	for ; r < r1; r++ {
-		row := x[r*d : (r+1)*d]
-		var ss float64
-		for _, v := range row {
-			ss += float64(v * v)
-		}
-		rmsScale(dst[r*d:(r+1)*d], row, weight, rmsInv(ss, d, eps))
-	}
-}
-
-// rmsInv is 1/√(mean square + eps) of a row of d elements whose squares sum to ss.
-func rmsInv(ss float64, d int, eps float32) float32 {
-	return float32(1 / math.Sqrt(float64(float32(ss/float64(d))+eps)))
-}
-
-// rmsScale writes out[j] = row[j]·scale·weight[j].
-func rmsScale(out, row, weight []float32, scale float32) {
-	out, weight = out[:len(row)], weight[:len(row)]
-	for j, v := range row {
-		out[j] = v * scale * weight[j]
-	}
-}
 
 // ApplyRoPE implements kernels.Backend, computing angles in float32 by repeated
 // multiplication as ggml's rope cache does. The cos/sin table of the last call's

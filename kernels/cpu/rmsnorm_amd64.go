@@ -1,0 +1,34 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func sumSqF32x16(n16 int, x *float32) float64
+
+//go:noescape
+func scaleRowF32x8(n8 int, out, row, weight *float32, scale float32)
+
+// The RMS norm's helpers run in AVX2 where the CPU has it and LLMBENCH_CPU allows it.
+func init() {
+	if !allowed(capAVX2) || !cpu.X86.HasAVX2 {
+		return
+	}
+	sumSquares = func(row []float32) float64 {
+		n16 := len(row) / 16
+		var s float64
+		if n16 > 0 {
+			s = sumSqF32x16(n16, &row[0])
+		}
+		return s + sumSquaresGo(row[16*n16:])
+	}
+	scaleRow = func(out, row, weight []float32, scale float32) {
+		n8 := len(row) / 8
+		if n8 > 0 {
+			_, _ = out[len(row)-1], weight[len(row)-1]
+			scaleRowF32x8(n8, &out[0], &row[0], &weight[0], scale)
+		}
+		scaleRowGo(out[8*n8:len(row)], row[8*n8:], weight[8*n8:], scale)
+	}
+}

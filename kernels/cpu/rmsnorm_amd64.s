@@ -1,0 +1,67 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func sumSqF32x16(n16 int, x *float32) float64
+//
+// The float64 sum of the float32 squares of the 16·n16 values at x: each square
+// rounded to float32 (VMULPS), widened exactly, and added into one of sixteen float64
+// lanes (four ymm accumulators, independent chains); the lanes are added pairwise at
+// the end.
+TEXT ·sumSqF32x16(SB), NOSPLIT, $0-24
+	MOVQ n16+0(FP), CX
+	MOVQ x+8(FP), SI
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+ss_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS Y0, Y0, Y0
+	VMULPS Y1, Y1, Y1
+	VCVTPS2PD X0, Y2
+	VEXTRACTF128 $1, Y0, X0
+	VCVTPS2PD X0, Y3
+	VCVTPS2PD X1, Y4
+	VEXTRACTF128 $1, Y1, X1
+	VCVTPS2PD X1, Y5
+	VADDPD Y2, Y8, Y8
+	VADDPD Y3, Y9, Y9
+	VADDPD Y4, Y10, Y10
+	VADDPD Y5, Y11, Y11
+	ADDQ $64, SI
+	DECQ CX
+	JNZ ss_loop
+	VADDPD Y9, Y8, Y8
+	VADDPD Y11, Y10, Y10
+	VADDPD Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPD X9, X8, X8
+	VPERMILPD $1, X8, X9
+	VADDSD X9, X8, X8
+	VMOVSD X8, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleRowF32x8(n8 int, out, row, weight *float32, scale float32)
+//
+// out[j] = row[j]·scale·weight[j] for the 8·n8 values: two rounded products in that
+// order, as the Go loop computes them.
+TEXT ·scaleRowF32x8(SB), NOSPLIT, $0-36
+	MOVQ n8+0(FP), CX
+	MOVQ out+8(FP), DI
+	MOVQ row+16(FP), SI
+	MOVQ weight+24(FP), DX
+	VBROADCASTSS scale+32(FP), Y0
+sr_loop:
+	VMULPS (SI), Y0, Y1
+	VMULPS (DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ sr_loop
+	VZEROUPPER
+	RET
