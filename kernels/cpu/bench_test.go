@@ -106,17 +106,14 @@ func BenchmarkDot(b *testing.B) {
 	}
 }
 
-// BenchmarkMatVecDRAM cycles one-token products over 16 matrices of 5632×2048 in each
-// weight type (well beyond the last-level cache), as decode streams a model's weights
-// from memory: MB/s is the weight bytes read per second. The tiled copies are made
-// before the timer starts (as the engine makes them at load), so the first products do
-// not pay for them.
+// BenchmarkMatVecDRAM cycles one-token products over copies of a 5632×2048 matrix in
+// each weight type that together take dramBenchBytes, as decode streams a model's
+// weights from memory: MB/s is the weight bytes read per second. The tiled copies are
+// made before the timer starts (as the engine makes them at load), so the first
+// products do not pay for them.
 func BenchmarkMatVecDRAM(b *testing.B) {
 	for _, typ := range dotTypes {
-		ws := make([]*kernels.Matrix, 16)
-		for i := range ws {
-			ws[i] = benchMatrix(typ, 5632, 2048)
-		}
+		ws := dramCopies(benchMatrix(typ, 5632, 2048))
 		x := benchActs(2048)
 		dst := make([]float32, 5632)
 		for _, threads := range []int{1, 2} {
@@ -138,8 +135,8 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 }
 
 // BenchmarkMatMulBatch times decode steps of n sequences (n tokens against one matrix,
-// threads 2) on llama-1b's matrix shapes, cycling over copies that together exceed the
-// last-level cache, as a decode step streams a model's weights from memory. Bytes are
+// threads 2) on llama-1b's matrix shapes, cycling over copies that together take
+// dramBenchBytes, as a decode step streams a model's weights from memory. Bytes are
 // the weight bytes, so a step that reads each weight once keeps MB/s up as n grows:
 // compare ns/op with n=1 (a 16-token step should cost far less than 16 one-token steps).
 func BenchmarkMatMulBatch(b *testing.B) {
@@ -148,10 +145,7 @@ func BenchmarkMatMulBatch(b *testing.B) {
 	for _, typ := range dotTypes {
 		for _, sh := range [][2]int{{2048, 2048}, {5632, 2048}} {
 			w0 := benchMatrix(typ, sh[0], sh[1])
-			ws := []*kernels.Matrix{w0}
-			for len(ws)*len(w0.Data) < 96<<20 {
-				ws = append(ws, &kernels.Matrix{Type: typ, Rows: sh[0], Cols: sh[1], Data: append([]byte(nil), w0.Data...)})
-			}
+			ws := dramCopies(w0)
 			for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
 				x := benchActs(n * sh[1])
 				dst := make([]float32, n*sh[0])
@@ -173,10 +167,28 @@ func BenchmarkMatMulBatch(b *testing.B) {
 	}
 }
 
-// decodeBenchBytes is the weight bytes BenchmarkDecode cycles through per case: far
-// more than the L2 caches, so that the weights come from the last-level cache or
-// memory as a decode step's do (a model's weights are read once per step).
-const decodeBenchBytes = 256 << 20
+// dramBenchBytes is the weight bytes the decode-shaped benchmarks cycle through per
+// case, as a decode step reads a model's weights from memory once per token. Less
+// leaves part of the cycle in the last-level cache: on AMD EPYC (Zen 5, 2 vCPUs)
+// BenchmarkDecode's Q8_0 5632×2048 one-token product read 62–76 GB/s cycling through
+// 64 MB, 52–57 through 256 MB (the size used before) and 46–51 through 1 GiB, where the
+// read-bandwidth probe gave 65–69 and a llama-1b Q8_0 decode step's products 50–54.
+const dramBenchBytes = 1 << 30
+
+// dramCopies returns copies of w0 that together take about dramBenchBytes (at least
+// two), in one allocation.
+func dramCopies(w0 *kernels.Matrix) []*kernels.Matrix {
+	size := len(w0.Data)
+	n := max(2, dramBenchBytes/size)
+	arena := make([]byte, n*size)
+	ws := make([]*kernels.Matrix, n)
+	for i := range ws {
+		d := arena[i*size : (i+1)*size : (i+1)*size]
+		copy(d, w0.Data)
+		ws[i] = &kernels.Matrix{Type: w0.Type, Rows: w0.Rows, Cols: w0.Cols, Data: d}
+	}
+	return ws
+}
 
 // decodeTypes are the weight types BenchmarkDecode covers.
 var decodeTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K,
@@ -184,23 +196,17 @@ var decodeTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernel
 
 // BenchmarkDecode times decode-shaped products, one to four tokens against llama-1b's
 // matrix shapes with every core, cycling over copies of the matrix that together take
-// decodeBenchBytes, and reports the rate at which weight bytes are read ("GB/s"): a
+// dramBenchBytes, and reports the rate at which weight bytes are read ("GB/s"): a
 // type whose rate falls well below the others' (or below the machine's read
 // bandwidth) takes a slow path.
 func BenchmarkDecode(b *testing.B) {
 	c := New(0)
 	defer c.Close()
-	arena := make([]byte, decodeBenchBytes)
 	for _, typ := range decodeTypes {
 		for _, sh := range benchShapes[:3] {
 			w0 := benchMatrix(typ, sh[0], sh[1])
 			size := len(w0.Data)
-			var ws []*kernels.Matrix
-			for off := 0; off+size <= len(arena); off += size {
-				d := arena[off : off+size]
-				copy(d, w0.Data)
-				ws = append(ws, &kernels.Matrix{Type: typ, Rows: sh[0], Cols: sh[1], Data: d})
-			}
+			ws := dramCopies(w0)
 			for n := 1; n <= 4; n++ {
 				x := benchActs(n * sh[1])
 				dst := make([]float32, n*sh[0])
@@ -217,7 +223,7 @@ func BenchmarkDecode(b *testing.B) {
 					b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})
 			}
-			clear(c.tiles)
+			c.dropTiles() // frees the tiled copies (clearing the map left them mapped)
 		}
 	}
 }
