@@ -96,6 +96,15 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 		why + envNote()
 }
 
+// twoTokens is the prompt kernel's note for a step of claimToks tokens (a batch of two
+// sequences) where those take the one-token kernel x1m per token (claimBands).
+func twoTokens(t kernels.DType, x1m string) string {
+	if tileFmts[t].x1m == nil || !x1Quarters {
+		return ""
+	}
+	return fmt.Sprintf("; %d tokens (a batch of two sequences): %s once per token on the same four quarter tiles", claimToks, x1m)
+}
+
 // describePath names the kernel of path p for type t and n tokens, says what it does
 // and why it runs.
 func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
@@ -109,7 +118,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			op := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows"
 			switch {
 			case n > 1:
-				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op, levelWhy(t, p)
+				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t, "tile-"+ty+"-x1m-avx2"), levelWhy(t, p)
 			case tileFmts[t].x1m != nil: // only in quarters
 				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op +
 					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
@@ -118,7 +127,11 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		}
 		switch {
 		case n > 1:
-			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"
+			x1m := "tile-" + ty + "-x1m"
+			if tileFmts[t].x1mWarm != nil {
+				x1m += "-pf"
+			}
+			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"+twoTokens(t, x1m)
 		case tileFmts[t].x1m != nil && x1Quarters:
 			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, "
 			claim := "AMD: faster than one tile at a time"

@@ -9,12 +9,12 @@ import (
 	"llmbench/kernels"
 )
 
-// TestClaimsCoverEveryCall plans one-token products on the quarters path as
-// claimBands' bands over two threads and runs the bands in orders the pool can give:
-// each on a worker of its own, one worker alone (its band, then every call of the
-// other's from the back: a helper that never came), and the second band first. Every
-// output must equal the one-thread product's, bit for bit (the outputs start as NaN, so
-// a call left out shows).
+// TestClaimsCoverEveryCall plans one- and two-token products (claimToks) on the
+// quarters path as claimBands' bands over two threads and runs the bands in orders the
+// pool can give: each on a worker of its own, one worker alone (its band, then every
+// call of the other's from the back: a helper that never came), and the second band
+// first. Every output must equal the one-thread product of its token alone, bit for bit
+// (the outputs start as NaN, so a call or a token left out shows).
 func TestClaimsCoverEveryCall(t *testing.T) {
 	if tileX1m == nil {
 		t.Skip("no x1m kernels at this level")
@@ -36,28 +36,32 @@ func TestClaimsCoverEveryCall(t *testing.T) {
 		// 4096 columns, so that RunWork would split even the smallest.
 		for _, rows := range []int{1024, 272, 16*16 + 5} {
 			w := randMatrix(rng, typ, rows, 4096)
-			x := make([]float32, w.Cols)
+			x := make([]float32, claimToks*w.Cols)
 			for i := range x {
 				x[i] = float32(rng.NormFloat64())
 			}
-			want := make([]float32, rows)
-			one.MatMul(want, w, x, 1)
-			for _, order := range [][]int{{0, 1}, {0}, {1, 0}, {1}} {
-				got := make([]float32, rows)
-				for i := range got {
-					got[i] = float32(math.NaN())
-				}
-				c.claimNext = 0
-				parts, _ := c.plan(got, w, x, 1)
-				if !c.job.claims || parts != 2 {
-					t.Fatalf("%s %d rows: %d parts, claims %v; want two claimed bands", typ, rows, parts, c.job.claims)
-				}
-				for _, p := range order {
-					c.step(p, p)
-				}
-				c.job = job{}
-				if !slices.Equal(got, want) {
-					t.Fatalf("%s %d rows, bands run %v: outputs differ from the one-thread product", typ, rows, order)
+			want := make([]float32, claimToks*rows)
+			for tok := range claimToks {
+				one.MatMul(want[tok*rows:], w, x[tok*w.Cols:], 1)
+			}
+			for n := 1; n <= claimToks; n++ {
+				for _, order := range [][]int{{0, 1}, {0}, {1, 0}, {1}} {
+					got := make([]float32, n*rows)
+					for i := range got {
+						got[i] = float32(math.NaN())
+					}
+					c.claimNext = 0
+					parts, _ := c.plan(got, w, x, n)
+					if !c.job.claims || parts != 2 {
+						t.Fatalf("%s %d rows, %d tokens: %d parts, claims %v; want two claimed bands", typ, rows, n, parts, c.job.claims)
+					}
+					for _, p := range order {
+						c.step(p, p)
+					}
+					c.job = job{}
+					if !slices.Equal(got, want[:n*rows]) {
+						t.Fatalf("%s %d rows, %d tokens, bands run %v: outputs differ from the one-thread products of each token", typ, rows, n, order)
+					}
 				}
 			}
 		}
