@@ -24,10 +24,10 @@ const (
 // tokens.
 func pathOf(t kernels.DType, cols, n int) path {
 	if hk := halfKerns[t]; hk != nil && hk.gemm != nil && cols%32 == 0 {
-		if n > 1 {
+		if n > 1 && (n > claimToks || hk.rows == nil) {
 			return pathHalfGemm
 		}
-		return pathHalfX4
+		return pathHalfX4 // the rows kernel once per token for up to claimToks (bandX4)
 	}
 	if f := tileFmts[t]; f != nil && f.x4 != nil && tileX4 != nil && cols%f.unit == 0 {
 		return pathTile
@@ -173,6 +173,13 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			kernel, detail = name+"-gemm", fmt.Sprintf("%d rows × 4 tokens, %s", h.gr, op)
 			if h.gemm6 != nil {
 				detail = fmt.Sprintf("%d rows × 6 tokens from %d tokens (4 below), %s", h.gr, gemm6Toks, op)
+			}
+			if h.rows != nil {
+				rows := name + "-rows"
+				if h.rowsWarm != nil {
+					rows += "-pf"
+				}
+				detail += fmt.Sprintf("; %d tokens (a batch of two sequences): %s once per token over the band", claimToks, rows)
 			}
 		case h.rows != nil:
 			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op

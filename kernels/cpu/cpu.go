@@ -460,7 +460,7 @@ func (c *CPU) band(j *job, part, worker int) {
 		return
 	}
 	if j.hk != nil {
-		c.bandX4(j, r0, r1, (*[4]float32)(c.gemmScr[worker].out[:4]))
+		c.bandX4(j, r0, r1, tok0, tok1, (*[4]float32)(c.gemmScr[worker].out[:4]))
 		return
 	}
 	if j.dotRows != nil && tok1-tok0 == 1 { // one token: the band in one call
@@ -482,17 +482,22 @@ func (c *CPU) band(j *job, part, worker int) {
 	}
 }
 
-// bandX4 computes F16 or BF16 rows [r0, r1) for one token with the halfKern's rows
-// kernel where it has one, else its x4 kernel (rows past the last group of four run
-// one at a time, stride 0). out is the worker's scratch.
-func (c *CPU) bandX4(j *job, r0, r1 int, out *[4]float32) {
+// bandX4 computes F16 or BF16 rows [r0, r1) for tokens [tok0, tok1) with the
+// halfKern's rows kernel where it has one (one pass over the band per token: up to
+// claimToks tokens take this path, see pathOf, and the later passes read the band
+// from cache, so without the software prefetch), else, for one token, its x4 kernel
+// (rows past the last group of four run one at a time, stride 0). out is the worker's
+// scratch.
+func (c *CPU) bandX4(j *job, r0, r1, tok0, tok1 int, out *[4]float32) {
 	ng := j.cols / 32
 	xb := j.hk.actBytes() * j.cols
 	if rows := j.hk.rows; rows != nil {
-		if j.warm && j.hk.rowsWarm != nil {
-			rows = j.hk.rowsWarm
+		for t := tok0; t < tok1; t++ {
+			if (j.warm || t > tok0) && j.hk.rowsWarm != nil {
+				rows = j.hk.rowsWarm
+			}
+			rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[t*xb:(t+1)*xb], j.dst[t*j.rows+r0:t*j.rows+r1])
 		}
-		rows(ng, j.w.Data[r0*j.wRow:], j.wRow, r1-r0, j.act[:xb], j.dst[r0:r1])
 		return
 	}
 	for r := r0; r < r1; {
