@@ -96,13 +96,21 @@ func describeAttention(kv kernels.DType) (kernel, detail, why string) {
 		why + envNote()
 }
 
-// twoTokens is the prompt kernel's note for a step of claimToks tokens (a batch of two
-// sequences) where those take the one-token kernel x1m per token (claimBands).
-func twoTokens(t kernels.DType, x1m string) string {
-	if tileFmts[t].x1m == nil || !x1Quarters {
+// twoTokens is the prompt line's note on a step of claimToks tokens (a batch of two
+// sequences) where it runs the decode kernel once per token, the second pass reading
+// the weights from cache: the quarters tile path (claimBands) and the F16/BF16 rows
+// kernel (pathOf, bandX4); "" elsewhere.
+func twoTokens(t kernels.DType) string {
+	h := halfKerns[t]
+	perToken := tileFmts[t] != nil && tileFmts[t].x1m != nil && x1Quarters
+	if h != nil && h.gemm != nil {
+		perToken = pathOf(t, describeCols, claimToks) == pathHalfX4
+	}
+	if !perToken {
 		return ""
 	}
-	return fmt.Sprintf("; %d tokens (a batch of two sequences): %s once per token on the same four quarter tiles", claimToks, x1m)
+	kernel, _, _ := describePath(t, pathOf(t, describeCols, 1), 1)
+	return fmt.Sprintf("; %d tokens (a batch of two sequences): %s once per token", claimToks, kernel)
 }
 
 // describePath names the kernel of path p for type t and n tokens, says what it does
@@ -118,7 +126,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			op := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows"
 			switch {
 			case n > 1:
-				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t, "tile-"+ty+"-x1m-avx2"), levelWhy(t, p)
+				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t), levelWhy(t, p)
 			case tileFmts[t].x1m != nil: // only in quarters
 				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op +
 					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
@@ -127,11 +135,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		}
 		switch {
 		case n > 1:
-			x1m := "tile-" + ty + "-x1m"
-			if tileFmts[t].x1mWarm != nil {
-				x1m += "-pf"
-			}
-			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"+twoTokens(t, x1m)
+			kernel, detail = "tile-"+ty+"-x4", "16-row tiles × 4 tokens, VPDPBUSD zmm"+twoTokens(t)
 		case tileFmts[t].x1m != nil && x1Quarters:
 			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, "
 			claim := "AMD: faster than one tile at a time"
@@ -174,13 +178,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			if h.gemm6 != nil {
 				detail = fmt.Sprintf("%d rows × 6 tokens from %d tokens (4 below), %s", h.gr, gemm6Toks, op)
 			}
-			if h.rows != nil {
-				rows := name + "-rows"
-				if h.rowsWarm != nil {
-					rows += "-pf"
-				}
-				detail += fmt.Sprintf("; %d tokens (a batch of two sequences): %s once per token over the band", claimToks, rows)
-			}
+			detail += twoTokens(t)
 		case h.rows != nil:
 			kernel, detail = name+"-rows", "four rows at a time, one per quarter of the band × 1 token (four forward streams), "+op
 			claim := "AMD: four long streams per thread read faster than four adjacent rows"
