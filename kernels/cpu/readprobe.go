@@ -82,3 +82,12 @@ func le64(b []byte) uint64 {
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
+
+// AllocStreamed returns n zeroed bytes in the memory the engine keeps the weights it
+// streams every step in (its tiled and copied matrices: huge pages where the system
+// gives them), for a probe that should read memory as decode does. FreeStreamed
+// releases it.
+func AllocStreamed(n int) []byte { return allocTiles(n) }
+
+// FreeStreamed releases memory from AllocStreamed.
+func FreeStreamed(b []byte) { freeTiles(b) }

@@ -280,6 +280,9 @@ func tileQ6Kx4(nu int, tile, act *byte, out *[64]float32)
 func tileQ4x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
+func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
 func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
@@ -681,9 +684,10 @@ func init() {
 		// than one tile at a time with a tile's block at a time, and that 3-6 % again
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
-		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch).
+		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0
+		// through its own leaner kernel (tileQ4x1mq).
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
-		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1m}
+		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1m}
 		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1m}
 		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1m}
