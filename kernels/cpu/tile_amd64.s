@@ -482,7 +482,7 @@ q4x1mnp_done:
 
 // NIBQ1 multiplies the 64-byte nibble word at memory operand m (prefetching the line at
 // pm first) with one token's broadcast activations (low nibbles Z24, high Z25) into the
-// int sum S, through A (low nibbles) and B (high): the leaner four-tile kernels' step.
+// int sum S, through A (low nibbles) and B (high): tileQ4x1mq's step.
 #define NIBQ1(m, pm, A, B, S) \
 	PREFETCHT0 pm \
 	VMOVDQU64 m, A \
@@ -745,74 +745,6 @@ TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
 // tileQ4Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
 TEXT ·tileQ4Kx1m(SB), NOSPLIT, $0-48
 	TILEQ4KX1M(PFQ4KSUPER, PFQ4KSUB)
-
-// Q4KQ4 is NIBQ1 for nibble word c of the current sub-block (R11) of the four tiles,
-// each line prefetched 2048 bytes ahead.
-#define Q4KQ4(c, S0, S1, S2, S3) \
-	VPBROADCASTD (4*c)(R10), Z24 \
-	VPBROADCASTD (16+4*c)(R10), Z25 \
-	NIBQ1((320+64*c)(SI)(R11*1), (2368+64*c)(SI)(R11*1), Z16, Z17, S0) \
-	NIBQ1((320+64*c)(R8)(R11*1), (2368+64*c)(R8)(R11*1), Z18, Z19, S1) \
-	NIBQ1((320+64*c)(R9)(R11*1), (2368+64*c)(R9)(R11*1), Z20, Z21, S2) \
-	NIBQ1((320+64*c)(BX)(R11*1), (2368+64*c)(BX)(R11*1), Z22, Z23, S3)
-
-// Q4KFMATQ is Q4KFMAT with the token's scale and min sum already broadcast in Z28 and
-// Z29: the same operations, two broadcasts for four tiles.
-#define Q4KFMATQ(P, D, DM, I, ACC) \
-	VPMOVZXBD 64(P)(R14*1), Z10 \
-	VCVTDQ2PS Z10, Z10 \
-	VMULPS D, Z10, Z10 \
-	VPMOVZXBD 192(P)(R14*1), Z15 \
-	VCVTDQ2PS Z15, Z15 \
-	VMULPS DM, Z15, Z15 \
-	VCVTDQ2PS I, I \
-	VMULPS Z28, Z10, Z11 \
-	VFMADD231PS Z11, I, ACC \
-	VFMADD231PS Z29, Z15, ACC
-
-// func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
-//
-// tileQ4Kx1m in tileQ4x1mq's shape, for the quarters of a band on AMD Zen 5: each
-// nibble line prefetched just before its load (not four at each sub-block's start), and
-// the token's scale and min sum broadcast once for the four tiles; the same sums. There,
-// one 5632×2048 product after another over 1 GiB, three runs of seven alternated rounds:
-// two threads 52.9 and 47.5 (tileQ4Kx1m) → 55.9 and 51.9 GB/s, one 24.0 → 28.0; a
-// prefetch 1024 bytes ahead, or without the broadcasts, read within noise of it. In a
-// whole llama-1b Q4_K_M decode (tg64 -t 2, where Q6_K matrices take a fifth of the
-// bytes) it is within noise: 0.992× and 1.009× (6 and 8 rounds).
-TEXT ·tileQ4Kx1mq(SB), NOSPLIT, $0-48
-	MASKS
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q4kx1mq_done
-q4kx1mq_super:
-	PFQ4KSUPER
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30)
-q4kx1mq_sub:
-	STARTT(Z0, Z1, Z2, Z3)
-	Q4KQ4(0, Z0, Z1, Z2, Z3)
-	Q4KQ4(1, Z0, Z1, Z2, Z3)
-	Q4KQ4(2, Z0, Z1, Z2, Z3)
-	Q4KQ4(3, Z0, Z1, Z2, Z3)
-	VBROADCASTSS (R12), Z28
-	VBROADCASTSS 32(R12), Z29
-	Q4KFMATQ(SI, Z8, Z9, Z0, Z4)
-	Q4KFMATQ(R8, Z12, Z13, Z1, Z5)
-	Q4KFMATQ(R9, Z14, Z26, Z2, Z6)
-	Q4KFMATQ(BX, Z27, Z30, Z3, Z7)
-	NEXT1
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q4kx1mq_sub
-	STEP4T($2368)
-	DECQ CX
-	JNZ q4kx1mq_super
-q4kx1mq_done:
-	STORE4
 
 // The Q5_K kernels: Q4_K's with each nibble word's fifth bits added as 16s (tile.go:
 // per super-block Q4_K's 320-byte head, eight high-bit words, then the eight
