@@ -287,6 +287,11 @@ done: \
 	CVT(32(R8)(R11*1), Z3) \
 	CVT(32(R9), Z5) \
 	CVT(32(R9)(R11*1), Z7) \
+	HFMA8
+
+// HFMA8 adds a QSTEP's four widened rows (Z0…Z7, two halves each) times the activations
+// Z20, Z21 into Z8…Z11: each row's first half, then its second.
+#define HFMA8 \
 	VFMADD231PS Z20, Z0, Z8 \
 	VFMADD231PS Z20, Z2, Z9 \
 	VFMADD231PS Z20, Z4, Z10 \
@@ -295,6 +300,25 @@ done: \
 	VFMADD231PS Z21, Z3, Z9 \
 	VFMADD231PS Z21, Z5, Z10 \
 	VFMADD231PS Z21, Z7, Z11
+
+// HQUADPF(CVT, d) is HQUAD with the line d bytes ahead of each row prefetched just
+// before that row's loads: the same sums.
+#define HQUADPF(CVT, d) \
+	VMOVUPS (R10), Z20 \
+	VMOVUPS 64(R10), Z21 \
+	PREFETCHT0 d(R8) \
+	CVT((R8), Z0) \
+	CVT(32(R8), Z1) \
+	PREFETCHT0 d(R8)(R11*1) \
+	CVT((R8)(R11*1), Z2) \
+	CVT(32(R8)(R11*1), Z3) \
+	PREFETCHT0 d(R9) \
+	CVT((R9), Z4) \
+	CVT(32(R9), Z5) \
+	PREFETCHT0 d(R9)(R11*1) \
+	CVT((R9)(R11*1), Z6) \
+	CVT(32(R9)(R11*1), Z7) \
+	HFMA8
 
 #define HONE(CVT) \
 	VMOVUPS (R10), Z20 \
@@ -314,12 +338,17 @@ done: \
 	PREFETCHT0 d(R9) \
 	PREFETCHT0 d(R9)(R11*1)
 
-// HQUADPF_F16 is HQUAD_F16 reading each row 2048 bytes ahead (PFQUAD): on AMD Zen 5
+// HQUADPF_F16 is HQUAD_F16 reading each row 1024 bytes ahead (HQUADPF): on AMD Zen 5
 // the four streams' hardware prefetch alone leaves a core short of the memory's rate
-// (see quarterPrefetch; 1024 and 3072 bytes ahead were slower there).
-#define HQUADPF_F16 \
-	PFQUAD(2048) \
-	HQUAD_F16
+// (see quarterPrefetch). Four prefetches at the step's start, 2048 bytes ahead, read
+// slower there than each row's just before its loads, 1024 ahead: one 5632×2048 product
+// after another over 1 GiB, two threads 62.7 → 67.8 and 38.8 → 42.5 GB/s (seven
+// alternated rounds each, the probe 68 and 38), one thread 34.1 → 36.2; 2048 ahead
+// read 64.7, 40.2 and 35.5, 4096 ahead 56.1, 37.7 and 30.2. (BF16's pairs kernel,
+// DPQUADPF, read the same either way.) Whole llama-1b F16 decode, -t 2, alternated
+// rounds of scripts/bench-ab.sh: 1.029× and 1.033× (tg32, ten rounds each), 1.000×
+// (tg64, six), 0.930× (tg64, eight, while the host read 18 t/s where it reads 27).
+#define HQUADPF_F16 HQUADPF(CVTH, 1024)
 
 // func dotF16rows(n32 int, w *byte, stride, nrows int, x *byte, out *float32)
 TEXT ·dotF16rows(SB), NOSPLIT, $0-48
