@@ -306,19 +306,18 @@ done: \
 #define HQUADPF(CVT, d) \
 	VMOVUPS (R10), Z20 \
 	VMOVUPS 64(R10), Z21 \
-	PREFETCHT0 d(R8) \
-	CVT((R8), Z0) \
-	CVT(32(R8), Z1) \
-	PREFETCHT0 d(R8)(R11*1) \
-	CVT((R8)(R11*1), Z2) \
-	CVT(32(R8)(R11*1), Z3) \
-	PREFETCHT0 d(R9) \
-	CVT((R9), Z4) \
-	CVT(32(R9), Z5) \
-	PREFETCHT0 d(R9)(R11*1) \
-	CVT((R9)(R11*1), Z6) \
-	CVT(32(R9)(R11*1), Z7) \
+	HROWPF(CVT, d, (R8), Z0, Z1) \
+	HROWPF(CVT, d, (R8)(R11*1), Z2, Z3) \
+	HROWPF(CVT, d, (R9), Z4, Z5) \
+	HROWPF(CVT, d, (R9)(R11*1), Z6, Z7) \
 	HFMA8
+
+// HROWPF prefetches the line d bytes past the row at memory operand P and widens the
+// row's 32 elements there into T0 and T1.
+#define HROWPF(CVT, d, P, T0, T1) \
+	PREFETCHT0 d P \
+	CVT(P, T0) \
+	CVT(32 P, T1)
 
 #define HONE(CVT) \
 	VMOVUPS (R10), Z20 \

@@ -530,6 +530,17 @@ q4x1mnp_done:
 	FMATQ(sc(R9), I2, Z6) \
 	FMATQ(sc(BX), I3, Z7)
 
+// UNITQ is one unit (two blocks, then their scale line at sc0, sc1) of the four tiles
+// in the leaner kernels: BLK sums a block at an offset into four int sums, the scale
+// line is prefetched after both blocks, and the tiles step n bytes.
+#define UNITQ(BLK, q1, sc0, sc1, n) \
+	BLK(0, Z0, Z1, Z2, Z3) \
+	BLK(q1, Z8, Z9, Z12, Z13) \
+	PF4T(PFD+sc0) \
+	FMATQ4(sc0, -352(R12), Z0, Z1, Z2, Z3) \
+	FMATQ4(sc1, -176(R12), Z8, Z9, Z12, Z13) \
+	STEP4T(n)
+
 // func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4x1mnp with software prefetch, for the four quarters of a band (AMD Zen 5): 64
@@ -547,12 +558,7 @@ TEXT ·tileQ4x1mq(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JZ q4x1mq_done
 q4x1mq_loop:
-	Q40QBLK(0, Z0, Z1, Z2, Z3)
-	Q40QBLK(256, Z8, Z9, Z12, Z13)
-	PF4T(PFD+512)
-	FMATQ4(512, -352(R12), Z0, Z1, Z2, Z3)
-	FMATQ4(544, -176(R12), Z8, Z9, Z12, Z13)
-	STEP4T($576)
+	UNITQ(Q40QBLK, 256, 512, 544, $576)
 	DECQ CX
 	JNZ q4x1mq_loop
 q4x1mq_done:
@@ -1926,16 +1932,20 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 
 // Q80SUMS4T sums one Q8_0 block (quants at q) of the four tiles against one token (R10,
 // R12) into I0–I3, 64 bytes of each tile in turn (integer sums: Q80BLK1's, in any order).
-#define Q80SUMS4T(q, I0, I1, I2, I3) \
+#define Q80SUMS4T(q, I0, I1, I2, I3) Q80SUMS(Q8C4T, q, I0, I1, I2, I3)
+
+// Q80SUMS is a Q8_0 block's sums of the four tiles with CHUNK(q, c, I0…I3) for each
+// of its eight 64-byte chunks c.
+#define Q80SUMS(CHUNK, q, I0, I1, I2, I3) \
 	STARTT(I0, I1, I2, I3) \
-	Q8C4T(q, 0, I0, I1, I2, I3) \
-	Q8C4T(q, 1, I0, I1, I2, I3) \
-	Q8C4T(q, 2, I0, I1, I2, I3) \
-	Q8C4T(q, 3, I0, I1, I2, I3) \
-	Q8C4T(q, 4, I0, I1, I2, I3) \
-	Q8C4T(q, 5, I0, I1, I2, I3) \
-	Q8C4T(q, 6, I0, I1, I2, I3) \
-	Q8C4T(q, 7, I0, I1, I2, I3)
+	CHUNK(q, 0, I0, I1, I2, I3) \
+	CHUNK(q, 1, I0, I1, I2, I3) \
+	CHUNK(q, 2, I0, I1, I2, I3) \
+	CHUNK(q, 3, I0, I1, I2, I3) \
+	CHUNK(q, 4, I0, I1, I2, I3) \
+	CHUNK(q, 5, I0, I1, I2, I3) \
+	CHUNK(q, 6, I0, I1, I2, I3) \
+	CHUNK(q, 7, I0, I1, I2, I3)
 
 // TILEQ8X1M(PF) is the body of the Q8_0 four-tile kernels, with PF run at each unit
 // (prefetches, or PFNONE).
@@ -1994,15 +2004,7 @@ TEXT ·tileQ8x1m(SB), NOSPLIT, $0-48
 // Q80QBLK sums the Q8_0 block at o of the four tiles against the token into S0–S3 and
 // steps R10 and R12 to the token's next block.
 #define Q80QBLK(o, S0, S1, S2, S3) \
-	STARTT(S0, S1, S2, S3) \
-	Q8Q4(o, 0, S0, S1, S2, S3) \
-	Q8Q4(o, 1, S0, S1, S2, S3) \
-	Q8Q4(o, 2, S0, S1, S2, S3) \
-	Q8Q4(o, 3, S0, S1, S2, S3) \
-	Q8Q4(o, 4, S0, S1, S2, S3) \
-	Q8Q4(o, 5, S0, S1, S2, S3) \
-	Q8Q4(o, 6, S0, S1, S2, S3) \
-	Q8Q4(o, 7, S0, S1, S2, S3) \
+	Q80SUMS(Q8Q4, o, S0, S1, S2, S3) \
 	NEXT1
 
 // func tileQ8x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -2018,12 +2020,7 @@ TEXT ·tileQ8x1mq(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JZ q8x1mq_done
 q8x1mq_loop:
-	Q80QBLK(0, Z0, Z1, Z2, Z3)
-	Q80QBLK(512, Z8, Z9, Z12, Z13)
-	PF4T(PFD+1024)
-	FMATQ4(1024, -352(R12), Z0, Z1, Z2, Z3)
-	FMATQ4(1056, -176(R12), Z8, Z9, Z12, Z13)
-	STEP4T($1088)
+	UNITQ(Q80QBLK, 512, 1024, 1056, $1088)
 	DECQ CX
 	JNZ q8x1mq_loop
 q8x1mq_done:
