@@ -289,9 +289,6 @@ func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]flo
 func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
-func tileQ8x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
-
-//go:noescape
 func tileQ4Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape

@@ -1947,20 +1947,6 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 	CHUNK(q, 6, I0, I1, I2, I3) \
 	CHUNK(q, 7, I0, I1, I2, I3)
 
-// TILEQ8X1M(PF) is the body of the Q8_0 four-tile kernels, with PF run at each unit
-// (prefetches, or PFNONE).
-#define TILEQ8X1M(PF) \
-	ARGS1M(32) \
-	TESTQ CX, CX \
-	JZ done \
-loop: \
-	PF \
-	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088) \
-	DECQ CX \
-	JNZ loop \
-done: \
-	STORE4
-
 // func tileQ8x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ8x1np on four tiles at once (tile + k·stride, results at out[16k]), reading every
@@ -1970,21 +1956,15 @@ done: \
 // scale line read after the first block (ahead of the second) cost 7–16 %, and 512 bytes
 // of a tile before the next another 4.5–7.5 %.
 TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
-	TILEQ8X1M(PFNONE)
-
-// PFQ8 is tileQ8x1m's prefetch: two lines of each tile a unit (of 17), 2048 and 2560
-// bytes on. On AMD Zen 5 that kept the streams ahead better than every line (llama-1b
-// Q8_0 tg32 against no prefetch, alternated in one process: 1.03–1.07× against
-// 0.94–1.05×; whole runs 0.98–1.00×).
-#define PFQ8 \
-	PF4T(2048) \
-	PF4T(2560)
-
-// func tileQ8x1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
-//
-// tileQ8x1mnp with software prefetch (PFQ8); the same sums.
-TEXT ·tileQ8x1m(SB), NOSPLIT, $0-48
-	TILEQ8X1M(PFQ8)
+	ARGS1M(32)
+	TESTQ CX, CX
+	JZ q8x1mnp_done
+q8x1mnp_loop:
+	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088)
+	DECQ CX
+	JNZ q8x1mnp_loop
+q8x1mnp_done:
+	STORE4
 
 // Q8Q1 multiplies the 64 quant bytes at o(P) (prefetched PFD ahead) with one token's
 // broadcast activations (Z24) into the int sum S, through R.
@@ -2012,9 +1992,9 @@ TEXT ·tileQ8x1m(SB), NOSPLIT, $0-48
 // tileQ8x1mnp with every line prefetched PFD ahead just before its load and the token
 // scale broadcast once for the four tiles (tileQ4x1mq's shape), for the quarters of a
 // band on AMD Zen 5; the same sums. There, one 5632×2048 product after another over
-// 1 GiB, seven alternated rounds: two threads 61.4 (tileQ8x1m, two lines a unit 2048
-// bytes ahead), 62.1 (none) → 67.5 GB/s; every line 2048 ahead 64.4, every other line
-// 60.6. llama-1b Q8_0 tg64 -t 2 (scripts/bench-ab.sh): 1.107× and 1.051× (6 and 4 rounds).
+// 1 GiB, seven alternated rounds: two threads 61.4 (the kernel it replaced: two lines
+// a unit 2048 bytes ahead, at the unit's start), 62.1 (none) → 67.5 GB/s; every line
+// 2048 ahead 64.4, every other line 60.6. llama-1b Q8_0 tg64 -t 2 (scripts/bench-ab.sh): 1.107× and 1.051× (6 and 4 rounds).
 TEXT ·tileQ8x1mq(SB), NOSPLIT, $0-48
 	ARGS1M(32)
 	TESTQ CX, CX
