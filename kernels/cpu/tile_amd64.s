@@ -461,6 +461,20 @@ q4x1m_done:
 	Q4C4T((q+128)(SI), (q+128)(R8), (q+128)(R9), (q+128)(BX), 2, I0, I1, I2, I3) \
 	Q4C4T((q+192)(SI), (q+192)(R8), (q+192)(R9), (q+192)(BX), 3, I0, I1, I2, I3)
 
+// X1MUNITS(UNIT, SUMS, q1, sc0, sc1, n) is the body of the Q4_0 and Q8_0 four-tile
+// kernels (after MASKS where they need it): the arguments, then UNIT(SUMS, q1, sc0,
+// sc1, n) for each of the nu units, then the four tiles' outputs.
+#define X1MUNITS(UNIT, SUMS, q1, sc0, sc1, n) \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	UNIT(SUMS, q1, sc0, sc1, n) \
+	DECQ CX \
+	JNZ loop \
+done: \
+	STORE4
+
 // func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4x1m without software prefetch, reading every tile strictly forward: 64 bytes of
@@ -470,15 +484,7 @@ q4x1m_done:
 // was 3–6 % slower per llama-1b Q4_0 token.
 TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	MASKS
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q4x1mnp_done
-q4x1mnp_loop:
-	UNIT4T(Q40SUMS4T, 256, 512, 544, $576)
-	DECQ CX
-	JNZ q4x1mnp_loop
-q4x1mnp_done:
-	STORE4
+	X1MUNITS(UNIT4T, Q40SUMS4T, 256, 512, 544, $576)
 
 // NIBQ1 multiplies the 64-byte nibble word at memory operand m (prefetching the line at
 // pm first) with one token's broadcast activations (low nibbles Z24, high Z25) into the
@@ -554,15 +560,7 @@ q4x1mnp_done:
 // (probe 78); the same kernel with the scale prefetch first read 32.5–32.8 and 64.4–64.6.
 TEXT ·tileQ4x1mq(SB), NOSPLIT, $0-48
 	MASKS
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q4x1mq_done
-q4x1mq_loop:
-	UNITQ(Q40QBLK, 256, 512, 544, $576)
-	DECQ CX
-	JNZ q4x1mq_loop
-q4x1mq_done:
-	STORE4
+	X1MUNITS(UNITQ, Q40QBLK, 256, 512, 544, $576)
 
 // Q4K_SCALES loads sub-block scales (R14) and mins (128(R14)) as bytes and turns them
 // into row scales d·sc (Z10) and min factors −dmin·m (Z15), with d in Z28 and −dmin
@@ -1956,15 +1954,7 @@ TEXT ·tileQ8x1np(SB), NOSPLIT, $0-40
 // scale line read after the first block (ahead of the second) cost 7–16 %, and 512 bytes
 // of a tile before the next another 4.5–7.5 %.
 TEXT ·tileQ8x1mnp(SB), NOSPLIT, $0-48
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q8x1mnp_done
-q8x1mnp_loop:
-	UNIT4T(Q80SUMS4T, 512, 1024, 1056, $1088)
-	DECQ CX
-	JNZ q8x1mnp_loop
-q8x1mnp_done:
-	STORE4
+	X1MUNITS(UNIT4T, Q80SUMS4T, 512, 1024, 1056, $1088)
 
 // Q8Q1 multiplies the 64 quant bytes at o(P) (prefetched PFD ahead) with one token's
 // broadcast activations (Z24) into the int sum S, through R.
@@ -1994,17 +1984,10 @@ q8x1mnp_done:
 // band on AMD Zen 5; the same sums. There, one 5632×2048 product after another over
 // 1 GiB, seven alternated rounds: two threads 61.4 (the kernel it replaced: two lines
 // a unit 2048 bytes ahead, at the unit's start), 62.1 (none) → 67.5 GB/s; every line
-// 2048 ahead 64.4, every other line 60.6. llama-1b Q8_0 tg64 -t 2 (scripts/bench-ab.sh): 1.107× and 1.051× (6 and 4 rounds).
+// 2048 ahead 64.4, every other line 60.6. llama-1b Q8_0 tg64 -t 2
+// (scripts/bench-ab.sh): 1.107× and 1.051× (6 and 4 rounds).
 TEXT ·tileQ8x1mq(SB), NOSPLIT, $0-48
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ q8x1mq_done
-q8x1mq_loop:
-	UNITQ(Q80QBLK, 512, 1024, 1056, $1088)
-	DECQ CX
-	JNZ q8x1mq_loop
-q8x1mq_done:
-	STORE4
+	X1MUNITS(UNITQ, Q80QBLK, 512, 1024, 1056, $1088)
 
 // Lookup-table tiles (IQ4_NL, MXFP4, IQ4_XS; layouts in tile_lut.go): the nibbles are
 // looked up in a table of levels plus 128 (Z29, the same 16 bytes in every 128-bit
