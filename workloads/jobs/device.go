@@ -54,8 +54,9 @@ func OpenDevice(kind string, warn func(string)) (*Device, error) {
 
 func (d *Device) stateFile() string { return filepath.Join(d.stateDir, telemetry.PowerStateFile) }
 
-// Close releases the GPUs.
+// Close releases the GPUs and the sampler's files.
 func (d *Device) Close() {
+	d.Sampler.Close()
 	if d.GPUs != nil {
 		d.GPUs.Close()
 	}

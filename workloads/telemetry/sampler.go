@@ -46,6 +46,10 @@ func (s *Sampler) Read(at time.Duration) Reading {
 	return r
 }
 
+// Close releases the files the sampler keeps open to read the CPU (a later Read opens
+// them again); it does not close the GPUs.
+func (s *Sampler) Close() { s.cpu.Close() }
+
 // Sample implements workloads/run's Sampler: a Read returned as a Reading.
 func (s *Sampler) Sample(at time.Duration) any { return s.Read(at) }
 

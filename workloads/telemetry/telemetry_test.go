@@ -68,6 +68,67 @@ func TestCPUReader(t *testing.T) {
 	}
 }
 
+// TestCPUReaderKeepsFiles: the reader keeps its files open and reads them afresh each
+// time; a file that goes away is opened again when it comes back; a core going
+// offline leaves that reading without utilisation rather than pair the wrong cores;
+// and a reading allocates only the slices it returns.
+func TestCPUReaderKeepsFiles(t *testing.T) {
+	stat := func(c0, c1 string) string {
+		return "cpu  200 0 0 800 0 0 0 0 0 0\ncpu0 " + c0 + "\n" + c1 + "intr 5 1 2\n"
+	}
+	root := fixture(t, map[string]string{
+		"proc/stat":       stat("100 0 0 400 0", "cpu1 100 0 0 400 0\n"),
+		"proc/self/statm": "1000 250 10 1 0 100 0\n",
+		"proc/cpuinfo":    "processor: 0\ncpu MHz\t\t: 2596.118\n",
+	})
+	r := newCPUReader(root, time.Now)
+	defer r.Close()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Read()
+	write("proc/stat", stat("150 0 0 450 0", "cpu1 100 0 0 500 0\n"))
+	if u := r.Read(); len(u.Util) != 2 || u.Util[0] != 50 || u.Util[1] != 0 {
+		t.Errorf("util %v; want [50 0]", u.Util)
+	}
+	write("proc/stat", stat("200 0 0 500 0", "")) // cpu1 went offline
+	if u := r.Read(); len(u.Util) != 0 {
+		t.Errorf("util %v across a change of cores; want none", u.Util)
+	}
+	if err := os.Remove(filepath.Join(root, "proc/self/statm")); err != nil {
+		t.Fatal(err)
+	}
+	if u := r.Read(); u.RSS != 250*int64(os.Getpagesize()) { // the kept descriptor still reads it
+		t.Errorf("RSS %d after unlink", u.RSS)
+	}
+	r.statm.close()
+	if u := r.Read(); u.RSS != 0 {
+		t.Errorf("RSS %d with statm gone", u.RSS)
+	}
+	write("proc/self/statm", "1000 300 10 1 0 100 0\n")
+	if u := r.Read(); u.RSS != 300*int64(os.Getpagesize()) || len(u.MHz) != 1 || u.MHz[0] != 2596.118 {
+		t.Errorf("RSS %d MHz %v once statm is back", u.RSS, u.MHz)
+	}
+	if n := testing.AllocsPerRun(20, func() { r.Read() }); n > 2 {
+		t.Errorf("a reading allocates %v times; want only its utilisation and MHz slices", n)
+	}
+}
+
+// TestParseStatLines: fields past the eighth (guest time) are not counted, a line
+// with fewer than four numbers or a non-number is skipped.
+func TestParseStatLines(t *testing.T) {
+	cores, all, ok := parseStat([]byte("cpu 1 2 3 4 5 6 7 8 9 10\ncpu3 1 2 3\ncpu4 1 x 3 4\ncpu7 10 0 0 30\ncpuX 1 1 1 1\nctxt 9"), nil)
+	if !ok || all != (cpuTimes{core: -1, busy: 1 + 2 + 3 + 6 + 7 + 8, total: 36}) {
+		t.Errorf("all %+v found %v", all, ok)
+	}
+	if len(cores) != 1 || cores[0] != (cpuTimes{core: 7, busy: 10, total: 40}) {
+		t.Errorf("cores %+v; want cpu7 alone", cores)
+	}
+}
+
 func TestCPUReaderFallbacks(t *testing.T) {
 	cases := []struct {
 		name  string
