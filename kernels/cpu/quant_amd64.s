@@ -422,3 +422,120 @@ q80a_done:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// RGTAIL writes a regrouped block's tail: d (X3), the starting sum −k·Σq (R11 holds
+// −k, AX the sum Σq) and the min sum d·Σq, at R8 + 0, 4·gsz and 8·gsz (R10 = 4·gsz).
+#define RGTAIL \
+	VMOVSS X3, (R8) \
+	VCVTSI2SSL AX, X4, X4 \
+	VMULSS X3, X4, X4 \
+	VMOVSS X4, (R8)(R10*2) \
+	IMULL R11, AX \
+	MOVL AX, (R8)(R10*1)
+
+// func regroupQ8_0AVX2(nb int, src *byte, y *byte, tail *byte, blk int, gsz int, k int32)
+//
+// prepActs' regrouping of one token's nb Q8_0 blocks (34 bytes each from src) with
+// AVX2 and F16C: for block b, its 32 quants go to y + b·blk and its scale d (float32),
+// starting sum −k·Σq and min sum d·Σq to tail + b·blk at 0, 4·gsz and 8·gsz. The sum
+// is exact in int32 and d·Σq one float32 product, as the Go code computes them.
+TEXT ·regroupQ8_0AVX2(SB), NOSPLIT, $0-52
+	MOVQ nb+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ tail+24(FP), R8
+	MOVQ blk+32(FP), R9
+	MOVQ gsz+40(FP), R10
+	SHLQ $2, R10                 // 4·gsz: bytes between the tail's fields
+	MOVL k+48(FP), R11
+	NEGL R11                     // −k
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // sixteen int16 ones
+	TESTQ CX, CX
+	JZ rg_done
+rg_loop:
+	VMOVDQU 2(SI), Y0
+	VMOVDQU Y0, (DI)
+	VPMOVSXBW X0, Y1
+	VEXTRACTI128 $1, Y0, X2
+	VPMOVSXBW X2, Y2
+	VPADDW Y2, Y1, Y1
+	VPMADDWD Y7, Y1, Y1          // eight int32 partial sums
+	VEXTRACTI128 $1, Y1, X2
+	VPADDD X2, X1, X1
+	VPSHUFD $0x4E, X1, X2
+	VPADDD X2, X1, X1
+	VPSHUFD $0xB1, X1, X2
+	VPADDD X2, X1, X1
+	VMOVD X1, AX                 // Σq
+	MOVWLZX (SI), BX
+	VMOVD BX, X3
+	VCVTPH2PS X3, X3             // d
+	RGTAIL
+	ADDQ $34, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	DECQ CX
+	JNZ rg_loop
+rg_done:
+	VZEROUPPER
+	RET
+
+// func regroupQ8_KAVX2(nsb int, src, y, tail *byte, blk, gsz, bs int, k int32)
+//
+// regroupQ8_0AVX2 for nsb Q8_K superblocks (292 bytes each from src: d as float32,
+// 256 quants, 16 int16 sums of 16) in blocks of bs = 16 or 32 quants: block b's
+// quants go to y + b·blk, its tail (d, −k·Σq, d·Σq, with Σq from the stored sums)
+// to tail + b·blk.
+TEXT ·regroupQ8_KAVX2(SB), NOSPLIT, $0-60
+	MOVQ nsb+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ tail+24(FP), R8
+	MOVQ blk+32(FP), R9
+	MOVQ gsz+40(FP), R10
+	SHLQ $2, R10
+	MOVQ bs+48(FP), R12
+	MOVL k+56(FP), R11
+	NEGL R11
+	TESTQ CX, CX
+	JZ rk_done
+rk_super:
+	VMOVSS (SI), X3              // d
+	LEAQ 260(SI), DX             // the sums of 16
+	XORQ R13, R13                // the block's first quant in the superblock
+	CMPQ R12, $16
+	JEQ rk_sub16
+rk_sub32:
+	VMOVDQU 4(SI)(R13*1), Y0
+	VMOVDQU Y0, (DI)
+	MOVWLSX (DX), AX
+	MOVWLSX 2(DX), BX
+	ADDL BX, AX
+	RGTAIL
+	ADDQ $4, DX
+	ADDQ R9, DI
+	ADDQ R9, R8
+	ADDQ $32, R13
+	CMPQ R13, $256
+	JLT rk_sub32
+	JMP rk_next
+rk_sub16:
+	VMOVDQU 4(SI)(R13*1), X0
+	VMOVDQU X0, (DI)
+	MOVWLSX (DX), AX
+	RGTAIL
+	ADDQ $2, DX
+	ADDQ R9, DI
+	ADDQ R9, R8
+	ADDQ $16, R13
+	CMPQ R13, $256
+	JLT rk_sub16
+rk_next:
+	ADDQ $292, SI
+	DECQ CX
+	JNZ rk_super
+rk_done:
+	VZEROUPPER
+	RET

@@ -597,6 +597,15 @@ func init() {
 	setHalf(kernels.BF16, dotBF16x4AVX2, gemmBF16x3AVX2, 3, 8)
 	toF16Fast, halfKerns[kernels.F16].widen = f16Converters(8, f32ToF16AVX2, f16ToF32AVX2)
 	quantQ8_0Fast = q80Fast(quantQ8_0AVX2)
+	regroupQ8_0 = func(nb int, row, y, tail []byte, blk, gsz int, k int32) {
+		_, _, _ = row[34*nb-1], y[(nb-1)*blk+31], tail[(nb-1)*blk+8*gsz+3]
+		regroupQ8_0AVX2(nb, &row[0], &y[0], &tail[0], blk, gsz, k)
+	}
+	regroupQ8_K = func(nsb int, row, y, tail []byte, blk, gsz, bs int, k int32) {
+		nb := nsb * 256 / bs
+		_, _, _ = row[292*nsb-1], y[(nb-1)*blk+bs-1], tail[(nb-1)*blk+8*gsz+3]
+		regroupQ8_KAVX2(nsb, &row[0], &y[0], &tail[0], blk, gsz, bs, k)
+	}
 	if quarters() { // as at the AVX-512 level: four long streams per thread on AMD
 		halfKerns[kernels.F16].rows = halfRows(dotF16rows8, 128)
 		halfKerns[kernels.BF16].rows = halfRows(dotBF16rows8, 128)
@@ -1079,6 +1088,16 @@ func f16ToF32AVX512(n16 int, src *uint16, dst *float32)
 //
 //go:noescape
 func f32ToF16AVX2(n8 int, src *float32, dst *uint16) int
+
+// regroupQ8_0AVX2 is regroupQ8_0 in AVX2 and F16C (quant_amd64.s).
+//
+//go:noescape
+func regroupQ8_0AVX2(nb int, src, y, tail *byte, blk, gsz int, k int32)
+
+// regroupQ8_KAVX2 is regroupQ8_K in AVX2 (quant_amd64.s); bs is 16 or 32.
+//
+//go:noescape
+func regroupQ8_KAVX2(nsb int, src, y, tail *byte, blk, gsz, bs int, k int32)
 
 // quantQ8_0AVX2 is quantQ8_0AVX512 with AVX2 and F16C.
 //
