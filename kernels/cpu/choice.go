@@ -141,7 +141,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			claim := "AMD: faster than one tile at a time"
 			if tileFmts[t].x1mWarm != nil { // the prefetching kernel of quartersPF
 				kernel += "-pf"
-				detail, claim = detail+"software prefetch about 2 KiB ahead of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
+				detail, claim = detail+"software prefetch "+x1mAhead(t)+" of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
 			} else {
 				detail += "hardware prefetch only"
 			}
@@ -248,4 +248,17 @@ func envNote() string {
 		return "; " + EnvLevel + "=" + v
 	}
 	return ""
+}
+
+// x1mAhead says how far ahead the prefetching four-tile kernel of type t reads its
+// streams (tile_amd64.s: about PFD for the Q4_0, Q8_0 and IQ4_NL kernels, 2048 bytes
+// for the others).
+func x1mAhead(t kernels.DType) string {
+	switch t {
+	case kernels.Q4_0:
+		return "about 1 KiB ahead (non-temporal: PREFETCHNTA)"
+	case kernels.Q8_0, kernels.IQ4_NL:
+		return "about 1 KiB ahead"
+	}
+	return "about 2 KiB ahead"
 }
