@@ -10,10 +10,21 @@ func sumSqF32x16(n16 int, x *float32) float64
 //go:noescape
 func scaleRowF32x8(n8 int, out, row, weight *float32, scale float32)
 
-// The RMS norm's helpers run in AVX2 where the CPU has it and LLMBENCH_CPU allows it.
+//go:noescape
+func ropePairsAVX(n8 int, v, cs *float32)
+
+// The RMS norm's helpers (and RoPE's adjacent pairs) run in AVX2 where the CPU has it and LLMBENCH_CPU allows it.
 func init() {
 	if !allowed(capAVX2) || !cpu.X86.HasAVX2 {
 		return
+	}
+	ropePairs = func(v, cs []float32) {
+		n8 := len(v) / 8
+		if n8 > 0 {
+			_ = cs[8*n8-1]
+			ropePairsAVX(n8, &v[0], &cs[0])
+		}
+		ropePairsGo(v[8*n8:], cs[8*n8:len(v)])
 	}
 	sumSquares = func(row []float32) float64 {
 		n16 := len(row) / 16

@@ -65,3 +65,33 @@ sr_loop:
 	JNZ sr_loop
 	VZEROUPPER
 	RET
+
+// func ropePairsAVX(n8 int, v, cs *float32)
+//
+// ropePairs for 8·n8 elements with AVX: each pair (x0, x1) of v becomes
+// (x0·cos − x1·sin, x1·cos + x0·sin) with (cos, sin) the pair of cs at the same place:
+// each product rounded, then one add or subtract (VADDSUBPS), the Go code's operations
+// and roundings (an add's operands commute exactly).
+TEXT ·ropePairsAVX(SB), NOSPLIT, $0-24
+	MOVQ n8+0(FP), CX
+	MOVQ v+8(FP), DI
+	MOVQ cs+16(FP), SI
+	TESTQ CX, CX
+	JZ rp_done
+rp_loop:
+	VMOVUPS (DI), Y0             // x0 x1 …
+	VMOVUPS (SI), Y1             // cos sin …
+	VMOVSLDUP Y1, Y2             // cos cos …
+	VMOVSHDUP Y1, Y3             // sin sin …
+	VPERMILPS $0xB1, Y0, Y4      // x1 x0 …
+	VMULPS Y2, Y0, Y2            // x0·cos x1·cos
+	VMULPS Y3, Y4, Y3            // x1·sin x0·sin
+	VADDSUBPS Y3, Y2, Y2         // x0·cos − x1·sin, x1·cos + x0·sin
+	VMOVUPS Y2, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ rp_loop
+rp_done:
+	VZEROUPPER
+	RET
