@@ -13,6 +13,28 @@
 	VPSHUFD $0xB1, X0, X1 \
 	VPMAXUD X1, X0, X0
 
+// RGARGS loads the regrouping kernels' first six arguments: the block (or superblock)
+// count n into CX, src SI, y DI, tail R8, blk R9 and 4·gsz (the bytes between the tail's
+// fields) R10.
+#define RGARGS(n) \
+	MOVQ n+0(FP), CX \
+	MOVQ src+8(FP), SI \
+	MOVQ y+16(FP), DI \
+	MOVQ tail+24(FP), R8 \
+	MOVQ blk+32(FP), R9 \
+	MOVQ gsz+40(FP), R10 \
+	SHLQ $2, R10
+
+// RGTAIL writes a regrouped block's tail: d (X3), the starting sum −k·Σq (R11 holds
+// −k, AX the sum Σq) and the min sum d·Σq, at R8 + 0, 4·gsz and 8·gsz (R10 = 4·gsz).
+#define RGTAIL \
+	VMOVSS X3, (R8) \
+	VCVTSI2SSL AX, X4, X4 \
+	VMULSS X3, X4, X4 \
+	VMOVSS X4, (R8)(R10*2) \
+	IMULL R11, AX \
+	MOVL AX, (R8)(R10*1)
+
 // Blocks whose largest magnitude is not finite, or nonzero below 2^-100 (where the
 // inverse scale can overflow), are left to the Go code: the kernels stop there.
 #define TINY $0x0D800000
@@ -423,16 +445,6 @@ q80a_done:
 	VZEROUPPER
 	RET
 
-// RGTAIL writes a regrouped block's tail: d (X3), the starting sum −k·Σq (R11 holds
-// −k, AX the sum Σq) and the min sum d·Σq, at R8 + 0, 4·gsz and 8·gsz (R10 = 4·gsz).
-#define RGTAIL \
-	VMOVSS X3, (R8) \
-	VCVTSI2SSL AX, X4, X4 \
-	VMULSS X3, X4, X4 \
-	VMOVSS X4, (R8)(R10*2) \
-	IMULL R11, AX \
-	MOVL AX, (R8)(R10*1)
-
 // func regroupQ8_0AVX2(nb int, src *byte, y *byte, tail *byte, blk int, gsz int, k int32)
 //
 // prepActs' regrouping of one token's nb Q8_0 blocks (34 bytes each from src) with
@@ -440,13 +452,7 @@ q80a_done:
 // starting sum −k·Σq and min sum d·Σq to tail + b·blk at 0, 4·gsz and 8·gsz. The sum
 // is exact in int32 and d·Σq one float32 product, as the Go code computes them.
 TEXT ·regroupQ8_0AVX2(SB), NOSPLIT, $0-52
-	MOVQ nb+0(FP), CX
-	MOVQ src+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ tail+24(FP), R8
-	MOVQ blk+32(FP), R9
-	MOVQ gsz+40(FP), R10
-	SHLQ $2, R10                 // 4·gsz: bytes between the tail's fields
+	RGARGS(nb)
 	MOVL k+48(FP), R11
 	NEGL R11                     // −k
 	MOVL $0x00010001, AX
@@ -489,13 +495,7 @@ rg_done:
 // quants go to y + b·blk, its tail (d, −k·Σq, d·Σq, with Σq from the stored sums)
 // to tail + b·blk.
 TEXT ·regroupQ8_KAVX2(SB), NOSPLIT, $0-60
-	MOVQ nsb+0(FP), CX
-	MOVQ src+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ tail+24(FP), R8
-	MOVQ blk+32(FP), R9
-	MOVQ gsz+40(FP), R10
-	SHLQ $2, R10
+	RGARGS(nsb)
 	MOVQ bs+48(FP), R12
 	MOVL k+56(FP), R11
 	NEGL R11

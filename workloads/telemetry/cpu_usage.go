@@ -277,12 +277,8 @@ func coreNum(name string) int {
 // it was there.
 func parseStat(data []byte, cores []cpuTimes) (_ []cpuTimes, all cpuTimes, found bool) {
 	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = nextLine(data)
 		name, rest := nextField(line)
 		if !bytes.HasPrefix(name, []byte("cpu")) {
 			continue
@@ -317,6 +313,14 @@ func parseStat(data []byte, cores []cpuTimes) (_ []cpuTimes, all cpuTimes, found
 		}
 	}
 	return cores, all, found
+}
+
+// nextLine splits the first line (without its newline) off data.
+func nextLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
 }
 
 // nextField splits the first space-separated field off line.
@@ -364,12 +368,8 @@ func (c *CPUReader) readMHz() []float64 {
 		return nil
 	}
 	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = nextLine(data)
 		k, v, ok := bytes.Cut(line, []byte(":"))
 		if ok && string(bytes.TrimSpace(k)) == "cpu MHz" {
 			if f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64); err == nil {
