@@ -599,12 +599,16 @@ func ropePairsGo(v, cs []float32) {
 }
 
 // ropeNeoX rotates the pairs (v[i], v[i+len(v)/2]) of one head (NeoX order) by the
-// angles whose cosines and sines are the pairs of cs (len(cs) = len(v)).
-func ropeNeoX(v, cs []float32) {
+// angles whose cosines and sines are the pairs of cs (len(cs) = len(v)): in Go, or in
+// assembly where the CPU has it (rmsnorm_amd64.go), which gives the same bits.
+var ropeNeoX = func(v, cs []float32) { ropeNeoXFrom(v, cs, 0) }
+
+// ropeNeoXFrom is ropeNeoX in Go for the pairs from i0 on.
+func ropeNeoXFrom(v, cs []float32, i0 int) {
 	half := len(v) / 2
 	lo, hi := v[:half], v[half:2*half]
 	cs = cs[:2*half]
-	for i := range lo {
+	for i := i0; i < half; i++ {
 		cos, sin := cs[2*i], cs[2*i+1]
 		x0, x1 := lo[i], hi[i]
 		lo[i] = x0*cos - x1*sin

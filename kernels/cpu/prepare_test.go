@@ -174,8 +174,8 @@ func TestRepeatedActivations(t *testing.T) {
 // TestRoPEReference checks ApplyRoPE against the rotation written out pair by pair in
 // float64 angles rounded as the table rounds them: adjacent pairs and NeoX halves,
 // rotating every dimension of the head or its first dims only (the rest untouched),
-// bit for bit, on the assembly pairs where the CPU has them (the last pairs of a head
-// past a multiple of eight in Go). It fails with a NeoX pair taken from the wrong half.
+// bit for bit, on the assembly where the CPU has it (the last pairs of a head past a
+// multiple of eight in Go). It fails with a NeoX pair taken from the wrong half.
 func TestRoPEReference(t *testing.T) {
 	c := New(1)
 	defer c.Close()
@@ -183,7 +183,7 @@ func TestRoPEReference(t *testing.T) {
 	for _, v := range []struct {
 		headDim, dims int
 		neox          bool
-	}{{16, 16, false}, {16, 16, true}, {64, 32, false}, {64, 32, true}, {8, 4, true}, {64, 64, false}, {12, 12, false}, {24, 20, false}} {
+	}{{16, 16, false}, {16, 16, true}, {64, 32, false}, {64, 32, true}, {8, 4, true}, {64, 64, false}, {12, 12, false}, {24, 20, false}, {64, 64, true}, {40, 40, true}, {128, 48, true}} {
 		const n, heads, start = 5, 3, 7
 		r := kernels.RoPE{Dims: v.dims, Base: 10000, NeoX: v.neox}
 		x := make([]float32, n*heads*v.headDim)

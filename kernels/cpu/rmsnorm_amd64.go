@@ -13,7 +13,10 @@ func scaleRowF32x8(n8 int, out, row, weight *float32, scale float32)
 //go:noescape
 func ropePairsAVX(n8 int, v, cs *float32)
 
-// The RMS norm's helpers (and RoPE's adjacent pairs) run in AVX2 where the CPU has it and LLMBENCH_CPU allows it.
+//go:noescape
+func ropeNeoXAVX(n8 int, lo, hi, cs *float32)
+
+// The RMS norm's helpers (and RoPE's) run in AVX2 where the CPU has it and LLMBENCH_CPU allows it.
 func init() {
 	if !allowed(capAVX2) || !cpu.X86.HasAVX2 {
 		return
@@ -25,6 +28,15 @@ func init() {
 			ropePairsAVX(n8, &v[0], &cs[0])
 		}
 		ropePairsGo(v[8*n8:], cs[8*n8:len(v)])
+	}
+	ropeNeoX = func(v, cs []float32) {
+		half := len(v) / 2
+		n8 := half / 8
+		if n8 > 0 {
+			_, _ = v[2*half-1], cs[16*n8-1]
+			ropeNeoXAVX(n8, &v[0], &v[half], &cs[0])
+		}
+		ropeNeoXFrom(v, cs, 8*n8)
 	}
 	sumSquares = func(row []float32) float64 {
 		n16 := len(row) / 16

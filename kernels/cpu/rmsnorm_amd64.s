@@ -95,3 +95,42 @@ rp_loop:
 rp_done:
 	VZEROUPPER
 	RET
+
+// func ropeNeoXAVX(n8 int, lo, hi, cs *float32)
+//
+// ropeNeoX for 8·n8 pairs with AVX2: lo[i], hi[i] become x0·cos − x1·sin and
+// x0·sin + x1·cos with (cos, sin) the pair i of cs, taken apart eight pairs at a time
+// (VSHUFPS within lanes, then VPERMPD across them): each product rounded, then one
+// subtract or add, the Go code's operations and roundings.
+TEXT ·ropeNeoXAVX(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), CX
+	MOVQ lo+8(FP), DI
+	MOVQ hi+16(FP), DX
+	MOVQ cs+24(FP), SI
+	TESTQ CX, CX
+	JZ rn_done
+rn_loop:
+	VMOVUPS (SI), Y0             // c0 s0 c1 s1 | c2 s2 c3 s3
+	VMOVUPS 32(SI), Y1           // c4 s4 c5 s5 | c6 s6 c7 s7
+	VSHUFPS $0x88, Y1, Y0, Y2    // c0 c1 c4 c5 | c2 c3 c6 c7
+	VSHUFPS $0xDD, Y1, Y0, Y3    // the sines alike
+	VPERMPD $0xD8, Y2, Y2        // c0 … c7
+	VPERMPD $0xD8, Y3, Y3        // s0 … s7
+	VMOVUPS (DI), Y4             // x0
+	VMOVUPS (DX), Y5             // x1
+	VMULPS Y2, Y4, Y6            // x0·cos
+	VMULPS Y3, Y5, Y7            // x1·sin
+	VSUBPS Y7, Y6, Y6
+	VMULPS Y3, Y4, Y8            // x0·sin
+	VMULPS Y2, Y5, Y9            // x1·cos
+	VADDPS Y9, Y8, Y8
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y8, (DX)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ rn_loop
+rn_done:
+	VZEROUPPER
+	RET
