@@ -165,70 +165,73 @@ func prepActsOver(dst, xq []byte, xRow, n, g, gsz int, vt kernels.DType, bs, col
 	nb := cols / bs
 	blk := gsz * (bs + 12)
 	real := min(gsz, max(0, n-gsz*g)) // tokens of the group that exist; the rest are zero with clearPad
-	fast := nb > 0 && (vt == kernels.Q8_0 && bs == 32 && regroupQ8_0 != nil ||
-		vt == kernels.Q8_K && (bs == 16 || bs == 32) && cols%256 == 0 && regroupQ8_K != nil)
-	for b := 0; b < nb && (!fast || clearPad && real < gsz); b++ {
-		a := dst[b*blk : (b+1)*blk]
-		tail := a[gsz*bs:]
-		if clearPad && real < gsz {
+	if nb == 0 {
+		return
+	}
+	if clearPad && real < gsz {
+		for b := range nb {
+			a := dst[b*blk : (b+1)*blk]
 			clear(a[real*bs : gsz*bs])
 			for f := range 3 {
-				clear(tail[4*(f*gsz+real) : 4*(f+1)*gsz])
+				clear(a[gsz*bs+4*(f*gsz+real) : gsz*bs+4*(f+1)*gsz])
 			}
-		}
-		if fast {
-			continue // the tokens' blocks below, all of a token's in one call
-		}
-		for t := range real {
-			row := xq[(gsz*g+t)*xRow : (gsz*g+t+1)*xRow]
-			y := a[t*bs : (t+1)*bs]
-			var d, ms float32
-			var sum int32
-			switch vt {
-			case kernels.Q8_0:
-				// The sums read the source, not the bytes just copied to y: a load from
-				// a copy still in the store buffer waited for its cache line (cold after
-				// a decode step's weight stream), most of prepActs' time.
-				src := row[34*b : 34*b+34]
-				d = f16At(src)
-				sum = copySumInt8(y, src[2:2+bs])
-				ms = d * float32(sum)
-			case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
-				src := row[36*b : 36*b+36]
-				d = f16At(src)
-				sum = copySumInt8(y, src[4:4+bs])
-				ms = f16At(src[2:])
-			default: // Q8_K
-				e := b * bs
-				sb := row[292*(e/256) : 292*(e/256)+292]
-				d = math.Float32frombits(binary.LittleEndian.Uint32(sb))
-				off := e % 256
-				copy(y, sb[4+off:4+off+bs])
-				for j := off / 16; j < (off+bs)/16; j++ {
-					sum += int32(int16(binary.LittleEndian.Uint16(sb[260+2*j:])))
-				}
-				ms = d * float32(sum)
-			}
-			binary.LittleEndian.PutUint32(tail[4*t:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(tail[4*gsz+4*t:], uint32(-k*sum))
-			binary.LittleEndian.PutUint32(tail[8*gsz+4*t:], math.Float32bits(ms))
 		}
 	}
-	if fast {
-		for t := range real {
-			row := xq[(gsz*g+t)*xRow : (gsz*g+t+1)*xRow]
-			if vt == kernels.Q8_0 {
-				regroupQ8_0(nb, row, dst[t*bs:], dst[gsz*bs+4*t:], blk, gsz, k)
-			} else {
-				regroupQ8_K(cols/256, row, dst[t*bs:], dst[gsz*bs+4*t:], blk, gsz, bs, k)
-			}
+	for t := range real {
+		row := xq[(gsz*g+t)*xRow : (gsz*g+t+1)*xRow]
+		y, tail := dst[t*bs:], dst[gsz*bs+4*t:]
+		switch {
+		case vt == kernels.Q8_0 && bs == 32 && regroupQ8_0 != nil:
+			regroupQ8_0(nb, row, y, tail, blk, gsz, k)
+		case vt == kernels.Q8_K && (bs == 16 || bs == 32) && regroupQ8_K != nil:
+			regroupQ8_K(cols/256, row, y, tail, blk, gsz, bs, k)
+		default:
+			regroupGo(row, y, tail, nb, blk, gsz, vt, bs, k)
 		}
 	}
 }
 
-// regroupQ8_0, where the assembly runs, is prepActsOver's regrouping of one token's
-// nb Q8_0 blocks from row: block b's quants to y[b·blk:], its d, −k·Σq and d·Σq to
-// tail[b·blk:] at 0, 4·gsz and 8·gsz bytes; the same bytes as the Go loop. A one-token
+// regroupGo regroups one token's nb blocks of quantized activations from row: block
+// b's bs quants to y[b·blk:], its d, −k·Σq and min sum to tail[b·blk:] at 0, 4·gsz and
+// 8·gsz bytes.
+func regroupGo(row, y, tail []byte, nb, blk, gsz int, vt kernels.DType, bs int, k int32) {
+	for b := range nb {
+		y, tail := y[b*blk:b*blk+bs], tail[b*blk:]
+		var d, ms float32
+		var sum int32
+		switch vt {
+		case kernels.Q8_0:
+			// The sums read the source, not the bytes just copied to y: a load from a
+			// copy still in the store buffer waited for its cache line (cold after a
+			// decode step's weight stream), most of prepActs' time.
+			src := row[34*b : 34*b+34]
+			d = f16At(src)
+			sum = copySumInt8(y, src[2:2+bs])
+			ms = d * float32(sum)
+		case kernels.Q8_1: // Q8_0's d and quants, and s: d·Σy rounded to fp16, ggml's min sum
+			src := row[36*b : 36*b+36]
+			d = f16At(src)
+			sum = copySumInt8(y, src[4:4+bs])
+			ms = f16At(src[2:])
+		default: // Q8_K
+			e := b * bs
+			sb := row[292*(e/256) : 292*(e/256)+292]
+			d = math.Float32frombits(binary.LittleEndian.Uint32(sb))
+			off := e % 256
+			copy(y, sb[4+off:4+off+bs])
+			for j := off / 16; j < (off+bs)/16; j++ {
+				sum += int32(int16(binary.LittleEndian.Uint16(sb[260+2*j:])))
+			}
+			ms = d * float32(sum)
+		}
+		binary.LittleEndian.PutUint32(tail, math.Float32bits(d))
+		binary.LittleEndian.PutUint32(tail[4*gsz:], uint32(-k*sum))
+		binary.LittleEndian.PutUint32(tail[8*gsz:], math.Float32bits(ms))
+	}
+}
+
+// regroupQ8_0, where the assembly runs, is regroupGo for Q8_0 blocks of 32: the same
+// bytes. A one-token
 // product regroups its activations on every worker before its first tile: 2048
 // columns took 0.95 µs in Go (5632: 2.6 µs), on the path of every decode product.
 var regroupQ8_0 func(nb int, row, y, tail []byte, blk, gsz int, k int32)

@@ -56,7 +56,9 @@ func (d *Device) stateFile() string { return filepath.Join(d.stateDir, telemetry
 
 // Close releases the GPUs and the sampler's files.
 func (d *Device) Close() {
-	d.Sampler.Close()
+	if d.Sampler != nil {
+		d.Sampler.Close()
+	}
 	if d.GPUs != nil {
 		d.GPUs.Close()
 	}

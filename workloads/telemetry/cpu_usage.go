@@ -336,19 +336,11 @@ func nextField(line []byte) (field, rest []byte) {
 	return line[i:j], line[j:]
 }
 
-// parseUint parses a decimal number of at most 19 digits.
+// parseUint parses a decimal number (no allocation: strconv copies the string only
+// into an error).
 func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 19 {
-		return 0, false
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		v = v*10 + uint64(ch-'0')
-	}
-	return v, true
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	return v, err == nil
 }
 
 // readMHz reads every core's cpufreq scaling_cur_freq (kHz), else /proc/cpuinfo's
