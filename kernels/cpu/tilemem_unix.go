@@ -17,8 +17,9 @@ const hugePage = 2 << 20
 // arenaBytes is the size of the arenas that tiled copies are cut from (a copy of at
 // least half of it gets an arena of its own). Only the part handed out becomes
 // resident, in whole huge pages: the one an arena's last copy ends in is resident
-// whole, about 1 MiB unused per arena on average, so arenas are large (a 64 MiB one
-// left llama-1b Q4_0's bench 10.5 MiB larger at its peak than one mapping per copy).
+// whole, so arenas are large. On llama-1b Q4_0 (scripts/memory-check.sh), bench's peak
+// RSS was 8.7 MiB above one mapping per copy with 256 MiB arenas (10.5 with 64 MiB),
+// its RSS while decoding 2.5 MiB above.
 const arenaBytes = 256 << 20
 
 // tileArena is one mapping that copies are cut from, one after another.
@@ -30,12 +31,13 @@ type tileArena struct {
 
 // arenas hands out the tiled copies. Each copy used to be a mapping of its own, which
 // left the part of it past its last whole huge page (and all of any copy under 2 MiB,
-// such as llama-1b's K and V) in 4 KiB pages: 37 of llama-1b Q4_0's 571 MiB of tiles. Cut one
-// after another from arenas of huge pages, every copy is streamed from huge pages. On
-// a 2-core AMD EPYC (Zen 5), two copies of llama-1b decoding in one process by turns
-// of 16 tokens (50 turns, each copy first in one run): Q8_0 read 1.055× and 1.073×
-// faster from arenas (median turn; 40 and 33 of 50 faster), Q4_K_M 1.017× and 0.983×,
-// Q4_0 0.997× and 0.993× (means 1.028× and 1.020×), F16 1.014× and 1.016× (30 turns).
+// such as llama-1b's K and V) in 4 KiB pages: 37 of llama-1b Q4_0's 571 MiB of
+// tiles. Cut one after another from arenas of huge pages, every copy is streamed from
+// huge pages. On a 2-core AMD EPYC (Zen 5), two copies of llama-1b decoding in one
+// process by turns of 16 tokens (50 turns, each copy first in one run): Q8_0 read
+// 1.055× and 1.073× faster from arenas (median turn; 40 and 33 of 50 faster), Q4_K_M
+// 1.017× and 0.983×, Q4_0 0.997× and 0.993× (means 1.028× and 1.020×), F16 1.014×
+// and 1.016× (30 turns).
 type arenas struct {
 	mu    sync.Mutex
 	open  []*tileArena                  // the arenas that small copies are cut from (a first fit)
