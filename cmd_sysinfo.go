@@ -131,6 +131,9 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	if len(pats) > 0 {
 		row("", "by pattern (streams per thread; GB/s, medians): %s; fastest: %s", strings.Join(pats, ", "), bw.Best)
 	}
+	if hp := hugePageLine(bw); hp != "" {
+		row("", "%s", hp)
+	}
 	tw, pw, kw := 0, 0, 0 // column widths: the longest type, phase and kernel names
 	for _, k := range s.Kernels {
 		tw, pw, kw = max(tw, len(k.Type.String())), max(pw, len(k.Phase)), max(kw, len(k.Kernel))
@@ -149,4 +152,20 @@ func sysinfoText(w io.Writer, s sysinfo) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// hugePageLine says how much of the mapping that holds the probe's buffer sat in
+// transparent huge pages and under which system setting, "" where neither is known.
+func hugePageLine(bw telemetry.Bandwidth) string {
+	mode := ""
+	if bw.HugePages != "" {
+		mode = fmt.Sprintf(" (transparent huge pages: %s)", bw.HugePages)
+	}
+	if bw.HugePageBytes < 0 {
+		if mode == "" {
+			return ""
+		}
+		return "buffer in huge pages: unknown" + mode
+	}
+	return fmt.Sprintf("buffer in huge pages: %s of the %s mapping that holds it%s", report.BytesIEC(uint64(bw.HugePageBytes)), report.BytesIEC(uint64(bw.MappedBytes)), mode)
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -223,6 +224,11 @@ func TestSysinfo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("sysinfo lacks %q:\n%s", want, out)
 		}
+	}
+	// Where the system says (Linux), how much of the probe buffer's mapping (its own,
+	// 64 MiB) it held in huge pages.
+	if hp := regexp.MustCompile(`buffer in huge pages: \S+ \S+ of the 64.00 MiB mapping that holds it`); runtime.GOOS == "linux" && !hp.MatchString(out) {
+		t.Errorf("sysinfo lacks the probe buffer's huge pages:\n%s", out)
 	}
 	for _, k := range cpu.Kernels() { // every type and phase, with its kernel and reason, in columns
 		q := regexp.QuoteMeta

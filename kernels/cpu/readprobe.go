@@ -85,9 +85,10 @@ func le64(b []byte) uint64 {
 
 // AllocStreamed returns n zeroed bytes in the memory the engine keeps the weights it
 // streams every step in (its tiled and copied matrices: huge pages where the system
-// gives them), for a probe that should read memory as decode does. FreeStreamed
-// releases it.
-func AllocStreamed(n int) []byte { return allocTiles(n) }
+// gives them), for a probe that should read memory as decode does: in a mapping of
+// their own, which the kernel does not merge with the weights' (HugePageBytes then
+// counts the buffer's huge pages alone). FreeStreamed releases it.
+func AllocStreamed(n int) []byte { return allocStreamed(n) }
 
 // FreeStreamed releases memory from AllocStreamed.
 func FreeStreamed(b []byte) { freeTiles(b) }

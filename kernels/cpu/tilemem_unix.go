@@ -58,7 +58,20 @@ func allocTiles(n int) []byte { return tileMem.alloc(n) }
 // freeTiles releases a copy made by allocTiles; b must not be used afterwards.
 func freeTiles(b []byte) { tileMem.free(b) }
 
-func (a *arenas) alloc(n int) []byte {
+// allocStreamed returns n zeroed bytes for AllocStreamed: an arena of their own, whose
+// flags keepApart makes differ from the weights' arenas, so that the kernel never
+// merges the two mappings.
+func allocStreamed(n int) []byte {
+	b := tileMem.allocIn(n, true)
+	keepApart(b) // advice only: a heap fallback just refuses it
+	return b
+}
+
+func (a *arenas) alloc(n int) []byte { return a.allocIn(n, false) }
+
+// allocIn cuts n bytes from an arena, one of their own where own is set or n is at
+// least half an arena, else the first open arena with room (or a new one).
+func (a *arenas) allocIn(n int, own bool) []byte {
 	if n == 0 {
 		return nil
 	}
@@ -66,7 +79,7 @@ func (a *arenas) alloc(n int) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var ar *tileArena
-	if need >= arenaBytes/2 {
+	if own || need >= arenaBytes/2 {
 		ar = mapArena((need + hugePage - 1) &^ (hugePage - 1))
 	} else {
 		// The first arena with room: a copy that does not fit at the end of one

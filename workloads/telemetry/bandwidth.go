@@ -23,6 +23,16 @@ type Bandwidth struct {
 	// the order they ran; Best names the one with the highest median.
 	Patterns []PatternRate `json:"patterns"`
 	Best     string        `json:"best_pattern"`
+	// HugePageBytes is how much of the mapping that holds the buffer (MappedBytes: the
+	// buffer rounded up to whole huge pages, or more where the kernel merged it with a
+	// neighbour) the system kept in transparent huge pages once the buffer was written,
+	// -1 where that cannot be read; HugePages is the system's setting ("always",
+	// "madvise", "never"; "" where there is none). The weights are streamed from memory
+	// that asks for huge pages as this buffer does, and the same bytes read slower from
+	// 4 KiB pages, so a ceiling is only comparable between machines that give them alike.
+	HugePageBytes int64  `json:"huge_page_bytes"`
+	MappedBytes   int64  `json:"mapped_bytes,omitempty"`
+	HugePages     string `json:"huge_pages,omitempty"`
 }
 
 // PatternRate is one reading pattern's median rate over a probe's rounds.
@@ -72,7 +82,10 @@ func MeasureReadBandwidth(ctx context.Context, size int64, threads, probes int) 
 		}
 	})
 	pats := cpu.ReadPatterns()
-	b := Bandwidth{Bytes: int64(len(raw)), Threads: threads}
+	b := Bandwidth{Bytes: int64(len(raw)), Threads: threads, HugePageBytes: -1, HugePages: cpu.HugePageMode()}
+	if huge, mapped, ok := cpu.HugePageBytes(raw); ok {
+		b.HugePageBytes, b.MappedBytes = huge, mapped
+	}
 	rates := make([][]float64, len(pats))
 	sums := make([]uint64, threads)
 	for range probes {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -123,6 +124,14 @@ func TestMeasureReadBandwidth(t *testing.T) {
 	}
 	if b.Best != top.Pattern || b.Median != top.Median || metrics.Median(b.Samples) != b.Median {
 		t.Errorf("best %q at %v (samples %v), want %q at %v", b.Best, b.Median, b.Samples, top.Pattern, top.Median)
+	}
+	// The buffer's mapping and its huge pages, where the system says (Linux).
+	if runtime.GOOS == "linux" {
+		if b.HugePageBytes < 0 || b.MappedBytes < b.Bytes || b.HugePageBytes > b.MappedBytes {
+			t.Errorf("huge pages %d of a %d-byte mapping for a %d-byte buffer", b.HugePageBytes, b.MappedBytes, b.Bytes)
+		}
+	} else if b.HugePageBytes != -1 {
+		t.Errorf("huge pages %d where they cannot be read, want -1", b.HugePageBytes)
 	}
 	for _, c := range []struct {
 		size           int64
