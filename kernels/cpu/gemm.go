@@ -231,9 +231,9 @@ func regroupGo(row, y, tail []byte, nb, blk, gsz int, vt kernels.DType, bs int, 
 }
 
 // regroupQ8_0, where the assembly runs, is regroupGo for Q8_0 blocks of 32: the same
-// bytes. A one-token
-// product regroups its activations on every worker before its first tile: 2048
-// columns took 0.95 µs in Go (5632: 2.6 µs), on the path of every decode product.
+// bytes. A one-token product regroups its activations on every worker before its
+// first tile: 2048 columns took 0.95 µs in Go (5632: 2.6 µs), on the path of every
+// decode product.
 var regroupQ8_0 func(nb int, row, y, tail []byte, blk, gsz int, k int32)
 
 // regroupQ8_K is regroupQ8_0 for a token's nsb Q8_K superblocks in blocks of bs (16

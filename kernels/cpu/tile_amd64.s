@@ -556,14 +556,15 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 // func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4x1mnp with software prefetch, for the four quarters of a band (AMD Zen 5): 64
-// bytes of each tile in turn, each line prefetched PFD ahead (non-temporally: NIBQ1) just before the word it
-// is read with, and each activation word and token scale broadcast once for the four
-// tiles. The same sums and float operations as tileQ4x1, in fewer instructions per line
-// than tileQ4x1m (which broadcasts the activations from memory for every tile) and with
-// the scale line's prefetch after the unit's blocks. On a 2-core AMD EPYC (Zen 5), one
-// 5632×2048 product after another over 1 GiB, nine alternated rounds: one thread
-// 31.1–31.8 → 35.2 GB/s (the read probe 36–39), two threads 63.1–63.4 → 65.8–66.1
-// (probe 78); the same kernel with the scale prefetch first read 32.5–32.8 and 64.4–64.6.
+// bytes of each tile in turn, each line prefetched PFD ahead (non-temporally: NIBQ1)
+// just before the word it is read with, and each activation word and token scale
+// broadcast once for the four tiles. The same sums and float operations as tileQ4x1,
+// in fewer instructions per line than tileQ4x1m (which broadcasts the activations from
+// memory for every tile) and with the scale line's prefetch after the unit's blocks.
+// On a 2-core AMD EPYC (Zen 5), one 5632×2048 product after another over 1 GiB, nine
+// alternated rounds: one thread 31.1–31.8 → 35.2 GB/s (the read probe 36–39), two
+// threads 63.1–63.4 → 65.8–66.1 (probe 78); the same kernel with the scale prefetch
+// first read 32.5–32.8 and 64.4–64.6.
 TEXT ·tileQ4x1mq(SB), NOSPLIT, $0-48
 	MASKS
 	X1MUNITS(UNITQ, Q40QBLK, 256, 512, 544, $576)

@@ -61,16 +61,13 @@ func freeTiles(b []byte) { tileMem.free(b) }
 // allocStreamed returns n zeroed bytes for AllocStreamed: an arena of their own, whose
 // flags keepApart makes differ from the weights' arenas, so that the kernel never
 // merges the two mappings.
-func allocStreamed(n int) []byte {
-	b := tileMem.allocIn(n, true)
-	keepApart(b) // advice only: a heap fallback just refuses it
-	return b
-}
+func allocStreamed(n int) []byte { return tileMem.allocIn(n, true) }
 
 func (a *arenas) alloc(n int) []byte { return a.allocIn(n, false) }
 
-// allocIn cuts n bytes from an arena, one of their own where own is set or n is at
-// least half an arena, else the first open arena with room (or a new one).
+// allocIn cuts n bytes from an arena, one of their own where own is set (kept apart
+// from the others: keepApart) or n is at least half an arena, else the first open
+// arena with room (or a new one).
 func (a *arenas) allocIn(n int, own bool) []byte {
 	if n == 0 {
 		return nil
@@ -80,7 +77,9 @@ func (a *arenas) allocIn(n int, own bool) []byte {
 	defer a.mu.Unlock()
 	var ar *tileArena
 	if own || need >= arenaBytes/2 {
-		ar = mapArena((need + hugePage - 1) &^ (hugePage - 1))
+		if ar = mapArena((need + hugePage - 1) &^ (hugePage - 1)); ar != nil && own {
+			keepApart(unsafe.Slice((*byte)(ar.base), ar.size))
+		}
 	} else {
 		// The first arena with room: a copy that does not fit at the end of one
 		// arena leaves room there for later, smaller ones, so that the huge page the
