@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,16 @@ const poolSpin = 200 * time.Microsecond
 
 // spinCheck is how many polls pass between two looks at the clock while spinning.
 const spinCheck = 64
+
+// yieldPolls is how many polls an idle worker makes between two offers of its core to
+// the other goroutines (about 10 µs). The workers fill every scheduler slot (P), so
+// a goroutine that wakes mid-step (a telemetry tick, a terminal write, an HTTP
+// handler) otherwise waits for the runtime to preempt one of them, mid-part, and a
+// system call it then makes hands that slot around again. With another goroutine
+// reading /dev/zero every 10 ms (open, read, close), llama-1b Q4_0 decoded 5.6–7.6 %
+// faster with the offers than without; alone, the same within noise (in-process turns,
+// 2-core AMD EPYC Zen 5).
+const yieldPolls = 4096
 
 // pool is a persistent set of worker goroutines. Run splits work into parts and runs
 // them on the workers and the calling goroutine; calls must not overlap.
@@ -49,7 +60,8 @@ type pool struct {
 	done    chan struct{}
 	helpers []helper
 	once    sync.Once
-	splits  int // Runs handed to the helpers (tests: which steps went parallel)
+	splits  int          // Runs handed to the helpers (tests: which steps went parallel)
+	offers  atomic.Int64 // idle helpers' offers of their core to other goroutines (tests)
 	// spin is how long (in nanoseconds) an idle worker or waiting caller polls before it
 	// parks: poolSpin unless SetPoll changed it.
 	spin atomic.Int64
@@ -121,6 +133,10 @@ func (p *pool) loop(worker int) {
 		var sp spinner
 		for p.state.Load()>>32 == seen {
 			if sp.more(p.spin.Load()) {
+				if sp.polls%yieldPolls == 0 {
+					p.offers.Add(1)
+					runtime.Gosched()
+				}
 				continue
 			}
 			h.parked.Store(1)

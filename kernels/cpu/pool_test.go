@@ -211,3 +211,26 @@ func TestPoolPoll(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolOffersIdleCore: a helper spinning between Runs offers its core to other
+// goroutines now and then; one that parks at once (poll 0) makes no offer.
+func TestPoolOffersIdleCore(t *testing.T) {
+	p := newPool(2)
+	defer p.Close()
+	p.setPoll(0)
+	for range 20 {
+		p.Run(4, func(int, int) {})
+		time.Sleep(100 * time.Microsecond)
+	}
+	if n := p.offers.Load(); n != 0 {
+		t.Fatalf("%d offers from a helper that never spins", n)
+	}
+	p.setPoll(100)
+	for deadline := time.Now().Add(10 * time.Second); p.offers.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("a spinning helper made no offer in 10 s")
+		}
+		p.Run(4, func(int, int) {})
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -81,12 +80,12 @@ func (p *procFile) read() ([]byte, error) {
 		p.buf = make([]byte, 4096)
 	}
 	for {
-		n, err := p.f.ReadAt(p.buf, 0)
+		n, err := preadFile(p.f, p.buf, 0)
 		if n == len(p.buf) { // perhaps more: read it all again into twice the room
 			p.buf = make([]byte, 2*len(p.buf))
 			continue
 		}
-		if err != nil && err != io.EOF {
+		if err != nil {
 			p.close() // reopened on the next read (a file that went and came back)
 			return nil, err
 		}

@@ -117,6 +117,33 @@ func TestCPUReaderKeepsFiles(t *testing.T) {
 	}
 }
 
+// TestProcFileRead: a file longer than the first buffer comes back whole, each read
+// sees the content as it is then, and a descriptor that cannot be read is an error.
+func TestProcFileRead(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("0123456789abcdef", 700) // 11,200 bytes: the buffer doubles twice
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := procFile{path: path}
+	defer p.close()
+	if b, err := p.read(); err != nil || string(b) != long {
+		t.Fatalf("read %d bytes, %v; want the %d written", len(b), err, len(long))
+	}
+	if err := os.WriteFile(path, []byte("short\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := p.read(); err != nil || string(b) != "short\n" {
+		t.Fatalf("read %q, %v after the rewrite", b, err)
+	}
+	d := procFile{path: dir}
+	defer d.close()
+	if b, err := d.read(); err == nil {
+		t.Errorf("reading a directory gave %q and no error", b)
+	}
+}
+
 // TestParseStatLines: fields past the eighth (guest time) are not counted, a line
 // with fewer than four numbers or a non-number is skipped.
 func TestParseStatLines(t *testing.T) {
