@@ -74,6 +74,22 @@ func TestLlamaBenchMarkdown(t *testing.T) {
 	if !strings.Contains(b.String(), "of the read-bandwidth ceiling 50.00 t/s (30.0 GB/s averaged over the 3 probes around its repetitions (20.0–40.0 GB/s) ÷ ") {
 		t.Errorf("ceiling of the probes around the repetitions:\n%s", b.String())
 	}
+	// Probes more than 20 % apart make the share uncertain, and the line says so.
+	for _, c := range []struct {
+		probes []float64
+		note   string // "" when none is due
+	}{{[]float64{20e9, 40e9, 20e9}, "; the probes differ by 100 %: the host's read rate moved during the test, so the share is uncertain by as much"},
+		{[]float64{30e9, 35.9e9, 33e9}, ""},
+		{[]float64{30e9, 36.3e9, 33e9}, "; the probes differ by 21 %: "},
+		{[]float64{30e9, 31e9}, ""}} {
+		res.Records[1].ReadBandwidthProbes = c.probes
+		res.Records[1].ReadBandwidth = micro.BracketMean(c.probes)
+		b.Reset()
+		LlamaBenchMarkdown(&b, res)
+		if got := strings.Contains(b.String(), "; the probes differ by"); got != (c.note != "") || !strings.Contains(b.String(), c.note) {
+			t.Errorf("probes %v: want note %q:\n%s", c.probes, c.note, b.String())
+		}
+	}
 	// A test faster than its ceiling says the probe understates the machine; one
 	// below it says nothing more.
 	r := &res.Records[1]
