@@ -348,10 +348,11 @@ func (c *CPU) plan(dst []float32, w *kernels.Matrix, x []float32, n int) (parts,
 		work /= tileWorkDiv
 	}
 	threads := c.splitThreads(work)
-	j.band = (max(16, rows/(threads*8)) + 15) &^ 15
+	least := 16
 	if j.hk != nil {
-		j.band = max(j.band, (halfBandBytes/j.wRow+15)&^15)
+		least = max(least, halfBandBytes/j.wRow)
 	}
+	j.band = (max(least, rows/(threads*8)) + 15) &^ 15
 	if rows%16 != 0 && n > 1 && j.b2 == nil {
 		// Tokens' outputs start mid-line, so bands of rows would share lines of every
 		// token's outputs: stories260K's 172×64 FFN products over 64 tokens took 92 µs

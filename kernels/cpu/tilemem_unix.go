@@ -147,9 +147,8 @@ func mapArena(size uintptr) *tileArena {
 	if aligned > start {
 		_ = unix.MunmapPtr(p, aligned-start)
 	}
-	if tail := start + size + hugePage - (aligned + size); tail > 0 {
-		_ = unix.MunmapPtr(unsafe.Add(p, aligned-start+size), tail)
-	}
+	// The rest past aligned+size: never empty, as aligned-start < hugePage.
+	_ = unix.MunmapPtr(unsafe.Add(p, aligned-start+size), hugePage-(aligned-start))
 	base := unsafe.Add(p, aligned-start)
 	adviseHugePages(unsafe.Slice((*byte)(base), size))
 	return &tileArena{base: base, size: size}
