@@ -26,7 +26,7 @@ const CalibrationMaxCtx = 16384
 
 // calibrationVersion is part of a stored calibration's key: bump it when the kernels
 // or the measurement change, so that older measurements are not reused.
-const calibrationVersion = 4
+const calibrationVersion = 5
 
 // PartitionsEnv names the environment variable that, when Options.Partitions is
 // PartitionsAuto and Options.PartitionFrom is 0, forces the choice: "off", "on",

@@ -141,8 +141,8 @@ func (c *CPU) AttendVarlen(dst, q []float32, a *kernels.Attention, seqs []kernel
 	}
 	c.widenKV(a, seqs)
 	// A plain row's units: the query heads of a key/value head together where they
-	// share its tiles (shareTiles), split only as far as four units a thread need
-	// (subgroups); else one head a unit.
+	// share its tiles (shareTiles), split only as far as even shares for the threads
+	// need (subgroups); else one head a unit.
 	pl.w = 1
 	if shareTiles(gqa, a) {
 		pl.w = gqa / subgroups(gqa, len(pl.plain)*a.KVHeads, threads)
@@ -347,11 +347,22 @@ func (c *CPU) widenKV(a *kernels.Attention, seqs []kernels.VarSeq) {
 }
 
 // subgroups returns into how many subgroups the gqa query heads of a key/value head
-// are split on the partitioned path, for a row with units (key/value heads ×
-// partitions) units before the split: the fewest (a divisor of gqa) that gives at
-// least four units per thread, so that a short row still spreads over the threads.
-// Each head's arithmetic is the same in any subgroup, so the split changes no result.
+// are split, for a call with units (rows × key/value heads, or a partitioned row's key/
+// value heads × partitions) units before the split: the fewest (a divisor of gqa) that
+// gives every thread the same number of units, at least one, so that a short row
+// still spreads over the threads. Each subgroup widens and reads its key/value tiles
+// itself, so a split further than that only repeats work: one llama-1b-shaped decode
+// row (4 key/value heads, 8 query heads each) split into 8 units for two threads
+// instead of 4 widened every tile twice, and two threads took 0.9–1.0× as long as one
+// (2-core AMD EPYC Zen 5). Where no divisor gives even shares, the fewest that gives
+// at least four units a thread. Each head's arithmetic is the same in any subgroup, so
+// the split changes no result.
 func subgroups(gqa, units, threads int) int {
+	for d := 1; d <= gqa; d++ {
+		if gqa%d == 0 && units*d >= threads && units*d%threads == 0 {
+			return d
+		}
+	}
 	for d := 1; d < gqa; d++ {
 		if gqa%d == 0 && units*d >= 4*threads {
 			return d

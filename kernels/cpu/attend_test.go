@@ -342,23 +342,25 @@ func TestAttendSharedTilesSameBits(t *testing.T) {
 // TestSmallAttentionGroupsAsOneThread checks how a two-thread CPU groups the query
 // heads of a decode row over a Q8_0 cache (GQA 2): a call too small for RunWork to
 // split keeps each key/value head's two query heads in one unit, reading each tile
-// once, as one thread does; a call that splits gives every query head its own unit, so
-// that the row spreads over both threads. Both give the one-thread outputs.
+// once, as one thread does; so does a call that splits where the key/value heads
+// already share evenly between the threads (four of them); with three, every query
+// head gets its own unit, so that the row spreads evenly over both threads. All give
+// the one-thread outputs.
 func TestSmallAttentionGroupsAsOneThread(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	one, two := New(1), New(2)
 	defer one.Close()
 	defer two.Close()
-	for _, v := range []struct{ start, w int }{{31, 2}, {4095, 1}} {
-		q, a, _, _ := attnCase(rng, kernels.Q8_0, 1, v.start, 8, 4, 32)
+	for _, v := range []struct{ start, kvHeads, w int }{{31, 4, 2}, {4095, 4, 2}, {4095, 3, 1}} {
+		q, a, _, _ := attnCase(rng, kernels.Q8_0, 1, v.start, 2*v.kvHeads, v.kvHeads, 32)
 		want, got := make([]float32, len(q)), make([]float32, len(q))
 		one.Attend(want, q, a)
 		two.Attend(got, q, a)
 		if two.ap.w != v.w {
-			t.Errorf("context %d: %d query heads a unit on two threads, want %d", v.start+1, two.ap.w, v.w)
+			t.Errorf("context %d, %d key/value heads: %d query heads a unit on two threads, want %d", v.start+1, v.kvHeads, two.ap.w, v.w)
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("context %d: two threads' outputs differ from one's", v.start+1)
+			t.Errorf("context %d, %d key/value heads: two threads' outputs differ from one's", v.start+1, v.kvHeads)
 		}
 	}
 }
