@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -202,24 +203,28 @@ func FuzzPagedAttention(f *testing.F) {
 }
 
 // BenchmarkAttend times one decode step's attention (32 heads over 4 KV heads of 64,
-// F16 cache) at 2048 positions, contiguous and through a block table of 16.
+// F16 cache, llama-1b's layout) at 2048 positions, contiguous and through a block
+// table of 16, on one thread and on two: two threads should take clearly less time
+// than one (they split the key/value heads, each tile widened once).
 func BenchmarkAttend(b *testing.B) {
-	c := New(1)
-	defer c.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	q, a, kf, vf := attnCase(rng, kernels.F16, 1, 2047, 32, 4, 64)
 	p := paged(rng, kernels.F16, a, kf, vf, 16, 0)
 	out := make([]float32, len(q))
-	for _, cs := range []struct {
-		name string
-		a    *kernels.Attention
-	}{{"contiguous", a}, {"paged16", p}} {
-		b.Run(cs.name, func(b *testing.B) {
-			b.SetBytes(int64(2 * 2048 * 4 * 64 * 2))
-			for b.Loop() {
-				c.Attend(out, q, cs.a)
-			}
-		})
+	for _, threads := range []int{1, 2} {
+		c := New(threads)
+		for _, cs := range []struct {
+			name string
+			a    *kernels.Attention
+		}{{"contiguous", a}, {"paged16", p}} {
+			b.Run(fmt.Sprintf("%s/threads=%d", cs.name, threads), func(b *testing.B) {
+				b.SetBytes(int64(2 * 2048 * 4 * 64 * 2))
+				for b.Loop() {
+					c.Attend(out, q, cs.a)
+				}
+			})
+		}
+		c.Close()
 	}
 }
 
