@@ -289,10 +289,10 @@ func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]flo
 func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
-func tileQ4Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+func tileQ6Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
-func tileQ6Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileQ5Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -693,16 +693,16 @@ func init() {
 		// than one tile at a time with a tile's block at a time, and that 3-6 % again
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
-		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0
-		// and Q8_0 through leaner kernels of their own (tileQ4x1mq, tileQ8x1mq; Q4_K's
-		// in that shape read its products 4–10 % faster alone but a whole Q4_K_M decode
-		// no faster: 0.997× over ten alternated rounds).
+		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0,
+		// Q8_0, Q4_K and Q6_K through kernels that prefetch every line just before its
+		// load (tileQ4x1mq, tileQ8x1mq, tileQ4Kx1mq, tileQ6Kx1mq: the last two made a
+		// llama-1b Q4_K_M decode step 1.054–1.059× faster than prefetching in bursts).
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1m}
 		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1mq}
-		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1m}
-		x1mKernels[kernels.Q6_K] = [3]x1mFn{nil, tileQ6Kx1mnp, tileQ6Kx1m}
+		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1mq}
+		x1mKernels[kernels.Q6_K] = [3]x1mFn{nil, tileQ6Kx1mnp, tileQ6Kx1mq}
 		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, tileQ5Kx1m}
 		x1mKernels[kernels.Q3_K] = [3]x1mFn{nil, tileQ3Kx1mnp, tileQ3Kx1m}
 		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, tileQ2Kx1m}
