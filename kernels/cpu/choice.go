@@ -251,13 +251,13 @@ func envNote() string {
 }
 
 // x1mAhead says how far ahead the prefetching four-tile kernel of type t reads its
-// streams (tile_amd64.s: about PFD for the Q4_0, Q8_0, IQ4_NL, Q4_K and Q6_K kernels,
+// streams (tile_amd64.s: about PFD for the Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K kernels,
 // 2048 bytes for the others).
 func x1mAhead(t kernels.DType) string {
 	switch t {
 	case kernels.Q4_0:
 		return "about 1 KiB ahead (non-temporal: PREFETCHNTA)"
-	case kernels.Q8_0, kernels.IQ4_NL, kernels.Q4_K, kernels.Q6_K:
+	case kernels.Q8_0, kernels.IQ4_NL, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K:
 		return "about 1 KiB ahead"
 	}
 	return "about 2 KiB ahead"

@@ -292,10 +292,10 @@ func tileQ4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]fl
 func tileQ6Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
-func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+func tileQ5Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
-func tileQ5Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileQ3Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -694,16 +694,17 @@ func init() {
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
 		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0,
-		// Q8_0, Q4_K and Q6_K through kernels that prefetch every line just before its
-		// load (tileQ4x1mq, tileQ8x1mq, tileQ4Kx1mq, tileQ6Kx1mq: the last two made a
-		// llama-1b Q4_K_M decode step 1.054–1.059× faster than prefetching in bursts).
+		// Q8_0, Q4_K, Q5_K and Q6_K through kernels that prefetch every line just before
+		// its load (tileQ4x1mq, tileQ8x1mq, tileQ4Kx1mq, tileQ5Kx1mq, tileQ6Kx1mq: the
+		// K-quant ones made llama-1b decode steps faster than prefetching in bursts,
+		// Q4_K_M 1.054–1.059×, Q5_K_M 1.13–1.14×).
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1m}
 		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1mq}
 		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1mq}
 		x1mKernels[kernels.Q6_K] = [3]x1mFn{nil, tileQ6Kx1mnp, tileQ6Kx1mq}
-		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, tileQ5Kx1m}
+		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, tileQ5Kx1mq}
 		x1mKernels[kernels.Q3_K] = [3]x1mFn{nil, tileQ3Kx1mnp, tileQ3Kx1m}
 		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, tileQ2Kx1m}
 		for t := range x1mKernels {

@@ -242,8 +242,7 @@
 	PREFETCHT0 (o)(R9)(R11*1) \
 	PREFETCHT0 (o)(BX)(R11*1)
 
-// PF4T5(o) is PF4T for the five lines from offset o; PF4TX3 and PF4TX4 are PF4TX for
-// three and four lines.
+// PF4T5(o) is PF4T for the five lines from offset o; PF4TX3 is PF4TX for three lines.
 #define PF4T5(o) \
 	PF4T(o) \
 	PF4T(o+64) \
@@ -255,10 +254,6 @@
 	PF4TX(o) \
 	PF4TX(o+64) \
 	PF4TX(o+128)
-
-#define PF4TX4(o) \
-	PF4TX3(o) \
-	PF4TX(o+192)
 
 #define PFNONE
 
@@ -744,11 +739,6 @@ done: \
 TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
 	TILEQ4KX1M(PFNONE, PFNONE)
 
-// PFQ4KSUB is the Q5_K four-tile kernel's prefetch at each sub-block: its four lines
-// of each tile 2048 bytes on from where the unit starts (eight sub-blocks cover 2048
-// bytes).
-#define PFQ4KSUB PF4TX4(2048)
-
 // func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4Kx1mnp with every quant line prefetched PFD ahead just before its load (the
@@ -989,20 +979,62 @@ done: \
 TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
 	TILEQ5KX1M(PFNONE, PFNONE)
 
-// PFQ5KSUPER is tileQ5Kx1m's prefetch at each super-block: the 13 lines of a unit's 45
-// that its sub-blocks (PFQ4KSUB, four lines each) leave, 2048 bytes on.
-#define PFQ5KSUPER \
-	PF4T5(4096) \
-	PF4T5(4416) \
-	PF4T(4736) \
-	PF4T(4800) \
-	PF4T(4864)
+// PFQ5KHEADQ prefetches the 13 lines PFD past a Q5_K unit's start (its head and
+// high-bit words), which no quant load's prefetch reaches.
+#define PFQ5KHEADQ \
+	PF4T5(PFD) \
+	PF4T5(PFD+320) \
+	PF4T(PFD+640) \
+	PF4T(PFD+704) \
+	PF4T(PFD+768)
 
-// func tileQ5Kx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+// func tileQ5Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
-// tileQ5Kx1mnp reading every line of the four tiles 2048 bytes ahead; the same sums.
-TEXT ·tileQ5Kx1m(SB), NOSPLIT, $0-48
-	TILEQ5KX1M(PFQ5KSUPER, PFQ4KSUB)
+// tileQ5Kx1mnp with every quant line prefetched PFD ahead just before its load and,
+// at each super-block, the head and high-bit lines PFD on (PFQ5KHEADQ): tileQ4Kx1mq's
+// shape. The same sums. It replaced a kernel that prefetched in bursts 2048 bytes
+// ahead: a llama-1b Q5_K_M decode step took 1.13–1.14× less time with it (AMD EPYC
+// Zen 5, three runs of 40 in-process turns of 16 tokens, 36–39 of the 40 faster).
+TEXT ·tileQ5Kx1mq(SB), NOSPLIT, $0-48
+	MASKS
+	MOVL $0x10101010, R9
+	VPBROADCASTD R9, Z30
+	ARGS1M(32)
+	TESTQ CX, CX
+	JZ done
+super:
+	PFQ5KHEADQ
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z27, Z28, Z29)
+	MOVL $0x01010101, DX
+	VPBROADCASTD DX, Z26
+sub:
+	STARTT(Z0, Z1, Z2, Z3)
+	PF4TX(PFD+832)
+	Q5C4T(0, Z0, Z1, Z2, Z3)
+	PF4TX(PFD+896)
+	Q5C4T(1, Z0, Z1, Z2, Z3)
+	PF4TX(PFD+960)
+	Q5C4T(2, Z0, Z1, Z2, Z3)
+	PF4TX(PFD+1024)
+	Q5C4T(3, Z0, Z1, Z2, Z3)
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
+	Q4KFMAT(R9, Z14, Z27, Z2, Z6)
+	Q4KFMAT(BX, Z28, Z29, Z3, Z7)
+	NEXT1
+	VPADDB Z26, Z26, Z26
+	ADDQ $256, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ sub
+	STEP4T($2880)
+	DECQ CX
+	JNZ super
+done:
+	STORE4
 
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
