@@ -225,12 +225,14 @@ func TestPoolOffersIdleCore(t *testing.T) {
 	if n := p.offers.Load(); n != 0 {
 		t.Fatalf("%d offers from a helper that never spins", n)
 	}
-	p.setPoll(100)
+	// A spin budget far longer than yieldPolls' polls take, even under the race
+	// detector (with poolSpin's 200 µs a helper there parked before its 4096th poll).
+	p.spin.Store(int64(5 * time.Second))
+	p.Run(4, func(int, int) {})
 	for deadline := time.Now().Add(10 * time.Second); p.offers.Load() == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("a spinning helper made no offer in 10 s")
 		}
-		p.Run(4, func(int, int) {})
 		time.Sleep(time.Millisecond)
 	}
 }
