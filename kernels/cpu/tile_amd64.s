@@ -694,9 +694,10 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 	Q4KDM(R9, D2, M2) \
 	Q4KDM(BX, D3, M3)
 
-// TILEQ4KX1M(PFSUPER, PFSUB) is the body of the Q4_K four-tile kernels, with PFSUPER
-// run at each super-block and PFSUB at each sub-block (prefetches, or PFNONE).
-#define TILEQ4KX1M(PFSUPER, PFSUB) \
+// TILEQ4KX1M(PFSUPER, PFC) is the body of the Q4_K four-tile kernels, with PFSUPER run
+// at each super-block and PFC(o) before the load of each of a sub-block's four chunks
+// (o: the chunk's offset plus PFD; prefetches, or PFNONE and PFCNONE).
+#define TILEQ4KX1M(PFSUPER, PFC) \
 	MASKS \
 	ARGS1M(32) \
 	TESTQ CX, CX \
@@ -708,11 +709,14 @@ super: \
 	MOVQ $8, R13 \
 	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30) \
 sub: \
-	PFSUB \
 	STARTT(Z0, Z1, Z2, Z3) \
+	PFC(PFD+320) \
 	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
+	PFC(PFD+384) \
 	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
+	PFC(PFD+448) \
 	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
+	PFC(PFD+512) \
 	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
 	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
 	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
@@ -729,6 +733,12 @@ sub: \
 done: \
 	STORE4
 
+// PFCNONE(o) is no per-chunk prefetch; PFHEADQ prefetches the five lines PFD past a
+// K-quant super-block's start, its head's, which no quant load's prefetch reaches.
+#define PFCNONE(o)
+
+#define PFHEADQ PF4T5(PFD)
+
 // func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4Kx1np on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
@@ -737,7 +747,7 @@ done: \
 // head through R14 (16·sub-block), its quants through R11 (256·sub-block); its d and
 // −dmin are read once per super-block (Q4KDM4).
 TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ4KX1M(PFNONE, PFNONE)
+	TILEQ4KX1M(PFNONE, PFCNONE)
 
 // func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -751,40 +761,7 @@ TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
 // step took 1.032–1.052× less time with it alone, 1.054–1.059× with tileQ6Kx1mq too
 // (three runs of 40 turns of 16 tokens, 29–37 of the 40 faster).
 TEXT ·tileQ4Kx1mq(SB), NOSPLIT, $0-48
-	MASKS
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ done
-super:
-	PF4T5(PFD)
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30)
-sub:
-	STARTT(Z0, Z1, Z2, Z3)
-	PF4TX(PFD+320)
-	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+384)
-	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+448)
-	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+512)
-	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
-	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
-	Q4KFMAT(R9, Z14, Z26, Z2, Z6)
-	Q4KFMAT(BX, Z27, Z30, Z3, Z7)
-	NEXT1
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ sub
-	STEP4T($2368)
-	DECQ CX
-	JNZ super
-done:
-	STORE4
+	TILEQ4KX1M(PFHEADQ, PF4TX)
 
 // The Q5_K kernels: Q4_K's with each nibble word's fifth bits added as 16s (tile.go:
 // per super-block Q4_K's 320-byte head, eight high-bit words, then the eight
@@ -933,8 +910,8 @@ TEXT ·tileQ5Kx1np(SB), NOSPLIT, $0-40
 	VPDPBUSD Z24, Z22, I3 \
 	VPDPBUSD Z25, Z23, I3
 
-// TILEQ5KX1M(PFSUPER, PFSUB) is the body of the Q5_K four-tile kernels, as TILEQ4KX1M.
-#define TILEQ5KX1M(PFSUPER, PFSUB) \
+// TILEQ5KX1M(PFSUPER, PFC) is the body of the Q5_K four-tile kernels, as TILEQ4KX1M.
+#define TILEQ5KX1M(PFSUPER, PFC) \
 	MASKS \
 	MOVL $0x10101010, R9 \
 	VPBROADCASTD R9, Z30 \
@@ -950,11 +927,14 @@ super: \
 	MOVL $0x01010101, DX \
 	VPBROADCASTD DX, Z26 \
 sub: \
-	PFSUB \
 	STARTT(Z0, Z1, Z2, Z3) \
+	PFC(PFD+832) \
 	Q5C4T(0, Z0, Z1, Z2, Z3) \
+	PFC(PFD+896) \
 	Q5C4T(1, Z0, Z1, Z2, Z3) \
+	PFC(PFD+960) \
 	Q5C4T(2, Z0, Z1, Z2, Z3) \
+	PFC(PFD+1024) \
 	Q5C4T(3, Z0, Z1, Z2, Z3) \
 	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
 	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
@@ -977,7 +957,7 @@ done: \
 // tileQ5Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4Kx1mnp.
 TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ5KX1M(PFNONE, PFNONE)
+	TILEQ5KX1M(PFNONE, PFCNONE)
 
 // PFQ5KHEADQ prefetches the 13 lines PFD past a Q5_K unit's start (its head and
 // high-bit words), which no quant load's prefetch reaches.
@@ -996,45 +976,7 @@ TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
 // ahead: a llama-1b Q5_K_M decode step took 1.13–1.14× less time with it (AMD EPYC
 // Zen 5, three runs of 40 in-process turns of 16 tokens, 36–39 of the 40 faster).
 TEXT ·tileQ5Kx1mq(SB), NOSPLIT, $0-48
-	MASKS
-	MOVL $0x10101010, R9
-	VPBROADCASTD R9, Z30
-	ARGS1M(32)
-	TESTQ CX, CX
-	JZ done
-super:
-	PFQ5KHEADQ
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z27, Z28, Z29)
-	MOVL $0x01010101, DX
-	VPBROADCASTD DX, Z26
-sub:
-	STARTT(Z0, Z1, Z2, Z3)
-	PF4TX(PFD+832)
-	Q5C4T(0, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+896)
-	Q5C4T(1, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+960)
-	Q5C4T(2, Z0, Z1, Z2, Z3)
-	PF4TX(PFD+1024)
-	Q5C4T(3, Z0, Z1, Z2, Z3)
-	Q4KFMAT(SI, Z8, Z9, Z0, Z4)
-	Q4KFMAT(R8, Z12, Z13, Z1, Z5)
-	Q4KFMAT(R9, Z14, Z27, Z2, Z6)
-	Q4KFMAT(BX, Z28, Z29, Z3, Z7)
-	NEXT1
-	VPADDB Z26, Z26, Z26
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ sub
-	STEP4T($2880)
-	DECQ CX
-	JNZ super
-done:
-	STORE4
+	TILEQ5KX1M(PFQ5KHEADQ, PF4TX)
 
 // Q6CHUNKS rebuilds the four 6-bit chunks of one 16-element Q6_K block of 16 rows
 // (nibbles at SI and 64(SI), high bit pairs at 128(SI)) into Z19, Z21, Z23, Z24.
@@ -1206,9 +1148,10 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VCVTPH2PS (R9), Z8 \
 	VCVTPH2PS (BX), Z9
 
-// TILEQ6KX1M(PFSUPER, PFBLK) is the body of the Q6_K four-tile kernels, with PFSUPER
-// run at each super-block and PFBLK at each 16-element block (prefetches, or PFNONE).
-#define TILEQ6KX1M(PFSUPER, PFBLK) \
+// TILEQ6KX1M(PFSUPER, T1) is the body of the Q6_K four-tile kernels, with PFSUPER run
+// at each super-block (a prefetch, or PFNONE) and T1 (Q6KT1, or Q6KT1Q with its
+// prefetches) for each tile's 16-element block.
+#define TILEQ6KX1M(PFSUPER, T1) \
 	MASKS \
 	ARGS1M(16) \
 	TESTQ CX, CX \
@@ -1220,11 +1163,10 @@ super: \
 	MOVQ $16, R13 \
 	KD4 \
 blk: \
-	PFBLK \
-	Q6KT1(SI, Z2, Z4) \
-	Q6KT1(R8, Z3, Z5) \
-	Q6KT1(R9, Z8, Z6) \
-	Q6KT1(BX, Z9, Z7) \
+	T1(SI, Z2, Z4) \
+	T1(R8, Z3, Z5) \
+	T1(R9, Z8, Z6) \
+	T1(BX, Z9, Z7) \
 	ADDQ $112, R10 \
 	ADDQ $112, R12 \
 	ADDQ $192, R11 \
@@ -1242,7 +1184,7 @@ done: \
 // tileQ6Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4x1mnp.
 TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ6KX1M(PFNONE, PFNONE)
+	TILEQ6KX1M(PFNONE, Q6KT1)
 
 // PFQ6KBLK is the Q3_K four-tile kernel's prefetch at each pair of blocks: three lines
 // of each tile 2048 bytes ahead.
@@ -1269,32 +1211,7 @@ TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
 // each super-block, the five lines PFD past its head (tileQ4Kx1mq's shape, measured
 // with it there); the same sums.
 TEXT ·tileQ6Kx1mq(SB), NOSPLIT, $0-48
-	MASKS
-	ARGS1M(16)
-	TESTQ CX, CX
-	JZ done
-super:
-	PF4T5(PFD)
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $16, R13
-	KD4
-blk:
-	Q6KT1Q(SI, Z2, Z4)
-	Q6KT1Q(R8, Z3, Z5)
-	Q6KT1Q(R9, Z8, Z6)
-	Q6KT1Q(BX, Z9, Z7)
-	ADDQ $112, R10
-	ADDQ $112, R12
-	ADDQ $192, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ blk
-	STEP4T($3392)
-	DECQ CX
-	JNZ super
-done:
-	STORE4
+	TILEQ6KX1M(PFHEADQ, Q6KT1Q)
 
 // The Q3_K kernels: Q6_K's with 3-bit quants (tile.go: Q6_K's head, then per pair of
 // 16-element blocks a crumb word each and one word of their high bits). A chunk c of a
