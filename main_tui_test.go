@@ -266,24 +266,43 @@ func waitEither(tm *term, d time.Duration, whats ...string) string {
 	}
 }
 
-// frameOK fails the test when a line outside the TUI's frame is on screen: the
-// header must be the first line and the footer the last, as the TUI draws them
-// (a stray write to the terminal scrolls or overwrites them).
-func frameOK(t *testing.T, s string, w int) {
-	t.Helper()
+// frameOK fails the test when a line outside the TUI's frame stays on screen: the
+// header must be the first line and the footer the last, as the TUI draws them (a
+// stray write to the terminal scrolls or overwrites them). A capture taken while the
+// TUI redraws can hold half of the new frame, so a screen that fails is captured
+// again for up to two seconds: a redraw finishes, a stray write stays.
+func (tm *term) frameOK(s string, w int) {
+	tm.t.Helper()
+	end := time.Now().Add(2 * time.Second)
+	for {
+		fault := frameFault(s, w)
+		if fault == "" {
+			return
+		}
+		if time.Now().After(end) {
+			tm.t.Fatalf("%s:\n%s", fault, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+		s = tm.screen()
+	}
+}
+
+// frameFault says what is wrong with screen s's frame (frameOK), "" when nothing is.
+func frameFault(s string, w int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], " llmbench ") || !strings.Contains(lines[0], "[") {
-		t.Fatalf("the header is not the first line:\n%s", s)
+		return "the header is not the first line"
 	}
 	foot := lines[len(lines)-1]
 	if !strings.Contains(foot, "quit") && !strings.Contains(foot, "close help") {
-		t.Fatalf("the footer is not the last line:\n%s", s)
+		return "the footer is not the last line"
 	}
 	for i, l := range lines {
 		if n := len([]rune(l)); n > w {
-			t.Fatalf("line %d is %d cells wide (> %d):\n%s", i+1, n, w, s)
+			return fmt.Sprintf("line %d is %d cells wide (> %d)", i+1, n, w)
 		}
 	}
+	return ""
 }
 
 // TestTUINewUser walks a new user's path (issue 14's acceptance) with only keys the
@@ -334,7 +353,7 @@ func TestTUINewUser(t *testing.T) {
 	keys, waitFor := tm.keys, tm.waitFor
 	shows := func(s, key string) {
 		t.Helper()
-		frameOK(t, s, w)
+		tm.frameOK(s, w)
 		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 		if foot := lines[len(lines)-1]; !strings.Contains(foot, key) {
 			t.Fatalf("the footer does not offer %q:\n%s", key, s)
@@ -398,11 +417,11 @@ func TestTUINewUser(t *testing.T) {
 	// 3. Live, then Results with both limits and both concurrencies.
 	keys("Enter")
 	s = waitFor("[Live]", 10*time.Second)
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	s = waitFor("Output tok/s", 30*time.Second)
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	s = waitEither(tm, 180*time.Second, "Sweep", "✗ failed")
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	if !strings.Contains(s, "✓ finished") {
 		t.Fatalf("the sweep did not finish:\n%s", s)
 	}
@@ -426,7 +445,7 @@ func TestTUINewUser(t *testing.T) {
 	keys("Enter")
 	waitFor("[Live]", 10*time.Second)
 	s = waitEither(tm, 120*time.Second, "Serving Benchmark Result", "✗ failed")
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	if !strings.Contains(s, "✓ finished") {
 		t.Fatalf("the second run did not finish:\n%s", s)
 	}
@@ -435,7 +454,7 @@ func TestTUINewUser(t *testing.T) {
 	shows(s, "c compare")
 	keys("c")
 	s = waitFor("[Compare]", 5*time.Second)
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	if strings.Contains(s, "no metric in common") {
 		t.Fatalf("the runs have nothing in common:\n%s", s)
 	}
@@ -445,7 +464,7 @@ func TestTUINewUser(t *testing.T) {
 	shows(s, "↑↓ scroll")
 	for _, want := range []string{"> c=4 300 W Output tok/s", "> c=4 200 W Output tok/s"} {
 		s = step("Down", want, 80)
-		frameOK(t, s, w)
+		tm.frameOK(s, w)
 		for _, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, want) && (!strings.Contains(l, " %") || strings.Contains(l, " - ")) {
 				t.Errorf("c=4 is not compared with c=4: %q", l)
@@ -465,11 +484,11 @@ func TestTUINewUser(t *testing.T) {
 	s = step("Left", "synthetic ◂ llama-tiny ▸", 12)
 	keys("Space")
 	s = waitFor("to write", 5*time.Second)
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	keys("Enter")
 	waitFor("[Live]", 10*time.Second)
 	s = waitEither(tm, 180*time.Second, "✓ finished", "✗ failed")
-	frameOK(t, s, w)
+	tm.frameOK(s, w)
 	if !strings.Contains(s, "✓ finished") || !strings.Contains(s, "llama-tiny") {
 		t.Errorf("Results of the synthetic run:\n%s", s)
 	}
