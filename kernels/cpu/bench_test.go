@@ -280,27 +280,24 @@ func BenchmarkDecodeShare(b *testing.B) {
 				}
 			}
 			// The ceiling: the pattern with the least time over the rounds.
-			best := probes[0]
-			for _, d := range probes[1:] {
-				if sumDurations(d) < sumDurations(best) {
-					best = d
+			best := slices.MinFunc(probes, func(a, b []time.Duration) int { return cmp.Compare(sumDurations(a), sumDurations(b)) })
+			// share is the products' rate over the probe's, in per cent, over rounds rs.
+			share := func(rs []int) float64 {
+				var k, p time.Duration
+				for _, i := range rs {
+					k, p = k+kern[i], p+best[i]
 				}
+				return 100 * bytes / k.Seconds() / (float64(len(buf)) / p.Seconds())
 			}
-			rate := func(d time.Duration, n int, size float64) float64 { return float64(n) * size / d.Seconds() / 1e9 }
-			n := len(kern)
-			b.ReportMetric(rate(sumDurations(kern), n, bytes), "GB/s")
-			b.ReportMetric(rate(sumDurations(best), n, float64(len(buf))), "probe-GB/s")
-			b.ReportMetric(100*rate(sumDurations(kern), n, bytes)/rate(sumDurations(best), n, float64(len(buf))), "share-%")
-			idx := make([]int, n)
-			for i := range idx {
-				idx[i] = i
+			rounds := make([]int, len(kern))
+			for i := range rounds {
+				rounds[i] = i
 			}
-			slices.SortFunc(idx, func(i, j int) int { return cmp.Compare(best[i], best[j]) })
-			var k, p time.Duration
-			for _, i := range idx[:max(1, n/3)] {
-				k, p = k+kern[i], p+best[i]
-			}
-			b.ReportMetric(100*rate(k, 1, bytes)/rate(p, 1, float64(len(buf))), "fast-share-%")
+			b.ReportMetric(float64(len(kern))*bytes/sumDurations(kern).Seconds()/1e9, "GB/s")
+			b.ReportMetric(float64(len(kern)*len(buf))/sumDurations(best).Seconds()/1e9, "probe-GB/s")
+			b.ReportMetric(share(rounds), "share-%")
+			slices.SortFunc(rounds, func(i, j int) int { return cmp.Compare(best[i], best[j]) })
+			b.ReportMetric(share(rounds[:max(1, len(rounds)/3)]), "fast-share-%")
 		})
 		c.dropTiles()
 	}

@@ -484,17 +484,12 @@ func (j *job) partRange(part int) (r0, r1, tok0, tok1 int) {
 	if j.tband > 0 { // a run of tokens, every row
 		return 0, j.rows, part * j.tband, min(j.n, (part+1)*j.tband)
 	}
-	r0, r1 = part*j.band, min(j.rows, (part+1)*j.band)
-	if j.tailParts > 0 {
-		head := j.rows - j.tailParts*j.tail
-		hp := (head + j.band - 1) / j.band
-		r0, r1 = part*j.band, min(head, (part+1)*j.band)
-		if part >= hp {
-			r0 = head + (part-hp)*j.tail
-			r1 = min(j.rows, r0+j.tail)
-		}
+	head := j.rows - j.tailParts*j.tail // the rows of the parts of band rows
+	if hp := (head + j.band - 1) / j.band; part >= hp {
+		r0 = head + (part-hp)*j.tail
+		return r0, min(j.rows, r0+j.tail), 0, j.n
 	}
-	return r0, r1, 0, j.n
+	return part * j.band, min(head, (part+1)*j.band), 0, j.n
 }
 
 // band computes one band of j's weight rows (or, with token runs, every row for a run

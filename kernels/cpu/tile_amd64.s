@@ -696,7 +696,7 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 
 // TILEQ4KX1M(PFSUPER, PFC) is the body of the Q4_K four-tile kernels, with PFSUPER run
 // at each super-block and PFC(o) before the load of each of a sub-block's four chunks
-// (o: the chunk's offset plus PFD; prefetches, or PFNONE and PFCNONE).
+// (o: the chunk's offset plus PFD; prefetches, or PFNONE and PFOFF).
 #define TILEQ4KX1M(PFSUPER, PFC) \
 	MASKS \
 	ARGS1M(32) \
@@ -733,10 +733,8 @@ sub: \
 done: \
 	STORE4
 
-// PFCNONE(o) is no per-chunk prefetch; PFHEADQ prefetches the five lines PFD past a
-// K-quant super-block's start, its head's, which no quant load's prefetch reaches.
-#define PFCNONE(o)
-
+// PFHEADQ prefetches the five lines PFD past a K-quant super-block's start, its
+// head's, which no quant load's prefetch reaches.
 #define PFHEADQ PF4T5(PFD)
 
 // func tileQ4Kx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -747,7 +745,7 @@ done: \
 // head through R14 (16·sub-block), its quants through R11 (256·sub-block); its d and
 // −dmin are read once per super-block (Q4KDM4).
 TEXT ·tileQ4Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ4KX1M(PFNONE, PFCNONE)
+	TILEQ4KX1M(PFNONE, PFOFF)
 
 // func tileQ4Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -957,7 +955,7 @@ done: \
 // tileQ5Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4Kx1mnp.
 TEXT ·tileQ5Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ5KX1M(PFNONE, PFCNONE)
+	TILEQ5KX1M(PFNONE, PFOFF)
 
 // PFQ5KHEADQ prefetches the 13 lines PFD past a Q5_K unit's start (its head and
 // high-bit words), which no quant load's prefetch reaches.
@@ -1120,12 +1118,16 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 
 // Q6KT1 runs block R11/192 of the Q6_K super-block of the tile at P against one token
 // (R10, R12) into ACC: the block step of tileQ6Kx1, its scales taken from the
-// super-block's head at P (R14 = 16·block), its d from D.
-#define Q6KT1(P, D, ACC) \
+// super-block's head at P (R14 = 16·block), its d from D. PF (PFON or PFOFF) is run on
+// the line PFD past each of the block's three lines just before its load.
+#define Q6KT1(P, D, ACC, PF) \
 	VPBROADCASTD 16(R12), Z0 \
 	VPXORD Z1, Z1, Z1 \
+	PF((PFD+320)(P)(R11*1)) \
 	VMOVDQU64 320(P)(R11*1), Z16 \
+	PF((PFD+384)(P)(R11*1)) \
 	VMOVDQU64 384(P)(R11*1), Z17 \
+	PF((PFD+448)(P)(R11*1)) \
 	VMOVDQU64 448(P)(R11*1), Z18 \
 	Q6BITS \
 	Q6DOT1 \
@@ -1148,10 +1150,10 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	VCVTPH2PS (R9), Z8 \
 	VCVTPH2PS (BX), Z9
 
-// TILEQ6KX1M(PFSUPER, T1) is the body of the Q6_K four-tile kernels, with PFSUPER run
-// at each super-block (a prefetch, or PFNONE) and T1 (Q6KT1, or Q6KT1Q with its
-// prefetches) for each tile's 16-element block.
-#define TILEQ6KX1M(PFSUPER, T1) \
+// TILEQ6KX1M(PFSUPER, PF) is the body of the Q6_K four-tile kernels, with PFSUPER run
+// at each super-block (a prefetch, or PFNONE) and PF (PFON or PFOFF) before each load
+// of a tile's 16-element block (Q6KT1).
+#define TILEQ6KX1M(PFSUPER, PF) \
 	MASKS \
 	ARGS1M(16) \
 	TESTQ CX, CX \
@@ -1163,10 +1165,10 @@ super: \
 	MOVQ $16, R13 \
 	KD4 \
 blk: \
-	T1(SI, Z2, Z4) \
-	T1(R8, Z3, Z5) \
-	T1(R9, Z8, Z6) \
-	T1(BX, Z9, Z7) \
+	Q6KT1(SI, Z2, Z4, PF) \
+	Q6KT1(R8, Z3, Z5, PF) \
+	Q6KT1(R9, Z8, Z6, PF) \
+	Q6KT1(BX, Z9, Z7, PF) \
 	ADDQ $112, R10 \
 	ADDQ $112, R12 \
 	ADDQ $192, R11 \
@@ -1184,26 +1186,11 @@ done: \
 // tileQ6Kx1np on four tiles at once (tile + k·stride, results at out[16k]), as
 // tileQ4x1mnp.
 TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
-	TILEQ6KX1M(PFNONE, Q6KT1)
+	TILEQ6KX1M(PFNONE, PFOFF)
 
 // PFQ6KBLK is the Q3_K four-tile kernel's prefetch at each pair of blocks: three lines
 // of each tile 2048 bytes ahead.
 #define PFQ6KBLK PF4TX3(2048)
-
-// Q6KT1Q is Q6KT1 with each of the block's three lines prefetched PFD ahead just
-// before its load.
-#define Q6KT1Q(P, D, ACC) \
-	VPBROADCASTD 16(R12), Z0 \
-	VPXORD Z1, Z1, Z1 \
-	PREFETCHT0 (PFD+320)(P)(R11*1) \
-	VMOVDQU64 320(P)(R11*1), Z16 \
-	PREFETCHT0 (PFD+384)(P)(R11*1) \
-	VMOVDQU64 384(P)(R11*1), Z17 \
-	PREFETCHT0 (PFD+448)(P)(R11*1) \
-	VMOVDQU64 448(P)(R11*1), Z18 \
-	Q6BITS \
-	Q6DOT1 \
-	KT1FMA(P, D, ACC)
 
 // func tileQ6Kx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -1211,7 +1198,7 @@ TEXT ·tileQ6Kx1mnp(SB), NOSPLIT, $0-48
 // each super-block, the five lines PFD past its head (tileQ4Kx1mq's shape, measured
 // with it there); the same sums.
 TEXT ·tileQ6Kx1mq(SB), NOSPLIT, $0-48
-	TILEQ6KX1M(PFHEADQ, Q6KT1Q)
+	TILEQ6KX1M(PFHEADQ, PFON)
 
 // The Q3_K kernels: Q6_K's with 3-bit quants (tile.go: Q6_K's head, then per pair of
 // 16-element blocks a crumb word each and one word of their high bits). A chunk c of a
