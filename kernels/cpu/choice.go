@@ -255,9 +255,9 @@ func envNote() string {
 // 2048 bytes for the others).
 func x1mAhead(t kernels.DType) string {
 	switch t {
-	case kernels.Q4_0:
+	case kernels.Q4_0, kernels.IQ4_NL:
 		return "about 1 KiB ahead (non-temporal: PREFETCHNTA)"
-	case kernels.Q8_0, kernels.IQ4_NL, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K:
+	case kernels.Q8_0, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K:
 		return "about 1 KiB ahead"
 	}
 	return "about 2 KiB ahead"

@@ -694,13 +694,14 @@ func init() {
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
 		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0,
-		// Q8_0, Q4_K, Q5_K and Q6_K through kernels that prefetch every line just before
-		// its load (tileQ4x1mq, tileQ8x1mq, tileQ4Kx1mq, tileQ5Kx1mq, tileQ6Kx1mq: the
-		// K-quant ones made llama-1b decode steps faster than prefetching in bursts,
-		// Q4_K_M 1.054–1.059×, Q5_K_M 1.13–1.14×).
+		// IQ4_NL, Q8_0, Q4_K, Q5_K and Q6_K through kernels that prefetch every line just
+		// before its load (tileQ4x1mq, tileIQ4NLx1mq, tileQ8x1mq, tileQ4Kx1mq,
+		// tileQ5Kx1mq, tileQ6Kx1mq: llama-1b decode steps ran faster than with the
+		// kernels that prefetch in bursts, Q4_K_M 1.054–1.059×, Q5_K_M 1.13–1.14×,
+		// IQ4_NL 1.06–1.08×).
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
-		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1m}
+		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1mq}
 		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1mq}
 		x1mKernels[kernels.Q4_K] = [3]x1mFn{nil, tileQ4Kx1mnp, tileQ4Kx1mq}
 		x1mKernels[kernels.Q6_K] = [3]x1mFn{nil, tileQ6Kx1mnp, tileQ6Kx1mq}
@@ -1116,6 +1117,12 @@ func tileIQ4NLx1(nu int, tile, act *byte, tok int, out *[16]float32)
 
 //go:noescape
 func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+// tileIQ4NLx1mq is tileIQ4NLx1m with every line prefetched just before its load, for
+// AMD Zen 5's quarters (tileQ4x1mq's shape).
+//
+//go:noescape
+func tileIQ4NLx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)

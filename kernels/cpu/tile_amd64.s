@@ -499,26 +499,44 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	VPDPBUSD Z24, A, S \
 	VPDPBUSD Z25, B, S
 
-// Q40Q4 is NIBQ1 for nibble word c of the block at o in each of the four tiles (each
-// line prefetched PFD ahead), the token's activations of word c broadcast once for all
-// four.
-#define Q40Q4(o, c, S0, S1, S2, S3) \
+// NIBQL is NIBQ1 with the nibbles looked up in Z29 (IQ4_NL's values, as LUTT1 does)
+// before they are multiplied: tileIQ4NLx1mq's step.
+#define NIBQL(m, pm, A, B, S) \
+	PREFETCHNTA pm \
+	VMOVDQU64 m, A \
+	VPSRLW $4, A, B \
+	VPANDQ Z31, A, A \
+	VPANDQ Z31, B, B \
+	VPSHUFB A, Z29, A \
+	VPSHUFB B, Z29, B \
+	VPDPBUSD Z24, A, S \
+	VPDPBUSD Z25, B, S
+
+// Q4Q4 is NIB (NIBQ1 or NIBQL) for nibble word c of the block at o in each of the four
+// tiles (each line prefetched PFD ahead), the token's activations of word c broadcast
+// once for all four.
+#define Q4Q4(NIB, o, c, S0, S1, S2, S3) \
 	VPBROADCASTD (4*c)(R10), Z24 \
 	VPBROADCASTD (16+4*c)(R10), Z25 \
-	NIBQ1((o+64*c)(SI), (PFD+o+64*c)(SI), Z16, Z17, S0) \
-	NIBQ1((o+64*c)(R8), (PFD+o+64*c)(R8), Z18, Z19, S1) \
-	NIBQ1((o+64*c)(R9), (PFD+o+64*c)(R9), Z20, Z21, S2) \
-	NIBQ1((o+64*c)(BX), (PFD+o+64*c)(BX), Z22, Z23, S3)
+	NIB((o+64*c)(SI), (PFD+o+64*c)(SI), Z16, Z17, S0) \
+	NIB((o+64*c)(R8), (PFD+o+64*c)(R8), Z18, Z19, S1) \
+	NIB((o+64*c)(R9), (PFD+o+64*c)(R9), Z20, Z21, S2) \
+	NIB((o+64*c)(BX), (PFD+o+64*c)(BX), Z22, Z23, S3)
 
-// Q40QBLK sums the block at o of the four tiles against the token into S0–S3 and steps
-// R10 and R12 to the token's next block.
-#define Q40QBLK(o, S0, S1, S2, S3) \
+// Q4QBLK sums the nibble block at o of the four tiles against the token into S0–S3
+// through NIB and steps R10 and R12 to the token's next block.
+#define Q4QBLK(NIB, o, S0, S1, S2, S3) \
 	STARTT(S0, S1, S2, S3) \
-	Q40Q4(o, 0, S0, S1, S2, S3) \
-	Q40Q4(o, 1, S0, S1, S2, S3) \
-	Q40Q4(o, 2, S0, S1, S2, S3) \
-	Q40Q4(o, 3, S0, S1, S2, S3) \
+	Q4Q4(NIB, o, 0, S0, S1, S2, S3) \
+	Q4Q4(NIB, o, 1, S0, S1, S2, S3) \
+	Q4Q4(NIB, o, 2, S0, S1, S2, S3) \
+	Q4Q4(NIB, o, 3, S0, S1, S2, S3) \
 	NEXT1
+
+// Q40QBLK and IQ4NLQBLK are Q4QBLK for Q4_0 (the nibbles as they are) and IQ4_NL (the
+// nibbles looked up).
+#define Q40QBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQ1, o, S0, S1, S2, S3)
+#define IQ4NLQBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQL, o, S0, S1, S2, S3)
 
 // FMATQ is FMAT with the token's scale already broadcast in Z11: the same operations
 // (ws·d rounded, then the fused multiply-add), one broadcast for four tiles.
@@ -2172,6 +2190,17 @@ iq4nlx1m_done: \
 
 TEXT ·tileIQ4NLx1m(SB), NOSPLIT, $0-48
 	TILEIQ4NLX1M(PFON)
+
+// func tileIQ4NLx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ4x1mq for IQ4_NL (the nibbles looked up in the table, NIBQL), for the four
+// quarters of a band on AMD Zen 5: each line prefetched PFD ahead just before it is
+// read, the activations and token scales broadcast once for the four tiles. The same
+// sums and float operations as tileIQ4NLx1.
+TEXT ·tileIQ4NLx1mq(SB), NOSPLIT, $0-48
+	LEAQ ·lutTileIQ4NL(SB), R9
+	LUTMASKS
+	X1MUNITS(UNITQ, IQ4NLQBLK, 256, 512, 544, $576)
 
 // func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
