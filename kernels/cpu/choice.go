@@ -151,11 +151,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		default:
 			kernel, detail = "tile-"+ty+"-x1", "16-row tile × 1 token, VPDPBUSD zmm"
 			claim := ""
-			switch {
-			case x1Quarters && x1PF(t):
-				kernel += "-pf"
-				detail, claim = detail+", software prefetch", "Zen 5: faster with software prefetch"
-			case x1Quarters:
+			if x1Quarters {
 				detail, claim = detail+", hardware prefetch only", "AMD: faster than software prefetch"
 			}
 			detail += orderNote(claim)
@@ -251,13 +247,13 @@ func envNote() string {
 }
 
 // x1mAhead says how far ahead the prefetching four-tile kernel of type t reads its
-// streams (tile_amd64.s: about PFD for the Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K kernels,
-// 2048 bytes for the others).
+// streams (tile_amd64.s: about PFD for the Q4_0, Q8_0, IQ4_NL, IQ4_XS, Q4_K, Q5_K and
+// Q6_K kernels, 2048 bytes for the others).
 func x1mAhead(t kernels.DType) string {
 	switch t {
 	case kernels.Q4_0, kernels.IQ4_NL:
 		return "about 1 KiB ahead (non-temporal: PREFETCHNTA)"
-	case kernels.Q8_0, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K:
+	case kernels.Q8_0, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_XS:
 		return "about 1 KiB ahead"
 	}
 	return "about 2 KiB ahead"

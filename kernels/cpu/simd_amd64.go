@@ -680,7 +680,7 @@ func init() {
 			kernels.Q5_1: {tileQ51x4, tileQ51x1, tileQ51x1np},
 		} {
 			tileFmts[t].x4, tileFmts[t].x1 = k.x4, k.x1
-			if x1Quarters && !x1PF(t) {
+			if x1Quarters {
 				tileFmts[t].x1 = k.x1np
 			}
 			x1Both[t] = [2]func(int, *byte, *byte, int, *[16]float32){k.x1, k.x1np}
@@ -694,11 +694,13 @@ func init() {
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
 		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0,
-		// IQ4_NL, Q8_0, Q4_K, Q5_K and Q6_K through kernels that prefetch every line just
-		// before its load (tileQ4x1mq, tileIQ4NLx1mq, tileQ8x1mq, tileQ4Kx1mq,
-		// tileQ5Kx1mq, tileQ6Kx1mq: llama-1b decode steps ran faster than with the
-		// kernels that prefetch in bursts, Q4_K_M 1.054–1.059×, Q5_K_M 1.13–1.14×,
-		// IQ4_NL 1.06–1.08×).
+		// IQ4_NL, IQ4_XS, Q8_0, Q4_K, Q5_K and Q6_K through kernels that prefetch every
+		// line just before its load (tileQ4x1mq, tileIQ4NLx1mq, tileIQ4XSx1mq,
+		// tileQ8x1mq, tileQ4Kx1mq, tileQ5Kx1mq, tileQ6Kx1mq: llama-1b decode steps ran
+		// faster than with the kernels that prefetch in bursts, Q4_K_M 1.054–1.059×,
+		// Q5_K_M 1.13–1.14×, IQ4_NL 1.06–1.08×, and than IQ4_XS's one tile at a time,
+		// 1.13–1.15×). IQ4_XS's four-tile kernel without prefetch (Zen 4's quarters, and
+		// weights that stay in cache) is unmeasured on Zen 4.
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1mq}
@@ -708,6 +710,7 @@ func init() {
 		x1mKernels[kernels.Q5_K] = [3]x1mFn{nil, tileQ5Kx1mnp, tileQ5Kx1mq}
 		x1mKernels[kernels.Q3_K] = [3]x1mFn{nil, tileQ3Kx1mnp, tileQ3Kx1m}
 		x1mKernels[kernels.Q2_K] = [3]x1mFn{nil, tileQ2Kx1mnp, tileQ2Kx1m}
+		x1mKernels[kernels.IQ4_XS] = [3]x1mFn{nil, tileIQ4XSx1mnp, tileIQ4XSx1mq}
 		for t := range x1mKernels {
 			setX1m(t)
 		}
@@ -1123,6 +1126,15 @@ func tileIQ4NLx1m(nu int, tile *byte, stride int, act *byte, tok int, out *[64]f
 //
 //go:noescape
 func tileIQ4NLx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+// tileIQ4XSx1mnp and tileIQ4XSx1mq are the IQ4_XS four-tile one-token kernels, without
+// and with software prefetch (tileQ4Kx1mnp's and tileQ4Kx1mq's shapes).
+//
+//go:noescape
+func tileIQ4XSx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)

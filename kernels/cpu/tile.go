@@ -348,13 +348,6 @@ func setX1m(t kernels.DType) {
 	}
 }
 
-// x1PF reports whether type t's one-tile kernel keeps its software prefetch in the
-// quarters order (x1Quarters), where the types without an x1m kernel decode one tile at
-// a time: on AMD Zen 5 (quartersPF) for IQ4_XS, measured there (llama-1b tg32 -t 2,
-// alternated in one process, ten rounds: 1.18×, 1.12–1.20×); Q5_0, Q4_1 and Q5_1 stay
-// without (0.79×, 0.91× and 0.92× with it), and MXFP4 is unmeasured.
-func x1PF(t kernels.DType) bool { return quartersPF && t == kernels.IQ4_XS }
-
 // The indices of x1mKernels.
 const (
 	x1mAdjacent   = iota // four adjacent tiles, software prefetch (Intel)

@@ -138,6 +138,11 @@
 	VPBROADCASTD (4*c)(R10), Z24 \
 	VPBROADCASTD (16+4*c)(R10), Z25 \
 	NIB4(m0, m1, m2, m3) \
+	DOT4T(I0, I1, I2, I3)
+
+// DOT4T multiplies NIB4's eight registers with the token's broadcast activations (low
+// nibbles Z24, high Z25) into the four tiles' int sums I0–I3.
+#define DOT4T(I0, I1, I2, I3) \
 	VPDPBUSD Z24, Z16, I0 \
 	VPDPBUSD Z25, Z17, I0 \
 	VPDPBUSD Z24, Z18, I1 \
@@ -146,6 +151,25 @@
 	VPDPBUSD Z25, Z21, I2 \
 	VPDPBUSD Z24, Z22, I3 \
 	VPDPBUSD Z25, Z23, I3
+
+// LUT8 looks the nibbles in NIB4's (or NIB8's) eight registers up in Z29.
+#define LUT8 \
+	VPSHUFB Z16, Z29, Z16 \
+	VPSHUFB Z17, Z29, Z17 \
+	VPSHUFB Z18, Z29, Z18 \
+	VPSHUFB Z19, Z29, Z19 \
+	VPSHUFB Z20, Z29, Z20 \
+	VPSHUFB Z21, Z29, Z21 \
+	VPSHUFB Z22, Z29, Z22 \
+	VPSHUFB Z23, Z29, Z23
+
+// LUTC4T is Q4C4T with the nibbles looked up in Z29 (IQ4_XS).
+#define LUTC4T(m0, m1, m2, m3, c, I0, I1, I2, I3) \
+	VPBROADCASTD (4*c)(R10), Z24 \
+	VPBROADCASTD (16+4*c)(R10), Z25 \
+	NIB4(m0, m1, m2, m3) \
+	LUT8 \
+	DOT4T(I0, I1, I2, I3)
 
 // STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
 #define STARTS4 \
@@ -242,13 +266,19 @@
 	PREFETCHT0 (o)(R9)(R11*1) \
 	PREFETCHT0 (o)(BX)(R11*1)
 
-// PF4T5(o) is PF4T for the five lines from offset o; PF4TX3 is PF4TX for three lines.
+// PF4T5(o) and PF4T3(o) are PF4T for the five and three lines from offset o; PF4TX3
+// is PF4TX for three lines.
 #define PF4T5(o) \
 	PF4T(o) \
 	PF4T(o+64) \
 	PF4T(o+128) \
 	PF4T(o+192) \
 	PF4T(o+256)
+
+#define PF4T3(o) \
+	PF4T(o) \
+	PF4T(o+64) \
+	PF4T(o+128)
 
 #define PF4TX3(o) \
 	PF4TX(o) \
@@ -2075,14 +2105,7 @@ TEXT ·tileQ8x1mq(SB), NOSPLIT, $0-48
 // into the int sum Z0.
 #define LUTT1(P, q, PF) \
 	NIB8(P, q, PF) \
-	VPSHUFB Z16, Z29, Z16 \
-	VPSHUFB Z17, Z29, Z17 \
-	VPSHUFB Z18, Z29, Z18 \
-	VPSHUFB Z19, Z29, Z19 \
-	VPSHUFB Z20, Z29, Z20 \
-	VPSHUFB Z21, Z29, Z21 \
-	VPSHUFB Z22, Z29, Z22 \
-	VPSHUFB Z23, Z29, Z23 \
+	LUT8 \
 	DOT8T1
 
 // func tileIQ4NLx4(nu int, tile, act *byte, out *[64]float32)
@@ -2350,3 +2373,74 @@ TEXT ·tileIQ4XSx1(SB), NOSPLIT, $0-40
 // tileIQ4XSx1 without software prefetch (PFOFF).
 TEXT ·tileIQ4XSx1np(SB), NOSPLIT, $0-40
 	TILEIQ4XSX1(PFOFF)
+
+// IQ4XSFMAT scales the int sum I of sub-block R14/16 of the IQ4_XS super-block of the
+// tile at P (its int8 scales in the head at P, its d in D) into ACC: IQ4XS_SCALE and
+// FMA1's operations.
+#define IQ4XSFMAT(P, D, I, ACC) \
+	VPMOVSXBD 64(P)(R14*1), Z10 \
+	VCVTDQ2PS Z10, Z10 \
+	VMULPS D, Z10, Z10 \
+	VCVTDQ2PS I, I \
+	VMULPS.BCST (R12), Z10, Z11 \
+	VFMADD231PS Z11, I, ACC
+
+// TILEIQ4XSX1M(PFSUPER, PFC) is the body of the IQ4_XS four-tile kernels, TILEQ4KX1M's
+// walk (64 bytes of each tile in turn, each tile's d read once per super-block) with the
+// nibbles looked up and no mins; PFSUPER runs at each super-block and PFC(o) before the
+// load of each of a sub-block's four chunks.
+#define TILEIQ4XSX1M(PFSUPER, PFC) \
+	LEAQ ·lutTileIQ4NL(SB), R9 \
+	LUTMASKS \
+	ARGS1M(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	PFSUPER \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $8, R13 \
+	VCVTPH2PS (SI), Z8 \
+	VCVTPH2PS (R8), Z12 \
+	VCVTPH2PS (R9), Z14 \
+	VCVTPH2PS (BX), Z27 \
+sub: \
+	STARTT(Z0, Z1, Z2, Z3) \
+	PFC(PFD+192) \
+	LUTC4T(192(SI)(R11*1), 192(R8)(R11*1), 192(R9)(R11*1), 192(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
+	PFC(PFD+256) \
+	LUTC4T(256(SI)(R11*1), 256(R8)(R11*1), 256(R9)(R11*1), 256(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
+	PFC(PFD+320) \
+	LUTC4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
+	PFC(PFD+384) \
+	LUTC4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
+	IQ4XSFMAT(SI, Z8, Z0, Z4) \
+	IQ4XSFMAT(R8, Z12, Z1, Z5) \
+	IQ4XSFMAT(R9, Z14, Z2, Z6) \
+	IQ4XSFMAT(BX, Z27, Z3, Z7) \
+	NEXT1 \
+	ADDQ $256, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ sub \
+	STEP4T($2240) \
+	DECQ CX \
+	JNZ super \
+done: \
+	STORE4
+
+// func tileIQ4XSx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4XSx1np on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes
+// of each in turn, as tileQ4Kx1mnp.
+TEXT ·tileIQ4XSx1mnp(SB), NOSPLIT, $0-48
+	TILEIQ4XSX1M(PFNONE, PFOFF)
+
+// func tileIQ4XSx1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4XSx1mnp with software prefetch, for the four quarters of a band (AMD Zen 5), as
+// tileQ4Kx1mq: each quant line prefetched PFD ahead just before the chunk it belongs to
+// is read, and at each super-block its three head lines PFD on (PF4T3), which no quant
+// load's prefetch reaches.
+TEXT ·tileIQ4XSx1mq(SB), NOSPLIT, $0-48
+	TILEIQ4XSX1M(PF4T3(PFD), PF4TX)
