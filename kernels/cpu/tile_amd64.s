@@ -529,10 +529,14 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	VPDPBUSD Z24, A, S \
 	VPDPBUSD Z25, B, S
 
-// NIBQL is NIBQ1 with the nibbles looked up in Z29 (IQ4_NL's values, as LUTT1 does)
-// before they are multiplied: tileIQ4NLx1mq's step.
-#define NIBQL(m, pm, A, B, S) \
-	PREFETCHNTA pm \
+// NIBQL is NIBQ1 with the nibbles looked up in Z29 (IQ4_NL's or MXFP4's values, as
+// LUTT1 does) before they are multiplied: tileIQ4NLx1mq's and tileMXFP4x1mq's step;
+// NIBQLNP is NIBQL without the prefetch. NIBQLX is their body, PF the prefetch.
+#define NIBQL(m, pm, A, B, S) NIBQLX(PFNTA, m, pm, A, B, S)
+#define NIBQLNP(m, pm, A, B, S) NIBQLX(PFOFF, m, pm, A, B, S)
+#define PFNTA(m) PREFETCHNTA m
+#define NIBQLX(PF, m, pm, A, B, S) \
+	PF(pm) \
 	VMOVDQU64 m, A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
@@ -563,37 +567,50 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	Q4Q4(NIB, o, 3, S0, S1, S2, S3) \
 	NEXT1
 
-// Q40QBLK and IQ4NLQBLK are Q4QBLK for Q4_0 (the nibbles as they are) and IQ4_NL (the
-// nibbles looked up).
+// Q40QBLK and LUTQBLK are Q4QBLK for Q4_0 (the nibbles as they are) and for IQ4_NL and
+// MXFP4 (the nibbles looked up); LUTQBLKNP is LUTQBLK without prefetch.
 #define Q40QBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQ1, o, S0, S1, S2, S3)
-#define IQ4NLQBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQL, o, S0, S1, S2, S3)
+#define LUTQBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQL, o, S0, S1, S2, S3)
+#define LUTQBLKNP(o, S0, S1, S2, S3) Q4QBLK(NIBQLNP, o, S0, S1, S2, S3)
 
 // FMATQ is FMAT with the token's scale already broadcast in Z11: the same operations
 // (ws·d rounded, then the fused multiply-add), one broadcast for four tiles.
-#define FMATQ(sc, I, ACC) \
-	VCVTPH2PS sc, Z10 \
+// CONV(m) (HALFSC, E8SC) widens a block's 16 row scales at memory operand m into Z10.
+#define FMATQ(CONV, sc, I, ACC) \
+	CONV(sc) \
 	VMULPS Z11, Z10, Z10 \
 	VCVTDQ2PS I, I \
 	VFMADD231PS Z10, I, ACC
 
-// FMATQ4 scales the four tiles' int sums I0–I3 by their scales at offset sc and the
-// token's scale at memory operand t into Z4–Z7.
-#define FMATQ4(sc, t, I0, I1, I2, I3) \
+// HALFSC reads fp16 row scales; E8SC E8M0 ones (the factor 1.0 in Z28).
+#define HALFSC(m) VCVTPH2PS m, Z10
+#define E8SC(m) E8M0M(m, Z28)
+
+// FMATQ4 scales the four tiles' int sums I0–I3 by their fp16 scales at offset sc and
+// the token's scale at memory operand t into Z4–Z7; FMATQ4E the same with E8M0 scales.
+#define FMATQ4(sc, t, I0, I1, I2, I3) FMATQ4F(HALFSC, sc, t, I0, I1, I2, I3)
+#define FMATQ4E(sc, t, I0, I1, I2, I3) FMATQ4F(E8SC, sc, t, I0, I1, I2, I3)
+#define FMATQ4F(CONV, sc, t, I0, I1, I2, I3) \
 	VBROADCASTSS t, Z11 \
-	FMATQ(sc(SI), I0, Z4) \
-	FMATQ(sc(R8), I1, Z5) \
-	FMATQ(sc(R9), I2, Z6) \
-	FMATQ(sc(BX), I3, Z7)
+	FMATQ(CONV, sc(SI), I0, Z4) \
+	FMATQ(CONV, sc(R8), I1, Z5) \
+	FMATQ(CONV, sc(R9), I2, Z6) \
+	FMATQ(CONV, sc(BX), I3, Z7)
 
 // UNITQ is one unit (two blocks, then their scale line at sc0, sc1) of the four tiles
 // in the leaner kernels: BLK sums a block at an offset into four int sums, the scale
-// line is prefetched after both blocks, and the tiles step n bytes.
-#define UNITQ(BLK, q1, sc0, sc1, n) \
+// line is prefetched after both blocks, and the tiles step n bytes. UNITQE is UNITQ
+// for E8M0 scales (MXFP4), UNITQENP the same without the scale line's prefetch; UNITQF
+// is their body with FM scaling a block's sums and PFS prefetching the scale line.
+#define UNITQ(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4, PF4T, BLK, q1, sc0, sc1, n)
+#define UNITQE(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4E, PF4T, BLK, q1, sc0, sc1, n)
+#define UNITQENP(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4E, PFOFF, BLK, q1, sc0, sc1, n)
+#define UNITQF(FM, PFS, BLK, q1, sc0, sc1, n) \
 	BLK(0, Z0, Z1, Z2, Z3) \
 	BLK(q1, Z8, Z9, Z12, Z13) \
-	PF4T(PFD+sc0) \
-	FMATQ4(sc0, -352(R12), Z0, Z1, Z2, Z3) \
-	FMATQ4(sc1, -176(R12), Z8, Z9, Z12, Z13) \
+	PFS(PFD+sc0) \
+	FM(sc0, -352(R12), Z0, Z1, Z2, Z3) \
+	FM(sc1, -176(R12), Z8, Z9, Z12, Z13) \
 	STEP4T(n)
 
 // func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -2078,11 +2095,14 @@ TEXT ·tileQ8x1mq(SB), NOSPLIT, $0-48
 
 // E8M0 widens sixteen E8M0 bytes at sc(P) to their factors 2^(e−128) in Z10, exactly
 // (subnormal for e < 2) as kernels.E8M0Half.
-#define E8M0(P, sc) \
-	VPMOVZXBD sc(P), Z10 \
+#define E8M0(P, sc) E8M0M(sc(P), Z25)
+
+// E8M0M is E8M0 for the bytes at memory operand m, with the factor 1.0 in ONE.
+#define E8M0M(m, ONE) \
+	VPMOVZXBD m, Z10 \
 	VCVTDQ2PS Z10, Z10 \
 	VSUBPS Z26, Z10, Z10 \
-	VSCALEFPS Z10, Z25, Z10
+	VSCALEFPS Z10, ONE, Z10
 
 // LUTC4 is Q4C4 with the nibbles looked up in Z29.
 #define LUTC4(o, c, A, B) \
@@ -2223,7 +2243,7 @@ TEXT ·tileIQ4NLx1m(SB), NOSPLIT, $0-48
 TEXT ·tileIQ4NLx1mq(SB), NOSPLIT, $0-48
 	LEAQ ·lutTileIQ4NL(SB), R9
 	LUTMASKS
-	X1MUNITS(UNITQ, IQ4NLQBLK, 256, 512, 544, $576)
+	X1MUNITS(UNITQ, LUTQBLK, 256, 512, 544, $576)
 
 // func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -2296,6 +2316,30 @@ TEXT ·tileMXFP4x1(SB), NOSPLIT, $0-40
 // tileMXFP4x1 without software prefetch (PFOFF).
 TEXT ·tileMXFP4x1np(SB), NOSPLIT, $0-40
 	TILEMXFP4X1(PFOFF)
+
+// func tileMXFP4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileMXFP4x1 on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
+// each in turn, the activations and token scales broadcast once for the four tiles
+// (tileIQ4NLx1mq's walk with E8M0 scales, 1.0 for them in Z28: the activations take
+// Z25), without software prefetch.
+TEXT ·tileMXFP4x1mnp(SB), NOSPLIT, $0-48
+	LEAQ ·lutTileMXFP4(SB), R9
+	LUTMASKS
+	E8M0CONSTS
+	VMOVAPS Z25, Z28
+	X1MUNITS(UNITQENP, LUTQBLKNP, 256, 512, 528, $544)
+
+// func tileMXFP4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileMXFP4x1mnp with each line prefetched PFD ahead just before it is read, for the
+// four quarters of a band on AMD Zen 5 (as tileIQ4NLx1mq).
+TEXT ·tileMXFP4x1mq(SB), NOSPLIT, $0-48
+	LEAQ ·lutTileMXFP4(SB), R9
+	LUTMASKS
+	E8M0CONSTS
+	VMOVAPS Z25, Z28
+	X1MUNITS(UNITQE, LUTQBLK, 256, 512, 528, $544)
 
 // IQ4XS_HEAD reads an IQ4_XS super-block's fp16 d (Z28), points R14 at its sub-block
 // scales and SI at its quants; R13 counts its eight sub-blocks.
