@@ -520,29 +520,27 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 // alternated runs, 15 of them faster) than with PREFETCHT0. The same change made no
 // difference to Q8_0, Q4_K_M, F16 or BF16 decode (5, 5, 4 and 4 rounds), nor did
 // prefetching the scale lines non-temporally too (6 rounds), and they keep PREFETCHT0.
-#define NIBQ1(m, pm, A, B, S) \
-	PREFETCHNTA pm \
-	VMOVDQU64 m, A \
-	VPSRLW $4, A, B \
-	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
-	VPDPBUSD Z24, A, S \
-	VPDPBUSD Z25, B, S
+#define NIBQ1(m, pm, A, B, S) NIBQX(PFNTA, NOLUT, m, pm, A, B, S)
 
 // NIBQL is NIBQ1 with the nibbles looked up in Z29 (IQ4_NL's or MXFP4's values, as
-// LUTT1 does) before they are multiplied: tileIQ4NLx1mq's and tileMXFP4x1mq's step;
-// NIBQLNP is NIBQL without the prefetch. NIBQLX is their body, PF the prefetch.
-#define NIBQL(m, pm, A, B, S) NIBQLX(PFNTA, m, pm, A, B, S)
-#define NIBQLNP(m, pm, A, B, S) NIBQLX(PFOFF, m, pm, A, B, S)
+// LUTT1 does) before they are multiplied: tileIQ4NLx1mq's and tileMXFP4x1mq's step.
+// NIBQ1NP and NIBQLNP are NIBQ1 and NIBQL without the prefetch; NIBQX is their body,
+// PF the prefetch and LK the lookup (LUT2, or NOLUT).
+#define NIBQL(m, pm, A, B, S) NIBQX(PFNTA, LUT2, m, pm, A, B, S)
+#define NIBQ1NP(m, pm, A, B, S) NIBQX(PFOFF, NOLUT, m, pm, A, B, S)
+#define NIBQLNP(m, pm, A, B, S) NIBQX(PFOFF, LUT2, m, pm, A, B, S)
 #define PFNTA(m) PREFETCHNTA m
-#define NIBQLX(PF, m, pm, A, B, S) \
+#define NOLUT(A, B)
+#define LUT2(A, B) \
+	VPSHUFB A, Z29, A \
+	VPSHUFB B, Z29, B
+#define NIBQX(PF, LK, m, pm, A, B, S) \
 	PF(pm) \
 	VMOVDQU64 m, A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
 	VPANDQ Z31, B, B \
-	VPSHUFB A, Z29, A \
-	VPSHUFB B, Z29, B \
+	LK(A, B) \
 	VPDPBUSD Z24, A, S \
 	VPDPBUSD Z25, B, S
 
@@ -568,8 +566,9 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	NEXT1
 
 // Q40QBLK and LUTQBLK are Q4QBLK for Q4_0 (the nibbles as they are) and for IQ4_NL and
-// MXFP4 (the nibbles looked up); LUTQBLKNP is LUTQBLK without prefetch.
+// MXFP4 (the nibbles looked up); Q40QBLKNP and LUTQBLKNP are them without prefetch.
 #define Q40QBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQ1, o, S0, S1, S2, S3)
+#define Q40QBLKNP(o, S0, S1, S2, S3) Q4QBLK(NIBQ1NP, o, S0, S1, S2, S3)
 #define LUTQBLK(o, S0, S1, S2, S3) Q4QBLK(NIBQL, o, S0, S1, S2, S3)
 #define LUTQBLKNP(o, S0, S1, S2, S3) Q4QBLK(NIBQLNP, o, S0, S1, S2, S3)
 
@@ -587,15 +586,30 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 #define E8SC(m) E8M0M(m, Z28)
 
 // FMATQ4 scales the four tiles' int sums I0–I3 by their fp16 scales at offset sc and
-// the token's scale at memory operand t into Z4–Z7; FMATQ4E the same with E8M0 scales.
+// the token's scale at t(R12) into Z4–Z7; FMATQ4E the same with E8M0 scales.
 #define FMATQ4(sc, t, I0, I1, I2, I3) FMATQ4F(HALFSC, sc, t, I0, I1, I2, I3)
 #define FMATQ4E(sc, t, I0, I1, I2, I3) FMATQ4F(E8SC, sc, t, I0, I1, I2, I3)
 #define FMATQ4F(CONV, sc, t, I0, I1, I2, I3) \
-	VBROADCASTSS t, Z11 \
+	VBROADCASTSS t(R12), Z11 \
 	FMATQ(CONV, sc(SI), I0, Z4) \
 	FMATQ(CONV, sc(R8), I1, Z5) \
 	FMATQ(CONV, sc(R9), I2, Z6) \
 	FMATQ(CONV, sc(BX), I3, Z7)
+
+// FMATQM is FMATQ with HALFSC for a tile at P, then its block's fp16 row mins at
+// (sc+64)(P) times the token's min sum at (t+32)(R12) added (Q4_1: FMA1, then MIN1).
+#define FMATQM(P, sc, t, I, ACC) \
+	FMATQ(HALFSC, sc(P), I, ACC) \
+	VCVTPH2PS (sc+64)(P), Z10 \
+	VFMADD231PS.BCST (t+32)(R12), Z10, ACC
+
+// FMATQ4M is FMATQ4 with the mins (FMATQM), for Q4_1.
+#define FMATQ4M(sc, t, I0, I1, I2, I3) \
+	VBROADCASTSS t(R12), Z11 \
+	FMATQM(SI, sc, t, I0, Z4) \
+	FMATQM(R8, sc, t, I1, Z5) \
+	FMATQM(R9, sc, t, I2, Z6) \
+	FMATQM(BX, sc, t, I3, Z7)
 
 // UNITQ is one unit (two blocks, then their scale line at sc0, sc1) of the four tiles
 // in the leaner kernels: BLK sums a block at an offset into four int sums, the scale
@@ -609,9 +623,17 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	BLK(0, Z0, Z1, Z2, Z3) \
 	BLK(q1, Z8, Z9, Z12, Z13) \
 	PFS(PFD+sc0) \
-	FM(sc0, -352(R12), Z0, Z1, Z2, Z3) \
-	FM(sc1, -176(R12), Z8, Z9, Z12, Z13) \
+	FM(sc0, -352, Z0, Z1, Z2, Z3) \
+	FM(sc1, -176, Z8, Z9, Z12, Z13) \
 	STEP4T(n)
+
+// UNITQM and UNITQMNP are UNITQ for Q4_1 (scales, then mins, FMATQ4M), with and
+// without the prefetch of the scale and min lines (PF4T2).
+#define UNITQM(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4M, PF4T2, BLK, q1, sc0, sc1, n)
+#define UNITQMNP(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4M, PFOFF, BLK, q1, sc0, sc1, n)
+#define PF4T2(o) \
+	PF4T(o) \
+	PF4T(o+64)
 
 // func tileQ4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
@@ -1877,6 +1899,24 @@ TEXT ·tileQ41x1(SB), NOSPLIT, $0-40
 // func tileQ41x1np(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ41x1np(SB), NOSPLIT, $0-40
 	TILEQ41X1(PFOFF)
+
+// func tileQ41x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ41x1 on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
+// each in turn, the activations and token sums broadcast once for the four tiles
+// (tileQ4x1mq's walk with each block's mins after its scales), without software
+// prefetch.
+TEXT ·tileQ41x1mnp(SB), NOSPLIT, $0-48
+	MASKS
+	X1MUNITS(UNITQMNP, Q40QBLKNP, 256, 512, 544, $640)
+
+// func tileQ41x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ41x1mnp with each line prefetched PFD ahead just before it is read (the nibble
+// lines non-temporally, as tileQ4x1mq), for the quarters of a band on AMD Zen 5.
+TEXT ·tileQ41x1mq(SB), NOSPLIT, $0-48
+	MASKS
+	X1MUNITS(UNITQM, Q40QBLK, 256, 512, 544, $640)
 
 #define TILEQ50X1(PF) TILELX1(PF, LEGMASKS, LBLK1(W1Q5(0, 512), 640, NOMINS), LBLK1(W1Q5(256, 576), 672, NOMINS), 704)
 
