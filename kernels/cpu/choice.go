@@ -247,11 +247,11 @@ func envNote() string {
 }
 
 // x1mAhead says how far ahead the prefetching four-tile kernel of type t reads its
-// streams (tile_amd64.s: about PFD for the Q4_0, Q4_1, Q8_0, IQ4_NL, IQ4_XS, MXFP4,
-// Q4_K, Q5_K and Q6_K kernels, 2048 bytes for the others).
+// streams (tile_amd64.s: about PFD for the Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+// IQ4_XS, MXFP4, Q4_K, Q5_K and Q6_K kernels, 2048 bytes for the others).
 func x1mAhead(t kernels.DType) string {
 	switch t {
-	case kernels.Q4_0, kernels.Q4_1, kernels.IQ4_NL, kernels.MXFP4:
+	case kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.IQ4_NL, kernels.MXFP4:
 		return "about 1 KiB ahead (non-temporal: PREFETCHNTA)"
 	case kernels.Q8_0, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_XS:
 		return "about 1 KiB ahead"

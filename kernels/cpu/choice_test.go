@@ -57,6 +57,7 @@ func TestKernels(t *testing.T) {
 		want["Q8_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q8_0-x1m", "tile-q4_k-x1m", "tile-q6_k-x1m"
 		want["Q5_K/decode"], want["Q3_K/decode"], want["Q2_K/decode"] = "tile-q5_k-x1m", "tile-q3_k-x1m", "tile-q2_k-x1m"
 		want["IQ4_XS/decode"], want["MXFP4/decode"], want["Q4_1/decode"] = "tile-iq4_xs-x1m", "tile-mxfp4-x1m", "tile-q4_1-x1m"
+		want["Q5_0/decode"], want["Q5_1/decode"] = "tile-q5_0-x1m", "tile-q5_1-x1m"
 	}
 	if level == "avx512vnni" && xcpu.X86.HasAVX512BF16 {
 		want["BF16/decode"], want["BF16/prompt"] = "bf16-dp-x4", "bf16-dp-gemm" // Intel: adjacent rows
@@ -65,7 +66,7 @@ func TestKernels(t *testing.T) {
 		}
 	}
 	if quartersPF { // AMD Zen 5: the quarters' kernels with software prefetch
-		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q2_K/decode", "Q3_K/decode", "Q4_K/decode", "Q5_K/decode", "Q6_K/decode", "IQ4_XS/decode", "MXFP4/decode", "Q4_1/decode"} {
+		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q2_K/decode", "Q3_K/decode", "Q4_K/decode", "Q5_K/decode", "Q6_K/decode", "IQ4_XS/decode", "MXFP4/decode", "Q4_1/decode", "Q5_0/decode", "Q5_1/decode"} {
 			want[key] += "-pf"
 		}
 	}

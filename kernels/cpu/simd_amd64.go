@@ -694,17 +694,18 @@ func init() {
 		// (in-process A/B, alternating tokens), where adjacent tiles with prefetch were
 		// 12-15 % slower, and calls alternating between quarters every eight units 7-10 %.
 		// AMD Zen 5 reads the quarters with software prefetch (quarterPrefetch), Q4_0,
-		// Q4_1, IQ4_NL, IQ4_XS, MXFP4, Q8_0, Q4_K, Q5_K and Q6_K through kernels that
-		// prefetch every line just before its load (tileQ4x1mq, tileIQ4NLx1mq,
+		// Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, MXFP4, Q8_0, Q4_K, Q5_K and Q6_K through
+		// kernels that prefetch every line just before its load (tileQ4x1mq, tileIQ4NLx1mq,
 		// tileIQ4XSx1mq, tileQ8x1mq, tileQ4Kx1mq, tileQ5Kx1mq, tileQ6Kx1mq: llama-1b decode steps ran
 		// faster than with the kernels that prefetch in bursts, Q4_K_M 1.054–1.059×,
 		// Q5_K_M 1.13–1.14×, IQ4_NL 1.06–1.08×, and than IQ4_XS's one tile at a time,
 		// 1.13–1.15×); MXFP4's (tileMXFP4x1mq) read 5632×2048 products over 1 GiB at
 		// 53–56 GB/s where one tile at a time read 35–40 (gpt-oss-tiny, whose experts
-		// mostly stay in cache, decoded 1.02× faster); Q4_1's (tileQ41x1mq) made llama-1b
-		// Q4_1 decode 1.34–1.39× faster than one tile at a time. The IQ4_XS, MXFP4 and
-		// Q4_1 four-tile kernels without prefetch (Zen 4's quarters, and weights that
-		// stay in cache) are unmeasured on Zen 4.
+		// mostly stay in cache, decoded 1.02× faster); Q4_1's, Q5_0's and Q5_1's
+		// (tileQ41x1mq, tileQ50x1mq, tileQ51x1mq) made llama-1b decode 1.34–1.39×,
+		// 1.11–1.33× and 1.11–1.19× faster than one tile at a time. The IQ4_XS, MXFP4,
+		// Q4_1, Q5_0 and Q5_1 four-tile kernels without prefetch (Zen 4's quarters, and
+		// weights that stay in cache) are unmeasured on Zen 4.
 		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1mq}
@@ -717,6 +718,8 @@ func init() {
 		x1mKernels[kernels.IQ4_XS] = [3]x1mFn{nil, tileIQ4XSx1mnp, tileIQ4XSx1mq}
 		x1mKernels[kernels.MXFP4] = [3]x1mFn{nil, tileMXFP4x1mnp, tileMXFP4x1mq}
 		x1mKernels[kernels.Q4_1] = [3]x1mFn{nil, tileQ41x1mnp, tileQ41x1mq}
+		x1mKernels[kernels.Q5_0] = [3]x1mFn{nil, tileQ50x1mnp, tileQ50x1mq}
+		x1mKernels[kernels.Q5_1] = [3]x1mFn{nil, tileQ51x1mnp, tileQ51x1mq}
 		for t := range x1mKernels {
 			setX1m(t)
 		}
@@ -1159,6 +1162,22 @@ func tileQ41x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]f
 
 //go:noescape
 func tileQ41x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+// tileQ50x1mnp, tileQ50x1mq, tileQ51x1mnp and tileQ51x1mq are the Q5_0 and Q5_1
+// four-tile one-token kernels, without and with software prefetch (tileQ4x1mq's shape,
+// with the high bits; Q5_1 with the mins).
+//
+//go:noescape
+func tileQ50x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ50x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ51x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ51x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 //go:noescape
 func tileIQ4NLx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)

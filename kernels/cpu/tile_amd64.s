@@ -535,14 +535,59 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 	VPSHUFB A, Z29, A \
 	VPSHUFB B, Z29, B
 #define NIBQX(PF, LK, m, pm, A, B, S) \
+	NIBLD(PF, m, pm, A, B) \
+	LK(A, B) \
+	DOTQ(A, B, S)
+
+// NIBLD loads the nibble word at m as its low (A) and high (B) nibbles, prefetching the
+// line at pm first (PF); DOTQ multiplies them with the token's broadcast activations
+// (Z24, Z25) into the int sum S.
+#define NIBLD(PF, m, pm, A, B) \
 	PF(pm) \
 	VMOVDQU64 m, A \
 	VPSRLW $4, A, B \
 	VPANDQ Z31, A, A \
-	VPANDQ Z31, B, B \
-	LK(A, B) \
+	VPANDQ Z31, B, B
+#define DOTQ(A, B, S) \
 	VPDPBUSD Z24, A, S \
 	VPDPBUSD Z25, B, S
+
+// NIBQ5 is NIBQ1 for nibble word c of a Q5_0 or Q5_1 block with its high bits: 16
+// added to the nibbles whose bit is set in the block's high-bit word H (HI5 with the
+// bit table at R13, 16s in Z26), PF the prefetch.
+#define NIBQ5(PF, m, pm, A, B, S, H, c) \
+	NIBLD(PF, m, pm, A, B) \
+	HIBITS((64*c)(R13), (256+64*c)(R13), H, Z26, A, B) \
+	DOTQ(A, B, S)
+
+// Q5Q4 is NIBQ5 for nibble word c of the block at o in each of the four tiles, their
+// high-bit words in Z14, Z15, Z27 and Z28.
+#define Q5Q4(PF, o, c, S0, S1, S2, S3) \
+	VPBROADCASTD (4*c)(R10), Z24 \
+	VPBROADCASTD (16+4*c)(R10), Z25 \
+	NIBQ5(PF, (o+64*c)(SI), (PFD+o+64*c)(SI), Z16, Z17, S0, Z14, c) \
+	NIBQ5(PF, (o+64*c)(R8), (PFD+o+64*c)(R8), Z18, Z19, S1, Z15, c) \
+	NIBQ5(PF, (o+64*c)(R9), (PFD+o+64*c)(R9), Z20, Z21, S2, Z27, c) \
+	NIBQ5(PF, (o+64*c)(BX), (PFD+o+64*c)(BX), Z22, Z23, S3, Z28, c)
+
+// Q5QBLKX sums the Q5_0 or Q5_1 block at o of the four tiles (its high-bit words at
+// 512+o/4, after the unit's two nibble blocks) against the token into S0–S3 and steps
+// R10 and R12: PF prefetches each nibble line, PFH each tile's high-bit line. Q50QBLK
+// and Q50QBLKNP are it with and without the prefetches.
+#define Q5QBLKX(PF, PFH, o, S0, S1, S2, S3) \
+	STARTT(S0, S1, S2, S3) \
+	PFH(PFD+512+o/4) \
+	VMOVDQU64 (512+o/4)(SI), Z14 \
+	VMOVDQU64 (512+o/4)(R8), Z15 \
+	VMOVDQU64 (512+o/4)(R9), Z27 \
+	VMOVDQU64 (512+o/4)(BX), Z28 \
+	Q5Q4(PF, o, 0, S0, S1, S2, S3) \
+	Q5Q4(PF, o, 1, S0, S1, S2, S3) \
+	Q5Q4(PF, o, 2, S0, S1, S2, S3) \
+	Q5Q4(PF, o, 3, S0, S1, S2, S3) \
+	NEXT1
+#define Q50QBLK(o, S0, S1, S2, S3) Q5QBLKX(PFNTA, PF4T, o, S0, S1, S2, S3)
+#define Q50QBLKNP(o, S0, S1, S2, S3) Q5QBLKX(PFOFF, PFOFF, o, S0, S1, S2, S3)
 
 // Q4Q4 is NIB (NIBQ1 or NIBQL) for nibble word c of the block at o in each of the four
 // tiles (each line prefetched PFD ahead), the token's activations of word c broadcast
@@ -614,9 +659,11 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 // UNITQ is one unit (two blocks, then their scale line at sc0, sc1) of the four tiles
 // in the leaner kernels: BLK sums a block at an offset into four int sums, the scale
 // line is prefetched after both blocks, and the tiles step n bytes. UNITQE is UNITQ
-// for E8M0 scales (MXFP4), UNITQENP the same without the scale line's prefetch; UNITQF
+// for E8M0 scales (MXFP4), UNITQNP and UNITQENP UNITQ and UNITQE without the scale
+// line's prefetch; UNITQF
 // is their body with FM scaling a block's sums and PFS prefetching the scale line.
 #define UNITQ(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4, PF4T, BLK, q1, sc0, sc1, n)
+#define UNITQNP(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4, PFOFF, BLK, q1, sc0, sc1, n)
 #define UNITQE(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4E, PF4T, BLK, q1, sc0, sc1, n)
 #define UNITQENP(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4E, PFOFF, BLK, q1, sc0, sc1, n)
 #define UNITQF(FM, PFS, BLK, q1, sc0, sc1, n) \
@@ -1937,6 +1984,45 @@ TEXT ·tileQ51x1(SB), NOSPLIT, $0-40
 // func tileQ51x1np(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ51x1np(SB), NOSPLIT, $0-40
 	TILEQ51X1(PFOFF)
+
+// Q5SETUP sets what the Q5_0 and Q5_1 four-tile kernels need beside MASKS: 16s in Z26
+// and the high-bit table in R13 (HI5's, at R9 in the one-tile kernels).
+#define Q5SETUP \
+	MASKS \
+	MOVL $0x10101010, R9 \
+	VPBROADCASTD R9, Z26 \
+	LEAQ q3bits<>(SB), R13
+
+// func tileQ50x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ50x1 on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
+// each in turn, the activations and token scales broadcast once for the four tiles
+// (tileQ4x1mq's walk with the high bits, NIBQ5), without software prefetch.
+TEXT ·tileQ50x1mnp(SB), NOSPLIT, $0-48
+	Q5SETUP
+	X1MUNITS(UNITQNP, Q50QBLKNP, 256, 640, 672, $704)
+
+// func tileQ50x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ50x1mnp with each line prefetched PFD ahead just before it is read, for the
+// quarters of a band on AMD Zen 5.
+TEXT ·tileQ50x1mq(SB), NOSPLIT, $0-48
+	Q5SETUP
+	X1MUNITS(UNITQ, Q50QBLK, 256, 640, 672, $704)
+
+// func tileQ51x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ50x1mnp for Q5_1: each block's mins after its scales (UNITQM's FMATQ4M).
+TEXT ·tileQ51x1mnp(SB), NOSPLIT, $0-48
+	Q5SETUP
+	X1MUNITS(UNITQMNP, Q50QBLKNP, 256, 640, 672, $768)
+
+// func tileQ51x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ51x1mnp with each line prefetched PFD ahead just before it is read (AMD Zen 5).
+TEXT ·tileQ51x1mq(SB), NOSPLIT, $0-48
+	Q5SETUP
+	X1MUNITS(UNITQM, Q50QBLK, 256, 640, 672, $768)
 
 // Q8C4 multiplies chunk c of the Q8_0 block at o(SI) with four tokens (DI).
 #define Q8C4(o, c) \
