@@ -195,8 +195,8 @@ func dramCopies(w0 *kernels.Matrix) []*kernels.Matrix {
 }
 
 // decodeTypes are the weight types BenchmarkDecode covers.
-var decodeTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K,
-	kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
+var decodeTypes = []kernels.DType{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1,
+	kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.MXFP4}
 
 // BenchmarkDecode times decode-shaped products, one to four tokens against llama-1b's
 // matrix shapes with every core, cycling over copies of the matrix that together take
