@@ -33,7 +33,7 @@ func TestKernels(t *testing.T) {
 			"F16/attention": "attn-row-go", "Q8_0/attention": "attn-row-go"},
 		"avx2": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "Q4_K/decode": "tile-q4_k-x1m-avx2", "Q6_K/decode": "tile-q6_k-x1m-avx2", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m-avx2", "Q8_0/prompt": "tile-q8_0-x4-avx2", "Q4_0/prompt": "tile-q4_0-x4-avx2",
-			"IQ4_NL/decode": "tile-iq4_nl-x1m-avx2", "IQ4_NL/prompt": "tile-iq4_nl-x4-avx2", "Q5_K/prompt": "tile-q5_k-x4-avx2", "Q5_K/decode": "tile-q5_k-x1m-avx2", "Q3_K/prompt": "tile-q3_k-x4-avx2", "Q3_K/decode": "tile-q3_k-x1m-avx2", "Q2_K/prompt": "tile-q2_k-x4-avx2", "Q2_K/decode": "tile-q2_k-x1m-avx2", "Q5_0/prompt": "tile-q5_0-x4-avx2", "Q4_1/decode": "tile-q4_1-x1-avx2", "IQ4_XS/prompt": "tile-iq4_xs-x4-avx2", "IQ4_XS/decode": "tile-iq4_xs-x1-avx2", "MXFP4/prompt": "batch-mxfp4-avx2",
+			"IQ4_NL/decode": "tile-iq4_nl-x1m-avx2", "IQ4_NL/prompt": "tile-iq4_nl-x4-avx2", "Q5_K/prompt": "tile-q5_k-x4-avx2", "Q5_K/decode": "tile-q5_k-x1m-avx2", "Q3_K/prompt": "tile-q3_k-x4-avx2", "Q3_K/decode": "tile-q3_k-x1m-avx2", "Q2_K/prompt": "tile-q2_k-x4-avx2", "Q2_K/decode": "tile-q2_k-x1m-avx2", "Q5_0/prompt": "tile-q5_0-x4-avx2", "Q4_1/decode": "tile-q4_1-x1-avx2", "IQ4_XS/prompt": "tile-iq4_xs-x4-avx2", "IQ4_XS/decode": "tile-iq4_xs-x1m-avx2", "MXFP4/prompt": "batch-mxfp4-avx2",
 			"F16/attention": "attn-tile-f16", "F32/attention": "attn-tile-f32", "Q8_0/attention": "attn-tile-q8_0"},
 		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
 			"Q4_0/decode": "tile-q4_0-x1m", "Q8_0/decode": "tile-q8_0-x1", "Q6_K/prompt": "tile-q6_k-x4", "F32/decode": "dot-f32-avx2",
@@ -47,7 +47,7 @@ func TestKernels(t *testing.T) {
 	if level == "avx2" && !x1Quarters { // not AMD, or LLMBENCH_DECODE_ORDER=adjacent: one tile at a time
 		want["Q4_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q4_0-x1-avx2", "tile-q4_k-x1-avx2", "tile-q6_k-x1-avx2"
 		want["Q5_K/decode"], want["Q3_K/decode"], want["Q2_K/decode"] = "tile-q5_k-x1-avx2", "tile-q3_k-x1-avx2", "tile-q2_k-x1-avx2"
-		want["IQ4_NL/decode"] = "tile-iq4_nl-x1-avx2"
+		want["IQ4_NL/decode"], want["IQ4_XS/decode"] = "tile-iq4_nl-x1-avx2", "tile-iq4_xs-x1-avx2"
 	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"

@@ -258,6 +258,11 @@ func tileIQ4NLx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileIQ4NLx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
+// tileIQ4XSx1mAVX2 is tileIQ4XSx1AVX2 on four tiles at once (tileQ4Kx1mAVX2's walk).
+//
+//go:noescape
+func tileIQ4XSx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileIQ4XSx4AVX2 and tileIQ4XSx1AVX2 are tileIQ4XSx4 and tileIQ4XSx1 for CPUs with
 // AVX2 but without AVX512-VNNI: the same results bit for bit.
 //
@@ -740,15 +745,17 @@ func init() {
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileFmts[kernels.IQ4_XS].x4, tileFmts[kernels.IQ4_XS].x1 = tileIQ4XSx4AVX2, tileIQ4XSx1AVX2
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
-		// On AMD (quarters), Q4_0, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
+		// On AMD (quarters), Q4_0, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
-		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M). Elsewhere one tile at a time: these
+		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M; Zen 5 at LLMBENCH_CPU=avx2: llama-1b
+		// IQ4_XS decode 1.07–1.09×, in-process turns). Elsewhere one tile at a time: these
 		// kernels have no software prefetch, and four adjacent tiles without it are
 		// unmeasured on Intel. The tests check the kernels everywhere (x1mKernels).
 		x1Quarters = quarters()
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
 			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2, kernels.Q5_K: tileQ5Kx1mAVX2,
 			kernels.Q3_K: tileQ3Kx1mAVX2, kernels.Q2_K: tileQ2Kx1mAVX2, kernels.IQ4_NL: tileIQ4NLx1mAVX2,
+			kernels.IQ4_XS: tileIQ4XSx1mAVX2,
 		} {
 			x1mKernels[t] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, k, nil}
 			setX1m(t)

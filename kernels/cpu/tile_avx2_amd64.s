@@ -1450,17 +1450,21 @@ GLOBL t2ones<>(SB), RODATA|NOPTR, $32
 #define TNLHM(m, S) TNLHX(m, Y0, Y1, S, Y4, Y5, t2ones<>(SB))
 
 // TNLWM runs word c of the block at q of the four tiles.
-#define TNLWM(q, c) \
+#define TNLWM(q, c) TNLWMP(c, (q+64*c)(SI), (q+64*c+32)(SI), (q+64*c)(R8), (q+64*c+32)(R8), (q+64*c)(R9), (q+64*c+32)(R9), (q+64*c)(BX), (q+64*c+32)(BX))
+
+// TNLWMP runs word c of a block of the four tiles, its halves at memory operands
+// a0, a1 (tile SI) … d0, d1 (tile BX), into the sums Y6…Y12 and Y14.
+#define TNLWMP(c, a0, a1, b0, b1, c0, c1, d0, d1) \
 	VPBROADCASTD (4*c)(R10), Y0 \
 	VPBROADCASTD (16+4*c)(R10), Y1 \
-	TNLHM((q+64*c)(SI), Y6) \
-	TNLHM((q+64*c+32)(SI), Y7) \
-	TNLHM((q+64*c)(R8), Y8) \
-	TNLHM((q+64*c+32)(R8), Y9) \
-	TNLHM((q+64*c)(R9), Y10) \
-	TNLHM((q+64*c+32)(R9), Y11) \
-	TNLHM((q+64*c)(BX), Y12) \
-	TNLHM((q+64*c+32)(BX), Y14)
+	TNLHM(a0, Y6) \
+	TNLHM(a1, Y7) \
+	TNLHM(b0, Y8) \
+	TNLHM(b1, Y9) \
+	TNLHM(c0, Y10) \
+	TNLHM(c1, Y11) \
+	TNLHM(d0, Y12) \
+	TNLHM(d1, Y14)
 
 // TNLSUM turns the int32 sums of an IQ4_NL block into float32.
 #define TNLSUM(S0, S1) \
@@ -1527,6 +1531,72 @@ xsa1_sub:
 xsa1_done:
 	VMOVUPS Y10, (AX)
 	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+// XSWM runs word c of sub-block R11/256 of the four IQ4_XS tiles (its nibbles at 192
+// in each super-block).
+#define XSWM(c) TNLWMP(c, (192+64*c)(SI)(R11*1), (224+64*c)(SI)(R11*1), (192+64*c)(R8)(R11*1), (224+64*c)(R8)(R11*1), (192+64*c)(R9)(R11*1), (224+64*c)(R9)(R11*1), (192+64*c)(BX)(R11*1), (224+64*c)(BX)(R11*1))
+
+// XSSCM sets RS to half h of the row scales d·(ls−32) of sub-block R14/16 of the
+// IQ4_XS tile at P, as XSSC does. Clobbers Y2.
+#define XSSCM(P, h, RS) \
+	VPMOVSXBD (64+8*h)(P)(R14*1), RS \
+	VCVTDQ2PS RS, RS \
+	VCVTPH2PS (16*h)(P), Y2 \
+	VMULPS Y2, RS, RS
+
+// XSFINM scales tile P's int32 sums S0 (rows 0–7), S1 (rows 8–15) of sub-block R14/16
+// into its accumulators at off(AX): tileIQ4XSx1AVX2's operations. Clobbers Y0–Y3.
+#define XSFINM(P, S0, S1, off) \
+	VCVTDQ2PS S0, S0 \
+	VCVTDQ2PS S1, S1 \
+	XSSCM(P, 0, Y3) \
+	T2ACC(S0, Y3, (R12), off) \
+	XSSCM(P, 1, Y3) \
+	T2ACC(S1, Y3, (R12), off+32)
+
+// func tileIQ4XSx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileIQ4XSx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn, as tileQ4Kx1mAVX2: each tile's scales come from its super-block's
+// head through R14 (16·sub-block), its nibbles through R11 (256·sub-block).
+TEXT ·tileIQ4XSx1mAVX2(SB), NOSPLIT, $0-48
+	TNLMASKS
+	T2ARGSM(32)
+	TESTQ CX, CX
+	JZ xsam_done
+
+xsam_super:
+	XORQ R11, R11
+	XORQ R14, R14
+	MOVQ $8, R13
+
+xsam_sub:
+	T2ZERO7
+	VPXOR Y14, Y14, Y14
+	XSWM(0)
+	XSWM(1)
+	XSWM(2)
+	XSWM(3)
+	XSFINM(SI, Y6, Y7, 0)
+	XSFINM(R8, Y8, Y9, 64)
+	XSFINM(R9, Y10, Y11, 128)
+	XSFINM(BX, Y12, Y14, 192)
+	ADDQ $176, R10
+	ADDQ $176, R12
+	ADDQ $256, R11
+	ADDQ $16, R14
+	DECQ R13
+	JNZ xsam_sub
+	ADDQ $2240, SI
+	ADDQ $2240, R8
+	ADDQ $2240, R9
+	ADDQ $2240, BX
+	DECQ CX
+	JNZ xsam_super
+
+xsam_done:
 	VZEROUPPER
 	RET
 
