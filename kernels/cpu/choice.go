@@ -128,7 +128,11 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			case n > 1:
 				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t), levelWhy(t, p)
 			case tileFmts[t].x1m != nil: // only in quarters
-				return "tile-" + ty + "-x1m-avx2", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op +
+				kernel, pf := "tile-"+ty+"-x1m-avx2", ""
+				if tileFmts[t].x1mPF {
+					kernel, pf = kernel+"-pf", ", software prefetch "+x1mAhead(t)+" of each stream"
+				}
+				return kernel, "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op + pf +
 					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
 			}
 			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op + orderNote(""), levelWhy(t, p)
@@ -139,9 +143,12 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		case tileFmts[t].x1m != nil && x1Quarters:
 			kernel, detail = "tile-"+ty+"-x1m", "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), VPDPBUSD zmm, "
 			claim := "AMD: faster than one tile at a time"
-			if tileFmts[t].x1mWarm != nil { // the prefetching kernel of quartersPF
+			if f := tileFmts[t]; f.x1mPF { // the prefetching kernel of quartersPF
 				kernel += "-pf"
-				detail, claim = detail+"software prefetch "+x1mAhead(t)+" of each stream"+warmNote(), claim+"; Zen 5: faster with software prefetch"
+				detail, claim = detail+"software prefetch "+x1mAhead(t)+" of each stream", claim+"; Zen 5: faster with software prefetch"
+				if f.x1mWarm != nil {
+					detail += warmNote()
+				}
 			} else {
 				detail += "hardware prefetch only"
 			}

@@ -32,7 +32,7 @@ func TestKernels(t *testing.T) {
 		"go": {"F16/decode": "reference", "Q4_0/prompt": "reference", "BF16/decode": "reference", "MXFP4/prompt": "reference", "Q5_K/decode": "reference",
 			"F16/attention": "attn-row-go", "Q8_0/attention": "attn-row-go"},
 		"avx2": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "Q4_K/decode": "tile-q4_k-x1m-avx2", "Q6_K/decode": "tile-q6_k-x1m-avx2", "BF16/prompt": "bf16-gemm",
-			"Q4_0/decode": "tile-q4_0-x1m-avx2", "Q8_0/prompt": "tile-q8_0-x4-avx2", "Q4_0/prompt": "tile-q4_0-x4-avx2",
+			"Q4_0/decode": "tile-q4_0-x1m-avx2", "Q8_0/decode": "tile-q8_0-x1-avx2", "Q8_0/prompt": "tile-q8_0-x4-avx2", "Q4_0/prompt": "tile-q4_0-x4-avx2",
 			"IQ4_NL/decode": "tile-iq4_nl-x1m-avx2", "IQ4_NL/prompt": "tile-iq4_nl-x4-avx2", "Q5_K/prompt": "tile-q5_k-x4-avx2", "Q5_K/decode": "tile-q5_k-x1m-avx2", "Q3_K/prompt": "tile-q3_k-x4-avx2", "Q3_K/decode": "tile-q3_k-x1m-avx2", "Q2_K/prompt": "tile-q2_k-x4-avx2", "Q2_K/decode": "tile-q2_k-x1m-avx2", "Q5_0/prompt": "tile-q5_0-x4-avx2", "Q4_1/decode": "tile-q4_1-x1-avx2", "IQ4_XS/prompt": "tile-iq4_xs-x4-avx2", "IQ4_XS/decode": "tile-iq4_xs-x1m-avx2", "MXFP4/prompt": "batch-mxfp4-avx2",
 			"F16/attention": "attn-tile-f16", "F32/attention": "attn-tile-f32", "Q8_0/attention": "attn-tile-q8_0"},
 		"avx512vnni": {"F16/decode": "f16-x4", "F16/prompt": "f16-gemm", "BF16/decode": "bf16-x4", "BF16/prompt": "bf16-gemm",
@@ -48,6 +48,9 @@ func TestKernels(t *testing.T) {
 		want["Q4_0/decode"], want["Q4_K/decode"], want["Q6_K/decode"] = "tile-q4_0-x1-avx2", "tile-q4_k-x1-avx2", "tile-q6_k-x1-avx2"
 		want["Q5_K/decode"], want["Q3_K/decode"], want["Q2_K/decode"] = "tile-q5_k-x1-avx2", "tile-q3_k-x1-avx2", "tile-q2_k-x1-avx2"
 		want["IQ4_NL/decode"], want["IQ4_XS/decode"] = "tile-iq4_nl-x1-avx2", "tile-iq4_xs-x1-avx2"
+	}
+	if level == "avx2" && quartersPF { // AMD Zen 5: Q8_0's four tiles with software prefetch
+		want["Q8_0/decode"] = "tile-q8_0-x1m-avx2-pf"
 	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
@@ -65,7 +68,7 @@ func TestKernels(t *testing.T) {
 			want["BF16/decode"] = "bf16-dp-rows"
 		}
 	}
-	if quartersPF { // AMD Zen 5: the quarters' kernels with software prefetch
+	if level == "avx512vnni" && quartersPF { // AMD Zen 5: the quarters' kernels with software prefetch
 		for _, key := range []string{"F16/decode", "BF16/decode", "Q4_0/decode", "IQ4_NL/decode", "Q8_0/decode", "Q2_K/decode", "Q3_K/decode", "Q4_K/decode", "Q5_K/decode", "Q6_K/decode", "IQ4_XS/decode", "MXFP4/decode", "Q4_1/decode", "Q5_0/decode", "Q5_1/decode"} {
 			want[key] += "-pf"
 		}

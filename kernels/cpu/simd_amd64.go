@@ -263,6 +263,12 @@ func tileIQ4NLx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[
 //go:noescape
 func tileIQ4XSx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
+// tileQ8x1mAVX2 is tileQ8x1AVX2 on four tiles at once (tileQ4x1mAVX2's walk), with
+// software prefetch.
+//
+//go:noescape
+func tileQ8x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileIQ4XSx4AVX2 and tileIQ4XSx1AVX2 are tileIQ4XSx4 and tileIQ4XSx1 for CPUs with
 // AVX2 but without AVX512-VNNI: the same results bit for bit.
 //
@@ -615,6 +621,7 @@ func init() {
 		halfKerns[kernels.F16].rows = halfRows(dotF16rows8, 128)
 		halfKerns[kernels.BF16].rows = halfRows(dotBF16rows8, 128)
 	}
+	quartersPF = quarterPrefetch()
 	q40, q80 := dotQ4_0AVX2, dotQ8_0AVX2
 	for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.F32, kernels.F16} {
 		dotISA[t] = "avx2"
@@ -622,7 +629,6 @@ func init() {
 	setLUTDots()
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512VNNI && allowed(capAVX512) {
 		level = "avx512vnni"
-		quartersPF = quarterPrefetch()
 		q40, q80 = dotQ4_0VNNI, dotQ8_0VNNI
 		dotISA[kernels.Q4_0], dotISA[kernels.Q8_0] = "vnni", "vnni"
 		setHalf(kernels.F16, dotF16x4, gemmF16x4, 4, 16)
@@ -760,6 +766,12 @@ func init() {
 			x1mKernels[t] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, k, nil}
 			setX1m(t)
 		}
+		// Q8_0's four-tile kernel prefetches: only Zen 5's quarters take it (LLMBENCH_CPU=avx2
+		// there: llama-1b Q8_0 decode 1.13–1.19× one tile at a time, in-process turns;
+		// the same walk without prefetch 0.91–0.93×); elsewhere Q8_0 decodes one tile at
+		// a time.
+		x1mKernels[kernels.Q8_0] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, nil, tileQ8x1mAVX2}
+		setX1m(kernels.Q8_0)
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.MXFP4: batchMXFP4AVX2,
 		} {

@@ -51,6 +51,8 @@ type tileFmt struct {
 	// for weights that stay in cache from one step to the next (job.warm); nil
 	// elsewhere.
 	x1mWarm func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+	// x1mPF says x1m prefetches in software (quartersPF's kernel).
+	x1mPF bool
 }
 
 var tileFmts = map[kernels.DType]*tileFmt{
@@ -334,15 +336,16 @@ var (
 
 // setX1m sets type t's x1m kernel from x1mKernels: four adjacent tiles where the
 // decode order is not quarters, else one from each quarter, with software prefetch
-// where quartersPF holds and the type has such a kernel (x1mWarm then the one without).
-// It may be nil: the type then decodes one tile at a time.
+// where quartersPF holds and the type has such a kernel (x1mWarm then the one without,
+// where there is one). It may be nil: the type then decodes one tile at a time.
 func setX1m(t kernels.DType) {
 	k, f := x1mKernels[t], tileFmts[t]
+	f.x1mPF = false
 	switch {
 	case !x1Quarters:
 		f.x1m, f.x1mWarm = k[x1mAdjacent], nil
 	case quartersPF && k[x1mQuartersPF] != nil:
-		f.x1m, f.x1mWarm = k[x1mQuartersPF], k[x1mQuarters]
+		f.x1m, f.x1mWarm, f.x1mPF = k[x1mQuartersPF], k[x1mQuarters], true
 	default:
 		f.x1m, f.x1mWarm = k[x1mQuarters], nil
 	}
