@@ -828,11 +828,15 @@ TEXT ·tileQ4Kx1np(SB), NOSPLIT, $0-40
 	Q4KDM(R9, D2, M2) \
 	Q4KDM(BX, D3, M3)
 
-// TILEQ4KX1M(PFSUPER, PFC) is the body of the Q4_K four-tile kernels, with PFSUPER run
-// at each super-block and PFC(o) before the load of each of a sub-block's four chunks
-// (o: the chunk's offset plus PFD; prefetches, or PFNONE and PFOFF).
-#define TILEQ4KX1M(PFSUPER, PFC) \
-	MASKS \
+// SUPER4T is the body of the four-tile kernels over 256-element super-blocks of
+// eight 32-element sub-blocks of nibble words (Q4_K, IQ4_XS), 64 bytes of each tile in
+// turn: SETUP sets the constants, DS reads the four tiles' super-block scales at each
+// super-block (after PFSUPER), CHUNK (Q4C4T, LUTC4T) sums each of a sub-block's four
+// chunks (the quants at q in the super-block; PFC(o) before each, o the chunk's offset
+// plus PFD: prefetches, or PFOFF), FMAT4 scales the sub-block's four int sums into the
+// accumulators, and the tiles step n bytes per super-block.
+#define SUPER4T(SETUP, DS, CHUNK, FMAT4, q, n, PFSUPER, PFC) \
+	SETUP \
 	ARGS1M(32) \
 	TESTQ CX, CX \
 	JZ done \
@@ -841,31 +845,37 @@ super: \
 	XORQ R11, R11 \
 	XORQ R14, R14 \
 	MOVQ $8, R13 \
-	Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30) \
+	DS \
 sub: \
 	STARTT(Z0, Z1, Z2, Z3) \
-	PFC(PFD+320) \
-	Q4C4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
-	PFC(PFD+384) \
-	Q4C4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
-	PFC(PFD+448) \
-	Q4C4T(448(SI)(R11*1), 448(R8)(R11*1), 448(R9)(R11*1), 448(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
-	PFC(PFD+512) \
-	Q4C4T(512(SI)(R11*1), 512(R8)(R11*1), 512(R9)(R11*1), 512(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
-	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
-	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
-	Q4KFMAT(R9, Z14, Z26, Z2, Z6) \
-	Q4KFMAT(BX, Z27, Z30, Z3, Z7) \
+	PFC(PFD+q) \
+	CHUNK(q(SI)(R11*1), q(R8)(R11*1), q(R9)(R11*1), q(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
+	PFC(PFD+q+64) \
+	CHUNK((q+64)(SI)(R11*1), (q+64)(R8)(R11*1), (q+64)(R9)(R11*1), (q+64)(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
+	PFC(PFD+q+128) \
+	CHUNK((q+128)(SI)(R11*1), (q+128)(R8)(R11*1), (q+128)(R9)(R11*1), (q+128)(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
+	PFC(PFD+q+192) \
+	CHUNK((q+192)(SI)(R11*1), (q+192)(R8)(R11*1), (q+192)(R9)(R11*1), (q+192)(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
+	FMAT4 \
 	NEXT1 \
 	ADDQ $256, R11 \
 	ADDQ $16, R14 \
 	DECQ R13 \
 	JNZ sub \
-	STEP4T($2368) \
+	STEP4T(n) \
 	DECQ CX \
 	JNZ super \
 done: \
 	STORE4
+
+// TILEQ4KX1M(PFSUPER, PFC) is the body of the Q4_K four-tile kernels (SUPER4T): d and
+// −dmin read once per super-block (Q4KDM4), the mins added after the scales.
+#define TILEQ4KX1M(PFSUPER, PFC) SUPER4T(MASKS, Q4KDM4(Z8, Z9, Z12, Z13, Z14, Z26, Z27, Z30), Q4C4T, Q4KFMAT4, 320, $2368, PFSUPER, PFC)
+#define Q4KFMAT4 \
+	Q4KFMAT(SI, Z8, Z9, Z0, Z4) \
+	Q4KFMAT(R8, Z12, Z13, Z1, Z5) \
+	Q4KFMAT(R9, Z14, Z26, Z2, Z6) \
+	Q4KFMAT(BX, Z27, Z30, Z3, Z7)
 
 // PFHEADQ prefetches the five lines PFD past a K-quant super-block's start, its
 // head's, which no quant load's prefetch reaches.
@@ -1268,14 +1278,16 @@ TEXT ·tileQ6Kx1np(SB), NOSPLIT, $0-40
 	KT1FMA(P, D, ACC)
 
 // KT1FMA scales the int sum Z0 of the block R14/16 of the Q6_K or Q3_K super-block of
-// the tile at P (its int8 scales in the head at P, its d in D) into ACC.
-#define KT1FMA(P, D, ACC) \
+// the tile at P (its int8 scales in the head at P, its d in D) into ACC; KFMAT is it
+// for the int sum I (IQ4_XS's tiles share the head's layout).
+#define KT1FMA(P, D, ACC) KFMAT(P, D, Z0, ACC)
+#define KFMAT(P, D, I, ACC) \
 	VPMOVSXBD 64(P)(R14*1), Z10 \
 	VCVTDQ2PS Z10, Z10 \
 	VMULPS D, Z10, Z10 \
-	VCVTDQ2PS Z0, Z0 \
+	VCVTDQ2PS I, I \
 	VMULPS.BCST (R12), Z10, Z11 \
-	VFMADD231PS Z11, Z0, ACC
+	VFMADD231PS Z11, I, ACC
 
 // KD4 reads the four tiles' fp16 d (Q6_K, Q3_K) into Z2, Z3, Z8, Z9.
 #define KD4 \
@@ -2443,6 +2455,14 @@ TEXT ·tileMXFP4x1(SB), NOSPLIT, $0-40
 TEXT ·tileMXFP4x1np(SB), NOSPLIT, $0-40
 	TILEMXFP4X1(PFOFF)
 
+// MXFP4QSETUP sets the MXFP4 four-tile kernels' table and constants, 1.0 in Z28 for
+// the E8M0 scales (E8SC: the activations take Z25).
+#define MXFP4QSETUP \
+	LEAQ ·lutTileMXFP4(SB), R9 \
+	LUTMASKS \
+	E8M0CONSTS \
+	VMOVAPS Z25, Z28
+
 // func tileMXFP4x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileMXFP4x1 on four tiles at once (tile + k·stride, results at out[16k]), 64 bytes of
@@ -2450,10 +2470,7 @@ TEXT ·tileMXFP4x1np(SB), NOSPLIT, $0-40
 // (tileIQ4NLx1mq's walk with E8M0 scales, 1.0 for them in Z28: the activations take
 // Z25), without software prefetch.
 TEXT ·tileMXFP4x1mnp(SB), NOSPLIT, $0-48
-	LEAQ ·lutTileMXFP4(SB), R9
-	LUTMASKS
-	E8M0CONSTS
-	VMOVAPS Z25, Z28
+	MXFP4QSETUP
 	X1MUNITS(UNITQENP, LUTQBLKNP, 256, 512, 528, $544)
 
 // func tileMXFP4x1mq(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
@@ -2461,10 +2478,7 @@ TEXT ·tileMXFP4x1mnp(SB), NOSPLIT, $0-48
 // tileMXFP4x1mnp with each line prefetched PFD ahead just before it is read, for the
 // four quarters of a band on AMD Zen 5 (as tileIQ4NLx1mq).
 TEXT ·tileMXFP4x1mq(SB), NOSPLIT, $0-48
-	LEAQ ·lutTileMXFP4(SB), R9
-	LUTMASKS
-	E8M0CONSTS
-	VMOVAPS Z25, Z28
+	MXFP4QSETUP
 	X1MUNITS(UNITQE, LUTQBLK, 256, 512, 528, $544)
 
 // IQ4XS_HEAD reads an IQ4_XS super-block's fp16 d (Z28), points R14 at its sub-block
@@ -2546,58 +2560,26 @@ TEXT ·tileIQ4XSx1np(SB), NOSPLIT, $0-40
 
 // IQ4XSFMAT scales the int sum I of sub-block R14/16 of the IQ4_XS super-block of the
 // tile at P (its int8 scales in the head at P, its d in D) into ACC: IQ4XS_SCALE and
-// FMA1's operations.
-#define IQ4XSFMAT(P, D, I, ACC) \
-	VPMOVSXBD 64(P)(R14*1), Z10 \
-	VCVTDQ2PS Z10, Z10 \
-	VMULPS D, Z10, Z10 \
-	VCVTDQ2PS I, I \
-	VMULPS.BCST (R12), Z10, Z11 \
-	VFMADD231PS Z11, I, ACC
+// FMA1's operations (KFMAT's).
+#define IQ4XSFMAT(P, D, I, ACC) KFMAT(P, D, I, ACC)
 
-// TILEIQ4XSX1M(PFSUPER, PFC) is the body of the IQ4_XS four-tile kernels, TILEQ4KX1M's
-// walk (64 bytes of each tile in turn, each tile's d read once per super-block) with the
-// nibbles looked up and no mins; PFSUPER runs at each super-block and PFC(o) before the
-// load of each of a sub-block's four chunks.
-#define TILEIQ4XSX1M(PFSUPER, PFC) \
+// TILEIQ4XSX1M(PFSUPER, PFC) is the body of the IQ4_XS four-tile kernels: SUPER4T
+// with the nibbles looked up (LUTC4T) and no mins, each tile's d read once per
+// super-block.
+#define TILEIQ4XSX1M(PFSUPER, PFC) SUPER4T(IQ4XSSETUP, IQ4XSD4, LUTC4T, IQ4XSFMAT4, 192, $2240, PFSUPER, PFC)
+#define IQ4XSSETUP \
 	LEAQ ·lutTileIQ4NL(SB), R9 \
-	LUTMASKS \
-	ARGS1M(32) \
-	TESTQ CX, CX \
-	JZ done \
-super: \
-	PFSUPER \
-	XORQ R11, R11 \
-	XORQ R14, R14 \
-	MOVQ $8, R13 \
+	LUTMASKS
+#define IQ4XSD4 \
 	VCVTPH2PS (SI), Z8 \
 	VCVTPH2PS (R8), Z12 \
 	VCVTPH2PS (R9), Z14 \
-	VCVTPH2PS (BX), Z27 \
-sub: \
-	STARTT(Z0, Z1, Z2, Z3) \
-	PFC(PFD+192) \
-	LUTC4T(192(SI)(R11*1), 192(R8)(R11*1), 192(R9)(R11*1), 192(BX)(R11*1), 0, Z0, Z1, Z2, Z3) \
-	PFC(PFD+256) \
-	LUTC4T(256(SI)(R11*1), 256(R8)(R11*1), 256(R9)(R11*1), 256(BX)(R11*1), 1, Z0, Z1, Z2, Z3) \
-	PFC(PFD+320) \
-	LUTC4T(320(SI)(R11*1), 320(R8)(R11*1), 320(R9)(R11*1), 320(BX)(R11*1), 2, Z0, Z1, Z2, Z3) \
-	PFC(PFD+384) \
-	LUTC4T(384(SI)(R11*1), 384(R8)(R11*1), 384(R9)(R11*1), 384(BX)(R11*1), 3, Z0, Z1, Z2, Z3) \
+	VCVTPH2PS (BX), Z27
+#define IQ4XSFMAT4 \
 	IQ4XSFMAT(SI, Z8, Z0, Z4) \
 	IQ4XSFMAT(R8, Z12, Z1, Z5) \
 	IQ4XSFMAT(R9, Z14, Z2, Z6) \
-	IQ4XSFMAT(BX, Z27, Z3, Z7) \
-	NEXT1 \
-	ADDQ $256, R11 \
-	ADDQ $16, R14 \
-	DECQ R13 \
-	JNZ sub \
-	STEP4T($2240) \
-	DECQ CX \
-	JNZ super \
-done: \
-	STORE4
+	IQ4XSFMAT(BX, Z27, Z3, Z7)
 
 // func tileIQ4XSx1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //

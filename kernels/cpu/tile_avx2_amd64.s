@@ -480,23 +480,12 @@ q8a1_done:
 	T8TOK(R10, c, Y12, Y13)
 
 // T8BLKM runs the Q8_0 block at q (scales at sc) of the four tiles against the token:
-// its eight words, then each tile's float operations as tileQ8x1AVX2's (T2FIN4).
-#define T8BLKM(q, sc) \
-	T2ZERO8 \
-	T8WM(q, 0) \
-	T8WM(q, 1) \
-	T8WM(q, 2) \
-	T8WM(q, 3) \
-	T8WM(q, 4) \
-	T8WM(q, 5) \
-	T8WM(q, 6) \
-	T8WM(q, 7) \
-	T2FIN4(TNLSUM, SI, sc, Y6, Y7, 0) \
-	T2FIN4(TNLSUM, R8, sc, Y8, Y9, 64) \
-	T2FIN4(TNLSUM, R9, sc, Y10, Y11, 128) \
-	T2FIN4(TNLSUM, BX, sc, Y12, Y13, 192) \
-	ADDQ $176, R10 \
-	ADDQ $176, R12
+// its eight words (two per T2BLK4 word, T8WM2), then each tile's float operations as
+// tileQ8x1AVX2's (T2FIN4).
+#define T8BLKM(q, sc) T2BLK4(T8WM2, TNLSUM, q, sc, Y13)
+#define T8WM2(q, c) \
+	T8WM(q, (2*c)) \
+	T8WM(q, (2*c+1))
 
 // T8ALL runs word c of the block against the four tokens.
 #define T8ALL(c) \
@@ -1192,48 +1181,61 @@ TEXT ·tileQ4x1mAVX2(SB), NOSPLIT, $0-48
 	T2KFAC(64(P)(R14*1), 72(P)(R14*1), 192(P)(R14*1), 200(P)(R14*1), P) \
 	T2KACC1(S0, S1, off)
 
+// T2SUPERM is the body of the AVX2 four-tile kernels over 256-element super-blocks of
+// eight 32-element sub-blocks (Q4_K, IQ4_XS), a word of each tile in turn: SETUP sets
+// the constants, ZERO clears the int sums, W(c) runs word c of sub-block R11/256 of
+// the four tiles, FIN scales the sums into the accumulators in out (each tile's scales
+// from its super-block's head through R14, 16·sub-block), and the tiles step n bytes
+// per super-block.
+#define T2SUPERM(SETUP, ZERO, W, FIN, n) \
+	SETUP \
+	T2ARGSM(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $8, R13 \
+sub: \
+	ZERO \
+	W(0) \
+	W(1) \
+	W(2) \
+	W(3) \
+	FIN \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	ADDQ $256, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ sub \
+	ADDQ n, SI \
+	ADDQ n, R8 \
+	ADDQ n, R9 \
+	ADDQ n, BX \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
+	RET
+
+// FIN4T runs FIN(P, S0, S1, off) for the four tiles: their sums Y6…Y12 and S7 (Y13,
+// or Y14 where Y13 holds a table), their accumulators 64 bytes apart in out.
+#define FIN4T(FIN, S7) \
+	FIN(SI, Y6, Y7, 0) \
+	FIN(R8, Y8, Y9, 64) \
+	FIN(R9, Y10, Y11, 128) \
+	FIN(BX, Y12, S7, 192)
+
+// T2Q4KFIN4 is T2Q4KFIN for the four tiles.
+#define T2Q4KFIN4 FIN4T(T2Q4KFIN, Y13)
+
 // func tileQ4Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileQ4Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
-// of each in turn; each tile's scales come from its super-block's head through R14
-// (16·sub-block), its quants through R11 (256·sub-block).
+// of each in turn (T2SUPERM), its quants through R11.
 TEXT ·tileQ4Kx1mAVX2(SB), NOSPLIT, $0-48
-	T2MASKS
-	T2ARGSM(32)
-	TESTQ CX, CX
-	JZ q4kam_done
-
-q4kam_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-
-q4kam_sub:
-	T2ZERO8
-	T2Q4KW(0)
-	T2Q4KW(1)
-	T2Q4KW(2)
-	T2Q4KW(3)
-	T2Q4KFIN(SI, Y6, Y7, 0)
-	T2Q4KFIN(R8, Y8, Y9, 64)
-	T2Q4KFIN(R9, Y10, Y11, 128)
-	T2Q4KFIN(BX, Y12, Y13, 192)
-	ADDQ $176, R10
-	ADDQ $176, R12
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q4kam_sub
-	ADDQ $2368, SI
-	ADDQ $2368, R8
-	ADDQ $2368, R9
-	ADDQ $2368, BX
-	DECQ CX
-	JNZ q4kam_super
-
-q4kam_done:
-	VZEROUPPER
-	RET
+	T2SUPERM(T2MASKS, T2ZERO8, T2Q4KW, T2Q4KFIN4, $2368)
 
 // T6CHUNKSM is T6CHUNKS for block R11/192 of the Q6_K super-block at P (its quants at
 // 320 in the super-block).
@@ -1595,49 +1597,19 @@ xsa1_done:
 	XSSCM(P, 1, Y3) \
 	T2ACC(S1, Y3, (R12), off+32)
 
+// XSZERO clears the IQ4_XS four-tile sums (Y6…Y12 and Y14: Y13 holds the table);
+// XSFIN4 is XSFINM for the four tiles.
+#define XSZERO \
+	T2ZERO7 \
+	VPXOR Y14, Y14, Y14
+#define XSFIN4 FIN4T(XSFINM, Y14)
+
 // func tileIQ4XSx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
 // tileIQ4XSx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
-// of each in turn, as tileQ4Kx1mAVX2: each tile's scales come from its super-block's
-// head through R14 (16·sub-block), its nibbles through R11 (256·sub-block).
+// of each in turn, as tileQ4Kx1mAVX2 (T2SUPERM), its nibbles through R11.
 TEXT ·tileIQ4XSx1mAVX2(SB), NOSPLIT, $0-48
-	TNLMASKS
-	T2ARGSM(32)
-	TESTQ CX, CX
-	JZ xsam_done
-
-xsam_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $8, R13
-
-xsam_sub:
-	T2ZERO7
-	VPXOR Y14, Y14, Y14
-	XSWM(0)
-	XSWM(1)
-	XSWM(2)
-	XSWM(3)
-	XSFINM(SI, Y6, Y7, 0)
-	XSFINM(R8, Y8, Y9, 64)
-	XSFINM(R9, Y10, Y11, 128)
-	XSFINM(BX, Y12, Y14, 192)
-	ADDQ $176, R10
-	ADDQ $176, R12
-	ADDQ $256, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ xsam_sub
-	ADDQ $2240, SI
-	ADDQ $2240, R8
-	ADDQ $2240, R9
-	ADDQ $2240, BX
-	DECQ CX
-	JNZ xsam_super
-
-xsam_done:
-	VZEROUPPER
-	RET
+	T2SUPERM(TNLMASKS, XSZERO, XSWM, XSFIN4, $2240)
 
 // func tileIQ4XSx4AVX2(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileIQ4XSx4AVX2(SB), NOSPLIT, $0-32
