@@ -717,7 +717,6 @@ func init() {
 		// 1.11–1.33× and 1.11–1.19× faster than one tile at a time. The IQ4_XS, MXFP4,
 		// Q4_1, Q5_0 and Q5_1 four-tile kernels without prefetch (Zen 4's quarters, and
 		// weights that stay in cache) are unmeasured on Zen 4.
-		type x1mFn = func(int, *byte, int, *byte, int, *[64]float32)
 		x1mKernels[kernels.Q4_0] = [3]x1mFn{tileQ4x1m, tileQ4x1mnp, tileQ4x1mq}
 		x1mKernels[kernels.IQ4_NL] = [3]x1mFn{tileIQ4NLx1m, tileIQ4NLx1mnp, tileIQ4NLx1mq}
 		x1mKernels[kernels.Q8_0] = [3]x1mFn{nil, tileQ8x1mnp, tileQ8x1mq}
@@ -754,24 +753,21 @@ func init() {
 		// On AMD (quarters), Q4_0, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
 		// Q4_0 tg32 1.25×, Q6_K's 6 % on Q4_K_M; Zen 5 at LLMBENCH_CPU=avx2: llama-1b
-		// IQ4_XS decode 1.07–1.09×, in-process turns). Elsewhere one tile at a time: these
-		// kernels have no software prefetch, and four adjacent tiles without it are
-		// unmeasured on Intel. The tests check the kernels everywhere (x1mKernels).
+		// IQ4_XS decode 1.07–1.09×, in-process turns). Q8_0's four-tile kernel prefetches,
+		// so only Zen 5's quarters (quartersPF) take it (LLMBENCH_CPU=avx2 there: llama-1b
+		// Q8_0 decode 1.13–1.19× one tile at a time, in-process turns; the same walk
+		// without prefetch 0.91–0.93×). Elsewhere one tile at a time: the other kernels
+		// have no software prefetch, and four adjacent tiles without it are unmeasured on
+		// Intel. The tests check the kernels everywhere (x1mKernels).
 		x1Quarters = quarters()
-		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, *[64]float32){
-			kernels.Q4_0: tileQ4x1mAVX2, kernels.Q4_K: tileQ4Kx1mAVX2, kernels.Q6_K: tileQ6Kx1mAVX2, kernels.Q5_K: tileQ5Kx1mAVX2,
-			kernels.Q3_K: tileQ3Kx1mAVX2, kernels.Q2_K: tileQ2Kx1mAVX2, kernels.IQ4_NL: tileIQ4NLx1mAVX2,
-			kernels.IQ4_XS: tileIQ4XSx1mAVX2,
+		for t, k := range map[kernels.DType][3]x1mFn{
+			kernels.Q4_0: {nil, tileQ4x1mAVX2, nil}, kernels.Q4_K: {nil, tileQ4Kx1mAVX2, nil}, kernels.Q6_K: {nil, tileQ6Kx1mAVX2, nil},
+			kernels.Q5_K: {nil, tileQ5Kx1mAVX2, nil}, kernels.Q3_K: {nil, tileQ3Kx1mAVX2, nil}, kernels.Q2_K: {nil, tileQ2Kx1mAVX2, nil},
+			kernels.IQ4_NL: {nil, tileIQ4NLx1mAVX2, nil}, kernels.IQ4_XS: {nil, tileIQ4XSx1mAVX2, nil}, kernels.Q8_0: {nil, nil, tileQ8x1mAVX2},
 		} {
-			x1mKernels[t] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, k, nil}
+			x1mKernels[t] = k
 			setX1m(t)
 		}
-		// Q8_0's four-tile kernel prefetches: only Zen 5's quarters take it (LLMBENCH_CPU=avx2
-		// there: llama-1b Q8_0 decode 1.13–1.19× one tile at a time, in-process turns;
-		// the same walk without prefetch 0.91–0.93×); elsewhere Q8_0 decodes one tile at
-		// a time.
-		x1mKernels[kernels.Q8_0] = [3]func(int, *byte, int, *byte, int, *[64]float32){nil, nil, tileQ8x1mAVX2}
-		setX1m(kernels.Q8_0)
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){
 			kernels.MXFP4: batchMXFP4AVX2,
 		} {

@@ -46,11 +46,11 @@ type tileFmt struct {
 	x4 func(nu int, tile, act *byte, out *[64]float32)
 	x1 func(nu int, tile, act *byte, tok int, out *[16]float32)
 	// x1m is x1 on four tiles (tile + k·stride) at once, where there is one.
-	x1m func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+	x1m x1mFn
 	// x1mWarm is x1m without software prefetch where x1m prefetches (quartersPF),
 	// for weights that stay in cache from one step to the next (job.warm); nil
 	// elsewhere.
-	x1mWarm func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+	x1mWarm x1mFn
 	// x1mPF says x1m prefetches in software (quartersPF's kernel).
 	x1mPF bool
 }
@@ -331,8 +331,12 @@ var (
 	// x1mKernels holds the x1m kernels this CPU can run, indexed by the decode order
 	// that takes each (x1mAdjacent, x1mQuarters, x1mQuartersPF; nil where a type has
 	// none), whether or not decode takes them (tileFmt.x1m).
-	x1mKernels = map[kernels.DType][3]func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32){}
+	x1mKernels = map[kernels.DType][3]x1mFn{}
 )
+
+// x1mFn is a four-tile one-token kernel (tileFmt.x1m): nu units of the tiles at tile +
+// k·stride (k < 4) against token tok of the activations, tile k's outputs at out[16k:].
+type x1mFn = func(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
 // setX1m sets type t's x1m kernel from x1mKernels: four adjacent tiles where the
 // decode order is not quarters, else one from each quarter, with software prefetch

@@ -134,11 +134,16 @@
 // Q4C4T multiplies nibble dword c of a 32-element block of the four tiles (at memory
 // operands m0…m3) with one token's activations (R10) into their int sums I0–I3: low
 // nibbles with elements 4c…, high with 16+4c….
-#define Q4C4T(m0, m1, m2, m3, c, I0, I1, I2, I3) \
+#define Q4C4T(m0, m1, m2, m3, c, I0, I1, I2, I3) C4TX(NOLUT8, m0, m1, m2, m3, c, I0, I1, I2, I3)
+
+// C4TX is Q4C4T's body with LK (NOLUT8, or LUT8 for LUTC4T) run on the nibbles.
+#define C4TX(LK, m0, m1, m2, m3, c, I0, I1, I2, I3) \
 	VPBROADCASTD (4*c)(R10), Z24 \
 	VPBROADCASTD (16+4*c)(R10), Z25 \
 	NIB4(m0, m1, m2, m3) \
+	LK \
 	DOT4T(I0, I1, I2, I3)
+#define NOLUT8
 
 // DOT4T multiplies NIB4's eight registers with the token's broadcast activations (low
 // nibbles Z24, high Z25) into the four tiles' int sums I0–I3.
@@ -164,12 +169,7 @@
 	VPSHUFB Z23, Z29, Z23
 
 // LUTC4T is Q4C4T with the nibbles looked up in Z29 (IQ4_XS).
-#define LUTC4T(m0, m1, m2, m3, c, I0, I1, I2, I3) \
-	VPBROADCASTD (4*c)(R10), Z24 \
-	VPBROADCASTD (16+4*c)(R10), Z25 \
-	NIB4(m0, m1, m2, m3) \
-	LUT8 \
-	DOT4T(I0, I1, I2, I3)
+#define LUTC4T(m0, m1, m2, m3, c, I0, I1, I2, I3) C4TX(LUT8, m0, m1, m2, m3, c, I0, I1, I2, I3)
 
 // STARTS4 sets the int sums Z0–Z3 to the four tokens' starting sums (tail at R12).
 #define STARTS4 \
@@ -660,8 +660,8 @@ TEXT ·tileQ4x1mnp(SB), NOSPLIT, $0-48
 // in the leaner kernels: BLK sums a block at an offset into four int sums, the scale
 // line is prefetched after both blocks, and the tiles step n bytes. UNITQE is UNITQ
 // for E8M0 scales (MXFP4), UNITQNP and UNITQENP UNITQ and UNITQE without the scale
-// line's prefetch; UNITQF
-// is their body with FM scaling a block's sums and PFS prefetching the scale line.
+// line's prefetch; UNITQF is their body with FM scaling a block's sums and PFS
+// prefetching the scale line.
 #define UNITQ(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4, PF4T, BLK, q1, sc0, sc1, n)
 #define UNITQNP(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4, PFOFF, BLK, q1, sc0, sc1, n)
 #define UNITQE(BLK, q1, sc0, sc1, n) UNITQF(FMATQ4E, PF4T, BLK, q1, sc0, sc1, n)
@@ -1997,13 +1997,12 @@ TEXT ·tileQ51x1(SB), NOSPLIT, $0-40
 TEXT ·tileQ51x1np(SB), NOSPLIT, $0-40
 	TILEQ51X1(PFOFF)
 
-// Q5SETUP sets what the Q5_0 and Q5_1 four-tile kernels need beside MASKS: 16s in Z26
-// and the high-bit table in R13 (HI5's, at R9 in the one-tile kernels).
+// Q5SETUP sets what the Q5_0 and Q5_1 four-tile kernels need beside MASKS: LEGMASKS'
+// 16s in Z26 and its high-bit table moved to R13 (ARGS1M takes R9 for a tile).
 #define Q5SETUP \
 	MASKS \
-	MOVL $0x10101010, R9 \
-	VPBROADCASTD R9, Z26 \
-	LEAQ q3bits<>(SB), R13
+	LEGMASKS \
+	MOVQ R9, R13
 
 // func tileQ50x1mnp(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 //
