@@ -24,12 +24,14 @@ run: build
 # -p 1: packages run one at a time, so timing tests never share the cores with another
 # package's heavy test (the synthetic 1B model is written by the root package's tests).
 # The kernel and engine tests run again with the AVX-512 kernels off (LLMBENCH_CPU=avx2),
-# so CI covers the AVX2 paths whatever its machine has, and the CPU kernel tests once
+# so CI covers the AVX2 paths whatever its machine has, the CPU kernel tests with the
+# AVX2 level's AVX-VNNI kernels (LLMBENCH_CPU=avxvnni: where the CPU has AVX-VNNI), and once
 # in each decode order (LLMBENCH_DECODE_ORDER), so AMD and Intel's choices run on either.
 test: lint
 	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
 	LLMBENCH_CPU=avx2 $(GO) test -count=1 -short ./kernels/... ./engine/...
+	LLMBENCH_CPU=avxvnni $(GO) test -count=1 -short ./kernels/cpu/
 	LLMBENCH_DECODE_ORDER=quarters $(GO) test -count=1 -short ./kernels/cpu/
 	LLMBENCH_DECODE_ORDER=adjacent $(GO) test -count=1 -short ./kernels/cpu/
 

@@ -125,6 +125,9 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		if level == "avx2" { // tile_avx2_amd64.s
 			op := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows"
 			switch {
+			case n > 1 && avxVNNIx4[t]:
+				return "tile-" + ty + "-x4-avxvnni", "16-row tiles × 4 tokens, VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows" + twoTokens(t),
+					"AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI" + envNote()
 			case n > 1:
 				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t), levelWhy(t, p)
 			case tileFmts[t].x1m != nil: // only in quarters

@@ -52,6 +52,9 @@ func TestKernels(t *testing.T) {
 	if level == "avx2" && quartersPF { // AMD Zen 5: Q8_0's four tiles with software prefetch
 		want["Q8_0/decode"] = "tile-q8_0-x1m-avx2-pf"
 	}
+	if level == "avx2" && xcpu.X86.HasAVXVNNI && allowed(capAVXVNNI) { // prompts with AVX-VNNI
+		want["Q4_0/prompt"], want["Q8_0/prompt"] = "tile-q4_0-x4-avxvnni", "tile-q8_0-x4-avxvnni"
+	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"
 	}

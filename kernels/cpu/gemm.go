@@ -13,9 +13,14 @@ import (
 // level names the fastest instruction set the kernels use ("go", "avx2", "avx512vnni").
 var level = "go"
 
+// avxVNNIx4 holds the types whose four-token tile kernel at the AVX2 level sums with
+// AVX-VNNI's VPDPBUSD (ymm) where the CPU has it and LLMBENCH_CPU allows it.
+var avxVNNIx4 = map[kernels.DType]bool{}
+
 // EnvLevel names the environment variable that caps the kernels' instruction set:
-// "go" (pure Go), "avx2" (AVX2/FMA/F16C, no AVX-512, no AMX), "avx512" (AVX-512 and
-// VNNI, no AMX); unset or empty, the best the CPU has. It is read once, at start-up.
+// "go" (pure Go), "avx2" (AVX2/FMA/F16C, no AVX-VNNI, no AVX-512, no AMX), "avxvnni"
+// (that and AVX-VNNI), "avx512" (AVX-512 and VNNI, no AMX); unset or empty, the best
+// the CPU has. It is read once, at start-up.
 const EnvLevel = "LLMBENCH_CPU"
 
 // cpuCap is a ceiling on the instruction sets the kernels may use.
@@ -23,10 +28,11 @@ type cpuCap int
 
 // The ceilings LLMBENCH_CPU selects, lowest first.
 const (
-	capGo     cpuCap = iota // pure Go
-	capAVX2                 // AVX2, FMA and F16C
-	capAVX512               // AVX-512 (F, VL, BW) and AVX512-VNNI
-	capBest                 // whatever the CPU has, AMX included
+	capGo      cpuCap = iota // pure Go
+	capAVX2                  // AVX2, FMA and F16C
+	capAVXVNNI               // capAVX2 and AVX-VNNI (VPDPBUSD on ymm, VEX-encoded)
+	capAVX512                // AVX-512 (F, VL, BW) and AVX512-VNNI
+	capBest                  // whatever the CPU has, AMX included
 )
 
 // levelCap is the ceiling LLMBENCH_CPU asks for; levelErr says why its value was
@@ -42,10 +48,12 @@ func parseLevel(v string) (cpuCap, error) {
 		return capGo, nil
 	case "avx2":
 		return capAVX2, nil
+	case "avxvnni":
+		return capAVXVNNI, nil
 	case "avx512":
 		return capAVX512, nil
 	}
-	return capBest, fmt.Errorf("%s=%q: want go, avx2, avx512 or amx (or unset for the best the CPU has)", EnvLevel, v)
+	return capBest, fmt.Errorf("%s=%q: want go, avx2, avxvnni, avx512 or amx (or unset for the best the CPU has)", EnvLevel, v)
 }
 
 // EnvDecodeOrder names the environment variable that chooses how the one-token

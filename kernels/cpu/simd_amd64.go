@@ -180,6 +180,15 @@ func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ4x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
+// tileQ4x4AVXVNNI and tileQ8x4AVXVNNI are tileQ4x4AVX2 and tileQ8x4AVX2 with AVX-VNNI
+// (VPDPBUSD on ymm): the same results bit for bit.
+//
+//go:noescape
+func tileQ4x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ8x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -749,6 +758,13 @@ func init() {
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileFmts[kernels.IQ4_XS].x4, tileFmts[kernels.IQ4_XS].x1 = tileIQ4XSx4AVX2, tileIQ4XSx1AVX2
+		if x.HasAVXVNNI && allowed(capAVXVNNI) { // prompts: VPDPBUSD ymm (Intel Core from Alder Lake on, Xeon 6 E-cores)
+			for t, k := range map[kernels.DType]func(int, *byte, *byte, *[64]float32){
+				kernels.Q4_0: tileQ4x4AVXVNNI, kernels.Q8_0: tileQ8x4AVXVNNI,
+			} {
+				tileFmts[t].x4, avxVNNIx4[t] = k, true
+			}
+		}
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
 		// On AMD (quarters), Q4_0, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:

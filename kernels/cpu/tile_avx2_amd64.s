@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vnni256_amd64.h"
 
 // Tile kernels (Q4_0, Q8_0, Q4_K, Q6_K) for CPUs with AVX2 but without AVX512-VNNI (or
 // LLMBENCH_CPU=avx2): the tile formats and the per-output order of tile.go, so they
@@ -2299,5 +2300,155 @@ q8am_loop:
 	JNZ q8am_loop
 
 q8am_done:
+	VZEROUPPER
+	RET
+
+// The AVX-VNNI kernels (AVX2 CPUs with AVX-VNNI: VPDPBUSD on ymm, VEX-encoded by hand,
+// vnni256_amd64.h): the AVX2 kernels' tile walks with each word's products summed
+// straight into int32 lanes, one VPDPBUSD per half word where VPMADDUBSW, VPADDW and a
+// widening VPMADDWD per block (Q4_0) or VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD per
+// word (Q8_0) did the same sums. The integers are the same (exact in any order), and the
+// float operations after them are the AVX2 and VNNI kernels': the same results bit for
+// bit.
+
+// VQ4_a_b adds a Q4_0 word's low (Y2, Y3) and high (Y4, Y5) nibbles times the token's
+// words (Y0, Y1) to the int32 sums Ya (rows 0–7) and Yb (rows 8–15).
+#define VQ4_6_7 VDP_6_2_0; VDP_7_3_0; VDP_6_4_1; VDP_7_5_1
+#define VQ4_8_9 VDP_8_2_0; VDP_9_3_0; VDP_8_4_1; VDP_9_5_1
+#define VQ4_10_11 VDP_10_2_0; VDP_11_3_0; VDP_10_4_1; VDP_11_5_1
+#define VQ4_12_13 VDP_12_2_0; VDP_13_3_0; VDP_12_4_1; VDP_13_5_1
+
+// VTOK broadcasts word c of the token at T (elements 4c… in Y0, 16+4c… in Y1) and
+// adds its products with the loaded word through DP (a VQ4 or VQ8 macro).
+#define VTOK(T, c, DP) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	VPBROADCASTD (16+4*c)(T), Y1 \
+	DP
+
+// VQ4ALL runs nibble word c of the block at SI against the four tokens (DI, R10, R11,
+// R12) into Y6…Y13.
+#define VQ4ALL(c) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+	VTOK(DI, c, VQ4_6_7) \
+	VTOK(R10, c, VQ4_8_9) \
+	VTOK(R11, c, VQ4_10_11) \
+	VTOK(R12, c, VQ4_12_13)
+
+// VSUM4 turns the four tokens' int32 sums into float32(start + Σ q·y), their starting
+// sums at st(DI) + 4t.
+#define VSUM4(st) \
+	T2SUMD(Y6, Y7, st(DI)) \
+	T2SUMD(Y8, Y9, (st+4)(DI)) \
+	T2SUMD(Y10, Y11, (st+8)(DI)) \
+	T2SUMD(Y12, Y13, (st+12)(DI))
+
+// func tileQ4x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ4x4AVX2 with AVX-VNNI.
+TEXT ·tileQ4x4AVXVNNI(SB), NOSPLIT, $0-32
+	T2MASKS
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ q4v4_done
+
+q4v4_loop:
+	MOVQ $2, R13
+	MOVQ SI, R8
+	MOVQ SI, R9
+	ADDQ $512, R9
+
+q4v4_block:
+	MOVQ R8, SI
+	T2ZERO8
+	VQ4ALL(0)
+	VQ4ALL(1)
+	VQ4ALL(2)
+	VQ4ALL(3)
+	VSUM4(144)
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	T2ACC8(128)
+	ADDQ $256, R8
+	ADDQ $32, R9
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q4v4_block
+
+	LEAQ 64(R8), SI
+	DECQ CX
+	JNZ q4v4_loop
+
+q4v4_done:
+	VZEROUPPER
+	RET
+
+// VQ8_a_b adds a Q8_0 word's quants as stored, q+128 (Y2 rows 0–7, Y3 rows 8–15), times
+// the token's word (Y0) to the int32 sums Ya and Yb: with the starting sum −128·Σ y
+// (VSUM4), Σ q·y, as the VNNI kernels form it.
+#define VQ8_6_7 VDP_6_2_0; VDP_7_3_0
+#define VQ8_8_9 VDP_8_2_0; VDP_9_3_0
+#define VQ8_10_11 VDP_10_2_0; VDP_11_3_0
+#define VQ8_12_13 VDP_12_2_0; VDP_13_3_0
+
+// V8TOK broadcasts word c of the token at T into Y0 and adds its products through DP.
+#define V8TOK(T, c, DP) \
+	VPBROADCASTD (4*c)(T), Y0 \
+	DP
+
+// VQ8ALL runs word c of the Q8_0 block at SI against the four tokens into Y6…Y13.
+#define VQ8ALL(c) \
+	VMOVDQU (64*c)(SI), Y2 \
+	VMOVDQU (64*c+32)(SI), Y3 \
+	V8TOK(DI, c, VQ8_6_7) \
+	V8TOK(R10, c, VQ8_8_9) \
+	V8TOK(R11, c, VQ8_10_11) \
+	V8TOK(R12, c, VQ8_12_13)
+
+// func tileQ8x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ8x4AVX2 with AVX-VNNI.
+TEXT ·tileQ8x4AVXVNNI(SB), NOSPLIT, $0-32
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ q8v4_done
+
+q8v4_loop:
+	MOVQ $2, R13
+	MOVQ SI, R8
+	MOVQ SI, R9
+	ADDQ $1024, R9
+
+q8v4_block:
+	MOVQ R8, SI
+	T2ZERO8
+	VQ8ALL(0)
+	VQ8ALL(1)
+	VQ8ALL(2)
+	VQ8ALL(3)
+	VQ8ALL(4)
+	VQ8ALL(5)
+	VQ8ALL(6)
+	VQ8ALL(7)
+	VSUM4(144)
+	VCVTPH2PS (R9), Y2
+	VCVTPH2PS 16(R9), Y3
+	T2ACC8(128)
+	ADDQ $512, R8
+	ADDQ $32, R9
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ q8v4_block
+
+	LEAQ 64(R8), SI
+	DECQ CX
+	JNZ q8v4_loop
+
+q8v4_done:
 	VZEROUPPER
 	RET
