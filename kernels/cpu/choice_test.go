@@ -53,7 +53,9 @@ func TestKernels(t *testing.T) {
 		want["Q8_0/decode"] = "tile-q8_0-x1m-avx2-pf"
 	}
 	if level == "avx2" && xcpu.X86.HasAVXVNNI && allowed(capAVXVNNI) { // prompts with AVX-VNNI
-		want["Q4_0/prompt"], want["Q8_0/prompt"] = "tile-q4_0-x4-avxvnni", "tile-q8_0-x4-avxvnni"
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1} {
+			want[t.String()+"/prompt"] = "tile-" + strings.ToLower(t.String()) + "-x4-avxvnni"
+		}
 	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"

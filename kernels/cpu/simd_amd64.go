@@ -180,14 +180,32 @@ func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //go:noescape
 func tileQ4x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
-// tileQ4x4AVXVNNI and tileQ8x4AVXVNNI are tileQ4x4AVX2 and tileQ8x4AVX2 with AVX-VNNI
-// (VPDPBUSD on ymm): the same results bit for bit.
+// tileQ4x4AVXVNNI, tileQ8x4AVXVNNI and the others below are the four-token AVX2 kernels
+// of their types with AVX-VNNI (VPDPBUSD on ymm): the same results bit for bit.
 //
 //go:noescape
 func tileQ4x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 
 //go:noescape
 func tileQ8x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ3Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ41x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ50x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ51x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
@@ -760,7 +778,9 @@ func init() {
 		tileFmts[kernels.IQ4_XS].x4, tileFmts[kernels.IQ4_XS].x1 = tileIQ4XSx4AVX2, tileIQ4XSx1AVX2
 		if x.HasAVXVNNI && allowed(capAVXVNNI) { // prompts: VPDPBUSD ymm (Intel Core from Alder Lake on, Xeon 6 E-cores)
 			for t, k := range map[kernels.DType]func(int, *byte, *byte, *[64]float32){
-				kernels.Q4_0: tileQ4x4AVXVNNI, kernels.Q8_0: tileQ8x4AVXVNNI,
+				kernels.Q4_0: tileQ4x4AVXVNNI, kernels.Q8_0: tileQ8x4AVXVNNI, kernels.Q4_K: tileQ4Kx4AVXVNNI,
+				kernels.Q6_K: tileQ6Kx4AVXVNNI, kernels.Q3_K: tileQ3Kx4AVXVNNI, kernels.Q4_1: tileQ41x4AVXVNNI,
+				kernels.Q5_0: tileQ50x4AVXVNNI, kernels.Q5_1: tileQ51x4AVXVNNI,
 			} {
 				tileFmts[t].x4, avxVNNIx4[t] = k, true
 			}

@@ -321,45 +321,48 @@ q4a1_done:
 // tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
 // loaded and split once for the four tokens. The int16 sums of token t are in
 // Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
-TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
-	T2MASKS
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q4a4_done
-
-q4a4_loop:
-	MOVQ $2, R13
-	MOVQ SI, R8
-	MOVQ SI, R9
-	ADDQ $512, R9
-
-q4a4_block:
-	MOVQ R8, SI
-	T2ZERO8
-	T2Q4ALL(0)
-	T2Q4ALL(1)
-	T2Q4ALL(2)
-	T2Q4ALL(3)
-	T2SUM4(144)
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	T2ACC8(128)
-	ADDQ $256, R8
-	ADDQ $32, R9
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q4a4_block
-
-	LEAQ 64(R8), SI
-	DECQ CX
-	JNZ q4a4_loop
-
-q4a4_done:
-	VZEROUPPER
+// TQ4X4 is the Q4_0 four-token kernel with ALL (T2Q4ALL; VQ4ALL with AVX-VNNI) summing
+// nibble word c of the block at SI against the four tokens into Y6…Y13 and SUM (T2SUM4,
+// VSUM4) making them float32(start + Σ q·y).
+#define TQ4X4(ALL, SUM) \
+	T2MASKS \
+	T2ARGS4(32) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	MOVQ SI, R9 \
+	ADDQ $512, R9 \
+block: \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	ALL(0) \
+	ALL(1) \
+	ALL(2) \
+	ALL(3) \
+	SUM(144) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	T2ACC8(128) \
+	ADDQ $256, R8 \
+	ADDQ $32, R9 \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ block \
+	LEAQ 64(R8), SI \
+	DECQ CX \
+	JNZ loop \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
+	TQ4X4(T2Q4ALL, T2SUM4)
+
 
 // The Q8_0 kernels store the quants as q+128 (tile.go); the VNNI kernels' integer
 // start + Σ (q+128)·y is Σ q·y, which these form directly: q = (q+128) XOR 0x80 as a
@@ -500,56 +503,63 @@ q8a1_done:
 //
 // tileQ8x1AVX2 for four tokens at once; each word is loaded and its signs taken once
 // for the four tokens (int32 sums of token t in Y6+2t and Y7+2t, accumulators in out).
-TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
-	T8MASKS
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q8a4_done
-
-q8a4_loop:
-	MOVQ $2, R13
-	MOVQ SI, R8
-	MOVQ SI, R9
-	ADDQ $1024, R9
-
-q8a4_block:
-	MOVQ R8, SI
-	T2ZERO8
-	T8ALL(0)
-	T8ALL(1)
-	T8ALL(2)
-	T8ALL(3)
-	T8ALL(4)
-	T8ALL(5)
-	T8ALL(6)
-	T8ALL(7)
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-	VCVTDQ2PS Y8, Y8
-	VCVTDQ2PS Y9, Y9
-	VCVTDQ2PS Y10, Y10
-	VCVTDQ2PS Y11, Y11
-	VCVTDQ2PS Y12, Y12
+// T8CVT8 makes the four tokens' int32 sums Σ q·y (T8ALL) float32 (st unused: the AVX2
+// Q8_0 kernels form Σ q·y without a starting sum).
+#define T8CVT8(st) \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VCVTDQ2PS Y8, Y8 \
+	VCVTDQ2PS Y9, Y9 \
+	VCVTDQ2PS Y10, Y10 \
+	VCVTDQ2PS Y11, Y11 \
+	VCVTDQ2PS Y12, Y12 \
 	VCVTDQ2PS Y13, Y13
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	T2ACC8(128)
-	ADDQ $512, R8
-	ADDQ $32, R9
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q8a4_block
 
-	LEAQ 64(R8), SI
-	DECQ CX
-	JNZ q8a4_loop
-
-q8a4_done:
-	VZEROUPPER
+// TQ8X4 is the Q8_0 four-token kernel: MASKS sets the constants ALL (T8ALL, VQ8ALL)
+// needs to sum word c of the block at SI against the four tokens into Y6…Y13, SUM
+// (T8CVT8, VSUM4) makes those float32.
+#define TQ8X4(MASKS, ALL, SUM) \
+	MASKS \
+	T2ARGS4(32) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	MOVQ SI, R9 \
+	ADDQ $1024, R9 \
+block: \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	ALL(0) \
+	ALL(1) \
+	ALL(2) \
+	ALL(3) \
+	ALL(4) \
+	ALL(5) \
+	ALL(6) \
+	ALL(7) \
+	SUM(144) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	T2ACC8(128) \
+	ADDQ $512, R8 \
+	ADDQ $32, R9 \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ block \
+	LEAQ 64(R8), SI \
+	DECQ CX \
+	JNZ loop \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
+	TQ8X4(T8MASKS, T8ALL, T8CVT8)
 
 // The Q4_K kernels: per 256-element super-block of a tile, 16 fp16 d, 16 fp16 dmin, 8×16
 // scale bytes, 8×16 min bytes, then eight 32-element sub-blocks of Q4_0's nibble words
@@ -675,40 +685,41 @@ q4ka1_done:
 // func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
-TEXT ·tileQ4Kx4AVX2(SB), NOSPLIT, $0-32
-	T2MASKS
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q4ka4_done
-
-q4ka4_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $8, R13
-
-q4ka4_sub:
-	T2ZERO8
-	T2Q4ALL(0)
-	T2Q4ALL(1)
-	T2Q4ALL(2)
-	T2Q4ALL(3)
-	T2SUM4(144)
-	T2KFIN4
-	ADDQ $256, SI
-	ADDQ $16, R14
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q4ka4_sub
-	DECQ CX
-	JNZ q4ka4_super
-
-q4ka4_done:
-	VZEROUPPER
+// TQ4KX4 is the Q4_K four-token kernel with TQ4X4's ALL and SUM.
+#define TQ4KX4(ALL, SUM) \
+	T2MASKS \
+	T2ARGS4(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13 \
+sub: \
+	T2ZERO8 \
+	ALL(0) \
+	ALL(1) \
+	ALL(2) \
+	ALL(3) \
+	SUM(144) \
+	T2KFIN4 \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, DI \
+	ADDQ $176, R10 \
+	ADDQ $176, R11 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ sub \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ4Kx4AVX2(SB), NOSPLIT, $0-32
+	TQ4KX4(T2Q4ALL, T2SUM4)
 
 // The Q5_K kernels: Q4_K's with the fifth bits (tile.go: per super-block Q4_K's
 // 320-byte head, eight high-bit words at 320, then the sub-blocks' nibbles at 832).
@@ -1043,12 +1054,18 @@ q6ka1_done:
 	T6CHUNKS(h) \
 	T6HALFT(h)
 
-// T6HALFT is T6HALF after the chunks are rebuilt.
-#define T6HALFT(h) \
+// T6HALFT is T6HALF after the chunks are rebuilt; T6HALFTX is it with TOKS (T6TOKS4,
+// or V6TOKS4 with AVX-VNNI) summing the four tokens into Y2, Y3, Y4 and Y9.
+#define T6HALFT(h) T6HALFTX(h, T6TOKS4)
+
+#define T6TOKS4 \
 	T6TOK(DI, Y2) \
 	T6TOK(R10, Y3) \
 	T6TOK(R11, Y4) \
-	T6TOK(R12, Y9) \
+	T6TOK(R12, Y9)
+
+#define T6HALFTX(h, TOKS) \
+	TOKS \
 	T6FLOAT(Y2, 80(DI)) \
 	T6FLOAT(Y3, 84(DI)) \
 	T6FLOAT(Y4, 88(DI)) \
@@ -1063,35 +1080,37 @@ q6ka1_done:
 //
 // tileQ6Kx1AVX2 for four tokens at once: each half's chunks are rebuilt once for the
 // four tokens.
-TEXT ·tileQ6Kx4AVX2(SB), NOSPLIT, $0-32
-	T6MASKS
-	T2ARGS4(16)
-	TESTQ CX, CX
-	JZ q6ka4_done
-
-q6ka4_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $16, R13
-
-q6ka4_blk:
-	T6HALF(0)
-	T6HALF(1)
-	ADDQ $192, SI
-	ADDQ $16, R14
-	ADDQ $112, DI
-	ADDQ $112, R10
-	ADDQ $112, R11
-	ADDQ $112, R12
-	DECQ R13
-	JNZ q6ka4_blk
-	DECQ CX
-	JNZ q6ka4_super
-
-q6ka4_done:
-	VZEROUPPER
+// TQ6KX4 is the Q6_K four-token kernel with HALF (T6HALF, V6HALF) running half h of a
+// block against the four tokens.
+#define TQ6KX4(HALF) \
+	T6MASKS \
+	T2ARGS4(16) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $16, R13 \
+blk: \
+	HALF(0) \
+	HALF(1) \
+	ADDQ $192, SI \
+	ADDQ $16, R14 \
+	ADDQ $112, DI \
+	ADDQ $112, R10 \
+	ADDQ $112, R11 \
+	ADDQ $112, R12 \
+	DECQ R13 \
+	JNZ blk \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ6Kx4AVX2(SB), NOSPLIT, $0-32
+	TQ6KX4(T6HALF)
 
 // T2Q4W runs word c of the block at q of the four tiles (SI, R8, R9, BX).
 #define T2Q4W(q, c) \
@@ -2304,14 +2323,14 @@ q8am_done:
 	RET
 
 // The AVX-VNNI kernels (AVX2 CPUs with AVX-VNNI: VPDPBUSD on ymm, VEX-encoded by hand,
-// vnni256_amd64.h): the AVX2 kernels' tile walks with each word's products summed
+// vnni256_amd64.h): the AVX2 four-token kernels' walks with each word's products summed
 // straight into int32 lanes, one VPDPBUSD per half word where VPMADDUBSW, VPADDW and a
-// widening VPMADDWD per block (Q4_0) or VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD per
-// word (Q8_0) did the same sums. The integers are the same (exact in any order), and the
-// float operations after them are the AVX2 and VNNI kernels': the same results bit for
-// bit.
+// widening VPMADDWD per block (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K), two per chunk pair
+// (Q3_K, Q6_K), or VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD per word (Q8_0) did the same
+// sums. The integers are the same (exact in any order), and the float operations after
+// them are the AVX2 and VNNI kernels': the same results bit for bit.
 
-// VQ4_a_b adds a Q4_0 word's low (Y2, Y3) and high (Y4, Y5) nibbles times the token's
+// VQ4_a_b adds a nibble word's low (Y2, Y3) and high (Y4, Y5) nibbles times the token's
 // words (Y0, Y1) to the int32 sums Ya (rows 0–7) and Yb (rows 8–15).
 #define VQ4_6_7 VDP_6_2_0; VDP_7_3_0; VDP_6_4_1; VDP_7_5_1
 #define VQ4_8_9 VDP_8_2_0; VDP_9_3_0; VDP_8_4_1; VDP_9_5_1
@@ -2319,20 +2338,29 @@ q8am_done:
 #define VQ4_12_13 VDP_12_2_0; VDP_13_3_0; VDP_12_4_1; VDP_13_5_1
 
 // VTOK broadcasts word c of the token at T (elements 4c… in Y0, 16+4c… in Y1) and
-// adds its products with the loaded word through DP (a VQ4 or VQ8 macro).
+// adds its products with the loaded word through DP (a VQ4 macro).
 #define VTOK(T, c, DP) \
 	VPBROADCASTD (4*c)(T), Y0 \
 	VPBROADCASTD (16+4*c)(T), Y1 \
 	DP
 
-// VQ4ALL runs nibble word c of the block at SI against the four tokens (DI, R10, R11,
-// R12) into Y6…Y13.
-#define VQ4ALL(c) \
-	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+// VQ4TOKS runs the loaded nibble word c against the four tokens (DI, R10, R11, R12)
+// into Y6…Y13.
+#define VQ4TOKS(c) \
 	VTOK(DI, c, VQ4_6_7) \
 	VTOK(R10, c, VQ4_8_9) \
 	VTOK(R11, c, VQ4_10_11) \
 	VTOK(R12, c, VQ4_12_13)
+
+// VQ4ALL is T2Q4ALL with AVX-VNNI: nibble word c of the block at SI against the four
+// tokens; VQ5ALL the same with the fifth bits of the word at BX (T2NIB5B).
+#define VQ4ALL(c) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+	VQ4TOKS(c)
+
+#define VQ5ALL(c) \
+	T2NIB5B(c) \
+	VQ4TOKS(c)
 
 // VSUM4 turns the four tokens' int32 sums into float32(start + Σ q·y), their starting
 // sums at st(DI) + 4t.
@@ -2343,47 +2371,41 @@ q8am_done:
 	T2SUMD(Y12, Y13, (st+12)(DI))
 
 // func tileQ4x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ4x4AVX2 with AVX-VNNI.
 TEXT ·tileQ4x4AVXVNNI(SB), NOSPLIT, $0-32
-	T2MASKS
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q4v4_done
+	TQ4X4(VQ4ALL, VSUM4)
 
-q4v4_loop:
-	MOVQ $2, R13
-	MOVQ SI, R8
-	MOVQ SI, R9
-	ADDQ $512, R9
+// func tileQ4Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ4Kx4AVXVNNI(SB), NOSPLIT, $0-32
+	TQ4KX4(VQ4ALL, VSUM4)
 
-q4v4_block:
-	MOVQ R8, SI
-	T2ZERO8
-	VQ4ALL(0)
-	VQ4ALL(1)
-	VQ4ALL(2)
+// V2L4Q4 and V2L4Q5 are T2L4Q4 and T2L4Q5 with AVX-VNNI (no widening).
+#define V2L4Q4 \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	VQ4ALL(0) \
+	VQ4ALL(1) \
+	VQ4ALL(2) \
 	VQ4ALL(3)
-	VSUM4(144)
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	T2ACC8(128)
-	ADDQ $256, R8
-	ADDQ $32, R9
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q4v4_block
 
-	LEAQ 64(R8), SI
-	DECQ CX
-	JNZ q4v4_loop
+#define V2L4Q5 \
+	MOVQ R8, SI \
+	T2ZERO8 \
+	VQ5ALL(0) \
+	VQ5ALL(1) \
+	VQ5ALL(2) \
+	VQ5ALL(3)
 
-q4v4_done:
-	VZEROUPPER
-	RET
+// func tileQ41x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ41x4AVXVNNI(SB), NOSPLIT, $0-32
+	TILEL4(V2L4Q4, T2L4ACCMIN, 512, 640)
+
+// func tileQ50x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ50x4AVXVNNI(SB), NOSPLIT, $0-32
+	TILEL4(V2L4Q5, T2L4ACC, 640, 704)
+
+// func tileQ51x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ51x4AVXVNNI(SB), NOSPLIT, $0-32
+	TILEL4(V2L4Q5, T2L4ACCMIN, 640, 768)
 
 // VQ8_a_b adds a Q8_0 word's quants as stored, q+128 (Y2 rows 0–7, Y3 rows 8–15), times
 // the token's word (Y0) to the int32 sums Ya and Yb: with the starting sum −128·Σ y
@@ -2407,48 +2429,48 @@ q4v4_done:
 	V8TOK(R11, c, VQ8_10_11) \
 	V8TOK(R12, c, VQ8_12_13)
 
+// VNOMASKS: the AVX-VNNI Q8_0 kernel needs no constants.
+#define VNOMASKS
+
 // func tileQ8x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ8x4AVX2 with AVX-VNNI.
 TEXT ·tileQ8x4AVXVNNI(SB), NOSPLIT, $0-32
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q8v4_done
+	TQ8X4(VNOMASKS, VQ8ALL, VSUM4)
 
-q8v4_loop:
-	MOVQ $2, R13
-	MOVQ SI, R8
-	MOVQ SI, R9
-	ADDQ $1024, R9
+// V6TOK sets S to the int32 sums Σ (q+32)·y of the four chunks (Y5…Y8) with the 16
+// activation bytes of the token at T, through the chunks' VDP macros D5…D8 into S.
+#define V6TOK(T, S, D5, D6, D7, D8) \
+	VPXOR S, S, S \
+	VPBROADCASTD (T), Y0 \
+	VPBROADCASTD 4(T), Y1 \
+	D5 \
+	D6 \
+	VPBROADCASTD 8(T), Y0 \
+	VPBROADCASTD 12(T), Y1 \
+	D7 \
+	D8
 
-q8v4_block:
-	MOVQ R8, SI
-	T2ZERO8
-	VQ8ALL(0)
-	VQ8ALL(1)
-	VQ8ALL(2)
-	VQ8ALL(3)
-	VQ8ALL(4)
-	VQ8ALL(5)
-	VQ8ALL(6)
-	VQ8ALL(7)
-	VSUM4(144)
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	T2ACC8(128)
-	ADDQ $512, R8
-	ADDQ $32, R9
-	ADDQ $176, DI
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q8v4_block
+// V6TOKS4 is T6TOKS4 with AVX-VNNI.
+#define V6TOKS4 \
+	V6TOK(DI, Y2, VDP_2_5_0, VDP_2_6_1, VDP_2_7_0, VDP_2_8_1) \
+	V6TOK(R10, Y3, VDP_3_5_0, VDP_3_6_1, VDP_3_7_0, VDP_3_8_1) \
+	V6TOK(R11, Y4, VDP_4_5_0, VDP_4_6_1, VDP_4_7_0, VDP_4_8_1) \
+	V6TOK(R12, Y9, VDP_9_5_0, VDP_9_6_1, VDP_9_7_0, VDP_9_8_1)
 
-	LEAQ 64(R8), SI
-	DECQ CX
-	JNZ q8v4_loop
+// V6HALF and V3HALF4 are T6HALF and T3HALF4 with AVX-VNNI.
+#define V6HALF(h) \
+	T6CHUNKS(h) \
+	T6HALFTX(h, V6TOKS4)
 
-q8v4_done:
-	VZEROUPPER
-	RET
+#define V3HALF4(p, h, PRE) \
+	T3CHUNKS(p, h, PRE) \
+	T6HALFTX(h, V6TOKS4)
+
+// func tileQ6Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ6Kx4AVXVNNI(SB), NOSPLIT, $0-32
+	TQ6KX4(V6HALF)
+
+// func tileQ3Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ3Kx4AVXVNNI(SB), NOSPLIT, $0-32
+	T3MASKS
+	T2ARGS4(16)
+	T3LOOP(V3HALF4, T3NEXT4)
