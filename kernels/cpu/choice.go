@@ -123,22 +123,26 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			return name, fmt.Sprintf("16-row tiles × 16 tokens, TDPBSSD/TDPBUSD (from %d tokens; fewer: tile-%s-x4)", amxMinToks, ty), why
 		}
 		if level == "avx2" { // tile_avx2_amd64.s
-			op := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows"
+			op, isa, why := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows", "avx2", levelWhy(t, p)
+			use := vnniDecode
+			if n > 1 {
+				use = vnniPrompt
+			}
+			if avxVNNI[t]&use != 0 {
+				op, isa, why = "VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows", "avxvnni", "AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI"+envNote()
+			}
 			switch {
-			case n > 1 && avxVNNIx4[t]:
-				return "tile-" + ty + "-x4-avxvnni", "16-row tiles × 4 tokens, VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows" + twoTokens(t),
-					"AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI" + envNote()
 			case n > 1:
-				return "tile-" + ty + "-x4-avx2", "16-row tiles × 4 tokens, " + op + twoTokens(t), levelWhy(t, p)
+				return "tile-" + ty + "-x4-" + isa, "16-row tiles × 4 tokens, " + op + twoTokens(t), why
 			case tileFmts[t].x1m != nil: // only in quarters
-				kernel, pf := "tile-"+ty+"-x1m-avx2", ""
+				kernel, pf := "tile-"+ty+"-x1m-"+isa, ""
 				if tileFmts[t].x1mPF {
 					kernel, pf = kernel+"-pf", ", software prefetch "+x1mAhead(t)+" of each stream"
 				}
 				return kernel, "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op + pf +
-					orderNote("AMD: quarters, as at the VNNI level"), levelWhy(t, p)
+					orderNote("AMD: quarters, as at the VNNI level"), why
 			}
-			return "tile-" + ty + "-x1-avx2", "16-row tile × 1 token, " + op + orderNote(""), levelWhy(t, p)
+			return "tile-" + ty + "-x1-" + isa, "16-row tile × 1 token, " + op + orderNote(""), why
 		}
 		switch {
 		case n > 1:

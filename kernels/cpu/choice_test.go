@@ -56,6 +56,9 @@ func TestKernels(t *testing.T) {
 		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1} {
 			want[t.String()+"/prompt"] = "tile-" + strings.ToLower(t.String()) + "-x4-avxvnni"
 		}
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K} { // and decode
+			want[t.String()+"/decode"] = strings.Replace(want[t.String()+"/decode"], "-avx2", "-avxvnni", 1)
+		}
 	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD
 		want["F16/decode"], want["BF16/decode"] = "f16-rows", "bf16-rows"

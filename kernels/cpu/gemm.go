@@ -13,9 +13,18 @@ import (
 // level names the fastest instruction set the kernels use ("go", "avx2", "avx512vnni").
 var level = "go"
 
-// avxVNNIx4 holds the types whose four-token tile kernel at the AVX2 level sums with
-// AVX-VNNI's VPDPBUSD (ymm) where the CPU has it and LLMBENCH_CPU allows it.
-var avxVNNIx4 = map[kernels.DType]bool{}
+// avxVNNI says, per type, which of the AVX2 level's tile kernels sum with AVX-VNNI's
+// VPDPBUSD (ymm) where the CPU has it and LLMBENCH_CPU allows it (setAVXVNNI).
+var avxVNNI = map[kernels.DType]vnniUse{}
+
+// vnniUse is a set of kernel kinds: vnniPrompt the four-token kernel, vnniDecode the
+// one-token and four-tile ones.
+type vnniUse uint8
+
+const (
+	vnniPrompt vnniUse = 1 << iota
+	vnniDecode
+)
 
 // EnvLevel names the environment variable that caps the kernels' instruction set:
 // "go" (pure Go), "avx2" (AVX2/FMA/F16C, no AVX-VNNI, no AVX-512, no AMX), "avxvnni"

@@ -32,7 +32,7 @@ func TestLevelCap(t *testing.T) {
 	if h := halfKerns[kernels.F16]; !allowed(capAVX512) && (tileFmts[kernels.MXFP4].x4 != nil || h.x4 != nil && h.lanes != 8) {
 		t.Fatalf("AVX-512 kernels installed under ceiling %d", levelCap)
 	}
-	if !allowed(capAVXVNNI) && len(avxVNNIx4) != 0 {
+	if !allowed(capAVXVNNI) && len(avxVNNI) != 0 {
 		t.Fatalf("AVX-VNNI kernels installed under ceiling %d", levelCap)
 	}
 	if !allowed(capAVX2) && tileX4 != nil {

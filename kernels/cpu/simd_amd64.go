@@ -207,6 +207,33 @@ func tileQ50x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ51x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 
+// tileQ4x1AVXVNNI, tileQ4x1mAVXVNNI and the others below are the one-token and
+// four-tile AVX2 kernels of their types with AVX-VNNI: the same results bit for bit.
+//
+//go:noescape
+func tileQ4x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ8x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ4Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ6Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ4x1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ8x1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ4Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ6Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -490,6 +517,38 @@ func tileMXFP4x1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
 //go:noescape
 func tileIQ4XSx1np(nu int, tile, act *byte, tok int, out *[16]float32)
+
+// setAVXVNNI puts the AVX2 level's AVX-VNNI kernels in place of the AVX2 ones that do
+// the same sums with VPMADDUBSW: the four-token kernels of Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q3_K, Q4_K and Q6_K (prompts), the one-token and four-tile ones of Q4_0, Q8_0,
+// Q4_K and Q6_K (decode).
+func setAVXVNNI() {
+	type kerns struct {
+		x4  func(int, *byte, *byte, *[64]float32)
+		x1  func(int, *byte, *byte, int, *[16]float32)
+		x1m x1mFn
+	}
+	for t, k := range map[kernels.DType]kerns{
+		kernels.Q4_0: {tileQ4x4AVXVNNI, tileQ4x1AVXVNNI, tileQ4x1mAVXVNNI},
+		kernels.Q8_0: {tileQ8x4AVXVNNI, tileQ8x1AVXVNNI, tileQ8x1mAVXVNNI},
+		kernels.Q4_K: {tileQ4Kx4AVXVNNI, tileQ4Kx1AVXVNNI, tileQ4Kx1mAVXVNNI},
+		kernels.Q6_K: {tileQ6Kx4AVXVNNI, tileQ6Kx1AVXVNNI, tileQ6Kx1mAVXVNNI},
+		kernels.Q3_K: {x4: tileQ3Kx4AVXVNNI}, kernels.Q4_1: {x4: tileQ41x4AVXVNNI},
+		kernels.Q5_0: {x4: tileQ50x4AVXVNNI}, kernels.Q5_1: {x4: tileQ51x4AVXVNNI},
+	} {
+		tileFmts[t].x4, avxVNNI[t] = k.x4, avxVNNI[t]|vnniPrompt
+		if k.x1 != nil {
+			tileFmts[t].x1, avxVNNI[t] = k.x1, avxVNNI[t]|vnniDecode
+			m := x1mKernels[t]
+			for i := range m { // the same walk (Q8_0: with prefetch), AVX-VNNI sums
+				if m[i] != nil {
+					m[i] = k.x1m
+				}
+			}
+			x1mKernels[t] = m
+		}
+	}
+}
 
 func init() {
 	x := &cpu.X86
@@ -776,15 +835,6 @@ func init() {
 		tileFmts[kernels.Q6_K].x4, tileFmts[kernels.Q6_K].x1 = tileQ6Kx4AVX2, tileQ6Kx1AVX2
 		tileFmts[kernels.IQ4_NL].x4, tileFmts[kernels.IQ4_NL].x1 = tileIQ4NLx4AVX2, tileIQ4NLx1AVX2
 		tileFmts[kernels.IQ4_XS].x4, tileFmts[kernels.IQ4_XS].x1 = tileIQ4XSx4AVX2, tileIQ4XSx1AVX2
-		if x.HasAVXVNNI && allowed(capAVXVNNI) { // prompts: VPDPBUSD ymm (Intel Core from Alder Lake on, Xeon 6 E-cores)
-			for t, k := range map[kernels.DType]func(int, *byte, *byte, *[64]float32){
-				kernels.Q4_0: tileQ4x4AVXVNNI, kernels.Q8_0: tileQ8x4AVXVNNI, kernels.Q4_K: tileQ4Kx4AVXVNNI,
-				kernels.Q6_K: tileQ6Kx4AVXVNNI, kernels.Q3_K: tileQ3Kx4AVXVNNI, kernels.Q4_1: tileQ41x4AVXVNNI,
-				kernels.Q5_0: tileQ50x4AVXVNNI, kernels.Q5_1: tileQ51x4AVXVNNI,
-			} {
-				tileFmts[t].x4, avxVNNIx4[t] = k, true
-			}
-		}
 		tileX4, tileX1, tileX1m = tileX4Asm, tileX1Asm, tileX1mAsm
 		// On AMD (quarters), Q4_0, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K decode read four tiles at once, one from
 		// each quarter of a band, as the VNNI level does there (Zen 4 at LLMBENCH_CPU=avx2:
@@ -802,6 +852,11 @@ func init() {
 			kernels.IQ4_NL: {nil, tileIQ4NLx1mAVX2, nil}, kernels.IQ4_XS: {nil, tileIQ4XSx1mAVX2, nil}, kernels.Q8_0: {nil, nil, tileQ8x1mAVX2},
 		} {
 			x1mKernels[t] = k
+		}
+		if x.HasAVXVNNI && allowed(capAVXVNNI) { // VPDPBUSD ymm (Intel Core from Alder Lake on, Xeon 6 E-cores)
+			setAVXVNNI()
+		}
+		for t := range x1mKernels {
 			setX1m(t)
 		}
 		for t, k := range map[kernels.DType]func(int, *byte, int, *byte, int, int, *[8]float32){

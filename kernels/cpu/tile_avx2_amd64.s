@@ -268,53 +268,54 @@
 // One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
 // 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
 // the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
-TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(32)
-	T2MASKS
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
-	TESTQ CX, CX
-	JZ q4a1_done
-
-q4a1_loop:
-	// each unit: two blocks (nibbles at 0 and 256, scales at 512 and 544)
-	MOVQ $2, R13
-	MOVQ SI, R8 // the block's nibbles
-	MOVQ SI, R9
-	ADDQ $512, R9 // its scales
-
-q4a1_block:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	MOVQ R8, SI
-	T2Q4ONE(0)
-	T2Q4ONE(1)
-	T2Q4ONE(2)
-	T2Q4ONE(3)
-	T2SUM(Y6, Y7, 16(R12))
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	VBROADCASTSS (R12), Y0
-	VMULPS Y0, Y2, Y2
-	VMULPS Y0, Y3, Y3
-	VFMADD231PS Y2, Y6, Y12
-	VFMADD231PS Y3, Y7, Y13
-	ADDQ $256, R8
-	ADDQ $32, R9
-	ADDQ $176, R10
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q4a1_block
-
-	LEAQ 64(R8), SI // past the unit's scales
-	DECQ CX
-	JNZ q4a1_loop
-
-q4a1_done:
-	VMOVUPS Y12, (AX)
-	VMOVUPS Y13, 32(AX)
-	VZEROUPPER
+// TQ4X1 is the Q4_0 one-token kernel with ONE (T2Q4ONE; VQ4ONE with AVX-VNNI) summing
+// nibble word c of the block at SI against the token into Y6, Y7 and SUM (T2SUM,
+// T2SUMD) making them float32(start + Σ q·y).
+#define TQ4X1(ONE, SUM) \
+	T2ARGS1(32) \
+	T2MASKS \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y13, Y13, Y13 \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	MOVQ SI, R9 \
+	ADDQ $512, R9 \
+block: \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	MOVQ R8, SI \
+	ONE(0) \
+	ONE(1) \
+	ONE(2) \
+	ONE(3) \
+	SUM(Y6, Y7, 16(R12)) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	VBROADCASTSS (R12), Y0 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VFMADD231PS Y2, Y6, Y12 \
+	VFMADD231PS Y3, Y7, Y13 \
+	ADDQ $256, R8 \
+	ADDQ $32, R9 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ block \
+	LEAQ 64(R8), SI \
+	DECQ CX \
+	JNZ loop \
+done: \
+	VMOVUPS Y12, (AX) \
+	VMOVUPS Y13, 32(AX) \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
+	TQ4X1(T2Q4ONE, T2SUM)
 
 // func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
@@ -418,57 +419,63 @@ TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
 //
 // One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
 // quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
-TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(32)
-	T8MASKS
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
-	TESTQ CX, CX
-	JZ q8a1_done
-
-q8a1_loop:
-	MOVQ $2, R13
-	MOVQ SI, R8
-	MOVQ SI, R9
-	ADDQ $1024, R9
-
-q8a1_block:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	MOVQ R8, SI
-	T8ONE(0)
-	T8ONE(1)
-	T8ONE(2)
-	T8ONE(3)
-	T8ONE(4)
-	T8ONE(5)
-	T8ONE(6)
-	T8ONE(7)
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-	VCVTPH2PS (R9), Y2
-	VCVTPH2PS 16(R9), Y3
-	VBROADCASTSS (R12), Y0
-	VMULPS Y0, Y2, Y2
-	VMULPS Y0, Y3, Y3
-	VFMADD231PS Y2, Y6, Y12
-	VFMADD231PS Y3, Y7, Y13
-	ADDQ $512, R8
-	ADDQ $32, R9
-	ADDQ $176, R10
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q8a1_block
-
-	LEAQ 64(R8), SI
-	DECQ CX
-	JNZ q8a1_loop
-
-q8a1_done:
-	VMOVUPS Y12, (AX)
-	VMOVUPS Y13, 32(AX)
-	VZEROUPPER
+// TQ8X1 is the Q8_0 one-token kernel: MASKS sets the constants ONE (T8ONE, V8ONE)
+// needs to sum word c of the block at SI against the token into Y6, Y7, SUM (T8CVT2,
+// T2SUMD) makes them float32.
+#define TQ8X1(MASKS, ONE, SUM) \
+	T2ARGS1(32) \
+	MASKS \
+	VPXOR Y12, Y12, Y12 \
+	VPXOR Y13, Y13, Y13 \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	MOVQ $2, R13 \
+	MOVQ SI, R8 \
+	MOVQ SI, R9 \
+	ADDQ $1024, R9 \
+block: \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	MOVQ R8, SI \
+	ONE(0) \
+	ONE(1) \
+	ONE(2) \
+	ONE(3) \
+	ONE(4) \
+	ONE(5) \
+	ONE(6) \
+	ONE(7) \
+	SUM(Y6, Y7, 16(R12)) \
+	VCVTPH2PS (R9), Y2 \
+	VCVTPH2PS 16(R9), Y3 \
+	VBROADCASTSS (R12), Y0 \
+	VMULPS Y0, Y2, Y2 \
+	VMULPS Y0, Y3, Y3 \
+	VFMADD231PS Y2, Y6, Y12 \
+	VFMADD231PS Y3, Y7, Y13 \
+	ADDQ $512, R8 \
+	ADDQ $32, R9 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ block \
+	LEAQ 64(R8), SI \
+	DECQ CX \
+	JNZ loop \
+done: \
+	VMOVUPS Y12, (AX) \
+	VMOVUPS Y13, 32(AX) \
+	VZEROUPPER \
 	RET
+
+// T8CVT2 makes one token's int32 sums Σ q·y (T8ONE) float32 (st unused, as T8CVT8's).
+#define T8CVT2(S0, S1, st) \
+	VCVTDQ2PS S0, S0 \
+	VCVTDQ2PS S1, S1
+
+TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
+	TQ8X1(T8MASKS, T8ONE, T8CVT2)
 
 // T8WM runs word c of the block at q of the four tiles (SI, R8, R9, BX) against the
 // token at R10 into their int32 sums Y6…Y13 (tile k: Y6+2k rows 0–7, Y7+2k rows 8–15),
@@ -638,43 +645,44 @@ GLOBL t2sign<>(SB), RODATA|NOPTR, $32
 //
 // One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
 // points at the super-block's head, R14 at its sub-block's scale bytes.
-TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(32)
-	T2MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	TESTQ CX, CX
-	JZ q4ka1_done
-
-q4ka1_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $8, R13
-
-q4ka1_sub:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	T2Q4ONE(0)
-	T2Q4ONE(1)
-	T2Q4ONE(2)
-	T2Q4ONE(3)
-	T2SUM(Y6, Y7, 16(R12))
-	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX)
-	T2KACC1(Y6, Y7, 0)
-	ADDQ $256, SI
-	ADDQ $16, R14
-	ADDQ $176, R10
-	ADDQ $176, R12
-	DECQ R13
-	JNZ q4ka1_sub
-	DECQ CX
-	JNZ q4ka1_super
-
-q4ka1_done:
-	VZEROUPPER
+// TQ4KX1 is the Q4_K one-token kernel with TQ4X1's ONE and SUM.
+#define TQ4KX1(ONE, SUM) \
+	T2ARGS1(32) \
+	T2MASKS \
+	VPXOR Y0, Y0, Y0 \
+	VMOVUPS Y0, (AX) \
+	VMOVUPS Y0, 32(AX) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $8, R13 \
+sub: \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	ONE(0) \
+	ONE(1) \
+	ONE(2) \
+	ONE(3) \
+	SUM(Y6, Y7, 16(R12)) \
+	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX) \
+	T2KACC1(Y6, Y7, 0) \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ sub \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
+	TQ4KX1(T2Q4ONE, T2SUM)
 
 // T2KFIN4 scales the four tokens' float sums Y6…Y13 of a Q4_K or Q5_K sub-block by
 // its row scales and adds its mins (head at BX, scale bytes at R14) into out.
@@ -1009,44 +1017,49 @@ q5ka4_done:
 // func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
 // One token against a Q6_K tile; the accumulators live in out (zeroed first).
-TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(16)
-	T6MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	TESTQ CX, CX
-	JZ q6ka1_done
-
-q6ka1_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $16, R13
-
-q6ka1_blk:
-	T6CHUNKS(0)
-	T6TOK(R10, Y2)
-	T6FLOAT(Y2, 16(R12))
-	T6SCALE(0)
-	T2ACC(Y2, Y11, (R12), 0)
-	T6CHUNKS(1)
-	T6TOK(R10, Y2)
-	T6FLOAT(Y2, 16(R12))
-	T6SCALE(1)
-	T2ACC(Y2, Y11, (R12), 32)
-	ADDQ $192, SI
-	ADDQ $16, R14
-	ADDQ $112, R10
-	ADDQ $112, R12
-	DECQ R13
-	JNZ q6ka1_blk
-	DECQ CX
-	JNZ q6ka1_super
-
-q6ka1_done:
-	VZEROUPPER
+// TQ6KX1 is the Q6_K one-token kernel with TOK (T6TOK2, V6TOK2) summing the rebuilt
+// chunks against the token into Y2.
+#define TQ6KX1(TOK) \
+	T2ARGS1(16) \
+	T6MASKS \
+	VPXOR Y0, Y0, Y0 \
+	VMOVUPS Y0, (AX) \
+	VMOVUPS Y0, 32(AX) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $16, R13 \
+blk: \
+	T6CHUNKS(0) \
+	TOK \
+	T6FLOAT(Y2, 16(R12)) \
+	T6SCALE(0) \
+	T2ACC(Y2, Y11, (R12), 0) \
+	T6CHUNKS(1) \
+	TOK \
+	T6FLOAT(Y2, 16(R12)) \
+	T6SCALE(1) \
+	T2ACC(Y2, Y11, (R12), 32) \
+	ADDQ $192, SI \
+	ADDQ $16, R14 \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	DECQ R13 \
+	JNZ blk \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+// T6TOK2 is T6TOK of the token at R10 into Y2.
+#define T6TOK2 T6TOK(R10, Y2)
+
+TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
+	TQ6KX1(T6TOK2)
 
 // T6HALF runs half h of the block against the four tokens (quants at DI, R10, R11,
 // R12; tail at 64(DI)) into the accumulators of that half.
@@ -1267,10 +1280,18 @@ TEXT ·tileQ4Kx1mAVX2(SB), NOSPLIT, $0-48
 	T6CHUNKSM(P, h) \
 	T6HALFMT(P, h, off)
 
+// V6HALFM is T6HALFM with AVX-VNNI.
+#define V6HALFM(P, h, off) \
+	T6CHUNKSM(P, h) \
+	T6HALFMTX(P, h, off, V6TOK2)
+
 // T6HALFMT is T6HALFM after the chunks are rebuilt (Q6_K and Q3_K tiles share the
 // head).
-#define T6HALFMT(P, h, off) \
-	T6TOK(R10, Y2) \
+#define T6HALFMT(P, h, off) T6HALFMTX(P, h, off, T6TOK2)
+
+// T6HALFMTX is T6HALFMT with TOK (T6TOK2, V6TOK2) summing the chunks into Y2.
+#define T6HALFMTX(P, h, off, TOK) \
+	TOK \
 	T6FLOAT(Y2, 16(R12)) \
 	VPMOVSXBD (64+8*h)(P)(R14*1), Y11 \
 	VCVTDQ2PS Y11, Y11 \
@@ -1283,42 +1304,43 @@ TEXT ·tileQ4Kx1mAVX2(SB), NOSPLIT, $0-48
 // tileQ6Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
 // of each in turn; each tile's quants come through R11 (192·block), its scales through
 // R14 (16·block).
-TEXT ·tileQ6Kx1mAVX2(SB), NOSPLIT, $0-48
-	T6MASKS
-	T2ARGSM(16)
-	TESTQ CX, CX
-	JZ q6kam_done
-
-q6kam_super:
-	XORQ R11, R11
-	XORQ R14, R14
-	MOVQ $16, R13
-
-q6kam_blk:
-	T6HALFM(SI, 0, 0)
-	T6HALFM(SI, 1, 32)
-	T6HALFM(R8, 0, 64)
-	T6HALFM(R8, 1, 96)
-	T6HALFM(R9, 0, 128)
-	T6HALFM(R9, 1, 160)
-	T6HALFM(BX, 0, 192)
-	T6HALFM(BX, 1, 224)
-	ADDQ $112, R10
-	ADDQ $112, R12
-	ADDQ $192, R11
-	ADDQ $16, R14
-	DECQ R13
-	JNZ q6kam_blk
-	ADDQ $3392, SI
-	ADDQ $3392, R8
-	ADDQ $3392, R9
-	ADDQ $3392, BX
-	DECQ CX
-	JNZ q6kam_super
-
-q6kam_done:
-	VZEROUPPER
+// TQ6KX1M is the Q6_K four-tile kernel with HALFM (T6HALFM, V6HALFM).
+#define TQ6KX1M(HALFM) \
+	T6MASKS \
+	T2ARGSM(16) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	XORQ R11, R11 \
+	XORQ R14, R14 \
+	MOVQ $16, R13 \
+blk: \
+	HALFM(SI, 0, 0) \
+	HALFM(SI, 1, 32) \
+	HALFM(R8, 0, 64) \
+	HALFM(R8, 1, 96) \
+	HALFM(R9, 0, 128) \
+	HALFM(R9, 1, 160) \
+	HALFM(BX, 0, 192) \
+	HALFM(BX, 1, 224) \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	ADDQ $192, R11 \
+	ADDQ $16, R14 \
+	DECQ R13 \
+	JNZ blk \
+	ADDQ $3392, SI \
+	ADDQ $3392, R8 \
+	ADDQ $3392, R9 \
+	ADDQ $3392, BX \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ6Kx1mAVX2(SB), NOSPLIT, $0-48
+	TQ6KX1M(T6HALFM)
 
 // The IQ4_NL kernels: Q4_0's tile layout, the nibbles indices into IQ4_NL's levels
 // (stored as level+128 for VPDPBUSD at the VNNI level, so its integer is start +
@@ -2302,25 +2324,28 @@ TEXT ·tileQ51x4AVX2(SB), NOSPLIT, $0-32
 // tileQ8x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
 // of each in turn: four streams from memory, as tileQ4x1mAVX2, with software prefetch
 // (AMD Zen 5's quarters: without it, 0.91–0.93× one tile at a time there).
-TEXT ·tileQ8x1mAVX2(SB), NOSPLIT, $0-48
-	T8MASKS
-	T2ARGSM(32)
-	TESTQ CX, CX
-	JZ q8am_done
-
-q8am_loop:
-	T8BLKM(0, 1024)
-	T8BLKM(512, 1056)
-	ADDQ $1088, SI
-	ADDQ $1088, R8
-	ADDQ $1088, R9
-	ADDQ $1088, BX
-	DECQ CX
-	JNZ q8am_loop
-
-q8am_done:
-	VZEROUPPER
+// TQ8X1M is the Q8_0 four-tile kernel: MASKS its constants, BLK (T8BLKM, V8BLKM) a
+// block of the four tiles.
+#define TQ8X1M(MASKS, BLK) \
+	MASKS \
+	T2ARGSM(32) \
+	TESTQ CX, CX \
+	JZ done \
+loop: \
+	BLK(0, 1024) \
+	BLK(512, 1056) \
+	ADDQ $1088, SI \
+	ADDQ $1088, R8 \
+	ADDQ $1088, R9 \
+	ADDQ $1088, BX \
+	DECQ CX \
+	JNZ loop \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ8x1mAVX2(SB), NOSPLIT, $0-48
+	TQ8X1M(T8MASKS, T8BLKM)
 
 // The AVX-VNNI kernels (AVX2 CPUs with AVX-VNNI: VPDPBUSD on ymm, VEX-encoded by hand,
 // vnni256_amd64.h): the AVX2 four-token kernels' walks with each word's products summed
@@ -2474,3 +2499,106 @@ TEXT ·tileQ3Kx4AVXVNNI(SB), NOSPLIT, $0-32
 	T3MASKS
 	T2ARGS4(16)
 	T3LOOP(V3HALF4, T3NEXT4)
+
+// The AVX-VNNI decode kernels: the one-token and four-tile AVX2 kernels of Q4_0, Q8_0,
+// Q4_K and Q6_K with the same VPDPBUSD sums.
+
+// VQ4ONE is T2Q4ONE with AVX-VNNI.
+#define VQ4ONE(c) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+	VTOK(R10, c, VQ4_6_7)
+
+// func tileQ4x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ4x1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ4X1(VQ4ONE, T2SUMD)
+
+// func tileQ4Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ4Kx1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ4KX1(VQ4ONE, T2SUMD)
+
+// V8ONE is T8ONE with AVX-VNNI (the quants as stored, q+128; T2SUMD adds the start).
+#define V8ONE(c) \
+	VMOVDQU (64*c)(SI), Y2 \
+	VMOVDQU (64*c+32)(SI), Y3 \
+	V8TOK(R10, c, VQ8_6_7)
+
+// func tileQ8x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ8x1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ8X1(VNOMASKS, V8ONE, T2SUMD)
+
+// V6TOK2 is T6TOK2 with AVX-VNNI.
+#define V6TOK2 V6TOK(R10, Y2, VDP_2_5_0, VDP_2_6_1, VDP_2_7_0, VDP_2_8_1)
+
+// func tileQ6Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ6Kx1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ6KX1(V6TOK2)
+
+// func tileQ6Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileQ6Kx1mAVXVNNI(SB), NOSPLIT, $0-48
+	TQ6KX1M(V6HALFM)
+
+// VQ4M runs a nibble word of one tile (rows 0–7 at m0, rows 8–15 at m1) against the
+// token's words (Y0, Y1) through DP (a VQ4 macro): T2Q4M with AVX-VNNI.
+#define VQ4M(m0, m1, DP) \
+	T2NIB(m0, m1) \
+	DP
+
+// VQ4W and VQ4KW are T2Q4W and T2Q4KW with AVX-VNNI; VQ4SUM is T2Q4SUM's for int32 sums,
+// VQ4KFIN4 T2Q4KFIN4's.
+#define VQ4W(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	VQ4M((q+64*c)(SI), (q+64*c+32)(SI), VQ4_6_7) \
+	VQ4M((q+64*c)(R8), (q+64*c+32)(R8), VQ4_8_9) \
+	VQ4M((q+64*c)(R9), (q+64*c+32)(R9), VQ4_10_11) \
+	VQ4M((q+64*c)(BX), (q+64*c+32)(BX), VQ4_12_13)
+
+#define VQ4KW(c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	VQ4M((320+64*c)(SI)(R11*1), (352+64*c)(SI)(R11*1), VQ4_6_7) \
+	VQ4M((320+64*c)(R8)(R11*1), (352+64*c)(R8)(R11*1), VQ4_8_9) \
+	VQ4M((320+64*c)(R9)(R11*1), (352+64*c)(R9)(R11*1), VQ4_10_11) \
+	VQ4M((320+64*c)(BX)(R11*1), (352+64*c)(BX)(R11*1), VQ4_12_13)
+
+#define VQ4SUM(S0, S1) T2SUMD(S0, S1, 16(R12))
+#define VQ4KFIN4 FIN4T(T2KFIND, Y13)
+
+// func tileQ4x1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileQ4x1mAVXVNNI(SB), NOSPLIT, $0-48
+	T2X1M(T2MASKS, VQ4W, VQ4SUM, Y13)
+
+// func tileQ4Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileQ4Kx1mAVXVNNI(SB), NOSPLIT, $0-48
+	T2SUPERM(T2MASKS, T2ZERO8, VQ4KW, VQ4KFIN4, $2368)
+
+// V8WM is T8WM with AVX-VNNI: word c of the block at q of the four tiles, each line
+// prefetched 1 KiB ahead, the token's word broadcast once for the four.
+#define V8WM(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	V8WP(SI, q, c) \
+	VQ8_6_7 \
+	V8WP(R8, q, c) \
+	VQ8_8_9 \
+	V8WP(R9, q, c) \
+	VQ8_10_11 \
+	V8WP(BX, q, c) \
+	VQ8_12_13
+
+// V8WP loads word c of the block at q of the tile at P as stored (Y2, Y3), its line
+// prefetched 1 KiB ahead first.
+#define V8WP(P, q, c) \
+	T8PF((1024+q+64*c)(P)) \
+	VMOVDQU (q+64*c)(P), Y2 \
+	VMOVDQU (q+64*c+32)(P), Y3
+
+#define V8WM2(q, c) \
+	V8WM(q, (2*c)) \
+	V8WM(q, (2*c+1))
+
+// V8BLKM is T8BLKM with AVX-VNNI.
+#define V8BLKM(q, sc) T2BLK4(V8WM2, VQ4SUM, q, sc, Y13)
+
+// func tileQ8x1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileQ8x1mAVXVNNI(SB), NOSPLIT, $0-48
+	TQ8X1M(VNOMASKS, V8BLKM)
