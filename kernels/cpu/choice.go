@@ -124,9 +124,12 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 		}
 		if level == "avx2" { // tile_avx2_amd64.s
 			op, isa, why := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows", "avx2", levelWhy(t, p)
-			use := vnniDecode
-			if n > 1 {
-				use = vnniPrompt
+			use := vnniX1
+			switch {
+			case n > 1:
+				use = vnniX4
+			case tileFmts[t].x1m != nil:
+				use = vnniX1m
 			}
 			if avxVNNI[t]&use != 0 {
 				op, isa, why = "VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows", "avxvnni", "AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI"+envNote()

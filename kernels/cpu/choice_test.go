@@ -53,11 +53,13 @@ func TestKernels(t *testing.T) {
 		want["Q8_0/decode"] = "tile-q8_0-x1m-avx2-pf"
 	}
 	if level == "avx2" && xcpu.X86.HasAVXVNNI && allowed(capAVXVNNI) { // prompts with AVX-VNNI
-		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1} {
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q5_K} {
 			want[t.String()+"/prompt"] = "tile-" + strings.ToLower(t.String()) + "-x4-avxvnni"
 		}
-		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K} { // and decode
-			want[t.String()+"/decode"] = strings.Replace(want[t.String()+"/decode"], "-avx2", "-avxvnni", 1)
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q5_K} { // and decode
+			if k, ok := want[t.String()+"/decode"]; ok && (t != kernels.Q5_K || !strings.Contains(k, "x1m")) { // Q5_K: one tile only
+				want[t.String()+"/decode"] = strings.Replace(k, "-avx2", "-avxvnni", 1)
+			}
 		}
 	}
 	if level == "avx2" && halfKerns[kernels.F16].rows != nil { // AMD

@@ -17,13 +17,14 @@ var level = "go"
 // VPDPBUSD (ymm) where the CPU has it and LLMBENCH_CPU allows it (setAVXVNNI).
 var avxVNNI = map[kernels.DType]vnniUse{}
 
-// vnniUse is a set of kernel kinds: vnniPrompt the four-token kernel, vnniDecode the
-// one-token and four-tile ones.
+// vnniUse is a set of kernel kinds: the four-token kernel (prompts), the one-token
+// and the four-tile ones (decode).
 type vnniUse uint8
 
 const (
-	vnniPrompt vnniUse = 1 << iota
-	vnniDecode
+	vnniX4 vnniUse = 1 << iota
+	vnniX1
+	vnniX1m
 )
 
 // EnvLevel names the environment variable that caps the kernels' instruction set:

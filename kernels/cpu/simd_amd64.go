@@ -234,6 +234,39 @@ func tileQ4Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *
 //go:noescape
 func tileQ6Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 
+//go:noescape
+func tileIQ4NLx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4NLx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4NLx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileIQ4XSx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileIQ4XSx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+
+//go:noescape
+func tileQ41x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ50x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ51x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ5Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
+//go:noescape
+func tileQ5Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -520,8 +553,9 @@ func tileIQ4XSx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
 // setAVXVNNI puts the AVX2 level's AVX-VNNI kernels in place of the AVX2 ones that do
 // the same sums with VPMADDUBSW: the four-token kernels of Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, Q3_K, Q4_K and Q6_K (prompts), the one-token and four-tile ones of Q4_0, Q8_0,
-// Q4_K and Q6_K (decode).
+// Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS (prompts), the one-token ones of
+// those but Q3_K and the four-tile ones of Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS
+// (decode).
 func setAVXVNNI() {
 	type kerns struct {
 		x4  func(int, *byte, *byte, *[64]float32)
@@ -529,23 +563,29 @@ func setAVXVNNI() {
 		x1m x1mFn
 	}
 	for t, k := range map[kernels.DType]kerns{
-		kernels.Q4_0: {tileQ4x4AVXVNNI, tileQ4x1AVXVNNI, tileQ4x1mAVXVNNI},
-		kernels.Q8_0: {tileQ8x4AVXVNNI, tileQ8x1AVXVNNI, tileQ8x1mAVXVNNI},
-		kernels.Q4_K: {tileQ4Kx4AVXVNNI, tileQ4Kx1AVXVNNI, tileQ4Kx1mAVXVNNI},
-		kernels.Q6_K: {tileQ6Kx4AVXVNNI, tileQ6Kx1AVXVNNI, tileQ6Kx1mAVXVNNI},
-		kernels.Q3_K: {x4: tileQ3Kx4AVXVNNI}, kernels.Q4_1: {x4: tileQ41x4AVXVNNI},
-		kernels.Q5_0: {x4: tileQ50x4AVXVNNI}, kernels.Q5_1: {x4: tileQ51x4AVXVNNI},
+		kernels.Q4_0:   {tileQ4x4AVXVNNI, tileQ4x1AVXVNNI, tileQ4x1mAVXVNNI},
+		kernels.Q8_0:   {tileQ8x4AVXVNNI, tileQ8x1AVXVNNI, tileQ8x1mAVXVNNI},
+		kernels.Q4_K:   {tileQ4Kx4AVXVNNI, tileQ4Kx1AVXVNNI, tileQ4Kx1mAVXVNNI},
+		kernels.Q6_K:   {tileQ6Kx4AVXVNNI, tileQ6Kx1AVXVNNI, tileQ6Kx1mAVXVNNI},
+		kernels.IQ4_NL: {tileIQ4NLx4AVXVNNI, tileIQ4NLx1AVXVNNI, tileIQ4NLx1mAVXVNNI},
+		kernels.IQ4_XS: {tileIQ4XSx4AVXVNNI, tileIQ4XSx1AVXVNNI, tileIQ4XSx1mAVXVNNI},
+		kernels.Q4_1:   {x4: tileQ41x4AVXVNNI, x1: tileQ41x1AVXVNNI},
+		kernels.Q5_0:   {x4: tileQ50x4AVXVNNI, x1: tileQ50x1AVXVNNI},
+		kernels.Q5_1:   {x4: tileQ51x4AVXVNNI, x1: tileQ51x1AVXVNNI},
+		kernels.Q5_K:   {x4: tileQ5Kx4AVXVNNI, x1: tileQ5Kx1AVXVNNI},
+		kernels.Q3_K:   {x4: tileQ3Kx4AVXVNNI},
 	} {
-		tileFmts[t].x4, avxVNNI[t] = k.x4, avxVNNI[t]|vnniPrompt
+		tileFmts[t].x4, avxVNNI[t] = k.x4, vnniX4
 		if k.x1 != nil {
-			tileFmts[t].x1, avxVNNI[t] = k.x1, avxVNNI[t]|vnniDecode
-			m := x1mKernels[t]
+			tileFmts[t].x1, avxVNNI[t] = k.x1, avxVNNI[t]|vnniX1
+		}
+		if m := x1mKernels[t]; k.x1m != nil {
 			for i := range m { // the same walk (Q8_0: with prefetch), AVX-VNNI sums
 				if m[i] != nil {
 					m[i] = k.x1m
 				}
 			}
-			x1mKernels[t] = m
+			x1mKernels[t], avxVNNI[t] = m, avxVNNI[t]|vnniX1m
 		}
 	}
 }

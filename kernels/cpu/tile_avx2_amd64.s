@@ -268,12 +268,13 @@
 // One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
 // 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
 // the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
-// TQ4X1 is the Q4_0 one-token kernel with ONE (T2Q4ONE; VQ4ONE with AVX-VNNI) summing
+// TQ4X1 is the Q4_0 one-token kernel (IQ4_NL's too, with AVX-VNNI): MASKS (T2MASKS,
+// VNLMASKS) sets the constants, ONE (T2Q4ONE; VQ4ONE, VNLONE with AVX-VNNI) sums
 // nibble word c of the block at SI against the token into Y6, Y7 and SUM (T2SUM,
-// T2SUMD) making them float32(start + Σ q·y).
-#define TQ4X1(ONE, SUM) \
+// T2SUMD) makes them float32(start + Σ q·y).
+#define TQ4X1(MASKS, ONE, SUM) \
 	T2ARGS1(32) \
-	T2MASKS \
+	MASKS \
 	VPXOR Y12, Y12, Y12 \
 	VPXOR Y13, Y13, Y13 \
 	TESTQ CX, CX \
@@ -315,18 +316,19 @@ done: \
 	RET
 
 TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
-	TQ4X1(T2Q4ONE, T2SUM)
+	TQ4X1(T2MASKS, T2Q4ONE, T2SUM)
 
 // func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
 // loaded and split once for the four tokens. The int16 sums of token t are in
 // Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
-// TQ4X4 is the Q4_0 four-token kernel with ALL (T2Q4ALL; VQ4ALL with AVX-VNNI) summing
-// nibble word c of the block at SI against the four tokens into Y6…Y13 and SUM (T2SUM4,
-// VSUM4) making them float32(start + Σ q·y).
-#define TQ4X4(ALL, SUM) \
-	T2MASKS \
+// TQ4X4 is the Q4_0 four-token kernel (IQ4_NL's too, with AVX-VNNI): MASKS (T2MASKS,
+// VNLMASKS) sets the constants, ALL (T2Q4ALL; VQ4ALL, VNLALL with AVX-VNNI) sums nibble
+// word c of the block at SI against the four tokens into Y6…Y13 and SUM (T2SUM4, VSUM4)
+// makes them float32(start + Σ q·y).
+#define TQ4X4(MASKS, ALL, SUM) \
+	MASKS \
 	T2ARGS4(32) \
 	TESTQ CX, CX \
 	JZ done \
@@ -362,7 +364,7 @@ done: \
 	RET
 
 TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
-	TQ4X4(T2Q4ALL, T2SUM4)
+	TQ4X4(T2MASKS, T2Q4ALL, T2SUM4)
 
 
 // The Q8_0 kernels store the quants as q+128 (tile.go); the VNNI kernels' integer
@@ -826,38 +828,39 @@ GLOBL t2q5cnt<>(SB), RODATA|NOPTR, $128
 //
 // tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's shift count in X8 (R13: 4−j for the
 // first four sub-blocks, then j−4), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
-TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(32)
-	T2MASKS
-	VMOVDQU t2q5c10<>(SB), Y9
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	TESTQ CX, CX
-	JZ q5ka1_done
-
-q5ka1_super:
-	T2Q5HEAD
-	MOVQ $4, R13
-
-q5ka1_lo:
-	VMOVQ R13, X8
-	T2Q5SUB1(VPSLLW)
-	DECQ R13
-	JNZ q5ka1_lo
-
-q5ka1_hi:
-	VMOVQ R13, X8
-	T2Q5SUB1(VPSRLW)
-	INCQ R13
-	CMPQ R13, $4
-	JNE q5ka1_hi
-	DECQ CX
-	JNZ q5ka1_super
-
-q5ka1_done:
-	VZEROUPPER
+// TQ5KX1 is the Q5_K one-token kernel with SUB (T2Q5SUB1, V5KSUB1) running a
+// sub-block.
+#define TQ5KX1(SUB) \
+	T2ARGS1(32) \
+	T2MASKS \
+	VMOVDQU t2q5c10<>(SB), Y9 \
+	VPXOR Y0, Y0, Y0 \
+	VMOVUPS Y0, (AX) \
+	VMOVUPS Y0, 32(AX) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	T2Q5HEAD \
+	MOVQ $4, R13 \
+lo: \
+	VMOVQ R13, X8 \
+	SUB(VPSLLW) \
+	DECQ R13 \
+	JNZ lo \
+hi: \
+	VMOVQ R13, X8 \
+	SUB(VPSRLW) \
+	INCQ R13 \
+	CMPQ R13, $4 \
+	JNE hi \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
+	TQ5KX1(T2Q5SUB1)
 
 // T2TOKD is T2TOK with each word's pair sums widened to int32 before they are added
 // to the int32 sums S0, S1.
@@ -888,13 +891,20 @@ q5ka1_done:
 
 // T2Q5SUB4 runs sub-block j of a Q5_K tile against four tokens (tileQ5Kx4AVX2), its
 // fifth bits taken to bit 4 by SH (R8), and steps to the next.
-#define T2Q5SUB4(SH) \
-	T2ZERO8 \
+#define T2Q5SUB4(SH) T2Q5SUB4X(T2Q5W4, SH)
+
+// T2Q5W4 sums the sub-block's four words against the four tokens into Y6…Y13 (int32).
+#define T2Q5W4(SH) \
 	T2Q5ALL(0, T2TOK, SH) \
 	T2Q5ALL(1, T2TOK, SH) \
 	T2WIDEN8(Y14) \
 	T2Q5ALL(2, T2TOKD, SH) \
-	T2Q5ALL(3, T2TOKD, SH) \
+	T2Q5ALL(3, T2TOKD, SH)
+
+// T2Q5SUB4X is T2Q5SUB4 with W (T2Q5W4; V5KW4 with AVX-VNNI) summing the words.
+#define T2Q5SUB4X(W, SH) \
+	T2ZERO8 \
+	W(SH) \
 	T2SUMD(Y6, Y7, 144(DI)) \
 	T2SUMD(Y8, Y9, 148(DI)) \
 	T2SUMD(Y10, Y11, 152(DI)) \
@@ -912,33 +922,34 @@ q5ka1_done:
 //
 // tileQ5Kx1AVX2 for four tokens at once (sums of token t in Y6+2t and Y7+2t; R8 at the
 // sub-block's shift count in t2q5cnt).
-TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
-	T2MASKS
-	T2ARGS4(32)
-	TESTQ CX, CX
-	JZ q5ka4_done
-
-q5ka4_super:
-	T2Q5HEAD
-	LEAQ t2q5cnt<>(SB), R8
-	MOVQ $4, R13
-
-q5ka4_lo:
-	T2Q5SUB4(VPSLLW)
-	DECQ R13
-	JNZ q5ka4_lo
-	MOVQ $4, R13
-
-q5ka4_hi:
-	T2Q5SUB4(VPSRLW)
-	DECQ R13
-	JNZ q5ka4_hi
-	DECQ CX
-	JNZ q5ka4_super
-
-q5ka4_done:
-	VZEROUPPER
+// TQ5KX4 is the Q5_K four-token kernel with SUB (T2Q5SUB4, V5KSUB4) running a
+// sub-block.
+#define TQ5KX4(SUB) \
+	T2MASKS \
+	T2ARGS4(32) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	T2Q5HEAD \
+	LEAQ t2q5cnt<>(SB), R8 \
+	MOVQ $4, R13 \
+lo: \
+	SUB(VPSLLW) \
+	DECQ R13 \
+	JNZ lo \
+	MOVQ $4, R13 \
+hi: \
+	SUB(VPSRLW) \
+	DECQ R13 \
+	JNZ hi \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
+	TQ5KX4(T2Q5SUB4)
 
 // The Q6_K kernels: per 256-element super-block of a tile, 16 fp16 d, 32 bytes of
 // padding, 16×16 int8 scales, then sixteen 16-element blocks of two nibble words and
@@ -1573,49 +1584,54 @@ TEXT ·tileIQ4NLx1mAVX2(SB), NOSPLIT, $0-48
 	ADDQ $192, SI \
 	MOVQ $8, R13
 
+// TXSX1 is the IQ4_XS one-token kernel: MASKS (TNLMASKS, VNLMASKS) sets the
+// constants, ONE (TNLONE, VNLONE) sums nibble word c of the sub-block at SI against
+// the token into Y6, Y7, SUM (TNLSUM, VQ4SUM) makes them float32.
+#define TXSX1(MASKS, ONE, SUM) \
+	T2ARGS1(32) \
+	MASKS \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	XSHEAD \
+sub: \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	ONE(0) \
+	ONE(1) \
+	ONE(2) \
+	ONE(3) \
+	SUM(Y6, Y7) \
+	XSSC(0) \
+	VMOVUPS Y12, Y4 \
+	XSSC(1) \
+	VBROADCASTSS (R12), Y0 \
+	VMULPS Y0, Y4, Y4 \
+	VMULPS Y0, Y12, Y12 \
+	VFMADD231PS Y4, Y6, Y10 \
+	VFMADD231PS Y12, Y7, Y11 \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12 \
+	DECQ R13 \
+	JNZ sub \
+	DECQ CX \
+	JNZ super \
+done: \
+	VMOVUPS Y10, (AX) \
+	VMOVUPS Y11, 32(AX) \
+	VZEROUPPER \
+	RET
+
+// TNLONE is TNLW1 of the block at SI.
+#define TNLONE(c) TNLW1(0, c)
+
 // func tileIQ4XSx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileIQ4XSx1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(32)
-	TNLMASKS
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	TESTQ CX, CX
-	JZ xsa1_done
-
-xsa1_super:
-	XSHEAD
-
-xsa1_sub:
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	TNLW1(0, 0)
-	TNLW1(0, 1)
-	TNLW1(0, 2)
-	TNLW1(0, 3)
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-	XSSC(0)
-	VMOVUPS Y12, Y4
-	XSSC(1)
-	VBROADCASTSS (R12), Y0
-	VMULPS Y0, Y4, Y4
-	VMULPS Y0, Y12, Y12
-	VFMADD231PS Y4, Y6, Y10
-	VFMADD231PS Y12, Y7, Y11
-	ADDQ $256, SI
-	ADDQ $16, R14
-	ADDQ $176, R10
-	ADDQ $176, R12
-	DECQ R13
-	JNZ xsa1_sub
-	DECQ CX
-	JNZ xsa1_super
-
-xsa1_done:
-	VMOVUPS Y10, (AX)
-	VMOVUPS Y11, 32(AX)
-	VZEROUPPER
-	RET
+	TXSX1(TNLMASKS, TNLONE, TNLSUM)
 
 // XSWM runs word c of sub-block R11/256 of the four IQ4_XS tiles (its nibbles at 192
 // in each super-block).
@@ -1631,9 +1647,11 @@ xsa1_done:
 
 // XSFINM scales tile P's int32 sums S0 (rows 0–7), S1 (rows 8–15) of sub-block R14/16
 // into its accumulators at off(AX): tileIQ4XSx1AVX2's operations. Clobbers Y0–Y3.
-#define XSFINM(P, S0, S1, off) \
-	VCVTDQ2PS S0, S0 \
-	VCVTDQ2PS S1, S1 \
+#define XSFINM(P, S0, S1, off) XSFINX(TNLSUM, P, S0, S1, off)
+
+// XSFINX is XSFINM with SUM (TNLSUM; VQ4SUM with AVX-VNNI) making the sums float32.
+#define XSFINX(SUM, P, S0, S1, off) \
+	SUM(S0, S1) \
 	XSSCM(P, 0, Y3) \
 	T2ACC(S0, Y3, (R12), off) \
 	XSSCM(P, 1, Y3) \
@@ -2397,7 +2415,7 @@ TEXT ·tileQ8x1mAVX2(SB), NOSPLIT, $0-48
 
 // func tileQ4x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ4x4AVXVNNI(SB), NOSPLIT, $0-32
-	TQ4X4(VQ4ALL, VSUM4)
+	TQ4X4(T2MASKS, VQ4ALL, VSUM4)
 
 // func tileQ4Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ4Kx4AVXVNNI(SB), NOSPLIT, $0-32
@@ -2510,7 +2528,7 @@ TEXT ·tileQ3Kx4AVXVNNI(SB), NOSPLIT, $0-32
 
 // func tileQ4x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ4x1AVXVNNI(SB), NOSPLIT, $0-40
-	TQ4X1(VQ4ONE, T2SUMD)
+	TQ4X1(T2MASKS, VQ4ONE, T2SUMD)
 
 // func tileQ4Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ4Kx1AVXVNNI(SB), NOSPLIT, $0-40
@@ -2602,3 +2620,212 @@ TEXT ·tileQ4Kx1mAVXVNNI(SB), NOSPLIT, $0-48
 // func tileQ8x1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 TEXT ·tileQ8x1mAVXVNNI(SB), NOSPLIT, $0-48
 	TQ8X1M(VNOMASKS, V8BLKM)
+
+// The AVX-VNNI IQ4_NL and IQ4_XS kernels: Q4_0's and Q4_K's walks with the nibbles
+// looked up (VPSHUFB) as levels+128 (lutTileIQ4NL, in Y14: these kernels need no int16
+// ones), whose sums start at −128·Σ y as the VNNI level's do.
+
+// VNLMASKS is T2MASKS with Y14 = the levels plus 128.
+#define VNLMASKS \
+	T2MASKS \
+	VBROADCASTI128 ·lutTileIQ4NL(SB), Y14
+
+// VNLLOOK looks T2NIB's nibbles (Y2…Y5) up as levels plus 128.
+#define VNLLOOK \
+	VPSHUFB Y2, Y14, Y2 \
+	VPSHUFB Y3, Y14, Y3 \
+	VPSHUFB Y4, Y14, Y4 \
+	VPSHUFB Y5, Y14, Y5
+
+// VNLALL, VNLONE and VNLM are VQ4ALL, VQ4ONE and VQ4M with the lookup.
+#define VNLALL(c) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+	VNLLOOK \
+	VQ4TOKS(c)
+
+#define VNLONE(c) \
+	T2NIB((64*c)(SI), (64*c+32)(SI)) \
+	VNLLOOK \
+	VTOK(R10, c, VQ4_6_7)
+
+#define VNLM(m0, m1, DP) \
+	T2NIB(m0, m1) \
+	VNLLOOK \
+	DP
+
+// VNLW is VQ4W with the lookup; VXSW is it for IQ4_XS's sub-block R11/256 (nibbles at
+// 192 in each super-block).
+#define VNLW(q, c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	VNLM((q+64*c)(SI), (q+64*c+32)(SI), VQ4_6_7) \
+	VNLM((q+64*c)(R8), (q+64*c+32)(R8), VQ4_8_9) \
+	VNLM((q+64*c)(R9), (q+64*c+32)(R9), VQ4_10_11) \
+	VNLM((q+64*c)(BX), (q+64*c+32)(BX), VQ4_12_13)
+
+#define VXSW(c) \
+	VPBROADCASTD (4*c)(R10), Y0 \
+	VPBROADCASTD (16+4*c)(R10), Y1 \
+	VNLM((192+64*c)(SI)(R11*1), (224+64*c)(SI)(R11*1), VQ4_6_7) \
+	VNLM((192+64*c)(R8)(R11*1), (224+64*c)(R8)(R11*1), VQ4_8_9) \
+	VNLM((192+64*c)(R9)(R11*1), (224+64*c)(R9)(R11*1), VQ4_10_11) \
+	VNLM((192+64*c)(BX)(R11*1), (224+64*c)(BX)(R11*1), VQ4_12_13)
+
+// VXSFINM is XSFINM for int32 sums that start at −128·Σ y; VXSFIN4 it for the four tiles.
+#define VXSFINM(P, S0, S1, off) XSFINX(VQ4SUM, P, S0, S1, off)
+#define VXSFIN4 FIN4T(VXSFINM, Y13)
+
+// func tileIQ4NLx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileIQ4NLx4AVXVNNI(SB), NOSPLIT, $0-32
+	TQ4X4(VNLMASKS, VNLALL, VSUM4)
+
+// func tileIQ4NLx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileIQ4NLx1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ4X1(VNLMASKS, VNLONE, T2SUMD)
+
+// func tileIQ4NLx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileIQ4NLx1mAVXVNNI(SB), NOSPLIT, $0-48
+	T2X1M(VNLMASKS, VNLW, VQ4SUM, Y13)
+
+// func tileIQ4XSx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileIQ4XSx1AVXVNNI(SB), NOSPLIT, $0-40
+	TXSX1(VNLMASKS, VNLONE, VQ4SUM)
+
+// func tileIQ4XSx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+TEXT ·tileIQ4XSx1mAVXVNNI(SB), NOSPLIT, $0-48
+	T2SUPERM(VNLMASKS, T2ZERO8, VXSW, VXSFIN4, $2240)
+
+// VXSSC2 sets Y2, Y3 to an IQ4_XS sub-block's row scales d·(ls−32) (rows 0–7, 8–15) as
+// XSSC does. Clobbers Y0.
+#define VXSSC2 \
+	VPMOVSXBD (R14), Y2 \
+	VCVTDQ2PS Y2, Y2 \
+	VCVTPH2PS (BX), Y0 \
+	VMULPS Y0, Y2, Y2 \
+	VPMOVSXBD 8(R14), Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	VCVTPH2PS 16(BX), Y0 \
+	VMULPS Y0, Y3, Y3
+
+// func tileIQ4XSx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+//
+// tileIQ4XSx4AVX2 with AVX-VNNI, in Q4_K's four-token walk (TQ4KX4's, with IQ4_XS's
+// head and scales): each output's float operations are the same.
+TEXT ·tileIQ4XSx4AVXVNNI(SB), NOSPLIT, $0-32
+	VNLMASKS
+	T2ARGS4(32)
+	TESTQ CX, CX
+	JZ done
+
+super:
+	XSHEAD
+
+sub:
+	T2ZERO8
+	VNLALL(0)
+	VNLALL(1)
+	VNLALL(2)
+	VNLALL(3)
+	VSUM4(144)
+	VXSSC2
+	T2ACC8(128)
+	ADDQ $256, SI
+	ADDQ $16, R14
+	ADDQ $176, DI
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $176, R12
+	DECQ R13
+	JNZ sub
+	DECQ CX
+	JNZ super
+
+done:
+	VZEROUPPER
+	RET
+
+// V2L1Q4 and V2L1Q5 are T2L1Q4 and T2L1Q5 with AVX-VNNI (no widening).
+#define V2L1Q4 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	MOVQ R8, SI \
+	VQ4ONE(0) \
+	VQ4ONE(1) \
+	VQ4ONE(2) \
+	VQ4ONE(3)
+
+#define V2L1Q5 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	MOVQ R8, SI \
+	V5ONE(0) \
+	V5ONE(1) \
+	V5ONE(2) \
+	V5ONE(3)
+
+// V5ONE is VQ4ONE with the fifth bits of the word at BX (T2NIB5B).
+#define V5ONE(c) \
+	T2NIB5B(c) \
+	VTOK(R10, c, VQ4_6_7)
+
+// func tileQ41x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ41x1AVXVNNI(SB), NOSPLIT, $0-40
+	TILEL1(V2L1Q4, T2L1MIN, 512, 640)
+
+// func tileQ50x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ50x1AVXVNNI(SB), NOSPLIT, $0-40
+	TILEL1(V2L1Q5, T2NOMIN, 640, 704)
+
+// func tileQ51x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ51x1AVXVNNI(SB), NOSPLIT, $0-40
+	TILEL1(V2L1Q5, T2L1MIN, 640, 768)
+
+// The AVX-VNNI Q5_K kernels (one token, four tokens): the fifth bits added as the AVX2
+// kernels add them (T2NIB5), the words' products summed with VPDPBUSD.
+
+// V5KSUB1 is T2Q5SUB1 with AVX-VNNI: words 0 and 1 summed in Y6, Y7, words 2 and 3 in
+// Y10, Y11, as there (two chains of VPDPBUSD, whose latency a single chain waits on:
+// llama-1b Q5_K_M decoded 0.99× as fast as with the AVX2 kernel that way), then added.
+#define V5KSUB1(SH) \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11 \
+	T2NIB5(0, SH, X8, Y9) \
+	VTOK(R10, 0, VQ4_6_7) \
+	T2NIB5(1, SH, X8, Y9) \
+	VTOK(R10, 1, VQ4_6_7) \
+	T2NIB5(2, SH, X8, Y9) \
+	VTOK(R10, 2, VQ4_10_11) \
+	T2NIB5(3, SH, X8, Y9) \
+	VTOK(R10, 3, VQ4_10_11) \
+	VPADDD Y10, Y6, Y6 \
+	VPADDD Y11, Y7, Y7 \
+	T2SUMD(Y6, Y7, 16(R12)) \
+	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX) \
+	T2KACC1(Y6, Y7, 0) \
+	ADDQ $256, SI \
+	ADDQ $16, R14 \
+	ADDQ $176, R10 \
+	ADDQ $176, R12
+
+// func tileQ5Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ5Kx1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ5KX1(V5KSUB1)
+
+// V5KALL is T2Q5ALL with AVX-VNNI; V5KW4 T2Q5W4.
+#define V5KALL(c, SH) \
+	T2NIB5(c, SH, (R8), t2q5c10<>(SB)) \
+	VQ4TOKS(c)
+
+#define V5KW4(SH) \
+	V5KALL(0, SH) \
+	V5KALL(1, SH) \
+	V5KALL(2, SH) \
+	V5KALL(3, SH)
+
+#define V5KSUB4(SH) T2Q5SUB4X(V5KW4, SH)
+
+// func tileQ5Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ5Kx4AVXVNNI(SB), NOSPLIT, $0-32
+	TQ5KX4(V5KSUB4)
