@@ -268,11 +268,26 @@
 // One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
 // 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
 // the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
-// TQ4X1 is the Q4_0 one-token kernel (IQ4_NL's too, with AVX-VNNI): MASKS (T2MASKS,
-// VNLMASKS) sets the constants, ONE (T2Q4ONE; VQ4ONE, VNLONE with AVX-VNNI) sums
-// nibble word c of the block at SI against the token into Y6, Y7 and SUM (T2SUM,
-// T2SUMD) makes them float32(start + Σ q·y).
-#define TQ4X1(MASKS, ONE, SUM) \
+// WORDS4 and WORDS8 run W(c) for the four (eight) words of a block.
+#define WORDS4(W) \
+	W(0) \
+	W(1) \
+	W(2) \
+	W(3)
+
+#define WORDS8(W) \
+	WORDS4(W) \
+	W(4) \
+	W(5) \
+	W(6) \
+	W(7)
+
+// TX1 is the Q4_0 and Q8_0 one-token kernel (IQ4_NL's too, with AVX-VNNI), as TX4:
+// WORDS runs ONE(c) for each word c of the block at SI against the token into Y6, Y7,
+// SUM (T2SUM, T8CVT2; T2SUMD) makes them float32. TQ4X1 and TQ8X1 are it for Q4_0's and
+// Q8_0's units: ONE is T2Q4ONE or T8ONE at the AVX2 level, VQ4ONE, VNLONE or V8ONE with
+// AVX-VNNI.
+#define TX1(MASKS, WORDS, ONE, SUM, sc, step) \
 	T2ARGS1(32) \
 	MASKS \
 	VPXOR Y12, Y12, Y12 \
@@ -283,15 +298,12 @@ loop: \
 	MOVQ $2, R13 \
 	MOVQ SI, R8 \
 	MOVQ SI, R9 \
-	ADDQ $512, R9 \
+	ADDQ sc, R9 \
 block: \
 	VPXOR Y6, Y6, Y6 \
 	VPXOR Y7, Y7, Y7 \
 	MOVQ R8, SI \
-	ONE(0) \
-	ONE(1) \
-	ONE(2) \
-	ONE(3) \
+	WORDS(ONE) \
 	SUM(Y6, Y7, 16(R12)) \
 	VCVTPH2PS (R9), Y2 \
 	VCVTPH2PS 16(R9), Y3 \
@@ -300,7 +312,7 @@ block: \
 	VMULPS Y0, Y3, Y3 \
 	VFMADD231PS Y2, Y6, Y12 \
 	VFMADD231PS Y3, Y7, Y13 \
-	ADDQ $256, R8 \
+	ADDQ step, R8 \
 	ADDQ $32, R9 \
 	ADDQ $176, R10 \
 	ADDQ $176, R12 \
@@ -315,6 +327,9 @@ done: \
 	VZEROUPPER \
 	RET
 
+#define TQ4X1(MASKS, ONE, SUM) TX1(MASKS, WORDS4, ONE, SUM, $512, $256)
+#define TQ8X1(MASKS, ONE, SUM) TX1(MASKS, WORDS8, ONE, SUM, $1024, $512)
+
 TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
 	TQ4X1(T2MASKS, T2Q4ONE, T2SUM)
 
@@ -323,11 +338,13 @@ TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
 // tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
 // loaded and split once for the four tokens. The int16 sums of token t are in
 // Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
-// TQ4X4 is the Q4_0 four-token kernel (IQ4_NL's too, with AVX-VNNI): MASKS (T2MASKS,
-// VNLMASKS) sets the constants, ALL (T2Q4ALL; VQ4ALL, VNLALL with AVX-VNNI) sums nibble
-// word c of the block at SI against the four tokens into Y6…Y13 and SUM (T2SUM4, VSUM4)
-// makes them float32(start + Σ q·y).
-#define TQ4X4(MASKS, ALL, SUM) \
+// TX4 is the Q4_0 and Q8_0 four-token kernel (IQ4_NL's too, with AVX-VNNI), units of
+// two blocks of step bytes of words, then their scales at sc: MASKS sets the constants
+// ALL needs, WORDS (WORDS4, WORDS8) runs ALL(c) for each word c of the block at SI
+// against the four tokens into Y6…Y13, and SUM makes those float32. TQ4X4 and TQ8X4
+// are it for Q4_0's and Q8_0's units: ALL is T2Q4ALL or T8ALL at the AVX2 level, VQ4ALL,
+// VNLALL or VQ8ALL with AVX-VNNI; SUM T2SUM4 or T8CVT8, and VSUM4.
+#define TX4(MASKS, WORDS, ALL, SUM, sc, step) \
 	MASKS \
 	T2ARGS4(32) \
 	TESTQ CX, CX \
@@ -336,19 +353,16 @@ loop: \
 	MOVQ $2, R13 \
 	MOVQ SI, R8 \
 	MOVQ SI, R9 \
-	ADDQ $512, R9 \
+	ADDQ sc, R9 \
 block: \
 	MOVQ R8, SI \
 	T2ZERO8 \
-	ALL(0) \
-	ALL(1) \
-	ALL(2) \
-	ALL(3) \
+	WORDS(ALL) \
 	SUM(144) \
 	VCVTPH2PS (R9), Y2 \
 	VCVTPH2PS 16(R9), Y3 \
 	T2ACC8(128) \
-	ADDQ $256, R8 \
+	ADDQ step, R8 \
 	ADDQ $32, R9 \
 	ADDQ $176, DI \
 	ADDQ $176, R10 \
@@ -363,9 +377,11 @@ done: \
 	VZEROUPPER \
 	RET
 
+#define TQ4X4(MASKS, ALL, SUM) TX4(MASKS, WORDS4, ALL, SUM, $512, $256)
+#define TQ8X4(MASKS, ALL, SUM) TX4(MASKS, WORDS8, ALL, SUM, $1024, $512)
+
 TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
 	TQ4X4(T2MASKS, T2Q4ALL, T2SUM4)
-
 
 // The Q8_0 kernels store the quants as q+128 (tile.go); the VNNI kernels' integer
 // start + Σ (q+128)·y is Σ q·y, which these form directly: q = (q+128) XOR 0x80 as a
@@ -421,56 +437,6 @@ TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
 //
 // One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
 // quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
-// TQ8X1 is the Q8_0 one-token kernel: MASKS sets the constants ONE (T8ONE, V8ONE)
-// needs to sum word c of the block at SI against the token into Y6, Y7, SUM (T8CVT2,
-// T2SUMD) makes them float32.
-#define TQ8X1(MASKS, ONE, SUM) \
-	T2ARGS1(32) \
-	MASKS \
-	VPXOR Y12, Y12, Y12 \
-	VPXOR Y13, Y13, Y13 \
-	TESTQ CX, CX \
-	JZ done \
-loop: \
-	MOVQ $2, R13 \
-	MOVQ SI, R8 \
-	MOVQ SI, R9 \
-	ADDQ $1024, R9 \
-block: \
-	VPXOR Y6, Y6, Y6 \
-	VPXOR Y7, Y7, Y7 \
-	MOVQ R8, SI \
-	ONE(0) \
-	ONE(1) \
-	ONE(2) \
-	ONE(3) \
-	ONE(4) \
-	ONE(5) \
-	ONE(6) \
-	ONE(7) \
-	SUM(Y6, Y7, 16(R12)) \
-	VCVTPH2PS (R9), Y2 \
-	VCVTPH2PS 16(R9), Y3 \
-	VBROADCASTSS (R12), Y0 \
-	VMULPS Y0, Y2, Y2 \
-	VMULPS Y0, Y3, Y3 \
-	VFMADD231PS Y2, Y6, Y12 \
-	VFMADD231PS Y3, Y7, Y13 \
-	ADDQ $512, R8 \
-	ADDQ $32, R9 \
-	ADDQ $176, R10 \
-	ADDQ $176, R12 \
-	DECQ R13 \
-	JNZ block \
-	LEAQ 64(R8), SI \
-	DECQ CX \
-	JNZ loop \
-done: \
-	VMOVUPS Y12, (AX) \
-	VMOVUPS Y13, 32(AX) \
-	VZEROUPPER \
-	RET
-
 // T8CVT2 makes one token's int32 sums Σ q·y (T8ONE) float32 (st unused, as T8CVT8's).
 #define T8CVT2(S0, S1, st) \
 	VCVTDQ2PS S0, S0 \
@@ -523,49 +489,6 @@ TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
 	VCVTDQ2PS Y11, Y11 \
 	VCVTDQ2PS Y12, Y12 \
 	VCVTDQ2PS Y13, Y13
-
-// TQ8X4 is the Q8_0 four-token kernel: MASKS sets the constants ALL (T8ALL, VQ8ALL)
-// needs to sum word c of the block at SI against the four tokens into Y6…Y13, SUM
-// (T8CVT8, VSUM4) makes those float32.
-#define TQ8X4(MASKS, ALL, SUM) \
-	MASKS \
-	T2ARGS4(32) \
-	TESTQ CX, CX \
-	JZ done \
-loop: \
-	MOVQ $2, R13 \
-	MOVQ SI, R8 \
-	MOVQ SI, R9 \
-	ADDQ $1024, R9 \
-block: \
-	MOVQ R8, SI \
-	T2ZERO8 \
-	ALL(0) \
-	ALL(1) \
-	ALL(2) \
-	ALL(3) \
-	ALL(4) \
-	ALL(5) \
-	ALL(6) \
-	ALL(7) \
-	SUM(144) \
-	VCVTPH2PS (R9), Y2 \
-	VCVTPH2PS 16(R9), Y3 \
-	T2ACC8(128) \
-	ADDQ $512, R8 \
-	ADDQ $32, R9 \
-	ADDQ $176, DI \
-	ADDQ $176, R10 \
-	ADDQ $176, R11 \
-	ADDQ $176, R12 \
-	DECQ R13 \
-	JNZ block \
-	LEAQ 64(R8), SI \
-	DECQ CX \
-	JNZ loop \
-done: \
-	VZEROUPPER \
-	RET
 
 TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
 	TQ8X4(T8MASKS, T8ALL, T8CVT8)
@@ -1966,7 +1889,6 @@ q3kam_done:
 // operations with the scale and min of each row split from one byte. Y13 holds the
 // 0x03 bytes, Y15 the 0x0F bytes.
 
-
 // T2Q2SC sets Y11 to half h's row scales d·sc and Y12 to its min factors −dmin·m
 // (scale-and-min bytes at memory operand m, the head's fp16 d and dmin at P).
 // Clobbers Y0.
@@ -1990,7 +1912,6 @@ q3kam_done:
 	T6FLOAT(Y2, 16(R12)) \
 	T2Q2SC(sc, P, h) \
 	T2ACCMIN(Y2, Y11, (R12), Y12, 32(R12), off)
-
 
 // func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
@@ -2277,7 +2198,6 @@ TEXT ·tileQ51x1AVX2(SB), NOSPLIT, $0-40
 	TOK(R11, c, Y10, Y11) \
 	TOK(R12, c, Y12, Y13)
 
-
 // T2L4ACC adds the four tokens' float sums times the block's row scales (Y2, Y3) to
 // the accumulators in out; T2L4ACCMIN also its row mins (at 64(R9)) times each
 // token's min sum (T2ACCMIN8).
@@ -2561,23 +2481,21 @@ TEXT ·tileQ6Kx1mAVXVNNI(SB), NOSPLIT, $0-48
 	T2NIB(m0, m1) \
 	DP
 
-// VQ4W and VQ4KW are T2Q4W and T2Q4KW with AVX-VNNI; VQ4SUM is T2Q4SUM's for int32 sums,
-// VQ4KFIN4 T2Q4KFIN4's.
-#define VQ4W(q, c) \
+// VW4T runs word c of a block of the four tiles, its halves at memory operands a0, a1
+// (tile SI) … d0, d1 (tile BX), through M (VQ4M, VNLM) into the sums Y6…Y13: T2Q4W's
+// and TNLWMP's step with AVX-VNNI. VQ4W and VQ4KW are T2Q4W and T2Q4KW with AVX-VNNI,
+// VNLW and VXSW TNLWM and XSWM; VQ4SUM is T2Q4SUM's for int32 sums, VQ4KFIN4
+// T2Q4KFIN4's.
+#define VW4T(M, c, a0, a1, b0, b1, c0, c1, d0, d1) \
 	VPBROADCASTD (4*c)(R10), Y0 \
 	VPBROADCASTD (16+4*c)(R10), Y1 \
-	VQ4M((q+64*c)(SI), (q+64*c+32)(SI), VQ4_6_7) \
-	VQ4M((q+64*c)(R8), (q+64*c+32)(R8), VQ4_8_9) \
-	VQ4M((q+64*c)(R9), (q+64*c+32)(R9), VQ4_10_11) \
-	VQ4M((q+64*c)(BX), (q+64*c+32)(BX), VQ4_12_13)
+	M(a0, a1, VQ4_6_7) \
+	M(b0, b1, VQ4_8_9) \
+	M(c0, c1, VQ4_10_11) \
+	M(d0, d1, VQ4_12_13)
 
-#define VQ4KW(c) \
-	VPBROADCASTD (4*c)(R10), Y0 \
-	VPBROADCASTD (16+4*c)(R10), Y1 \
-	VQ4M((320+64*c)(SI)(R11*1), (352+64*c)(SI)(R11*1), VQ4_6_7) \
-	VQ4M((320+64*c)(R8)(R11*1), (352+64*c)(R8)(R11*1), VQ4_8_9) \
-	VQ4M((320+64*c)(R9)(R11*1), (352+64*c)(R9)(R11*1), VQ4_10_11) \
-	VQ4M((320+64*c)(BX)(R11*1), (352+64*c)(BX)(R11*1), VQ4_12_13)
+#define VQ4W(q, c) VW4T(VQ4M, c, (q+64*c)(SI), (q+64*c+32)(SI), (q+64*c)(R8), (q+64*c+32)(R8), (q+64*c)(R9), (q+64*c+32)(R9), (q+64*c)(BX), (q+64*c+32)(BX))
+#define VQ4KW(c) VW4T(VQ4M, c, (320+64*c)(SI)(R11*1), (352+64*c)(SI)(R11*1), (320+64*c)(R8)(R11*1), (352+64*c)(R8)(R11*1), (320+64*c)(R9)(R11*1), (352+64*c)(R9)(R11*1), (320+64*c)(BX)(R11*1), (352+64*c)(BX)(R11*1))
 
 #define VQ4SUM(S0, S1) T2SUMD(S0, S1, 16(R12))
 #define VQ4KFIN4 FIN4T(T2KFIND, Y13)
@@ -2655,21 +2573,8 @@ TEXT ·tileQ8x1mAVXVNNI(SB), NOSPLIT, $0-48
 
 // VNLW is VQ4W with the lookup; VXSW is it for IQ4_XS's sub-block R11/256 (nibbles at
 // 192 in each super-block).
-#define VNLW(q, c) \
-	VPBROADCASTD (4*c)(R10), Y0 \
-	VPBROADCASTD (16+4*c)(R10), Y1 \
-	VNLM((q+64*c)(SI), (q+64*c+32)(SI), VQ4_6_7) \
-	VNLM((q+64*c)(R8), (q+64*c+32)(R8), VQ4_8_9) \
-	VNLM((q+64*c)(R9), (q+64*c+32)(R9), VQ4_10_11) \
-	VNLM((q+64*c)(BX), (q+64*c+32)(BX), VQ4_12_13)
-
-#define VXSW(c) \
-	VPBROADCASTD (4*c)(R10), Y0 \
-	VPBROADCASTD (16+4*c)(R10), Y1 \
-	VNLM((192+64*c)(SI)(R11*1), (224+64*c)(SI)(R11*1), VQ4_6_7) \
-	VNLM((192+64*c)(R8)(R11*1), (224+64*c)(R8)(R11*1), VQ4_8_9) \
-	VNLM((192+64*c)(R9)(R11*1), (224+64*c)(R9)(R11*1), VQ4_10_11) \
-	VNLM((192+64*c)(BX)(R11*1), (224+64*c)(BX)(R11*1), VQ4_12_13)
+#define VNLW(q, c) VW4T(VNLM, c, (q+64*c)(SI), (q+64*c+32)(SI), (q+64*c)(R8), (q+64*c+32)(R8), (q+64*c)(R9), (q+64*c+32)(R9), (q+64*c)(BX), (q+64*c+32)(BX))
+#define VXSW(c) VW4T(VNLM, c, (192+64*c)(SI)(R11*1), (224+64*c)(SI)(R11*1), (192+64*c)(R8)(R11*1), (224+64*c)(R8)(R11*1), (192+64*c)(R9)(R11*1), (224+64*c)(R9)(R11*1), (192+64*c)(BX)(R11*1), (224+64*c)(BX)(R11*1))
 
 // VXSFINM is XSFINM for int32 sums that start at −128·Σ y; VXSFIN4 it for the four tiles.
 #define VXSFINM(P, S0, S1, off) XSFINX(VQ4SUM, P, S0, S1, off)
