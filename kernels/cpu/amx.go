@@ -71,7 +71,7 @@ func amxFor(f *tileFmt, n int) bool {
 	return amxOn && n >= amxMinToks && amxKernels[f] != nil
 }
 
-// amxGate reports whether LLMBENCH_CPU allows AMX: "go", "avx2" and "avx512" switch it
+// amxGate reports whether LLMBENCH_CPU allows AMX: "go", "avx2", "avxvnni" and "avx512" switch it
 // off; unset or "amx" (the best the CPU has) leave it on.
 func amxGate() (ok bool, why string) {
 	v := os.Getenv(EnvLevel)
