@@ -43,7 +43,7 @@ test: lint
 ## TTFT within 1 ms p50 and 3 ms p99 of the server's at 256 streams; the in-process median ITL
 ## within 10 % of the engine's median decode step); and the in-process batching sweep
 ## (issue 7), which fails under 1.8× (output tok/s at concurrency 16 vs 1; qwen3moe-tiny under 1.5×,
-## issue 17; with LLMBENCH_CPU=avx2 the same 1.8× on the AVX2 kernels, issue 12); issue 12's
+## issue 17; with LLMBENCH_CPU=avx2 and avxvnni the same 1.8× on the AVX2 and AVX-VNNI kernels, issue 12); issue 12's
 ## memory lines (peak RSS of pp512+tg128 ≤ 1.15× weights + KV cache; the first serve-bench
 ## request's TTFT within 20 % of the second's, scripts/memory-check.sh) and small-model line
 ## (stories260K, TinyStories-656K F16/Q8_0: pp64/tg32 with -t 2 never 5 % under -t 1, the median
@@ -75,6 +75,7 @@ bench: build
 	./scripts/batching-sweep.sh
 	MODEL=qwen3moe-tiny TARGET=1.5 ./scripts/batching-sweep.sh
 	LLMBENCH_CPU=avx2 PROMPTS=16 ./scripts/batching-sweep.sh
+	LLMBENCH_CPU=avxvnni PROMPTS=16 ./scripts/batching-sweep.sh
 	./scripts/memory-check.sh
 	./scripts/small-models.sh
 	./scripts/vs-llamacpp.sh
