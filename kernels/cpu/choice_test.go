@@ -53,11 +53,11 @@ func TestKernels(t *testing.T) {
 		want["Q8_0/decode"] = "tile-q8_0-x1m-avx2-pf"
 	}
 	if level == "avx2" && xcpu.X86.HasAVXVNNI && allowed(capAVXVNNI) { // prompts with AVX-VNNI
-		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q5_K} {
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.Q3_K, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q5_K, kernels.Q2_K} {
 			want[t.String()+"/prompt"] = "tile-" + strings.ToLower(t.String()) + "-x4-avxvnni"
 		}
-		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q5_K} { // and decode
-			if k, ok := want[t.String()+"/decode"]; ok && (t != kernels.Q5_K || !strings.Contains(k, "x1m")) { // Q5_K: one tile only
+		for _, t := range []kernels.DType{kernels.Q4_0, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K, kernels.IQ4_NL, kernels.IQ4_XS, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q5_K, kernels.Q3_K, kernels.Q2_K} { // and decode
+			if k, ok := want[t.String()+"/decode"]; ok && (avxVNNI[t]&vnniX1m != 0 || !strings.Contains(k, "x1m")) { // Q2_K, Q3_K, Q5_K: one tile only
 				want[t.String()+"/decode"] = strings.Replace(k, "-avx2", "-avxvnni", 1)
 			}
 		}

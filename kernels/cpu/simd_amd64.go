@@ -267,6 +267,15 @@ func tileQ5Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 //go:noescape
 func tileQ5Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 
+//go:noescape
+func tileQ3Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ2Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+
+//go:noescape
+func tileQ2Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+
 // tileQ8x4AVX2 and tileQ8x1AVX2 are tileQ8x4 and tileQ8x1 for CPUs with AVX2 but
 // without AVX512-VNNI: the same results bit for bit.
 //
@@ -553,8 +562,8 @@ func tileIQ4XSx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 
 // setAVXVNNI puts the AVX2 level's AVX-VNNI kernels in place of the AVX2 ones that do
 // the same sums with VPMADDUBSW: the four-token kernels of Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS (prompts), the one-token ones of
-// those but Q3_K and the four-tile ones of Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS
+// Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS (prompts), the one-token ones
+// of the same types and the four-tile ones of Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS
 // (decode). The CPUs with AVX-VNNI but no AVX512-VNNI are Intel's (Core from Alder Lake on, Xeon 6
 // with E-cores), which decode one tile at a time (adjacent order); the four-tile kernels
 // run where LLMBENCH_CPU=avxvnni caps an AMD Zen 4 or Zen 5, so that level decodes in the
@@ -576,7 +585,8 @@ func setAVXVNNI() {
 		kernels.Q5_0:   {x4: tileQ50x4AVXVNNI, x1: tileQ50x1AVXVNNI},
 		kernels.Q5_1:   {x4: tileQ51x4AVXVNNI, x1: tileQ51x1AVXVNNI},
 		kernels.Q5_K:   {x4: tileQ5Kx4AVXVNNI, x1: tileQ5Kx1AVXVNNI},
-		kernels.Q3_K:   {x4: tileQ3Kx4AVXVNNI},
+		kernels.Q3_K:   {x4: tileQ3Kx4AVXVNNI, x1: tileQ3Kx1AVXVNNI},
+		kernels.Q2_K:   {x4: tileQ2Kx4AVXVNNI, x1: tileQ2Kx1AVXVNNI},
 	} {
 		tileFmts[t].x4, avxVNNI[t] = k.x4, vnniX4
 		if k.x1 != nil {

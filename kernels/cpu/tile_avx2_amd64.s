@@ -1759,9 +1759,12 @@ q5kam_done:
 
 // T3HALF1 runs half h of block p of the pair against the token (R10, R12) into the
 // accumulators of that half.
-#define T3HALF1(p, h, PRE) \
+#define T3HALF1(p, h, PRE) T3HALF1X(p, h, PRE, T6TOK2)
+
+// T3HALF1X is T3HALF1 with TOK (T6TOK2; V6TOK2 with AVX-VNNI) summing the chunks.
+#define T3HALF1X(p, h, PRE, TOK) \
 	T3CHUNKS(p, h, PRE) \
-	T6TOK(R10, Y2) \
+	TOK \
 	T6FLOAT(Y2, 16(R12)) \
 	T6SCALE(h) \
 	T2ACC(Y2, Y11, (R12), 32*h)
@@ -1906,9 +1909,12 @@ q3kam_done:
 
 // T2Q2T1 runs half h of a block (crumbs at memory operand m, scale bytes at sc, head
 // at P) against the token (R10, R12) into the accumulators at off(AX).
-#define T2Q2T1(m, sc, P, h, off) \
+#define T2Q2T1(m, sc, P, h, off) T2Q2T1X(m, sc, P, h, off, T6TOK2)
+
+// T2Q2T1X is T2Q2T1 with TOK (T6TOK2; V6TOK2 with AVX-VNNI) summing the chunks.
+#define T2Q2T1X(m, sc, P, h, off, TOK) \
 	T2CRUMBS(m) \
-	T6TOK(R10, Y2) \
+	TOK \
 	T6FLOAT(Y2, 16(R12)) \
 	T2Q2SC(sc, P, h) \
 	T2ACCMIN(Y2, Y11, (R12), Y12, 32(R12), off)
@@ -1917,45 +1923,47 @@ q3kam_done:
 //
 // One token against a Q2_K tile; the accumulators live in out (zeroed first), BX points
 // at the super-block's head, R14 at its block's scale bytes.
-TEXT ·tileQ2Kx1AVX2(SB), NOSPLIT, $0-40
-	T2ARGS1(16)
-	T2Q2MASKS
-	VPXOR Y0, Y0, Y0
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	TESTQ CX, CX
-	JZ q2ka1_done
-
-q2ka1_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $16, R13
-
-q2ka1_blk:
-	T2Q2T1((SI), (R14), BX, 0, 0)
-	T2Q2T1(32(SI), 8(R14), BX, 1, 32)
-	ADDQ $64, SI
-	ADDQ $16, R14
-	ADDQ $112, R10
-	ADDQ $112, R12
-	DECQ R13
-	JNZ q2ka1_blk
-	DECQ CX
-	JNZ q2ka1_super
-
-q2ka1_done:
-	VZEROUPPER
+// TQ2KX1 is the Q2_K one-token kernel with TOK (T6TOK2, V6TOK2).
+#define TQ2KX1(TOK) \
+	T2ARGS1(16) \
+	T2Q2MASKS \
+	VPXOR Y0, Y0, Y0 \
+	VMOVUPS Y0, (AX) \
+	VMOVUPS Y0, 32(AX) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $16, R13 \
+blk: \
+	T2Q2T1X((SI), (R14), BX, 0, 0, TOK) \
+	T2Q2T1X(32(SI), 8(R14), BX, 1, 32, TOK) \
+	ADDQ $64, SI \
+	ADDQ $16, R14 \
+	ADDQ $112, R10 \
+	ADDQ $112, R12 \
+	DECQ R13 \
+	JNZ blk \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ2Kx1AVX2(SB), NOSPLIT, $0-40
+	TQ2KX1(T6TOK2)
 
 // T2Q2HALF4 runs half h of the block at SI against the four tokens (quants at DI, R10,
 // R11, R12; tail at 64(DI)).
-#define T2Q2HALF4(h) \
+#define T2Q2HALF4(h) T2Q2HALF4X(h, T6TOKS4)
+
+// T2Q2HALF4X is T2Q2HALF4 with TOKS (T6TOKS4; V6TOKS4 with AVX-VNNI) summing the chunks
+// against the four tokens.
+#define T2Q2HALF4X(h, TOKS) \
 	T2CRUMBS((32*h)(SI)) \
-	T6TOK(DI, Y2) \
-	T6TOK(R10, Y3) \
-	T6TOK(R11, Y4) \
-	T6TOK(R12, Y9) \
+	TOKS \
 	T6FLOAT(Y2, 80(DI)) \
 	T6FLOAT(Y3, 84(DI)) \
 	T6FLOAT(Y4, 88(DI)) \
@@ -1969,35 +1977,36 @@ q2ka1_done:
 // func tileQ2Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ2Kx1AVX2 for four tokens at once.
-TEXT ·tileQ2Kx4AVX2(SB), NOSPLIT, $0-32
-	T2Q2MASKS
-	T2ARGS4(16)
-	TESTQ CX, CX
-	JZ q2ka4_done
-
-q2ka4_super:
-	MOVQ SI, BX
-	LEAQ 64(SI), R14
-	ADDQ $320, SI
-	MOVQ $16, R13
-
-q2ka4_blk:
-	T2Q2HALF4(0)
-	T2Q2HALF4(1)
-	ADDQ $64, SI
-	ADDQ $16, R14
-	ADDQ $112, DI
-	ADDQ $112, R10
-	ADDQ $112, R11
-	ADDQ $112, R12
-	DECQ R13
-	JNZ q2ka4_blk
-	DECQ CX
-	JNZ q2ka4_super
-
-q2ka4_done:
-	VZEROUPPER
+// TQ2KX4 is the Q2_K four-token kernel with TOKS (T6TOKS4, V6TOKS4).
+#define TQ2KX4(TOKS) \
+	T2Q2MASKS \
+	T2ARGS4(16) \
+	TESTQ CX, CX \
+	JZ done \
+super: \
+	MOVQ SI, BX \
+	LEAQ 64(SI), R14 \
+	ADDQ $320, SI \
+	MOVQ $16, R13 \
+blk: \
+	T2Q2HALF4X(0, TOKS) \
+	T2Q2HALF4X(1, TOKS) \
+	ADDQ $64, SI \
+	ADDQ $16, R14 \
+	ADDQ $112, DI \
+	ADDQ $112, R10 \
+	ADDQ $112, R11 \
+	ADDQ $112, R12 \
+	DECQ R13 \
+	JNZ blk \
+	DECQ CX \
+	JNZ super \
+done: \
+	VZEROUPPER \
 	RET
+
+TEXT ·tileQ2Kx4AVX2(SB), NOSPLIT, $0-32
+	TQ2KX4(T6TOKS4)
 
 // T2Q2BLKM runs block R11/64 of the Q2_K tile whose super-block is at P against the
 // token into its accumulators at off(AX) (scale bytes through R14).
@@ -2734,3 +2743,26 @@ TEXT ·tileQ5Kx1AVXVNNI(SB), NOSPLIT, $0-40
 // func tileQ5Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ5Kx4AVXVNNI(SB), NOSPLIT, $0-32
 	TQ5KX4(V5KSUB4)
+
+// The AVX-VNNI Q2_K and Q3_K one-token kernels (and Q2_K's four-token one): their
+// chunks summed with VPDPBUSD (V6TOK2, V6TOKS4), as Q6_K's.
+
+// V3HALF1 is T3HALF1 with AVX-VNNI.
+#define V3HALF1(p, h, PRE) T3HALF1X(p, h, PRE, V6TOK2)
+
+// func tileQ3Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ3Kx1AVXVNNI(SB), NOSPLIT, $0-40
+	T2ARGS1(16)
+	T3MASKS
+	VPXOR Y0, Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	T3LOOP(V3HALF1, T3NEXT1)
+
+// func tileQ2Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
+TEXT ·tileQ2Kx1AVXVNNI(SB), NOSPLIT, $0-40
+	TQ2KX1(V6TOK2)
+
+// func tileQ2Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
+TEXT ·tileQ2Kx4AVXVNNI(SB), NOSPLIT, $0-32
+	TQ2KX4(V6TOKS4)
