@@ -263,12 +263,6 @@
 	VPADDW Y5, Y3, Y3 \
 	ADD(S0, S1)
 
-// func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
-// 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
-// the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
-// WORDS4 and WORDS8 run W(c) for the four (eight) words of a block.
 #define WORDS4(W) \
 	W(0) \
 	W(1) \
@@ -330,14 +324,15 @@ done: \
 #define TQ4X1(MASKS, ONE, SUM) TX1(MASKS, WORDS4, ONE, SUM, $512, $256)
 #define TQ8X1(MASKS, ONE, SUM) TX1(MASKS, WORDS8, ONE, SUM, $1024, $512)
 
+// func tileQ4x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token (tok, 0–3) of the activation blocks against a Q4_0 tile (units of two
+// 32-element blocks: 2×256 bytes of nibble words, then 2×16 fp16 scales, 576 bytes);
+// the accumulators are Y12 (rows 0–7) and Y13 (rows 8–15).
+// WORDS4 and WORDS8 run W(c) for the four (eight) words of a block.
 TEXT ·tileQ4x1AVX2(SB), NOSPLIT, $0-40
 	TQ4X1(T2MASKS, T2Q4ONE, T2SUM)
 
-// func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
-// loaded and split once for the four tokens. The int16 sums of token t are in
-// Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
 // TX4 is the Q4_0 and Q8_0 four-token kernel (IQ4_NL's too, with AVX-VNNI), units of
 // two blocks of step bytes of words, then their scales at sc: MASKS sets the constants
 // ALL needs, WORDS (WORDS4, WORDS8) runs ALL(c) for each word c of the block at SI
@@ -380,6 +375,11 @@ done: \
 #define TQ4X4(MASKS, ALL, SUM) TX4(MASKS, WORDS4, ALL, SUM, $512, $256)
 #define TQ8X4(MASKS, ALL, SUM) TX4(MASKS, WORDS8, ALL, SUM, $1024, $512)
 
+// func tileQ4x4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ4x1AVX2 for four tokens at once (token-major out[16t+r]); each nibble word is
+// loaded and split once for the four tokens. The int16 sums of token t are in
+// Y6+2t (rows 0–7) and Y7+2t (rows 8–15); the accumulators live in out.
 TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
 	TQ4X4(T2MASKS, T2Q4ALL, T2SUM4)
 
@@ -433,15 +433,15 @@ TEXT ·tileQ4x4AVX2(SB), NOSPLIT, $0-32
 	T8W(0, c) \
 	T8TOK(R10, c, Y6, Y7)
 
-// func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
-// quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
 // T8CVT2 makes one token's int32 sums Σ q·y (T8ONE) float32 (st unused, as T8CVT8's).
 #define T8CVT2(S0, S1, st) \
 	VCVTDQ2PS S0, S0 \
 	VCVTDQ2PS S1, S1
 
+// func tileQ8x1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q8_0 tile (units of two 32-element blocks: 2×512 bytes of
+// quant words, then 2×16 fp16 scales, 1088 bytes); accumulators Y12, Y13.
 TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
 	TQ8X1(T8MASKS, T8ONE, T8CVT2)
 
@@ -474,10 +474,6 @@ TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
 	T8TOK(R11, c, Y10, Y11) \
 	T8TOK(R12, c, Y12, Y13)
 
-// func tileQ8x4AVX2(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ8x1AVX2 for four tokens at once; each word is loaded and its signs taken once
-// for the four tokens (int32 sums of token t in Y6+2t and Y7+2t, accumulators in out).
 // T8CVT8 makes the four tokens' int32 sums Σ q·y (T8ALL) float32 (st unused: the AVX2
 // Q8_0 kernels form Σ q·y without a starting sum).
 #define T8CVT8(st) \
@@ -490,6 +486,10 @@ TEXT ·tileQ8x1AVX2(SB), NOSPLIT, $0-40
 	VCVTDQ2PS Y12, Y12 \
 	VCVTDQ2PS Y13, Y13
 
+// func tileQ8x4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ8x1AVX2 for four tokens at once; each word is loaded and its signs taken once
+// for the four tokens (int32 sums of token t in Y6+2t and Y7+2t, accumulators in out).
 TEXT ·tileQ8x4AVX2(SB), NOSPLIT, $0-32
 	TQ8X4(T8MASKS, T8ALL, T8CVT8)
 
@@ -566,10 +566,6 @@ GLOBL t2sign<>(SB), RODATA|NOPTR, $32
 	T2ACCMIN(S0, Y2, (R12), Y4, 32(R12), off) \
 	T2ACCMIN(S1, Y3, (R12), Y5, 32(R12), off+32)
 
-// func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
-// points at the super-block's head, R14 at its sub-block's scale bytes.
 // TQ4KX1 is the Q4_K one-token kernel with TQ4X1's ONE and SUM.
 #define TQ4KX1(ONE, SUM) \
 	T2ARGS1(32) \
@@ -606,6 +602,10 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ4Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q4_K tile; the accumulators live in out (zeroed first), BX
+// points at the super-block's head, R14 at its sub-block's scale bytes.
 TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
 	TQ4KX1(T2Q4ONE, T2SUM)
 
@@ -615,9 +615,6 @@ TEXT ·tileQ4Kx1AVX2(SB), NOSPLIT, $0-40
 	T2KFAC((R14), 8(R14), 128(R14), 136(R14), BX) \
 	T2ACCMIN8(128, 160)
 
-// func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
 // TQ4KX4 is the Q4_K four-token kernel with TQ4X4's ALL and SUM.
 #define TQ4KX4(ALL, SUM) \
 	T2MASKS \
@@ -651,6 +648,9 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ4Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ4Kx1AVX2 for four tokens at once (int16 sums of token t in Y6+2t and Y7+2t).
 TEXT ·tileQ4Kx4AVX2(SB), NOSPLIT, $0-32
 	TQ4KX4(T2Q4ALL, T2SUM4)
 
@@ -747,10 +747,6 @@ GLOBL t2q5cnt<>(SB), RODATA|NOPTR, $128
 	ADDQ $176, R10 \
 	ADDQ $176, R12
 
-// func tileQ5Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's shift count in X8 (R13: 4−j for the
-// first four sub-blocks, then j−4), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
 // TQ5KX1 is the Q5_K one-token kernel with SUB (T2Q5SUB1, V5KSUB1) running a
 // sub-block.
 #define TQ5KX1(SUB) \
@@ -782,6 +778,10 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ5Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// tileQ4Kx1AVX2 for Q5_K tiles: the sub-block's shift count in X8 (R13: 4−j for the
+// first four sub-blocks, then j−4), 0x10 bytes in Y9, words 2 and 3 summed in Y10, Y11.
 TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
 	TQ5KX1(T2Q5SUB1)
 
@@ -841,10 +841,6 @@ TEXT ·tileQ5Kx1AVX2(SB), NOSPLIT, $0-40
 	ADDQ $176, R11 \
 	ADDQ $176, R12
 
-// func tileQ5Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ5Kx1AVX2 for four tokens at once (sums of token t in Y6+2t and Y7+2t; R8 at the
-// sub-block's shift count in t2q5cnt).
 // TQ5KX4 is the Q5_K four-token kernel with SUB (T2Q5SUB4, V5KSUB4) running a
 // sub-block.
 #define TQ5KX4(SUB) \
@@ -871,6 +867,10 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ5Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ5Kx1AVX2 for four tokens at once (sums of token t in Y6+2t and Y7+2t; R8 at the
+// sub-block's shift count in t2q5cnt).
 TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
 	TQ5KX4(T2Q5SUB4)
 
@@ -948,14 +948,14 @@ TEXT ·tileQ5Kx4AVX2(SB), NOSPLIT, $0-32
 	VCVTPH2PS (16*h)(BX), Y12 \
 	VMULPS Y12, Y11, Y11
 
-// func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
-//
-// One token against a Q6_K tile; the accumulators live in out (zeroed first).
-// TQ6KX1 is the Q6_K one-token kernel with TOK (T6TOK2, V6TOK2) summing the rebuilt
-// chunks against the token into Y2.
-#define TQ6KX1(TOK) \
+// TKX1 is the one-token kernel of the K-quant tiles in 16 blocks per 256-element
+// super-block (Q6_K, Q2_K): MASKS sets the constants, BLK(TOK) runs a block (TOK
+// summing its chunks against the token into Y2: T6TOK2, V6TOK2), the block's quants are
+// step bytes; the accumulators live in out (zeroed first), BX points at the
+// super-block's head, R14 at the block's scale bytes.
+#define TKX1(MASKS, BLK, TOK, step) \
 	T2ARGS1(16) \
-	T6MASKS \
+	MASKS \
 	VPXOR Y0, Y0, Y0 \
 	VMOVUPS Y0, (AX) \
 	VMOVUPS Y0, 32(AX) \
@@ -967,17 +967,8 @@ super: \
 	ADDQ $320, SI \
 	MOVQ $16, R13 \
 blk: \
-	T6CHUNKS(0) \
-	TOK \
-	T6FLOAT(Y2, 16(R12)) \
-	T6SCALE(0) \
-	T2ACC(Y2, Y11, (R12), 0) \
-	T6CHUNKS(1) \
-	TOK \
-	T6FLOAT(Y2, 16(R12)) \
-	T6SCALE(1) \
-	T2ACC(Y2, Y11, (R12), 32) \
-	ADDQ $192, SI \
+	BLK(TOK) \
+	ADDQ step, SI \
 	ADDQ $16, R14 \
 	ADDQ $112, R10 \
 	ADDQ $112, R12 \
@@ -989,20 +980,32 @@ done: \
 	VZEROUPPER \
 	RET
 
+// T6BLK1 runs a Q6_K block against the token: each half's chunks rebuilt, summed by TOK.
+#define T6BLK1(TOK) \
+	T6CHUNKS(0) \
+	TOK \
+	T6FLOAT(Y2, 16(R12)) \
+	T6SCALE(0) \
+	T2ACC(Y2, Y11, (R12), 0) \
+	T6CHUNKS(1) \
+	TOK \
+	T6FLOAT(Y2, 16(R12)) \
+	T6SCALE(1) \
+	T2ACC(Y2, Y11, (R12), 32)
+
 // T6TOK2 is T6TOK of the token at R10 into Y2.
 #define T6TOK2 T6TOK(R10, Y2)
 
+// func tileQ6Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
+//
+// One token against a Q6_K tile.
 TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
-	TQ6KX1(T6TOK2)
+	TKX1(T6MASKS, T6BLK1, T6TOK2, $192)
 
-// T6HALF runs half h of the block against the four tokens (quants at DI, R10, R11,
-// R12; tail at 64(DI)) into the accumulators of that half.
-#define T6HALF(h) \
-	T6CHUNKS(h) \
-	T6HALFT(h)
-
-// T6HALFT is T6HALF after the chunks are rebuilt; T6HALFTX is it with TOKS (T6TOKS4,
-// or V6TOKS4 with AVX-VNNI) summing the four tokens into Y2, Y3, Y4 and Y9.
+// T6HALFT runs half h of the block against the four tokens (quants at DI, R10, R11,
+// R12; tail at 64(DI)) into the accumulators of that half, its chunks rebuilt;
+// T6HALFTX is it with TOKS (T6TOKS4, or V6TOKS4 with AVX-VNNI) summing the four tokens
+// into Y2, Y3, Y4 and Y9.
 #define T6HALFT(h) T6HALFTX(h, T6TOKS4)
 
 #define T6TOKS4 \
@@ -1023,14 +1026,10 @@ TEXT ·tileQ6Kx1AVX2(SB), NOSPLIT, $0-40
 	T2ACC(Y4, Y11, 72(DI), 128+32*h) \
 	T2ACC(Y9, Y11, 76(DI), 192+32*h)
 
-// func tileQ6Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
-//
-// tileQ6Kx1AVX2 for four tokens at once: each half's chunks are rebuilt once for the
-// four tokens.
-// TQ6KX4 is the Q6_K four-token kernel with HALF (T6HALF, V6HALF) running half h of a
-// block against the four tokens.
-#define TQ6KX4(HALF) \
-	T6MASKS \
+// TKX4 is TKX1 for four tokens at once (BLK(TOKS): T6TOKS4, V6TOKS4 summing them into
+// Y2, Y3, Y4 and Y9).
+#define TKX4(MASKS, BLK, TOKS, step) \
+	MASKS \
 	T2ARGS4(16) \
 	TESTQ CX, CX \
 	JZ done \
@@ -1040,9 +1039,8 @@ super: \
 	ADDQ $320, SI \
 	MOVQ $16, R13 \
 blk: \
-	HALF(0) \
-	HALF(1) \
-	ADDQ $192, SI \
+	BLK(TOKS) \
+	ADDQ step, SI \
 	ADDQ $16, R14 \
 	ADDQ $112, DI \
 	ADDQ $112, R10 \
@@ -1056,8 +1054,18 @@ done: \
 	VZEROUPPER \
 	RET
 
+// T6BLK4 runs a Q6_K block against the four tokens, each half's chunks rebuilt once.
+#define T6BLK4(TOKS) \
+	T6CHUNKS(0) \
+	T6HALFTX(0, TOKS) \
+	T6CHUNKS(1) \
+	T6HALFTX(1, TOKS)
+
+// func tileQ6Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
+//
+// tileQ6Kx1AVX2 for four tokens at once.
 TEXT ·tileQ6Kx4AVX2(SB), NOSPLIT, $0-32
-	TQ6KX4(T6HALF)
+	TKX4(T6MASKS, T6BLK4, T6TOKS4, $192)
 
 // T2Q4W runs word c of the block at q of the four tiles (SI, R8, R9, BX).
 #define T2Q4W(q, c) \
@@ -1233,11 +1241,6 @@ TEXT ·tileQ4Kx1mAVX2(SB), NOSPLIT, $0-48
 	VMULPS Y12, Y11, Y11 \
 	T2ACC(Y2, Y11, (R12), off)
 
-// func tileQ6Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
-//
-// tileQ6Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
-// of each in turn; each tile's quants come through R11 (192·block), its scales through
-// R14 (16·block).
 // TQ6KX1M is the Q6_K four-tile kernel with HALFM (T6HALFM, V6HALFM).
 #define TQ6KX1M(HALFM) \
 	T6MASKS \
@@ -1273,6 +1276,11 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ6Kx1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ6Kx1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a block
+// of each in turn; each tile's quants come through R11 (192·block), its scales through
+// R14 (16·block).
 TEXT ·tileQ6Kx1mAVX2(SB), NOSPLIT, $0-48
 	TQ6KX1M(T6HALFM)
 
@@ -1919,41 +1927,16 @@ q3kam_done:
 	T2Q2SC(sc, P, h) \
 	T2ACCMIN(Y2, Y11, (R12), Y12, 32(R12), off)
 
+// T2Q2BLK1 runs a Q2_K block against the token, its halves' chunks summed by TOK.
+#define T2Q2BLK1(TOK) \
+	T2Q2T1X((SI), (R14), BX, 0, 0, TOK) \
+	T2Q2T1X(32(SI), 8(R14), BX, 1, 32, TOK)
+
 // func tileQ2Kx1AVX2(nu int, tile, act *byte, tok int, out *[16]float32)
 //
-// One token against a Q2_K tile; the accumulators live in out (zeroed first), BX points
-// at the super-block's head, R14 at its block's scale bytes.
-// TQ2KX1 is the Q2_K one-token kernel with TOK (T6TOK2, V6TOK2).
-#define TQ2KX1(TOK) \
-	T2ARGS1(16) \
-	T2Q2MASKS \
-	VPXOR Y0, Y0, Y0 \
-	VMOVUPS Y0, (AX) \
-	VMOVUPS Y0, 32(AX) \
-	TESTQ CX, CX \
-	JZ done \
-super: \
-	MOVQ SI, BX \
-	LEAQ 64(SI), R14 \
-	ADDQ $320, SI \
-	MOVQ $16, R13 \
-blk: \
-	T2Q2T1X((SI), (R14), BX, 0, 0, TOK) \
-	T2Q2T1X(32(SI), 8(R14), BX, 1, 32, TOK) \
-	ADDQ $64, SI \
-	ADDQ $16, R14 \
-	ADDQ $112, R10 \
-	ADDQ $112, R12 \
-	DECQ R13 \
-	JNZ blk \
-	DECQ CX \
-	JNZ super \
-done: \
-	VZEROUPPER \
-	RET
-
+// One token against a Q2_K tile.
 TEXT ·tileQ2Kx1AVX2(SB), NOSPLIT, $0-40
-	TQ2KX1(T6TOK2)
+	TKX1(T2Q2MASKS, T2Q2BLK1, T6TOK2, $64)
 
 // T2Q2HALF4 runs half h of the block at SI against the four tokens (quants at DI, R10,
 // R11, R12; tail at 64(DI)).
@@ -1974,39 +1957,16 @@ TEXT ·tileQ2Kx1AVX2(SB), NOSPLIT, $0-40
 	T2ACCMIN(Y4, Y11, 72(DI), Y12, 104(DI), 128+32*h) \
 	T2ACCMIN(Y9, Y11, 76(DI), Y12, 108(DI), 192+32*h)
 
+// T2Q2BLK4 runs a Q2_K block against the four tokens, its halves' chunks summed by TOKS.
+#define T2Q2BLK4(TOKS) \
+	T2Q2HALF4X(0, TOKS) \
+	T2Q2HALF4X(1, TOKS)
+
 // func tileQ2Kx4AVX2(nu int, tile, act *byte, out *[64]float32)
 //
 // tileQ2Kx1AVX2 for four tokens at once.
-// TQ2KX4 is the Q2_K four-token kernel with TOKS (T6TOKS4, V6TOKS4).
-#define TQ2KX4(TOKS) \
-	T2Q2MASKS \
-	T2ARGS4(16) \
-	TESTQ CX, CX \
-	JZ done \
-super: \
-	MOVQ SI, BX \
-	LEAQ 64(SI), R14 \
-	ADDQ $320, SI \
-	MOVQ $16, R13 \
-blk: \
-	T2Q2HALF4X(0, TOKS) \
-	T2Q2HALF4X(1, TOKS) \
-	ADDQ $64, SI \
-	ADDQ $16, R14 \
-	ADDQ $112, DI \
-	ADDQ $112, R10 \
-	ADDQ $112, R11 \
-	ADDQ $112, R12 \
-	DECQ R13 \
-	JNZ blk \
-	DECQ CX \
-	JNZ super \
-done: \
-	VZEROUPPER \
-	RET
-
 TEXT ·tileQ2Kx4AVX2(SB), NOSPLIT, $0-32
-	TQ2KX4(T6TOKS4)
+	TKX4(T2Q2MASKS, T2Q2BLK4, T6TOKS4, $64)
 
 // T2Q2BLKM runs block R11/64 of the Q2_K tile whose super-block is at P against the
 // token into its accumulators at off(AX) (scale bytes through R14).
@@ -2266,11 +2226,6 @@ TEXT ·tileQ50x4AVX2(SB), NOSPLIT, $0-32
 TEXT ·tileQ51x4AVX2(SB), NOSPLIT, $0-32
 	TILEL4(T2L4Q5, T2L4ACCMIN, 640, 768)
 
-// func tileQ8x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
-//
-// tileQ8x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
-// of each in turn: four streams from memory, as tileQ4x1mAVX2, with software prefetch
-// (AMD Zen 5's quarters: without it, 0.91–0.93× one tile at a time there).
 // TQ8X1M is the Q8_0 four-tile kernel: MASKS its constants, BLK (T8BLKM, V8BLKM) a
 // block of the four tiles.
 #define TQ8X1M(MASKS, BLK) \
@@ -2291,6 +2246,11 @@ done: \
 	VZEROUPPER \
 	RET
 
+// func tileQ8x1mAVX2(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
+//
+// tileQ8x1AVX2 on four tiles at once (tile + k·stride, outputs at out[16k:]), a word
+// of each in turn: four streams from memory, as tileQ4x1mAVX2, with software prefetch
+// (AMD Zen 5's quarters: without it, 0.91–0.93× one tile at a time there).
 TEXT ·tileQ8x1mAVX2(SB), NOSPLIT, $0-48
 	TQ8X1M(T8MASKS, T8BLKM)
 
@@ -2428,18 +2388,14 @@ TEXT ·tileQ8x4AVXVNNI(SB), NOSPLIT, $0-32
 	V6TOK(R11, Y4, VDP_4_5_0, VDP_4_6_1, VDP_4_7_0, VDP_4_8_1) \
 	V6TOK(R12, Y9, VDP_9_5_0, VDP_9_6_1, VDP_9_7_0, VDP_9_8_1)
 
-// V6HALF and V3HALF4 are T6HALF and T3HALF4 with AVX-VNNI.
-#define V6HALF(h) \
-	T6CHUNKS(h) \
-	T6HALFTX(h, V6TOKS4)
-
+// V3HALF4 is T3HALF4 with AVX-VNNI.
 #define V3HALF4(p, h, PRE) \
 	T3CHUNKS(p, h, PRE) \
 	T6HALFTX(h, V6TOKS4)
 
 // func tileQ6Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ6Kx4AVXVNNI(SB), NOSPLIT, $0-32
-	TQ6KX4(V6HALF)
+	TKX4(T6MASKS, T6BLK4, V6TOKS4, $192)
 
 // func tileQ3Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ3Kx4AVXVNNI(SB), NOSPLIT, $0-32
@@ -2478,7 +2434,7 @@ TEXT ·tileQ8x1AVXVNNI(SB), NOSPLIT, $0-40
 
 // func tileQ6Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ6Kx1AVXVNNI(SB), NOSPLIT, $0-40
-	TQ6KX1(V6TOK2)
+	TKX1(T6MASKS, T6BLK1, V6TOK2, $192)
 
 // func tileQ6Kx1mAVXVNNI(nu int, tile *byte, stride int, act *byte, tok int, out *[64]float32)
 TEXT ·tileQ6Kx1mAVXVNNI(SB), NOSPLIT, $0-48
@@ -2761,8 +2717,8 @@ TEXT ·tileQ3Kx1AVXVNNI(SB), NOSPLIT, $0-40
 
 // func tileQ2Kx1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ2Kx1AVXVNNI(SB), NOSPLIT, $0-40
-	TQ2KX1(V6TOK2)
+	TKX1(T2Q2MASKS, T2Q2BLK1, V6TOK2, $64)
 
 // func tileQ2Kx4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ2Kx4AVXVNNI(SB), NOSPLIT, $0-32
-	TQ2KX4(V6TOKS4)
+	TKX4(T2Q2MASKS, T2Q2BLK4, V6TOKS4, $64)
