@@ -7,7 +7,9 @@
 # (alternating which goes first), and the table gives the medians of ROUNDS rounds
 # (default 3). TYPES (default Q4_0,Q4_K_M,Q8_0,F16,BF16), P and N (default 512 and 128)
 # and THREADS (default 2) change the runs; LLMBENCH_CPU applies to ours as everywhere
-# (compare LLMBENCH_CPU=avx2 with a llama.cpp built without AVX-512).
+# (compare LLMBENCH_CPU=avx2 with a llama.cpp built without AVX-512, and
+# LLMBENCH_CPU=avxvnni with one built -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON
+# -DGGML_F16C=ON -DGGML_AVX_VNNI=ON -DGGML_AVX512=OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ab-lib.sh
