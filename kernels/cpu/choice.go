@@ -123,21 +123,19 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 			return name, fmt.Sprintf("16-row tiles × 16 tokens, TDPBSSD/TDPBUSD (from %d tokens; fewer: tile-%s-x4)", amxMinToks, ty), why
 		}
 		if level == "avx2" { // tile_avx2_amd64.s
-			op, isa, why := "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows", "avx2", levelWhy(t, p)
-			use := vnniX1
-			switch {
-			case n > 1:
-				use = vnniX4
-			case tileFmts[t].x1m != nil:
-				use = vnniX1m
-			}
-			if avxVNNI[t]&use != 0 {
-				op, isa, why = "VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows", "avxvnni", "AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI"+envNote()
+			// pick names the instruction set of t's kernel of kind use, its products and why.
+			pick := func(use vnniUse) (isa, op, why string) {
+				if avxVNNI[t]&use != 0 {
+					return "avxvnni", "VPDPBUSD ymm (AVX-VNNI), two halves of 8 rows", "AVX2+FMA+F16C+AVX-VNNI; no AVX-512 VNNI" + envNote()
+				}
+				return "avx2", "VPMADDUBSW + VPMADDWD ymm, two halves of 8 rows", levelWhy(t, p)
 			}
 			switch {
 			case n > 1:
+				isa, op, why := pick(vnniX4)
 				return "tile-" + ty + "-x4-" + isa, "16-row tiles × 4 tokens, " + op + twoTokens(t), why
 			case tileFmts[t].x1m != nil: // only in quarters
+				isa, op, why := pick(vnniX1m)
 				kernel, pf := "tile-"+ty+"-x1m-"+isa, ""
 				if tileFmts[t].x1mPF {
 					kernel, pf = kernel+"-pf", ", software prefetch "+x1mAhead(t)+" of each stream"
@@ -145,6 +143,7 @@ func describePath(t kernels.DType, p path, n int) (kernel, detail, why string) {
 				return kernel, "4 tiles of 16 rows × 1 token, one from each quarter of a worker's band (four streams; one band per worker, its calls claimed one at a time), " + op + pf +
 					orderNote("AMD: quarters, as at the VNNI level"), why
 			}
+			isa, op, why := pick(vnniX1)
 			return "tile-" + ty + "-x1-" + isa, "16-row tile × 1 token, " + op + orderNote(""), why
 		}
 		switch {

@@ -564,10 +564,10 @@ func tileIQ4XSx1np(nu int, tile, act *byte, tok int, out *[16]float32)
 // the same sums with VPMADDUBSW: the four-token kernels of Q4_0, Q4_1, Q5_0, Q5_1,
 // Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS (prompts), the one-token ones
 // of the same types and the four-tile ones of Q4_0, Q8_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS
-// (decode). The CPUs with AVX-VNNI but no AVX512-VNNI are Intel's (Core from Alder Lake on, Xeon 6
-// with E-cores), which decode one tile at a time (adjacent order); the four-tile kernels
-// run where LLMBENCH_CPU=avxvnni caps an AMD Zen 4 or Zen 5, so that level decodes in the
-// same walk as the AVX2 one there.
+// (decode). The CPUs with AVX-VNNI but no AVX512-VNNI are Intel's (Core from Alder
+// Lake on, Xeon 6 with E-cores), which decode one tile at a time (adjacent order); the
+// four-tile kernels run where LLMBENCH_CPU=avxvnni caps an AMD Zen 4 or Zen 5, so that
+// level decodes in the same walk as the AVX2 one there.
 func setAVXVNNI() {
 	type kerns struct {
 		x4  func(int, *byte, *byte, *[64]float32)

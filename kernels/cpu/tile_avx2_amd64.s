@@ -2310,34 +2310,23 @@ TEXT ·tileQ4x4AVXVNNI(SB), NOSPLIT, $0-32
 TEXT ·tileQ4Kx4AVXVNNI(SB), NOSPLIT, $0-32
 	TQ4KX4(VQ4ALL, VSUM4)
 
-// V2L4Q4 and V2L4Q5 are T2L4Q4 and T2L4Q5 with AVX-VNNI (no widening).
-#define V2L4Q4 \
+// V2L4 is T2L4Q4 (ALL: VQ4ALL) and T2L4Q5 (VQ5ALL) with AVX-VNNI (no widening).
+#define V2L4(ALL) \
 	MOVQ R8, SI \
 	T2ZERO8 \
-	VQ4ALL(0) \
-	VQ4ALL(1) \
-	VQ4ALL(2) \
-	VQ4ALL(3)
-
-#define V2L4Q5 \
-	MOVQ R8, SI \
-	T2ZERO8 \
-	VQ5ALL(0) \
-	VQ5ALL(1) \
-	VQ5ALL(2) \
-	VQ5ALL(3)
+	WORDS4(ALL)
 
 // func tileQ41x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ41x4AVXVNNI(SB), NOSPLIT, $0-32
-	TILEL4(V2L4Q4, T2L4ACCMIN, 512, 640)
+	TILEL4(V2L4(VQ4ALL), T2L4ACCMIN, 512, 640)
 
 // func tileQ50x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ50x4AVXVNNI(SB), NOSPLIT, $0-32
-	TILEL4(V2L4Q5, T2L4ACC, 640, 704)
+	TILEL4(V2L4(VQ5ALL), T2L4ACC, 640, 704)
 
 // func tileQ51x4AVXVNNI(nu int, tile, act *byte, out *[64]float32)
 TEXT ·tileQ51x4AVXVNNI(SB), NOSPLIT, $0-32
-	TILEL4(V2L4Q5, T2L4ACCMIN, 640, 768)
+	TILEL4(V2L4(VQ5ALL), T2L4ACCMIN, 640, 768)
 
 // VQ8_a_b adds a Q8_0 word's quants as stored, q+128 (Y2 rows 0–7, Y3 rows 8–15), times
 // the token's word (Y0) to the int32 sums Ya and Yb: with the starting sum −128·Σ y
@@ -2614,24 +2603,12 @@ done:
 	VZEROUPPER
 	RET
 
-// V2L1Q4 and V2L1Q5 are T2L1Q4 and T2L1Q5 with AVX-VNNI (no widening).
-#define V2L1Q4 \
+// V2L1 is T2L1Q4 (ONE: VQ4ONE) and T2L1Q5 (V5ONE) with AVX-VNNI (no widening).
+#define V2L1(ONE) \
 	VPXOR Y6, Y6, Y6 \
 	VPXOR Y7, Y7, Y7 \
 	MOVQ R8, SI \
-	VQ4ONE(0) \
-	VQ4ONE(1) \
-	VQ4ONE(2) \
-	VQ4ONE(3)
-
-#define V2L1Q5 \
-	VPXOR Y6, Y6, Y6 \
-	VPXOR Y7, Y7, Y7 \
-	MOVQ R8, SI \
-	V5ONE(0) \
-	V5ONE(1) \
-	V5ONE(2) \
-	V5ONE(3)
+	WORDS4(ONE)
 
 // V5ONE is VQ4ONE with the fifth bits of the word at BX (T2NIB5B).
 #define V5ONE(c) \
@@ -2640,15 +2617,15 @@ done:
 
 // func tileQ41x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ41x1AVXVNNI(SB), NOSPLIT, $0-40
-	TILEL1(V2L1Q4, T2L1MIN, 512, 640)
+	TILEL1(V2L1(VQ4ONE), T2L1MIN, 512, 640)
 
 // func tileQ50x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ50x1AVXVNNI(SB), NOSPLIT, $0-40
-	TILEL1(V2L1Q5, T2NOMIN, 640, 704)
+	TILEL1(V2L1(V5ONE), T2NOMIN, 640, 704)
 
 // func tileQ51x1AVXVNNI(nu int, tile, act *byte, tok int, out *[16]float32)
 TEXT ·tileQ51x1AVXVNNI(SB), NOSPLIT, $0-40
-	TILEL1(V2L1Q5, T2L1MIN, 640, 768)
+	TILEL1(V2L1(V5ONE), T2L1MIN, 640, 768)
 
 // The AVX-VNNI Q5_K kernels (one token, four tokens): the fifth bits added as the AVX2
 // kernels add them (T2NIB5), the words' products summed with VPDPBUSD.
