@@ -236,3 +236,48 @@ func TestPoolOffersIdleCore(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestPoolHelperWaitsForRun: a helper done with its part of a Run whose caller is still
+// busy (here for 40 spin budgets) does not park: its budget starts when the Run
+// returns, so the next Run finds it polling; after that, idle, it parks as before.
+func TestPoolHelperWaitsForRun(t *testing.T) {
+	p := newPool(2)
+	defer p.Close()
+	const budget = 50 * time.Microsecond
+	p.spin.Store(int64(budget))
+	busy := func(d time.Duration) {
+		for t0 := time.Now(); time.Since(t0) < d; {
+		}
+	}
+	parked := func() { // wait until the idle helper has parked
+		for deadline := time.Now().Add(10 * time.Second); p.helpers[1].parked.Load() != 1; {
+			if time.Now().After(deadline) {
+				t.Fatal("an idle helper did not park in 10 s")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	served := 0
+	for try := 0; try < 20 && served < 3; try++ {
+		parked()
+		parks := p.parks.Load()
+		var helped atomic.Bool
+		p.Run(2, func(part, worker int) {
+			if worker == 0 {
+				busy(40 * budget)
+			} else {
+				helped.Store(true)
+			}
+		})
+		if !helped.Load() {
+			continue // the helper was parked and woke too late to take a part
+		}
+		served++
+		if n := p.parks.Load() - parks; n != 0 {
+			t.Fatalf("the helper parked %d times while the Run it served was still running", n)
+		}
+	}
+	if served == 0 {
+		t.Skip("the helper never took a part (no spare core?)")
+	}
+}
